@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything dpstack builds, tests and benchmarks with on a fresh Debian 12, as root.
+# Idempotent: re-running it only installs what is missing.
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps.sh: run as root (it calls apt-get)" >&2
+  exit 1
+fi
+
+packages=(
+  # build
+  build-essential gcc meson ninja-build pkg-config
+  # DPDK 22.11 LTS: libraries, PMDs, testpmd/dumpcap, docs with the examples
+  libdpdk-dev dpdk dpdk-dev
+  # unit tests and fuzzing
+  libcmocka-dev clang libclang-rt-14-dev llvm
+  # integration tests: the kernel peer and the tools that drive it
+  python3 python3-pytest python3-scapy
+  iproute2 iputils-ping iputils-arping iputils-tracepath traceroute ethtool nftables
+  tshark tcpdump procps psmisc
+)
+
+export DEBIAN_FRONTEND=noninteractive
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  # tshark asks whether non-root users may capture; answer once, non-interactively.
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+echo "install-deps.sh: all dependencies present"

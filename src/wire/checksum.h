@@ -1,0 +1,25 @@
+/* The Internet checksum (RFC 1071) and its incremental update (RFC 1624). */
+#ifndef DPS_WIRE_CHECKSUM_H
+#define DPS_WIRE_CHECKSUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Adds the 16-bit big-endian words of buf[0..len) to the running 32-bit sum `sum` and returns
+ * the new unfolded sum. An odd trailing byte is padded with zero, so chunks other than the last
+ * one must have even length. */
+uint32_t wire_csum_add(uint32_t sum, const void *buf, size_t len);
+
+/* Folds a running sum to 16 bits and complements it: the value to store in a header, in host
+ * order (store it with wire_put_be16). */
+uint16_t wire_csum_finish(uint32_t sum);
+
+/* Checksum of one contiguous buffer, host order. Verifying a header that includes its own
+ * checksum field yields 0 when the header is intact. */
+uint16_t wire_csum(const void *buf, size_t len);
+
+/* RFC 1624 eqn. 3: the new checksum (host order) after a 16-bit field changed from old_word
+ * to new_word (both host order), without touching the rest of the data. */
+uint16_t wire_csum_update16(uint16_t csum, uint16_t old_word, uint16_t new_word);
+
+#endif
