@@ -1,0 +1,124 @@
+#include "cmd.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cmd {
+	const char *words;      /* space-separated words that select the command */
+	cmd_handler *fn;
+	const char *usage;      /* NULL: an alias, not listed in help */
+};
+
+static const struct cmd cmds[] = {
+	{"help", cmd_help, "help"},
+	{"link show", cmd_link_show, "link show [PORT]"},
+	{"link set", cmd_link_set, "link set PORT { mtu N | up | down }"},
+	{"link", cmd_link_show, NULL},
+	{"ip addr add", cmd_addr_add, "ip addr add ADDR/LEN dev PORT"},
+	{"ip addr del", cmd_addr_del, "ip addr del ADDR/LEN dev PORT"},
+	{"ip addr show", cmd_addr_show, "ip addr show [dev PORT]"},
+	{"ip addr", cmd_addr_show, NULL},
+	{"ip route add", cmd_route_add,
+	 "ip route add { PREFIX | default } [via GW] [dev PORT] [mtu N] [src ADDR]"},
+	{"ip route add blackhole", cmd_route_add, "ip route add { blackhole | unreachable } PREFIX"},
+	{"ip route del", cmd_route_del, "ip route del { PREFIX | default }"},
+	{"ip route show", cmd_route_show, "ip route show"},
+	{"ip route", cmd_route_show, NULL},
+	{"neigh show", cmd_neigh_show, "neigh show [dev PORT]"},
+	{"neigh add", cmd_neigh_add, "neigh add ADDR lladdr MAC dev PORT"},
+	{"neigh del", cmd_neigh_del, "neigh del ADDR dev PORT"},
+	{"neigh flush", cmd_neigh_flush, "neigh flush [dev PORT]"},
+	{"neigh", cmd_neigh_show, NULL},
+	{"stats", cmd_stats_show, "stats"},
+};
+
+/* How many of argv's leading words spell c->words; 0 when they do not. */
+static int cmd_match(const struct cmd *c, int argc, char **argv)
+{
+	const char *w = c->words;
+	int i = 0;
+	while (*w != '\0') {
+		size_t n = strcspn(w, " ");
+		if (i >= argc || strlen(argv[i]) != n || strncmp(argv[i], w, n) != 0)
+			return 0;
+		i++;
+		w += n;
+		w += *w == ' ';
+	}
+	return i;
+}
+
+int cmd_exec(struct daemon *d, int argc, char **argv, struct ctl_out *out)
+{
+	if (argc == 0)
+		return ctl_error(out, "empty command (try 'help')");
+	/* Longest match wins, so "ip route add blackhole" is not taken for "ip route add". */
+	const struct cmd *best = NULL;
+	int best_n = 0;
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		int n = cmd_match(&cmds[i], argc, argv);
+		if (n > best_n) {
+			best = &cmds[i];
+			best_n = n;
+		}
+	}
+	if (best == NULL)
+		return ctl_error(out, "unknown command '%s' (try 'help')", argv[0]);
+	if (best->fn == cmd_route_add && best_n == 4)
+		best_n = 3; /* blackhole/unreachable is the route type, parsed by the handler */
+	int rc = best->fn(d, argc - best_n, argv + best_n, out);
+	if (rc != 0 && !out->failed)
+		ctl_error(out, "usage: %s", best->usage ? best->usage : best->words);
+	if (out->oom)
+		return ctl_error(out, "out of memory");
+	return rc != 0 ? -1 : 0;
+}
+
+int cmd_help(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	if (argc != 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (cmds[i].usage != NULL)
+			ctl_printf(o, "%s\n", cmds[i].usage);
+	return 0;
+}
+
+int cmd_parse_port(struct daemon *d, const char *name, uint16_t *port, struct ctl_out *o)
+{
+	int p = netcfg_iface_by_name(&d->master, name);
+	if (p < 0)
+		return ctl_error(o, "no port named '%s'", name);
+	*port = (uint16_t)p;
+	return 0;
+}
+
+int cmd_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out, const char *what,
+		  struct ctl_out *o)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v < min || v > max)
+		return ctl_error(o, "%s must be a number from %u to %u, not '%s'", what, min, max,
+				 s);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+const char *cmd_strerror(int err)
+{
+	switch (err) {
+	case EEXIST: return "already exists";
+	case ENOENT:
+	case ESRCH: return "no such entry";
+	case EADDRNOTAVAIL: return "address not configured on that port";
+	case ENETUNREACH: return "gateway is not on a connected subnet of that port";
+	case ENODEV: return "no such port";
+	case ENOSPC: return "table full";
+	case EINVAL: return "invalid value";
+	case EPERM: return "not permitted";
+	default: return strerror(err);
+	}
+}

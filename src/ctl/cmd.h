@@ -1,0 +1,29 @@
+/* Control commands: one grammar for the config file and dpstackctl (DESIGN.md). */
+#ifndef DPS_CTL_CMD_H
+#define DPS_CTL_CMD_H
+
+#include "ctl_out.h"
+#include "daemon.h"
+
+/* Runs one command (argv = its words). Returns 0, or -1 with the error message in out. A
+ * failed command changes nothing. */
+int cmd_exec(struct daemon *d, int argc, char **argv, struct ctl_out *out);
+
+/* Handlers get the words after the command's own words. */
+typedef int cmd_handler(struct daemon *d, int argc, char **argv, struct ctl_out *o);
+
+cmd_handler cmd_help;
+cmd_handler cmd_link_show, cmd_link_set;
+cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
+cmd_handler cmd_route_add, cmd_route_del, cmd_route_show;
+cmd_handler cmd_neigh_show, cmd_neigh_add, cmd_neigh_del, cmd_neigh_flush;
+cmd_handler cmd_stats_show;
+
+/* Argument helpers shared by the handlers: each returns 0, or -1 after ctl_error. */
+int cmd_parse_port(struct daemon *d, const char *name, uint16_t *port, struct ctl_out *o);
+int cmd_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out, const char *what,
+		  struct ctl_out *o);
+/* Human-readable errno for command errors ("File exists" is not what a user wants). */
+const char *cmd_strerror(int err);
+
+#endif

@@ -1,0 +1,309 @@
+/* ip addr and ip route: iproute2's grammar over the master table and every worker's copy. */
+#include <errno.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "../wire/ipv4.h"
+
+struct addr_op {
+	uint16_t port;
+	uint32_t addr;
+	uint8_t plen;
+};
+
+static int addr_add_master(struct netcfg *c, void *arg)
+{
+	struct addr_op *op = arg;
+	return netcfg_addr_add(c, op->port, op->addr, op->plen);
+}
+
+static int addr_add_stack(struct stack *s, void *arg)
+{
+	struct addr_op *op = arg;
+	/* One announcement per daemon is enough: worker 0 sends it. */
+	return stack_addr_add(s, op->port, op->addr, op->plen, s->id == 0);
+}
+
+static int addr_del_master(struct netcfg *c, void *arg)
+{
+	struct addr_op *op = arg;
+	return netcfg_addr_del(c, op->port, op->addr, op->plen);
+}
+
+static int addr_del_stack(struct stack *s, void *arg)
+{
+	struct addr_op *op = arg;
+	return stack_addr_del(s, op->port, op->addr, op->plen);
+}
+
+/* ADDR/LEN dev PORT */
+static int addr_parse(struct daemon *d, int argc, char **argv, struct addr_op *op,
+		      struct ctl_out *o)
+{
+	if (argc != 3 || strcmp(argv[1], "dev") != 0)
+		return -1;
+	if (ip4_prefix_parse(argv[0], &op->addr, &op->plen) != 0)
+		return ctl_error(o, "'%s' is not an IPv4 address with prefix length", argv[0]);
+	return cmd_parse_port(d, argv[2], &op->port, o);
+}
+
+int cmd_addr_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	struct addr_op op;
+	if (addr_parse(d, argc, argv, &op, o) != 0)
+		return -1;
+	int rc = daemon_apply(d, addr_add_master, addr_add_stack, &op);
+	if (rc == -EINVAL)
+		return ctl_error(o, "%s cannot be assigned to a host (network, broadcast, "
+				    "multicast, loopback or reserved address)", argv[0]);
+	if (rc != 0)
+		return ctl_error(o, "ip addr add %s: %s", argv[0], cmd_strerror(-rc));
+	return 0;
+}
+
+int cmd_addr_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	struct addr_op op;
+	if (addr_parse(d, argc, argv, &op, o) != 0)
+		return -1;
+	int rc = daemon_apply(d, addr_del_master, addr_del_stack, &op);
+	if (rc != 0)
+		return ctl_error(o, "ip addr del %s dev %s: %s", argv[0], argv[2],
+				 cmd_strerror(-rc));
+	return 0;
+}
+
+int cmd_addr_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	int only = -1;
+	if (argc == 2 && strcmp(argv[0], "dev") == 0) {
+		uint16_t p;
+		if (cmd_parse_port(d, argv[1], &p, o) != 0)
+			return -1;
+		only = p;
+	} else if (argc != 0) {
+		return -1;
+	}
+	if (o->json)
+		json_arr_begin(o, NULL);
+	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++) {
+		const struct netcfg_iface *i = &d->master.ifaces[p];
+		if (!i->present || (only >= 0 && only != p))
+			continue;
+		char mac[18];
+		eth_addr_format(&i->mac, mac, sizeof(mac));
+		if (o->json) {
+			json_obj_begin(o, NULL);
+			json_str(o, "ifname", i->name);
+			json_str(o, "address", mac);
+			json_u64(o, "mtu", i->mtu);
+			json_arr_begin(o, "addr_info");
+		} else {
+			ctl_printf(o, "%u: %s: mtu %u state %s\n    link/ether %s\n", p, i->name,
+				   i->mtu, i->up ? "UP" : "DOWN", mac);
+		}
+		for (unsigned k = 0; k < NETCFG_MAX_ADDRS; k++) {
+			const struct netcfg_addr *a = &d->master.addrs[k];
+			if (!a->used || a->port != p)
+				continue;
+			char ip[16];
+			ip4_addr_format(a->addr, ip, sizeof(ip));
+			if (o->json) {
+				json_obj_begin(o, NULL);
+				json_str(o, "family", "inet");
+				json_str(o, "local", ip);
+				json_u64(o, "prefixlen", a->plen);
+				json_obj_end(o);
+			} else {
+				ctl_printf(o, "    inet %s/%u\n", ip, a->plen);
+			}
+		}
+		if (o->json) {
+			json_arr_end(o);
+			json_obj_end(o);
+		}
+	}
+	if (o->json)
+		json_arr_end(o);
+	return 0;
+}
+
+static int route_add_master(struct netcfg *c, void *arg)
+{
+	return netcfg_route_add(c, arg);
+}
+
+static int route_add_stack(struct stack *s, void *arg)
+{
+	return netcfg_route_add(&s->cfg, arg);
+}
+
+struct route_key {
+	uint32_t prefix;
+	uint8_t plen;
+};
+
+static int route_del_master(struct netcfg *c, void *arg)
+{
+	struct route_key *k = arg;
+	return netcfg_route_del(c, k->prefix, k->plen);
+}
+
+static int route_del_stack(struct stack *s, void *arg)
+{
+	return route_del_master(&s->cfg, arg);
+}
+
+static int route_parse_prefix(const char *s, uint32_t *prefix, uint8_t *plen, struct ctl_out *o)
+{
+	if (strcmp(s, "default") == 0) {
+		*prefix = 0;
+		*plen = 0;
+		return 0;
+	}
+	if (ip4_prefix_parse(s, prefix, plen) != 0)
+		return ctl_error(o, "'%s' is not an IPv4 prefix", s);
+	if ((*prefix & ~ip4_mask(*plen)) != 0) {
+		char net[16];
+		ip4_addr_format(*prefix & ip4_mask(*plen), net, sizeof(net));
+		return ctl_error(o, "'%s' has host bits set (did you mean %s/%u?)", s, net, *plen);
+	}
+	return 0;
+}
+
+int cmd_route_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	struct route r = {.type = ROUTE_CONNECTED, .port = NETCFG_PORT_ANY};
+	int i = 0;
+	if (argc >= 1 && strcmp(argv[0], "blackhole") == 0) {
+		r.type = ROUTE_BLACKHOLE;
+		i++;
+	} else if (argc >= 1 && strcmp(argv[0], "unreachable") == 0) {
+		r.type = ROUTE_UNREACHABLE;
+		i++;
+	}
+	if (i >= argc)
+		return -1;
+	if (route_parse_prefix(argv[i++], &r.prefix, &r.plen, o) != 0)
+		return -1;
+	bool special = r.type != ROUTE_CONNECTED;
+	for (; i < argc; i += 2) {
+		if (i + 1 >= argc || special)
+			return -1;
+		const char *key = argv[i], *val = argv[i + 1];
+		uint32_t v;
+		if (strcmp(key, "via") == 0) {
+			if (ip4_addr_parse(val, &r.gateway) != 0)
+				return ctl_error(o, "'%s' is not an IPv4 address", val);
+			r.type = ROUTE_GATEWAY;
+		} else if (strcmp(key, "dev") == 0) {
+			if (cmd_parse_port(d, val, &r.port, o) != 0)
+				return -1;
+		} else if (strcmp(key, "mtu") == 0) {
+			if (cmd_parse_u32(val, NETCFG_MIN_MTU, NETCFG_MAX_MTU, &v, "mtu", o) != 0)
+				return -1;
+			r.mtu = (uint16_t)v;
+		} else if (strcmp(key, "src") == 0) {
+			if (ip4_addr_parse(val, &r.src) != 0)
+				return ctl_error(o, "'%s' is not an IPv4 address", val);
+			if (!netcfg_addr_is_local(&d->master, r.src))
+				return ctl_error(o, "src %s is not one of our addresses", val);
+		} else {
+			return ctl_error(o, "unknown route option '%s'", key);
+		}
+	}
+	if (r.type == ROUTE_CONNECTED && r.port == NETCFG_PORT_ANY)
+		return ctl_error(o, "a route needs 'via GW' or 'dev PORT'");
+	int rc = daemon_apply(d, route_add_master, route_add_stack, &r);
+	if (rc != 0)
+		return ctl_error(o, "ip route add: %s", cmd_strerror(-rc));
+	return 0;
+}
+
+int cmd_route_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	if (argc != 1)
+		return -1;
+	struct route_key k;
+	if (route_parse_prefix(argv[0], &k.prefix, &k.plen, o) != 0)
+		return -1;
+	int rc = daemon_apply(d, route_del_master, route_del_stack, &k);
+	if (rc != 0)
+		return ctl_error(o, "ip route del %s: %s", argv[0], cmd_strerror(-rc));
+	return 0;
+}
+
+struct route_show {
+	struct daemon *d;
+	struct ctl_out *o;
+};
+
+static int route_show_one(const struct route *r, void *arg)
+{
+	struct route_show *rs = arg;
+	struct ctl_out *o = rs->o;
+	char prefix[16], gw[16], src[16], dst[24];
+	ip4_addr_format(r->prefix, prefix, sizeof(prefix));
+	ip4_addr_format(r->gateway, gw, sizeof(gw));
+	ip4_addr_format(r->src, src, sizeof(src));
+	if (r->plen == 0)
+		snprintf(dst, sizeof(dst), "default");
+	else if (r->plen == 32)
+		snprintf(dst, sizeof(dst), "%s", prefix);
+	else
+		snprintf(dst, sizeof(dst), "%s/%u", prefix, r->plen);
+	bool has_dev = r->type != ROUTE_BLACKHOLE && r->type != ROUTE_UNREACHABLE;
+	const char *dev = has_dev ? rs->d->master.ifaces[r->port].name : "";
+	if (o->json) {
+		json_obj_begin(o, NULL);
+		json_str(o, "type", route_type_str(r->type));
+		json_str(o, "dst", dst);
+		if (r->type == ROUTE_GATEWAY)
+			json_str(o, "gateway", gw);
+		if (has_dev)
+			json_str(o, "dev", dev);
+		if (r->src != 0)
+			json_str(o, "prefsrc", src);
+		if (r->mtu != 0)
+			json_u64(o, "mtu", r->mtu);
+		json_obj_end(o);
+		return 0;
+	}
+	switch (r->type) {
+	case ROUTE_LOCAL:
+	case ROUTE_BROADCAST:
+	case ROUTE_BLACKHOLE:
+	case ROUTE_UNREACHABLE:
+		ctl_printf(o, "%s %s", route_type_str(r->type), dst);
+		break;
+	case ROUTE_GATEWAY:
+		ctl_printf(o, "%s via %s", dst, gw);
+		break;
+	default:
+		ctl_printf(o, "%s", dst);
+		break;
+	}
+	if (has_dev)
+		ctl_printf(o, " dev %s", dev);
+	if (r->type == ROUTE_CONNECTED)
+		ctl_printf(o, " scope link");
+	if (r->src != 0)
+		ctl_printf(o, " src %s", src);
+	if (r->mtu != 0)
+		ctl_printf(o, " mtu %u", r->mtu);
+	ctl_printf(o, "\n");
+	return 0;
+}
+
+int cmd_route_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	if (argc != 0)
+		return -1;
+	struct route_show rs = {.d = d, .o = o};
+	if (o->json)
+		json_arr_begin(o, NULL);
+	route_walk(d->master.routes, route_show_one, &rs);
+	if (o->json)
+		json_arr_end(o);
+	return 0;
+}

@@ -1,0 +1,129 @@
+/* link show / link set: the ports, their DPDK devices and their state. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "cmd.h"
+
+int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	int only = -1;
+	if (argc == 1) {
+		uint16_t p;
+		if (cmd_parse_port(d, argv[0], &p, o) != 0)
+			return -1;
+		only = p;
+	} else if (argc != 0) {
+		return -1;
+	}
+	if (o->json)
+		json_arr_begin(o, NULL);
+	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++) {
+		const struct netcfg_iface *i = &d->master.ifaces[p];
+		const struct port *dp = &d->ports[p];
+		if (!i->present || (only >= 0 && only != p))
+			continue;
+		struct rte_eth_link link = {0};
+		rte_eth_link_get_nowait(dp->eth_port, &link);
+		struct rte_eth_stats st = {0};
+		rte_eth_stats_get(dp->eth_port, &st);
+		char mac[18];
+		eth_addr_format(&i->mac, mac, sizeof(mac));
+		if (o->json) {
+			json_obj_begin(o, NULL);
+			json_u64(o, "ifindex", p);
+			json_str(o, "ifname", i->name);
+			json_str(o, "device", dp->devargs);
+			json_u64(o, "dpdk_port", dp->eth_port);
+			json_str(o, "address", mac);
+			json_u64(o, "mtu", i->mtu);
+			json_bool(o, "admin_up", i->up);
+			json_bool(o, "link_up", link.link_status == RTE_ETH_LINK_UP);
+			json_u64(o, "speed_mbps", link.link_speed);
+			json_u64(o, "queues", dp->nb_queues);
+			json_bool(o, "rx_ip_checksum_offload", dp->rx_ip_cksum);
+			json_obj_begin(o, "stats");
+			json_u64(o, "rx_packets", st.ipackets);
+			json_u64(o, "rx_bytes", st.ibytes);
+			json_u64(o, "rx_missed", st.imissed);
+			json_u64(o, "rx_errors", st.ierrors);
+			json_u64(o, "rx_nombuf", st.rx_nombuf);
+			json_u64(o, "tx_packets", st.opackets);
+			json_u64(o, "tx_bytes", st.obytes);
+			json_u64(o, "tx_errors", st.oerrors);
+			json_obj_end(o);
+			json_obj_end(o);
+			continue;
+		}
+		ctl_printf(o, "%u: %s: <%s> mtu %u link %s %u Mbps queues %u\n", p, i->name,
+			   i->up ? "UP" : "DOWN", i->mtu,
+			   link.link_status == RTE_ETH_LINK_UP ? "up" : "down", link.link_speed,
+			   dp->nb_queues);
+		ctl_printf(o, "    link/ether %s device %s (dpdk port %u)\n", mac, dp->devargs,
+			   dp->eth_port);
+		ctl_printf(o, "    RX: %" PRIu64 " packets %" PRIu64 " bytes %" PRIu64
+			      " missed %" PRIu64 " errors %" PRIu64 " nombuf\n",
+			   st.ipackets, st.ibytes, st.imissed, st.ierrors, st.rx_nombuf);
+		ctl_printf(o, "    TX: %" PRIu64 " packets %" PRIu64 " bytes %" PRIu64 " errors\n",
+			   st.opackets, st.obytes, st.oerrors);
+	}
+	if (o->json)
+		json_arr_end(o);
+	return 0;
+}
+
+struct link_op {
+	uint16_t port;
+	uint16_t mtu;
+	bool up;
+};
+
+static int link_mtu_master(struct netcfg *c, void *arg)
+{
+	struct link_op *op = arg;
+	return netcfg_iface_set_mtu(c, op->port, op->mtu);
+}
+
+static int link_mtu_stack(struct stack *s, void *arg)
+{
+	return link_mtu_master(&s->cfg, arg);
+}
+
+static int link_up_master(struct netcfg *c, void *arg)
+{
+	struct link_op *op = arg;
+	return netcfg_iface_set_up(c, op->port, op->up);
+}
+
+static int link_up_stack(struct stack *s, void *arg)
+{
+	struct link_op *op = arg;
+	return stack_iface_set_up(s, op->port, op->up);
+}
+
+int cmd_link_set(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	struct link_op op;
+	if (argc < 2 || cmd_parse_port(d, argv[0], &op.port, o) != 0)
+		return -1;
+	if (argc == 3 && strcmp(argv[1], "mtu") == 0) {
+		uint32_t mtu;
+		if (cmd_parse_u32(argv[2], NETCFG_MIN_MTU, NETCFG_MAX_MTU, &mtu, "mtu", o) != 0)
+			return -1;
+		op.mtu = (uint16_t)mtu;
+		/* The device must take it first: it sizes its receive buffers by it. */
+		int rc = rte_eth_dev_set_mtu(d->ports[op.port].eth_port, op.mtu);
+		if (rc != 0)
+			return ctl_error(o, "link set %s mtu %u: the device refused: %s", argv[0],
+					 op.mtu, strerror(-rc));
+		d->ports[op.port].mtu = op.mtu;
+		return daemon_apply(d, link_mtu_master, link_mtu_stack, &op) == 0 ? 0 : -1;
+	}
+	if (argc == 2 && (strcmp(argv[1], "up") == 0 || strcmp(argv[1], "down") == 0)) {
+		op.up = strcmp(argv[1], "up") == 0;
+		return daemon_apply(d, link_up_master, link_up_stack, &op) == 0 ? 0 : -1;
+	}
+	return -1;
+}

@@ -1,0 +1,175 @@
+/* neigh show/add/del/flush: the neighbour caches live in the workers, so every command runs
+ * on them through their mailboxes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "../wire/ipv4.h"
+
+#define NEIGH_SHOW_MAX 8192
+
+struct neigh_snapshot {
+	unsigned worker;
+	int only_port;            /* -1: all */
+	size_t n;
+	struct {
+		unsigned worker;
+		struct neigh_info info;
+	} rows[NEIGH_SHOW_MAX];
+};
+
+static int neigh_collect_one(const struct neigh_info *ni, void *arg)
+{
+	struct neigh_snapshot *snap = arg;
+	if (snap->only_port >= 0 && ni->port != snap->only_port)
+		return 0;
+	if (snap->n == NEIGH_SHOW_MAX)
+		return 1;
+	snap->rows[snap->n].worker = snap->worker;
+	snap->rows[snap->n].info = *ni;
+	snap->n++;
+	return 0;
+}
+
+static int neigh_collect(struct stack *s, void *arg)
+{
+	struct neigh_snapshot *snap = arg;
+	snap->worker = s->id;
+	neigh_walk(s->neigh, neigh_collect_one, snap);
+	return 0;
+}
+
+int cmd_neigh_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	struct neigh_snapshot *snap = calloc(1, sizeof(*snap));
+	if (snap == NULL)
+		return ctl_error(o, "out of memory");
+	snap->only_port = -1;
+	if (argc == 2 && strcmp(argv[0], "dev") == 0) {
+		uint16_t p;
+		if (cmd_parse_port(d, argv[1], &p, o) != 0) {
+			free(snap);
+			return -1;
+		}
+		snap->only_port = p;
+	} else if (argc != 0) {
+		free(snap);
+		return -1;
+	}
+	daemon_each_worker(d, neigh_collect, snap);
+	if (o->json)
+		json_arr_begin(o, NULL);
+	for (size_t i = 0; i < snap->n; i++) {
+		const struct neigh_info *ni = &snap->rows[i].info;
+		char ip[16], mac[18];
+		ip4_addr_format(ni->ip, ip, sizeof(ip));
+		eth_addr_format(&ni->mac, mac, sizeof(mac));
+		const char *dev = d->master.ifaces[ni->port].name;
+		const char *state = neigh_state_str(ni->state);
+		bool has_mac = ni->state != NEIGH_INCOMPLETE && ni->state != NEIGH_FAILED;
+		if (o->json) {
+			json_obj_begin(o, NULL);
+			json_str(o, "dst", ip);
+			json_str(o, "dev", dev);
+			if (has_mac)
+				json_str(o, "lladdr", mac);
+			json_str(o, "state", state);
+			json_u64(o, "worker", snap->rows[i].worker);
+			json_u64(o, "queued", ni->queued);
+			json_u64(o, "probes", ni->probes);
+			json_obj_end(o);
+		} else if (has_mac) {
+			ctl_printf(o, "%s dev %s lladdr %s %s\n", ip, dev, mac, state);
+		} else {
+			ctl_printf(o, "%s dev %s %s\n", ip, dev, state);
+		}
+	}
+	if (o->json)
+		json_arr_end(o);
+	free(snap);
+	return 0;
+}
+
+struct neigh_op {
+	uint16_t port;
+	uint32_t ip;
+	struct eth_addr mac;
+	bool all_ports;
+	unsigned deleted;     /* workers that had the entry */
+};
+
+static int neigh_add_stack(struct stack *s, void *arg)
+{
+	struct neigh_op *op = arg;
+	return neigh_add_static(s->neigh, op->port, op->ip, &op->mac);
+}
+
+/* Workers may have learnt different sets: the entry must exist on one of them. */
+static int neigh_del_stack(struct stack *s, void *arg)
+{
+	struct neigh_op *op = arg;
+	op->deleted += neigh_delete(s->neigh, op->port, op->ip) == 0;
+	return 0;
+}
+
+static int neigh_flush_stack(struct stack *s, void *arg)
+{
+	struct neigh_op *op = arg;
+	neigh_flush(s->neigh, op->all_ports ? NEIGH_ALL_PORTS : op->port);
+	return 0;
+}
+
+/* ADDR [lladdr MAC] dev PORT */
+static int neigh_parse(struct daemon *d, int argc, char **argv, bool with_mac,
+		       struct neigh_op *op, struct ctl_out *o)
+{
+	int want = with_mac ? 5 : 3;
+	if (argc != want || strcmp(argv[want - 2], "dev") != 0 ||
+	    (with_mac && strcmp(argv[1], "lladdr") != 0))
+		return -1;
+	if (ip4_addr_parse(argv[0], &op->ip) != 0)
+		return ctl_error(o, "'%s' is not an IPv4 address", argv[0]);
+	if (with_mac) {
+		if (eth_addr_parse(argv[2], &op->mac) != 0)
+			return ctl_error(o, "'%s' is not a MAC address", argv[2]);
+		if (eth_addr_is_multicast(&op->mac) || eth_addr_is_zero(&op->mac))
+			return ctl_error(o, "%s is not a unicast MAC address", argv[2]);
+	}
+	return cmd_parse_port(d, argv[want - 1], &op->port, o);
+}
+
+int cmd_neigh_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	struct neigh_op op = {0};
+	if (neigh_parse(d, argc, argv, true, &op, o) != 0)
+		return -1;
+	int rc = daemon_each_worker(d, neigh_add_stack, &op);
+	if (rc != 0)
+		return ctl_error(o, "neigh add %s: %s", argv[0], cmd_strerror(-rc));
+	return 0;
+}
+
+int cmd_neigh_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	struct neigh_op op = {0};
+	if (neigh_parse(d, argc, argv, false, &op, o) != 0)
+		return -1;
+	daemon_each_worker(d, neigh_del_stack, &op);
+	if (op.deleted == 0)
+		return ctl_error(o, "neigh del %s: %s", argv[0], cmd_strerror(ENOENT));
+	return 0;
+}
+
+int cmd_neigh_flush(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	struct neigh_op op = {.all_ports = true};
+	if (argc == 2 && strcmp(argv[0], "dev") == 0) {
+		if (cmd_parse_port(d, argv[1], &op.port, o) != 0)
+			return -1;
+		op.all_ports = false;
+	} else if (argc != 0) {
+		return -1;
+	}
+	return daemon_each_worker(d, neigh_flush_stack, &op);
+}

@@ -1,0 +1,122 @@
+/* stats: per-port, per-worker and per-reason counters, summed over the workers. The workers
+ * write their counters without atomics; aligned 64-bit loads here may see a value a few
+ * packets old, never a torn one. */
+#include <inttypes.h>
+#include <string.h>
+
+#include <rte_mempool.h>
+
+#include "cmd.h"
+
+struct stats_sum {
+	uint64_t events[STACK_EV_COUNT];
+	uint64_t drops[STACK_DROP_COUNT];
+	struct stack_port_counters ports[NETCFG_MAX_PORTS];
+};
+
+static void stats_sum(const struct daemon *d, struct stats_sum *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned w = 0; w < d->nb_workers; w++) {
+		const struct stack *s = d->workers[w].stack;
+		for (unsigned i = 0; i < STACK_EV_COUNT; i++)
+			sum->events[i] += s->events[i];
+		for (unsigned i = 0; i < STACK_DROP_COUNT; i++)
+			sum->drops[i] += s->drops[i];
+		for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++) {
+			sum->ports[p].rx_packets += s->ports[p].rx_packets;
+			sum->ports[p].rx_bytes += s->ports[p].rx_bytes;
+			sum->ports[p].tx_packets += s->ports[p].tx_packets;
+			sum->ports[p].tx_bytes += s->ports[p].tx_bytes;
+		}
+	}
+}
+
+static void stats_json(const struct daemon *d, const struct stats_sum *sum, struct ctl_out *o)
+{
+	json_obj_begin(o, NULL);
+	json_obj_begin(o, "ports");
+	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++) {
+		if (!d->master.ifaces[p].present)
+			continue;
+		json_obj_begin(o, d->master.ifaces[p].name);
+		json_u64(o, "rx_packets", sum->ports[p].rx_packets);
+		json_u64(o, "rx_bytes", sum->ports[p].rx_bytes);
+		json_u64(o, "tx_packets", sum->ports[p].tx_packets);
+		json_u64(o, "tx_bytes", sum->ports[p].tx_bytes);
+		json_obj_end(o);
+	}
+	json_obj_end(o);
+	json_arr_begin(o, "workers");
+	for (unsigned w = 0; w < d->nb_workers; w++) {
+		const struct worker *wk = &d->workers[w];
+		json_obj_begin(o, NULL);
+		json_u64(o, "worker", w);
+		json_u64(o, "lcore", wk->lcore);
+		json_u64(o, "polls", wk->polls);
+		json_u64(o, "busy_polls", wk->busy_polls);
+		json_u64(o, "idle_sleeps", wk->idle_sleeps);
+		json_u64(o, "rx_frames", wk->stack->events[STACK_EV_ETH_RX]);
+		json_obj_end(o);
+	}
+	json_arr_end(o);
+	json_obj_begin(o, "events");
+	for (unsigned i = 0; i < STACK_EV_COUNT; i++)
+		json_u64(o, stack_event_info[i].name, sum->events[i]);
+	json_obj_end(o);
+	json_obj_begin(o, "drops");
+	for (unsigned i = 0; i < STACK_DROP_COUNT; i++)
+		json_u64(o, stack_drop_info[i].name, sum->drops[i]);
+	json_obj_end(o);
+	json_obj_begin(o, "mempool");
+	json_u64(o, "size", d->pool->size);
+	json_u64(o, "in_use", rte_mempool_in_use_count(d->pool));
+	json_obj_end(o);
+	json_obj_end(o);
+}
+
+static void stats_text(const struct daemon *d, const struct stats_sum *sum, struct ctl_out *o)
+{
+	ctl_printf(o, "Ports:\n");
+	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++) {
+		if (!d->master.ifaces[p].present)
+			continue;
+		const struct stack_port_counters *pc = &sum->ports[p];
+		ctl_printf(o, "  %-10s rx %" PRIu64 " packets %" PRIu64 " bytes, tx %" PRIu64
+			      " packets %" PRIu64 " bytes\n",
+			   d->master.ifaces[p].name, pc->rx_packets, pc->rx_bytes, pc->tx_packets,
+			   pc->tx_bytes);
+	}
+	ctl_printf(o, "Workers:\n");
+	for (unsigned w = 0; w < d->nb_workers; w++) {
+		const struct worker *wk = &d->workers[w];
+		ctl_printf(o, "  worker %u (lcore %u): %" PRIu64 " frames, %" PRIu64 " polls, %" PRIu64
+			      " busy, %" PRIu64 " idle sleeps\n",
+			   w, wk->lcore, wk->stack->events[STACK_EV_ETH_RX], wk->polls,
+			   wk->busy_polls, wk->idle_sleeps);
+	}
+	ctl_printf(o, "Events:\n");
+	for (unsigned i = 0; i < STACK_EV_COUNT; i++)
+		ctl_printf(o, "  %-24s %12" PRIu64 "  %s\n", stack_event_info[i].name,
+			   sum->events[i], stack_event_info[i].text);
+	ctl_printf(o, "Drops (non-zero):\n");
+	for (unsigned i = 0; i < STACK_DROP_COUNT; i++)
+		if (sum->drops[i] != 0)
+			ctl_printf(o, "  %-24s %12" PRIu64 "  %s\n", stack_drop_info[i].name,
+				   sum->drops[i], stack_drop_info[i].text);
+	ctl_printf(o, "Mempool: %u of %u mbufs in use\n", rte_mempool_in_use_count(d->pool),
+		   d->pool->size);
+}
+
+int cmd_stats_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	if (argc != 0)
+		return -1;
+	struct stats_sum sum;
+	stats_sum(d, &sum);
+	if (o->json)
+		stats_json(d, &sum, o);
+	else
+		stats_text(d, &sum, o);
+	return 0;
+}

@@ -1,0 +1,268 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../wire/ipv4.h"
+
+#define CONFIG_MAX_LINE 4096
+
+int config_split(char *line, char **argv, int max)
+{
+	int n = 0;
+	char *p = line;
+	for (;;) {
+		while (*p != '\0' && isspace((unsigned char)*p))
+			p++;
+		if (*p == '\0' || *p == '#')
+			return n;
+		if (n == max)
+			return -1;
+		argv[n++] = p;
+		while (*p != '\0' && !isspace((unsigned char)*p) && *p != '#')
+			p++;
+		if (*p == '#') {
+			*p = '\0';
+			return n;
+		}
+		if (*p != '\0')
+			*p++ = '\0';
+	}
+}
+
+__attribute__((format(printf, 4, 5)))
+static int config_fail(char *err, size_t errlen, unsigned lineno, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(err, errlen, "line %u: %s", lineno, msg);
+	return -1;
+}
+
+static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!isdigit((unsigned char)s[0]) || *end != '\0' || errno != 0 || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* `workers 2` is a count; a list of lcores has a ',' or a '-' ("1,3-4", or "3," for the
+ * single lcore 3). */
+static int parse_workers(struct daemon *d, const char *spec, char *err, size_t errlen,
+			 unsigned lineno)
+{
+	unsigned long v;
+	if (strpbrk(spec, ",-") == NULL) {
+		if (!parse_uint(spec, WORKER_MAX, &v) || v == 0)
+			return config_fail(err, errlen, lineno,
+					   "workers: '%s' is not a count from 1 to %u", spec,
+					   WORKER_MAX);
+		d->nb_workers = (unsigned)v;
+		d->worker_lcores_given = false;
+		return 0;
+	}
+	char buf[256];
+	if (strlen(spec) >= sizeof(buf))
+		return config_fail(err, errlen, lineno, "workers: list too long");
+	strcpy(buf, spec);
+	unsigned n = 0;
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		unsigned long lo, hi;
+		char *dash = strchr(tok, '-');
+		if (dash != NULL)
+			*dash = '\0';
+		if (!parse_uint(tok, RTE_MAX_LCORE - 1, &lo) ||
+		    (dash != NULL ? !parse_uint(dash + 1, RTE_MAX_LCORE - 1, &hi) : (hi = lo, 0)) ||
+		    hi < lo)
+			return config_fail(err, errlen, lineno, "workers: bad lcore list '%s'",
+					   spec);
+		for (unsigned long c = lo; c <= hi; c++) {
+			if (n == WORKER_MAX)
+				return config_fail(err, errlen, lineno, "workers: more than %u",
+						   WORKER_MAX);
+			for (unsigned k = 0; k < n; k++)
+				if (d->worker_lcores[k] == c)
+					return config_fail(err, errlen, lineno,
+							   "workers: lcore %lu listed twice", c);
+			d->worker_lcores[n++] = (unsigned)c;
+		}
+	}
+	d->nb_workers = n;
+	d->worker_lcores_given = true;
+	return 0;
+}
+
+static bool port_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n >= NETCFG_NAME_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.')
+			return false;
+	return true;
+}
+
+static int config_port_add(struct daemon *d, int argc, char **argv, char *err, size_t errlen,
+			   unsigned lineno)
+{
+	if (argc != 4)
+		return config_fail(err, errlen, lineno, "usage: port add NAME DEVICE");
+	if (!port_name_valid(argv[2]))
+		return config_fail(err, errlen, lineno,
+				   "port name '%s': use 1-%d letters, digits, '_', '-' or '.'",
+				   argv[2], NETCFG_NAME_LEN - 1);
+	if (strlen(argv[3]) >= PORT_DEVARGS_LEN)
+		return config_fail(err, errlen, lineno, "device string too long");
+	if (d->nb_ports == NETCFG_MAX_PORTS)
+		return config_fail(err, errlen, lineno, "more than %d ports", NETCFG_MAX_PORTS);
+	for (unsigned i = 0; i < d->nb_ports; i++) {
+		if (strcmp(d->ports[i].name, argv[2]) == 0)
+			return config_fail(err, errlen, lineno, "port '%s' defined twice", argv[2]);
+		size_t a = strcspn(d->ports[i].devargs, ","), b = strcspn(argv[3], ",");
+		if (a == b && strncmp(d->ports[i].devargs, argv[3], a) == 0)
+			return config_fail(err, errlen, lineno, "device '%.*s' used twice", (int)b,
+					   argv[3]);
+	}
+	struct port *p = &d->ports[d->nb_ports++];
+	strcpy(p->name, argv[2]);
+	strcpy(p->devargs, argv[3]);
+	return 0;
+}
+
+/* A start-up directive: returns 1 when the line was one, 0 when it is a command, -1 on
+ * error. */
+static int config_directive(struct daemon *d, int argc, char **argv, bool commands_seen,
+			    char *err, size_t errlen, unsigned lineno)
+{
+	const char *kw = argv[0];
+	bool is_port_add = strcmp(kw, "port") == 0 && argc >= 2 && strcmp(argv[1], "add") == 0;
+	bool directive = is_port_add || strcmp(kw, "eal") == 0 || strcmp(kw, "workers") == 0 ||
+			 strcmp(kw, "mbufs") == 0 || strcmp(kw, "idle-sleep-us") == 0;
+	if (!directive)
+		return 0;
+	if (commands_seen)
+		return config_fail(err, errlen, lineno,
+				   "'%s' must come before the first command", kw);
+	unsigned long v;
+	if (is_port_add)
+		return config_port_add(d, argc, argv, err, errlen, lineno) == 0 ? 1 : -1;
+	if (strcmp(kw, "eal") == 0) {
+		if (d->eal_argc != 0)
+			return config_fail(err, errlen, lineno, "'eal' given twice");
+		if (argc - 1 > DAEMON_MAX_EAL_ARGS - 16)
+			return config_fail(err, errlen, lineno, "too many EAL arguments");
+		for (int i = 1; i < argc; i++)
+			if ((d->eal_argv[d->eal_argc++] = strdup(argv[i])) == NULL)
+				return config_fail(err, errlen, lineno, "out of memory");
+		return 1;
+	}
+	if (argc != 2)
+		return config_fail(err, errlen, lineno, "usage: %s VALUE", kw);
+	if (strcmp(kw, "workers") == 0)
+		return parse_workers(d, argv[1], err, errlen, lineno) == 0 ? 1 : -1;
+	if (strcmp(kw, "mbufs") == 0) {
+		if (!parse_uint(argv[1], 1u << 24, &v) || v < 1024)
+			return config_fail(err, errlen, lineno,
+					   "mbufs: '%s' is not a count from 1024 to %u", argv[1],
+					   1u << 24);
+		d->nb_mbufs = (uint32_t)v;
+		return 1;
+	}
+	if (!parse_uint(argv[1], 1000000, &v))
+		return config_fail(err, errlen, lineno,
+				   "idle-sleep-us: '%s' is not microseconds from 0 to 1000000",
+				   argv[1]);
+	d->idle_sleep_max_us = (uint32_t)v;
+	return 1;
+}
+
+int config_load(const char *path, struct daemon *d, struct config *cfg, char *err, size_t errlen)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		snprintf(err, errlen, "cannot open: %s", strerror(errno));
+		return -1;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	unsigned lineno = 0;
+	int rc = 0;
+	while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		if (got > CONFIG_MAX_LINE) {
+			rc = config_fail(err, errlen, lineno, "line longer than %d bytes",
+					 CONFIG_MAX_LINE);
+			break;
+		}
+		if (strlen(line) != (size_t)got) {
+			rc = config_fail(err, errlen, lineno, "NUL byte in line");
+			break;
+		}
+		char *argv[CONFIG_MAX_WORDS];
+		int argc = config_split(line, argv, CONFIG_MAX_WORDS);
+		if (argc < 0) {
+			rc = config_fail(err, errlen, lineno, "more than %d words", CONFIG_MAX_WORDS);
+			break;
+		}
+		if (argc == 0)
+			continue;
+		int dr = config_directive(d, argc, argv, cfg->nb_cmds != 0, err, errlen, lineno);
+		if (dr < 0) {
+			rc = -1;
+			break;
+		}
+		if (dr == 1)
+			continue;
+		struct config_cmd *cmds = realloc(cfg->cmds, (cfg->nb_cmds + 1) * sizeof(*cmds));
+		if (cmds == NULL) {
+			rc = config_fail(err, errlen, lineno, "out of memory");
+			break;
+		}
+		cfg->cmds = cmds;
+		struct config_cmd *c = &cmds[cfg->nb_cmds++];
+		memset(c, 0, sizeof(*c));
+		c->lineno = lineno;
+		c->argc = argc;
+		for (int i = 0; i < argc; i++)
+			if ((c->argv[i] = strdup(argv[i])) == NULL)
+				rc = config_fail(err, errlen, lineno, "out of memory");
+	}
+	if (rc == 0 && ferror(f))
+		rc = config_fail(err, errlen, lineno, "read error");
+	free(line);
+	fclose(f);
+	if (rc == 0 && d->nb_ports == 0) {
+		snprintf(err, errlen, "no 'port add NAME DEVICE' line: nothing to run on");
+		rc = -1;
+	}
+	if (rc != 0)
+		config_free(cfg, d);
+	return rc;
+}
+
+void config_free(struct config *cfg, struct daemon *d)
+{
+	for (size_t i = 0; i < cfg->nb_cmds; i++)
+		for (int k = 0; k < cfg->cmds[i].argc; k++)
+			free(cfg->cmds[i].argv[k]);
+	free(cfg->cmds);
+	memset(cfg, 0, sizeof(*cfg));
+	for (int i = 0; i < d->eal_argc; i++)
+		free(d->eal_argv[i]);
+	d->eal_argc = 0;
+}

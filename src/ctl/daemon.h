@@ -1,0 +1,47 @@
+/* The state of one dpstackd: what the config set up (EAL, workers, ports), the running
+ * workers, and the control thread's master copy of the network configuration. Owned and
+ * changed only by the control (main) thread. */
+#ifndef DPS_CTL_DAEMON_H
+#define DPS_CTL_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mempool.h>
+
+#include "../dp/port.h"
+#include "../dp/worker.h"
+#include "../proto/netcfg.h"
+
+#define DAEMON_MAX_EAL_ARGS 64
+
+struct daemon {
+	/* From the config's first part (before the ports start). */
+	char *eal_argv[DAEMON_MAX_EAL_ARGS];
+	int eal_argc;
+	unsigned nb_workers;
+	unsigned worker_lcores[WORKER_MAX];
+	bool worker_lcores_given;        /* `workers LIST` rather than `workers N` */
+	uint32_t idle_sleep_max_us;
+	uint32_t nb_mbufs;
+	struct port ports[NETCFG_MAX_PORTS];
+	unsigned nb_ports;
+
+	/* Running state. */
+	struct rte_mempool *pool;
+	struct worker workers[WORKER_MAX];
+	bool workers_running;
+	struct netcfg master;
+	uint64_t started_ms;
+};
+
+/* Runs a configuration change: first fn_master on the master copy (which validates it), then,
+ * only if that succeeded, fn_stack on every worker's stack, on the worker's own thread once
+ * the workers run. Returns 0 or the -errno of the master. */
+int daemon_apply(struct daemon *d, int (*fn_master)(struct netcfg *c, void *arg),
+		 int (*fn_stack)(struct stack *s, void *arg), void *arg);
+
+/* Runs fn on every worker (its own thread once running) and returns the first error. */
+int daemon_each_worker(struct daemon *d, int (*fn)(struct stack *s, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,112 @@
+#include "port.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PORT_RX_DESC 1024
+#define PORT_TX_DESC 1024
+
+bool port_devargs_is_pci(const char *devargs)
+{
+	unsigned a, b, c, d;
+	char tail;
+	return sscanf(devargs, "%x:%x:%x.%x%c", &a, &b, &c, &d, &tail) == 4 ||
+	       sscanf(devargs, "%x:%x.%x%c", &a, &b, &c, &tail) == 3;
+}
+
+/* The ethdev name the EAL gives a device: the vdev's driver-and-index before the first comma,
+ * or the PCI address. */
+static int port_find_eth(const struct port *p, uint16_t *eth_port)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	size_t n = strcspn(p->devargs, ",");
+	if (n >= sizeof(name))
+		return -ENAMETOOLONG;
+	memcpy(name, p->devargs, n);
+	name[n] = '\0';
+	if (rte_eth_dev_get_port_by_name(name, eth_port) == 0)
+		return 0;
+	/* PCI devices may be named with or without the domain. */
+	if (port_devargs_is_pci(name)) {
+		char full[RTE_ETH_NAME_MAX_LEN + 8];
+		snprintf(full, sizeof(full), "0000:%s", name);
+		if (rte_eth_dev_get_port_by_name(full, eth_port) == 0)
+			return 0;
+	}
+	return -ENODEV;
+}
+
+int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool, char *err,
+	       size_t errlen)
+{
+	int rc = port_find_eth(p, &p->eth_port);
+	if (rc < 0) {
+		snprintf(err, errlen, "no DPDK device for '%s' (did the EAL probe it?)",
+			 p->devargs);
+		return rc;
+	}
+	struct rte_eth_dev_info info;
+	rc = rte_eth_dev_info_get(p->eth_port, &info);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: device info: %s", p->name, strerror(-rc));
+		return rc;
+	}
+	uint16_t q = nb_queues;
+	if (q > info.max_rx_queues)
+		q = info.max_rx_queues;
+	if (q > info.max_tx_queues)
+		q = info.max_tx_queues;
+	if (q == 0) {
+		snprintf(err, errlen, "%s: device has no queues", p->name);
+		return -EINVAL;
+	}
+	p->nb_queues = q;
+
+	struct rte_eth_conf conf = {0};
+	if (q > 1 && info.flow_type_rss_offloads != 0) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf =
+			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) &
+			info.flow_type_rss_offloads;
+	}
+	p->rx_ip_cksum = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) != 0;
+	if (p->rx_ip_cksum)
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+	rc = rte_eth_dev_configure(p->eth_port, q, q, &conf);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: configure: %s", p->name, strerror(-rc));
+		return rc;
+	}
+	uint16_t rxd = PORT_RX_DESC, txd = PORT_TX_DESC;
+	rte_eth_dev_adjust_nb_rx_tx_desc(p->eth_port, &rxd, &txd);
+	int socket = rte_eth_dev_socket_id(p->eth_port);
+	for (uint16_t i = 0; i < q; i++) {
+		rc = rte_eth_rx_queue_setup(p->eth_port, i, rxd, socket, NULL, pool);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(p->eth_port, i, txd, socket, NULL);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: queue %u setup: %s", p->name, i, strerror(-rc));
+			return rc;
+		}
+	}
+	rc = rte_eth_dev_start(p->eth_port);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: start: %s", p->name, strerror(-rc));
+		return rc;
+	}
+	rte_eth_macaddr_get(p->eth_port, &p->mac);
+	if (rte_eth_dev_get_mtu(p->eth_port, &p->mtu) != 0 || p->mtu < NETCFG_MIN_MTU)
+		p->mtu = RTE_ETHER_MTU;
+	p->used = true;
+	return 0;
+}
+
+void port_stop(struct port *p)
+{
+	if (!p->used)
+		return;
+	rte_eth_dev_stop(p->eth_port);
+	rte_eth_dev_close(p->eth_port);
+	p->used = false;
+}

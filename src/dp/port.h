@@ -1,0 +1,36 @@
+/* DPDK ports: probing a device named in the config, configuring one RX/TX queue pair per
+ * worker (fewer if the device has fewer), RSS across them, and checksum offloads. */
+#ifndef DPS_DP_PORT_H
+#define DPS_DP_PORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+
+#include "../proto/netcfg.h"
+
+#define PORT_DEVARGS_LEN 256
+
+struct port {
+	bool used;
+	char name[NETCFG_NAME_LEN];     /* ours: "port0" */
+	char devargs[PORT_DEVARGS_LEN]; /* vdev string or PCI address from the config */
+	uint16_t eth_port;              /* DPDK port id */
+	uint16_t nb_queues;             /* RX and TX queue pairs */
+	struct rte_ether_addr mac;
+	uint16_t mtu;
+	bool rx_ip_cksum;               /* the NIC validates IPv4 header checksums */
+};
+
+/* True when devargs names a PCI device (DDDD:BB:DD.F or BB:DD.F) rather than a vdev. */
+bool port_devargs_is_pci(const char *devargs);
+
+/* After rte_eal_init: finds the ethdev the EAL created for p->devargs, configures it with
+ * nb_queues queue pairs (capped by the device) drawing from pool, and starts it.
+ * Returns 0 or -errno with a message in err. */
+int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool, char *err,
+	       size_t errlen);
+void port_stop(struct port *p);
+
+#endif

@@ -1,0 +1,191 @@
+#include "worker.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#define WORKER_MAILBOX_SIZE 64
+#define WORKER_DRAIN_US 100      /* longest a frame waits in a TX buffer under load */
+#define WORKER_TICK_MS 10        /* stack timers */
+#define WORKER_IDLE_POLLS 512    /* empty polls before the first sleep */
+
+static void worker_tx_error(struct rte_mbuf **unsent, uint16_t count, void *arg)
+{
+	struct stack *s = arg;
+	s->drops[STACK_DROP_TX_QUEUE_FULL] += count;
+	rte_pktmbuf_free_bulk(unsent, count);
+}
+
+static void worker_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
+{
+	struct worker *w = ctx;
+	rte_eth_tx_buffer(w->eth_port[port], w->txq[port], w->txbuf[port], m);
+}
+
+int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,
+		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us)
+{
+	memset(w, 0, sizeof(*w));
+	w->index = index;
+	w->lcore = lcore;
+	w->idle_sleep_max_us = idle_sleep_max_us;
+	int socket = (int)rte_lcore_to_socket_id(lcore);
+
+	struct stack_params sp;
+	stack_params_default(&sp);
+	sp.id = index;
+	sp.socket_id = socket;
+	sp.pool = pool;
+	sp.ops = (struct stack_ops){.xmit = worker_xmit, .ctx = w};
+	w->stack = stack_create(&sp);
+	if (w->stack == NULL)
+		return -rte_errno;
+
+	char name[RTE_RING_NAMESIZE];
+	snprintf(name, sizeof(name), "mbox_w%u", index);
+	w->mailbox = rte_ring_create(name, WORKER_MAILBOX_SIZE, socket,
+				     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (w->mailbox == NULL) {
+		worker_fini(w);
+		return -rte_errno;
+	}
+	for (unsigned p = 0; p < nb_ports; p++) {
+		if (!ports[p].used)
+			continue;
+		if (index >= ports[p].nb_queues) {
+			worker_fini(w);
+			return -EINVAL;
+		}
+		w->eth_port[p] = ports[p].eth_port;
+		w->txq[p] = (uint16_t)index;
+		w->rxq[w->nb_rxq++] = (struct worker_rxq){
+			.port = (uint16_t)p, .eth_port = ports[p].eth_port, .queue = (uint16_t)index};
+		w->txbuf[p] = rte_zmalloc_socket("txbuf", RTE_ETH_TX_BUFFER_SIZE(WORKER_BURST), 0,
+						 socket);
+		if (w->txbuf[p] == NULL) {
+			worker_fini(w);
+			return -ENOMEM;
+		}
+		rte_eth_tx_buffer_init(w->txbuf[p], WORKER_BURST);
+		rte_eth_tx_buffer_set_err_callback(w->txbuf[p], worker_tx_error, w->stack);
+	}
+	return 0;
+}
+
+void worker_fini(struct worker *w)
+{
+	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++) {
+		if (w->txbuf[p] == NULL)
+			continue;
+		/* Frames still buffered are freed, not sent: the ports are stopping. */
+		rte_pktmbuf_free_bulk(w->txbuf[p]->pkts, w->txbuf[p]->length);
+		rte_free(w->txbuf[p]);
+		w->txbuf[p] = NULL;
+	}
+	stack_destroy(w->stack);
+	w->stack = NULL;
+	rte_ring_free(w->mailbox);
+	w->mailbox = NULL;
+}
+
+static void worker_drain(struct worker *w)
+{
+	for (unsigned i = 0; i < w->nb_rxq; i++) {
+		uint16_t p = w->rxq[i].port;
+		rte_eth_tx_buffer_flush(w->eth_port[p], w->txq[p], w->txbuf[p]);
+	}
+}
+
+static void worker_run_mailbox(struct worker *w)
+{
+	void *obj;
+	while (rte_ring_sc_dequeue(w->mailbox, &obj) == 0) {
+		struct worker_call *c = obj;
+		c->result = c->fn(w->stack, c->arg);
+		atomic_store_explicit(&c->done, true, memory_order_release);
+	}
+}
+
+/* With nothing to do, back off exponentially up to idle_sleep_max_us so an idle daemon does
+ * not burn a core; the first packet resets it. */
+static void worker_idle(struct worker *w, unsigned *empty_polls, uint32_t *sleep_us)
+{
+	if (w->idle_sleep_max_us == 0 || ++*empty_polls < WORKER_IDLE_POLLS)
+		return;
+	struct timespec ts = {.tv_nsec = (long)*sleep_us * 1000};
+	nanosleep(&ts, NULL);
+	w->idle_sleeps++;
+	if (*sleep_us < w->idle_sleep_max_us)
+		*sleep_us = *sleep_us * 2 > w->idle_sleep_max_us ? w->idle_sleep_max_us
+								  : *sleep_us * 2;
+}
+
+int worker_main(void *arg)
+{
+	struct worker *w = arg;
+	const uint64_t hz = rte_get_tsc_hz();
+	const uint64_t per_ms = hz / 1000;
+	const uint64_t drain_tsc = hz / 1000000 * WORKER_DRAIN_US;
+	uint64_t last_drain = rte_rdtsc(), last_tick = last_drain;
+	unsigned empty_polls = 0;
+	uint32_t sleep_us = 1;
+	struct rte_mbuf *burst[WORKER_BURST];
+
+	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+		uint64_t now = rte_rdtsc();
+		w->stack->now_ms = now / per_ms;
+		unsigned got = 0;
+		for (unsigned i = 0; i < w->nb_rxq; i++) {
+			const struct worker_rxq *q = &w->rxq[i];
+			uint16_t n = rte_eth_rx_burst(q->eth_port, q->queue, burst, WORKER_BURST);
+			for (uint16_t k = 0; k < n; k++) {
+				if (k + 1 < n)
+					rte_prefetch0(rte_pktmbuf_mtod(burst[k + 1], void *));
+				stack_input(w->stack, q->port, burst[k]);
+			}
+			got += n;
+		}
+		w->polls++;
+		if (now - last_tick >= per_ms * WORKER_TICK_MS) {
+			stack_tick(w->stack, now / per_ms);
+			last_tick = now;
+		}
+		if (rte_ring_count(w->mailbox) != 0)
+			worker_run_mailbox(w);
+		/* Send at once when the queues are quiet (latency), batch while they are busy
+		 * (throughput), and never hold a frame longer than WORKER_DRAIN_US. */
+		if (got == 0 || now - last_drain >= drain_tsc) {
+			worker_drain(w);
+			last_drain = now;
+		}
+		if (got != 0) {
+			w->busy_polls++;
+			empty_polls = 0;
+			sleep_us = 1;
+		} else {
+			worker_idle(w, &empty_polls, &sleep_us);
+		}
+	}
+	worker_drain(w);
+	return 0;
+}
+
+int worker_call(struct worker *w, int (*fn)(struct stack *s, void *arg), void *arg)
+{
+	struct worker_call c = {.fn = fn, .arg = arg};
+	atomic_init(&c.done, false);
+	while (rte_ring_sp_enqueue(w->mailbox, &c) != 0) {
+		struct timespec ts = {.tv_nsec = 20000};
+		nanosleep(&ts, NULL);
+	}
+	while (!atomic_load_explicit(&c.done, memory_order_acquire)) {
+		struct timespec ts = {.tv_nsec = 20000};
+		nanosleep(&ts, NULL);
+	}
+	return c.result;
+}

@@ -1,0 +1,65 @@
+/* A worker: one lcore running a run-to-completion loop over its RX queues, with its own stack
+ * instance, TX buffers drained on a timer, and a mailbox through which the control thread runs
+ * functions on it (configuration changes, snapshots) so nothing is ever locked. */
+#ifndef DPS_DP_WORKER_H
+#define DPS_DP_WORKER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_ring.h>
+
+#include "../proto/stack.h"
+#include "port.h"
+
+#define WORKER_MAX 64
+#define WORKER_BURST 32
+
+struct worker_rxq {
+	uint16_t port;      /* our port index (= netcfg port) */
+	uint16_t eth_port;
+	uint16_t queue;
+};
+
+struct worker {
+	unsigned index;
+	unsigned lcore;
+	struct stack *stack;
+	struct rte_ring *mailbox;
+	unsigned nb_rxq;
+	struct worker_rxq rxq[NETCFG_MAX_PORTS];
+	uint16_t txq[NETCFG_MAX_PORTS];          /* this worker's TX queue on each port */
+	uint16_t eth_port[NETCFG_MAX_PORTS];
+	struct rte_eth_dev_tx_buffer *txbuf[NETCFG_MAX_PORTS];
+	uint32_t idle_sleep_max_us;              /* 0: busy poll */
+	atomic_bool stop;
+	/* Loop statistics, read by the control thread. */
+	uint64_t polls;
+	uint64_t busy_polls;
+	uint64_t idle_sleeps;
+};
+
+/* A function run on the worker's own thread, between bursts. */
+struct worker_call {
+	int (*fn)(struct stack *s, void *arg);
+	void *arg;
+	int result;
+	atomic_bool done;
+};
+
+/* Creates the worker's stack, mailbox and TX buffers. Worker i polls RX queue i and sends on
+ * TX queue i of every port, so each port needs a queue pair per worker (TX queues are not
+ * thread-safe): -EINVAL otherwise. Returns 0 or -errno. */
+int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,
+		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us);
+void worker_fini(struct worker *w);
+
+/* The lcore entry point (rte_eal_remote_launch); arg is the struct worker. */
+int worker_main(void *arg);
+
+/* Runs fn(stack, arg) on the worker and waits for it. The worker must be running. */
+int worker_call(struct worker *w, int (*fn)(struct stack *s, void *arg), void *arg);
+
+#endif

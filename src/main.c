@@ -1,0 +1,375 @@
+/* dpstackd: owns the DPDK ports, runs one stack per worker lcore, serves dpstackctl. */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include <dpstack/ctl.h>
+
+#include "ctl/cmd.h"
+#include "ctl/config.h"
+#include "ctl/ctl_server.h"
+#include "ctl/daemon.h"
+
+#define DEFAULT_MBUFS 16383          /* 2^n - 1 fills a mempool best */
+#define DEFAULT_IDLE_SLEEP_US 200
+#define MIN_FREE_HUGEPAGES 128       /* 256 MB of 2 MB pages */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: dpstackd -c FILE [options]\n"
+		"\n"
+		"Runs the dpstack userspace TCP/IP stack on the DPDK ports named in FILE.\n"
+		"\n"
+		"Options:\n"
+		"  -c, --config FILE   the configuration file (required)\n"
+		"  -h, --help          print this help and exit\n"
+		"  -V, --version       print the version and exit\n"
+		"\n"
+		"Config file lines ('#' starts a comment), in this order:\n"
+		"  eal ARGS...              EAL arguments, once. dpstackd adds --no-pci unless a\n"
+		"                           port is a PCI device, -l for the workers unless given,\n"
+		"                           --vdev/-a for the ports, and, when no memory option is\n"
+		"                           given, --in-memory with hugepages or --no-huge without.\n"
+		"  workers N | LCORES       N workers on lcores 1..N (the main lcore 0 runs the\n"
+		"                           control thread), or an lcore list such as 1,3-4\n"
+		"  port add NAME DEVICE     a port: a vdev string (net_af_packet0,iface=veth0,\n"
+		"                           net_memif0,role=server,...) or a PCI address\n"
+		"  mbufs N                  packet buffers in the pool (default %d)\n"
+		"  idle-sleep-us N          longest sleep of an idle worker, 0 = busy poll\n"
+		"                           (default %d)\n"
+		"  then any dpstackctl command, e.g.\n"
+		"    ip addr add 10.0.0.2/24 dev port0\n"
+		"    ip route add default via 10.0.0.1\n"
+		"\n"
+		"Environment:\n"
+		"  " DPSTACK_CTL_ENV "   control socket (default " DPSTACK_CTL_DEFAULT ")\n"
+		"  " DPSTACK_SOCK_ENV "  application socket (default " DPSTACK_SOCK_DEFAULT ")\n"
+		"\n"
+		"SIGINT or SIGTERM stops the daemon cleanly.\n",
+		DEFAULT_MBUFS, DEFAULT_IDLE_SLEEP_US);
+}
+
+static bool eal_has(const struct daemon *d, const char *const *opts)
+{
+	for (int i = 0; i < d->eal_argc; i++)
+		for (const char *const *o = opts; *o != NULL; o++)
+			if (strncmp(d->eal_argv[i], *o, strlen(*o)) == 0)
+				return true;
+	return false;
+}
+
+static unsigned free_hugepages(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
+	unsigned n = 0;
+	if (f != NULL) {
+		if (fscanf(f, "%u", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
+}
+
+/* The EAL command line: the config's `eal` words plus what the ports and workers imply. */
+static int build_eal_argv(struct daemon *d, char **argv, char *store, size_t store_len)
+{
+	int argc = 0;
+	size_t used = 0;
+#define ADD(...)                                                                  \
+	do {                                                                          \
+		int n_ = snprintf(store + used, store_len - used, __VA_ARGS__);           \
+		if (n_ < 0 || (size_t)n_ >= store_len - used || argc >= DAEMON_MAX_EAL_ARGS) \
+			return -1;                                                        \
+		argv[argc++] = store + used;                                              \
+		used += (size_t)n_ + 1;                                                   \
+	} while (0)
+	ADD("dpstackd");
+	for (int i = 0; i < d->eal_argc; i++)
+		ADD("%s", d->eal_argv[i]);
+	static const char *const lcore_opts[] = {"-l", "--lcores", "-c", NULL};
+	if (!eal_has(d, lcore_opts)) {
+		if (d->worker_lcores_given) {
+			ADD("-l");
+			char list[512] = "0";
+			for (unsigned i = 0; i < d->nb_workers; i++)
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), ",%u",
+					 d->worker_lcores[i]);
+			ADD("%s", list);
+		} else {
+			ADD("-l");
+			ADD("0-%u", d->nb_workers);
+		}
+	}
+	bool any_pci = false;
+	for (unsigned i = 0; i < d->nb_ports; i++) {
+		if (port_devargs_is_pci(d->ports[i].devargs)) {
+			any_pci = true;
+			ADD("-a");
+			ADD("%s", d->ports[i].devargs);
+		} else {
+			ADD("--vdev=%s", d->ports[i].devargs);
+		}
+	}
+	static const char *const pci_opts[] = {"--no-pci", "-a", "--allow", "-b", "--block", NULL};
+	if (!any_pci && !eal_has(d, pci_opts))
+		ADD("--no-pci");
+	static const char *const mem_opts[] = {"--no-huge", "--in-memory", "--file-prefix", "-m",
+					       "--socket-mem", "--no-shconf", NULL};
+	if (!eal_has(d, mem_opts)) {
+		if (free_hugepages() >= MIN_FREE_HUGEPAGES) {
+			ADD("--in-memory");
+		} else {
+			ADD("--no-huge");
+			ADD("-m");
+			ADD("512");
+			ADD("--no-shconf");
+		}
+	}
+#undef ADD
+	argv[argc] = NULL;
+	return argc;
+}
+
+/* The lcores the workers run on: the config's list, or every worker lcore of the EAL. */
+static int pick_worker_lcores(struct daemon *d)
+{
+	if (d->worker_lcores_given) {
+		for (unsigned i = 0; i < d->nb_workers; i++) {
+			unsigned l = d->worker_lcores[i];
+			if (!rte_lcore_is_enabled(l) || l == rte_get_main_lcore()) {
+				fprintf(stderr, "dpstackd: worker lcore %u is not a worker lcore of "
+						"the EAL\n", l);
+				return -1;
+			}
+		}
+		return 0;
+	}
+	unsigned n = 0, l;
+	RTE_LCORE_FOREACH_WORKER(l) {
+		if (n < d->nb_workers)
+			d->worker_lcores[n++] = l;
+	}
+	if (n < d->nb_workers) {
+		fprintf(stderr, "dpstackd: %u workers wanted but the EAL has %u worker lcores\n",
+			d->nb_workers, n);
+		return -1;
+	}
+	return 0;
+}
+
+static int start_dataplane(struct daemon *d)
+{
+	char err[256];
+	d->pool = rte_pktmbuf_pool_create("mbufs", d->nb_mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+					  (int)rte_socket_id());
+	if (d->pool == NULL) {
+		fprintf(stderr, "dpstackd: mbuf pool: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	int rc = netcfg_init(&d->master, "routes_master", SOCKET_ID_ANY);
+	if (rc < 0) {
+		fprintf(stderr, "dpstackd: route table: %s\n", strerror(-rc));
+		return -1;
+	}
+	for (unsigned i = 0; i < d->nb_ports; i++) {
+		struct port *p = &d->ports[i];
+		if (port_start(p, (uint16_t)d->nb_workers, d->pool, err, sizeof(err)) != 0) {
+			fprintf(stderr, "dpstackd: port %s: %s\n", p->name, err);
+			return -1;
+		}
+		if (p->nb_queues < d->nb_workers) {
+			fprintf(stderr, "dpstackd: port %s has %u queue pairs, fewer than the %u "
+					"workers\n", p->name, p->nb_queues, d->nb_workers);
+			return -1;
+		}
+		struct eth_addr mac;
+		memcpy(mac.b, p->mac.addr_bytes, ETH_ADDR_LEN);
+		netcfg_iface_add(&d->master, (uint16_t)i, p->name, &mac, p->mtu);
+	}
+	for (unsigned w = 0; w < d->nb_workers; w++) {
+		rc = worker_init(&d->workers[w], w, d->worker_lcores[w], d->ports, d->nb_ports,
+				 d->pool, d->idle_sleep_max_us);
+		if (rc != 0) {
+			fprintf(stderr, "dpstackd: worker %u: %s\n", w, strerror(-rc));
+			return -1;
+		}
+		struct stack *s = d->workers[w].stack;
+		for (uint16_t p = 0; p < d->nb_ports; p++) {
+			const struct netcfg_iface *i = &d->master.ifaces[p];
+			netcfg_iface_add(&s->cfg, p, i->name, &i->mac, i->mtu);
+		}
+	}
+	for (unsigned w = 0; w < d->nb_workers; w++) {
+		rc = rte_eal_remote_launch(worker_main, &d->workers[w], d->workers[w].lcore);
+		if (rc != 0) {
+			fprintf(stderr, "dpstackd: launch worker %u: %s\n", w, strerror(-rc));
+			return -1;
+		}
+	}
+	d->workers_running = true;
+	return 0;
+}
+
+static void stop_dataplane(struct daemon *d)
+{
+	if (d->workers_running) {
+		for (unsigned w = 0; w < d->nb_workers; w++)
+			atomic_store(&d->workers[w].stop, true);
+		rte_eal_mp_wait_lcore();
+		d->workers_running = false;
+	}
+	for (unsigned w = 0; w < d->nb_workers; w++)
+		worker_fini(&d->workers[w]);
+	for (unsigned i = 0; i < d->nb_ports; i++)
+		port_stop(&d->ports[i]);
+	netcfg_fini(&d->master);
+	rte_mempool_free(d->pool);
+	d->pool = NULL;
+}
+
+static int run_config_commands(struct daemon *d, const struct config *cfg)
+{
+	for (size_t i = 0; i < cfg->nb_cmds; i++) {
+		const struct config_cmd *c = &cfg->cmds[i];
+		struct ctl_out out;
+		ctl_out_init(&out, false);
+		int rc = cmd_exec(d, c->argc, (char **)c->argv, &out);
+		if (rc != 0)
+			fprintf(stderr, "dpstackd: %s:%u: %.*s\n", cfg->path, c->lineno,
+				(int)out.len, out.buf ? out.buf : "");
+		ctl_out_fini(&out);
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The control thread: serve dpstackctl until SIGINT or SIGTERM. */
+static void serve(struct daemon *d, int ctl_fd, int sig_fd)
+{
+	struct pollfd fds[2] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN}};
+	for (;;) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("dpstackd: poll");
+			return;
+		}
+		if (fds[1].revents != 0) {
+			struct signalfd_siginfo si;
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+				fprintf(stderr, "dpstackd: signal %u, stopping\n", si.ssi_signo);
+			return;
+		}
+		if (fds[0].revents & POLLIN)
+			ctl_server_serve_one(d, ctl_fd);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *config_path = NULL;
+	int opt;
+	while ((opt = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("dpstackd " DPSTACK_VERSION "\n");
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (config_path == NULL || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+
+	static struct daemon d;
+	d.nb_workers = 1;
+	d.nb_mbufs = DEFAULT_MBUFS;
+	d.idle_sleep_max_us = DEFAULT_IDLE_SLEEP_US;
+	struct config cfg;
+	char err[512];
+	if (config_load(config_path, &d, &cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "dpstackd: %s: %s\n", config_path, err);
+		return 1;
+	}
+	cfg.path = (char *)config_path;
+
+	/* Signals are read through a signalfd by the control loop; block them before the EAL
+	 * starts threads so that every thread inherits the mask. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	char *eal_argv[DAEMON_MAX_EAL_ARGS + 1];
+	static char eal_store[8192];
+	int eal_argc = build_eal_argv(&d, eal_argv, eal_store, sizeof(eal_store));
+	if (eal_argc < 0) {
+		fprintf(stderr, "dpstackd: EAL arguments too long\n");
+		config_free(&cfg, &d);
+		return 1;
+	}
+	if (rte_eal_init(eal_argc, eal_argv) < 0) {
+		fprintf(stderr, "dpstackd: EAL init failed: %s\n", rte_strerror(rte_errno));
+		config_free(&cfg, &d);
+		return 1;
+	}
+	int status = 1;
+	int ctl_fd = -1;
+	const char *ctl_path = getenv(DPSTACK_CTL_ENV);
+	if (ctl_path == NULL || ctl_path[0] == '\0')
+		ctl_path = DPSTACK_CTL_DEFAULT;
+	int sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	/* Claim the control socket first: a second daemon on the same path must stop before
+	 * it touches any port. Clients that connect meanwhile wait until serve() answers. */
+	ctl_fd = ctl_server_open(ctl_path, err, sizeof(err));
+	if (ctl_fd < 0) {
+		fprintf(stderr, "dpstackd: %s\n", err);
+		goto out;
+	}
+	if (sig_fd < 0 || pick_worker_lcores(&d) != 0 || start_dataplane(&d) != 0 ||
+	    run_config_commands(&d, &cfg) != 0)
+		goto out;
+	fprintf(stderr, "dpstackd: running with %u worker(s) and %u port(s); control socket %s\n",
+		d.nb_workers, d.nb_ports, ctl_path);
+	serve(&d, ctl_fd, sig_fd);
+	status = 0;
+out:
+	ctl_server_close(ctl_fd, ctl_path);
+	stop_dataplane(&d);
+	if (sig_fd >= 0)
+		close(sig_fd);
+	config_free(&cfg, &d);
+	rte_eal_cleanup();
+	return status;
+}

@@ -1,0 +1,116 @@
+/* Every event and every drop reason of a worker's stack, as one X-macro list each, so the
+ * counters, their printable names and the CLI never drift apart (the *_error.def idea of
+ * VPP). Counters are per worker, written only by their worker; the control thread reads them
+ * (64-bit aligned loads are atomic on every platform DPDK supports). */
+#ifndef DPS_PROTO_COUNTERS_H
+#define DPS_PROTO_COUNTERS_H
+
+#include <stdint.h>
+
+/* X(ID, "name", "description") */
+#define STACK_EVENT_LIST(X) \
+	X(ETH_RX,             "eth.rx",               "frames received") \
+	X(ARP_RX_REQUEST,     "arp.rx_request",       "ARP requests received") \
+	X(ARP_RX_REPLY,       "arp.rx_reply",         "ARP replies received") \
+	X(ARP_TX_REQUEST,     "arp.tx_request",       "ARP requests sent") \
+	X(ARP_TX_REPLY,       "arp.tx_reply",         "ARP replies sent") \
+	X(ARP_TX_GRATUITOUS,  "arp.tx_gratuitous",    "gratuitous ARP announcements sent") \
+	X(IP_RX,              "ip.rx",                "IPv4 packets received") \
+	X(IP_DELIVERED,       "ip.delivered",         "IPv4 packets delivered locally") \
+	X(IP_FORWARDED,       "ip.forwarded",         "IPv4 packets forwarded") \
+	X(IP_TX,              "ip.tx",                "IPv4 packets sent (after fragmentation)") \
+	X(IP_FRAGMENTED,      "ip.fragmented",        "IPv4 datagrams fragmented on output") \
+	X(IP_FRAGS_CREATED,   "ip.frags_created",     "fragments created on output") \
+	X(IP_FRAGS_RX,        "ip.frags_rx",          "fragments received for local delivery") \
+	X(IP_REASSEMBLED,     "ip.reassembled",       "datagrams reassembled") \
+	X(IP_OPTIONS,         "ip.options",           "packets received with IP options") \
+	X(ICMP_RX,            "icmp.rx",              "ICMP messages received") \
+	X(ICMP_RX_ECHO,       "icmp.rx_echo",         "echo requests received") \
+	X(ICMP_TX_ECHO_REPLY, "icmp.tx_echo_reply",   "echo replies sent") \
+	X(ICMP_RX_ERROR,      "icmp.rx_error",        "ICMP error messages received") \
+	X(ICMP_TX_UNREACH,    "icmp.tx_unreach",      "destination unreachable sent") \
+	X(ICMP_TX_TIME_EXCEEDED, "icmp.tx_time_exceeded", "time exceeded sent") \
+	X(ICMP_TX_PARAM_PROBLEM, "icmp.tx_param_problem", "parameter problem sent")
+
+#define STACK_DROP_LIST(X) \
+	X(ETH_TRUNCATED,      "eth.truncated",        "frame shorter than an Ethernet header") \
+	X(ETH_BAD_TYPE,       "eth.bad_type",         "802.3 length field or stacked VLAN tags") \
+	X(ETH_NOT_OURS,       "eth.not_ours",         "destination MAC is another host's") \
+	X(ETH_PORT_DOWN,      "eth.port_down",        "received on an administratively down port") \
+	X(ETH_VLAN,           "eth.vlan",             "802.1Q/802.1ad tagged frame: VLANs not configured") \
+	X(ETH_UNKNOWN_TYPE,   "eth.unknown_type",     "EtherType neither IPv4 nor ARP") \
+	X(ETH_BAD_SRC,        "eth.bad_src",          "multicast source MAC, or our own MAC looped back") \
+	X(ARP_MALFORMED,      "arp.malformed",        "ARP body truncated or not Ethernet/IPv4") \
+	X(ARP_BAD_SENDER,     "arp.bad_sender",       "ARP sender address is multicast, broadcast or zero-net") \
+	X(ARP_ADDR_CONFLICT,  "arp.addr_conflict",    "another host claims one of our addresses") \
+	X(ARP_STATIC_CONFLICT,"arp.static_conflict",  "claim against a static neighbour entry (spoofing?)") \
+	X(ARP_NOT_FOR_US,     "arp.not_for_us",       "ARP request for an address that is not ours") \
+	X(NEIGH_QUEUE_FULL,   "neigh.queue_full",     "packet waiting for ARP dropped: queue full") \
+	X(NEIGH_FAILED,       "neigh.failed",         "next hop did not answer ARP") \
+	X(NEIGH_TABLE_FULL,   "neigh.table_full",     "neighbour table full") \
+	X(NEIGH_FLUSHED,      "neigh.flushed",        "queued packet dropped when its entry was removed") \
+	X(IP_TRUNCATED,       "ip.truncated",         "shorter than an IPv4 header") \
+	X(IP_BAD_VERSION,     "ip.bad_version",       "version field is not 4") \
+	X(IP_BAD_HDR_LEN,     "ip.bad_hdr_len",       "IHL below 5 or past the frame") \
+	X(IP_BAD_LENGTH,      "ip.bad_length",        "total length below the header or past the frame") \
+	X(IP_BAD_CHECKSUM,    "ip.bad_checksum",      "header checksum mismatch") \
+	X(IP_BAD_FIELD,       "ip.bad_field",         "reserved flag, bad fragment field or martian source") \
+	X(IP_BAD_OPTION,      "ip.bad_option",        "malformed IP option") \
+	X(IP_SOURCE_ROUTE,    "ip.source_route",      "LSRR/SSRR option (RFC 7126: dropped)") \
+	X(IP_NOT_OURS,        "ip.not_ours",          "not for us and forwarding is off") \
+	X(IP_NO_ROUTE,        "ip.no_route",          "no route to the destination") \
+	X(IP_TTL_EXPIRED,     "ip.ttl_expired",       "TTL reached zero while forwarding") \
+	X(IP_FRAG_NEEDED,     "ip.frag_needed",       "DF set and larger than the next-hop MTU") \
+	X(IP_FRAG_FAILED,     "ip.frag_failed",       "could not fragment (no buffers)") \
+	X(IP_BAD_DST,         "ip.bad_dst",           "destination is multicast, broadcast or zero-net on a forwarding path") \
+	X(IP_UNKNOWN_PROTO,   "ip.unknown_proto",     "no handler for the IP protocol") \
+	X(IP_REASS_DUPLICATE, "ip.reass_duplicate",   "duplicate fragment") \
+	X(IP_REASS_OVERLAP,   "ip.reass_overlap",     "overlapping fragments: datagram discarded") \
+	X(IP_REASS_TINY,      "ip.reass_tiny",        "tiny fragment (RFC 1858)") \
+	X(IP_REASS_TOO_BIG,   "ip.reass_too_big",     "reassembled length past 65535") \
+	X(IP_REASS_BAD_LAST,  "ip.reass_bad_last",    "inconsistent last fragment") \
+	X(IP_REASS_TOO_MANY,  "ip.reass_too_many",    "too many fragments in one datagram") \
+	X(IP_REASS_NO_MEMORY, "ip.reass_no_memory",   "reassembly memory limit reached") \
+	X(IP_REASS_TIMEOUT,   "ip.reass_timeout",     "datagram incomplete at timeout") \
+	X(ICMP_TRUNCATED,     "icmp.truncated",       "shorter than an ICMP header") \
+	X(ICMP_BAD_CHECKSUM,  "icmp.bad_checksum",    "ICMP checksum mismatch") \
+	X(ICMP_BROADCAST_ECHO,"icmp.broadcast_echo",  "echo request to a broadcast address (ignored, RFC 1122 §3.2.2.6)") \
+	X(ICMP_UNHANDLED,     "icmp.unhandled",       "ICMP type not handled") \
+	X(ICMP_RATE_LIMITED,  "icmp.rate_limited",    "ICMP error not sent: rate limit (RFC 1812 §4.3.2.8)") \
+	X(ICMP_ERROR_SUPPRESSED, "icmp.error_suppressed", "no ICMP error about an ICMP error, fragment or broadcast (RFC 1122 §3.2.2)") \
+	X(TX_NO_MBUF,         "tx.no_mbuf",           "mbuf pool empty") \
+	X(TX_QUEUE_FULL,      "tx.queue_full",        "port TX queue full") \
+	X(TX_LINK_DOWN,       "tx.link_down",         "output port is administratively down")
+
+enum stack_event {
+#define STACK_ENUM(id, name, text) STACK_EV_##id,
+	STACK_EVENT_LIST(STACK_ENUM)
+#undef STACK_ENUM
+	STACK_EV_COUNT
+};
+
+enum stack_drop {
+#define STACK_ENUM(id, name, text) STACK_DROP_##id,
+	STACK_DROP_LIST(STACK_ENUM)
+#undef STACK_ENUM
+	STACK_DROP_COUNT
+};
+
+struct stack_counter_info {
+	const char *name;
+	const char *text;
+};
+
+extern const struct stack_counter_info stack_event_info[STACK_EV_COUNT];
+extern const struct stack_counter_info stack_drop_info[STACK_DROP_COUNT];
+
+/* Per-port traffic of one worker. */
+struct stack_port_counters {
+	uint64_t rx_packets;
+	uint64_t rx_bytes;
+	uint64_t tx_packets;
+	uint64_t tx_bytes;
+	uint64_t tx_dropped;
+};
+
+#endif

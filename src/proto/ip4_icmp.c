@@ -1,0 +1,146 @@
+/* ICMP (RFC 792): echo, and the error messages of a host and a router (RFC 1122 §3.2.2,
+ * RFC 1812 §4.3), rate-limited (RFC 1812 §4.3.2.8). */
+#include <string.h>
+
+#include <rte_ip.h>
+
+#include "stack_internal.h"
+#include "../wire/bytes.h"
+#include "../wire/checksum.h"
+#include "../wire/icmp4.h"
+
+/* RFC 1812 §4.3.2.3: quote as much of the original as fits in a 576-byte datagram. */
+#define ICMP4_ERROR_MAX_LEN 576
+
+static void icmp4_echo_reply(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip)
+{
+	rte_pktmbuf_adj(m, (uint16_t)ip->hdr_len);
+	uint8_t *h = rte_pktmbuf_mtod(m, uint8_t *);
+	/* Only the type changes (RFC 792): update the checksum for that word (RFC 1624). */
+	uint16_t old_word = (uint16_t)(ICMP4_ECHO_REQUEST << 8 | h[ICMP4_OFF_CODE]);
+	uint16_t new_word = (uint16_t)(ICMP4_ECHO_REPLY << 8 | h[ICMP4_OFF_CODE]);
+	h[ICMP4_OFF_TYPE] = ICMP4_ECHO_REPLY;
+	wire_put_be16(h + ICMP4_OFF_CSUM,
+		      wire_csum_update16(wire_get_be16(h + ICMP4_OFF_CSUM), old_word, new_word));
+	/* Options of the request are not reflected (RFC 1122 §3.2.2.6 makes that a MAY for
+	 * record route and timestamp). */
+	if (ip4_output(s, m, IP4_PROTO_ICMP, ip->dst, ip->src, ip->tos, false) == 0)
+		stack_count(s, STACK_EV_ICMP_TX_ECHO_REPLY);
+}
+
+void icmp4_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast)
+{
+	stack_count(s, STACK_EV_ICMP_RX);
+	uint32_t len = rte_pktmbuf_pkt_len(m) - (uint32_t)ip->hdr_len;
+	if (len < ICMP4_HDR_LEN || rte_pktmbuf_data_len(m) < ip->hdr_len + ICMP4_HDR_LEN) {
+		stack_drop(s, STACK_DROP_ICMP_TRUNCATED, m);
+		return;
+	}
+	/* The message may span segments after reassembly: sum it segment by segment. */
+	uint16_t sum;
+	if (rte_raw_cksum_mbuf(m, (uint32_t)ip->hdr_len, len, &sum) != 0 || sum != 0xffff) {
+		stack_drop(s, STACK_DROP_ICMP_BAD_CHECKSUM, m);
+		return;
+	}
+	struct icmp4_repr ic;
+	icmp4_parse(rte_pktmbuf_mtod_offset(m, const uint8_t *, ip->hdr_len), ICMP4_HDR_LEN,
+		    false, &ic);
+	switch (ic.type) {
+	case ICMP4_ECHO_REQUEST:
+		stack_count(s, STACK_EV_ICMP_RX_ECHO);
+		if (bcast) {
+			/* RFC 1122 §3.2.2.6 lets a host ignore broadcast echoes; we do, as Linux
+			 * does by default, so we are no smurf amplifier. */
+			stack_drop(s, STACK_DROP_ICMP_BROADCAST_ECHO, m);
+			return;
+		}
+		icmp4_echo_reply(s, m, ip);
+		return;
+	case ICMP4_DEST_UNREACH:
+	case ICMP4_TIME_EXCEEDED:
+	case ICMP4_PARAM_PROBLEM:
+		/* Delivered to the transport that sent the quoted datagram once one exists. */
+		stack_count(s, STACK_EV_ICMP_RX_ERROR);
+		rte_pktmbuf_free(m);
+		return;
+	case ICMP4_ECHO_REPLY:
+		rte_pktmbuf_free(m);
+		return;
+	default:
+		stack_drop(s, STACK_DROP_ICMP_UNHANDLED, m);
+		return;
+	}
+}
+
+/* RFC 1122 §3.2.2 and RFC 1812 §4.3.2.7: the datagrams that must never cause an error. */
+static bool icmp4_error_allowed(struct stack *s, const struct rte_mbuf *orig)
+{
+	uint8_t hdr[IP4_HDR_MIN_LEN];
+	const uint8_t *h = rte_pktmbuf_read(orig, 0, sizeof(hdr), hdr);
+	if (h == NULL)
+		return false;
+	uint32_t src = wire_get_be32(h + IP4_OFF_SRC);
+	uint32_t dst = wire_get_be32(h + IP4_OFF_DST);
+	uint16_t frag = wire_get_be16(h + IP4_OFF_FRAG);
+	size_t hl = (size_t)(h[IP4_OFF_VER_IHL] & 0xf) * 4;
+	if ((frag & IP4_FRAG_OFF_MASK) != 0)
+		return false; /* not the first fragment */
+	if (ip4_is_zeronet(src) || ip4_is_loopback(src) || ip4_is_multicast(src) ||
+	    ip4_is_limited_broadcast(src) || ip4_is_multicast(dst) || ip4_is_limited_broadcast(dst))
+		return false;
+	const struct route *r = route_lookup(s->cfg.routes, dst);
+	if (r != NULL && r->type == ROUTE_BROADCAST)
+		return false;
+	if (h[IP4_OFF_PROTO] == IP4_PROTO_ICMP) {
+		uint8_t type;
+		const uint8_t *t = rte_pktmbuf_read(orig, (uint32_t)hl, 1, &type);
+		if (t == NULL || icmp4_type_is_error(*t))
+			return false;
+	}
+	return true;
+}
+
+void icmp4_send_error(struct stack *s, const struct rte_mbuf *orig, uint8_t type, uint8_t code,
+		      uint32_t info)
+{
+	if (!icmp4_error_allowed(s, orig)) {
+		s->drops[STACK_DROP_ICMP_ERROR_SUPPRESSED]++;
+		return;
+	}
+	if (!ratelimit_allow(&s->icmp_errors, s->now_ms)) {
+		s->drops[STACK_DROP_ICMP_RATE_LIMITED]++;
+		return;
+	}
+	struct rte_mbuf *m = rte_pktmbuf_alloc(s->pool);
+	if (m == NULL) {
+		s->drops[STACK_DROP_TX_NO_MBUF]++;
+		return;
+	}
+	uint32_t quote = rte_pktmbuf_pkt_len(orig);
+	if (quote > ICMP4_ERROR_MAX_LEN - IP4_HDR_MIN_LEN - ICMP4_HDR_LEN)
+		quote = ICMP4_ERROR_MAX_LEN - IP4_HDR_MIN_LEN - ICMP4_HDR_LEN;
+	uint8_t *msg = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(ICMP4_HDR_LEN + quote));
+	if (msg == NULL) {
+		stack_drop(s, STACK_DROP_TX_NO_MBUF, m);
+		return;
+	}
+	struct icmp4_repr ic = {.type = type, .code = code, .rest = info};
+	icmp4_build_header(msg, ICMP4_HDR_LEN, &ic);
+	const uint8_t *q = rte_pktmbuf_read(orig, 0, quote, msg + ICMP4_HDR_LEN);
+	if (q != msg + ICMP4_HDR_LEN)
+		memcpy(msg + ICMP4_HDR_LEN, q, quote);
+	wire_put_be16(msg + ICMP4_OFF_CSUM, wire_csum(msg, ICMP4_HDR_LEN + quote));
+
+	const uint8_t *oh = msg + ICMP4_HDR_LEN;
+	uint32_t orig_src = wire_get_be32(oh + IP4_OFF_SRC);
+	/* RFC 1812 §4.3.2.4: the source is the address of the interface the original arrived
+	 * on, so traceroute shows the hop it crossed. */
+	uint32_t src = orig->port < NETCFG_MAX_PORTS
+			       ? netcfg_source_for(&s->cfg, orig->port, orig_src) : 0;
+	/* RFC 1812 §4.3.2.5: errors are sent with precedence 6 (internetwork control). */
+	if (ip4_output(s, m, IP4_PROTO_ICMP, src, orig_src, 0xc0, false) != 0)
+		return;
+	stack_count(s, type == ICMP4_DEST_UNREACH     ? STACK_EV_ICMP_TX_UNREACH
+		       : type == ICMP4_TIME_EXCEEDED ? STACK_EV_ICMP_TX_TIME_EXCEEDED
+						     : STACK_EV_ICMP_TX_PARAM_PROBLEM);
+}

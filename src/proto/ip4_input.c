@@ -1,0 +1,121 @@
+/* IPv4 input: validation (shared/STYLE.md order, RFC 791, RFC 1122 §3.2.1, RFC 1812 §5.2.2),
+ * options (RFC 7126), then local delivery (with reassembly) or forwarding. */
+#include "stack_internal.h"
+#include "../wire/icmp4.h"
+
+static const enum stack_drop ip4_parse_drop[WIRE_STATUS_COUNT] = {
+	[WIRE_TRUNCATED] = STACK_DROP_IP_TRUNCATED,
+	[WIRE_BAD_VERSION] = STACK_DROP_IP_BAD_VERSION,
+	[WIRE_BAD_HDR_LEN] = STACK_DROP_IP_BAD_HDR_LEN,
+	[WIRE_BAD_LENGTH] = STACK_DROP_IP_BAD_LENGTH,
+	[WIRE_BAD_CHECKSUM] = STACK_DROP_IP_BAD_CHECKSUM,
+	[WIRE_BAD_FIELD] = STACK_DROP_IP_BAD_FIELD,
+	[WIRE_BAD_OPTION] = STACK_DROP_IP_BAD_OPTION,
+};
+
+static const enum stack_drop ip4_reass_drop[IP4_REASS_VERDICT_COUNT] = {
+	[IP4_REASS_DUPLICATE] = STACK_DROP_IP_REASS_DUPLICATE,
+	[IP4_REASS_OVERLAP] = STACK_DROP_IP_REASS_OVERLAP,
+	[IP4_REASS_TINY] = STACK_DROP_IP_REASS_TINY,
+	[IP4_REASS_TOO_BIG] = STACK_DROP_IP_REASS_TOO_BIG,
+	[IP4_REASS_BAD_LAST] = STACK_DROP_IP_REASS_BAD_LAST,
+	[IP4_REASS_TOO_MANY_FRAGS] = STACK_DROP_IP_REASS_TOO_MANY,
+	[IP4_REASS_NO_MEMORY] = STACK_DROP_IP_REASS_NO_MEMORY,
+	[IP4_REASS_TIMEOUT] = STACK_DROP_IP_REASS_TIMEOUT,
+};
+
+/* Options are accepted and ignored, except source routes, which RFC 7126 §4.3/§4.4 says to
+ * drop by default, and malformed ones (RFC 1122 §3.2.1.8 allows discarding them). */
+static bool ip4_options_acceptable(struct stack *s, struct rte_mbuf *m, size_t hdr_len)
+{
+	stack_count(s, STACK_EV_IP_OPTIONS);
+	struct ip4_opts_info info;
+	const uint8_t *opts = rte_pktmbuf_mtod_offset(m, const uint8_t *, IP4_HDR_MIN_LEN);
+	if (ip4_options_check(opts, hdr_len - IP4_HDR_MIN_LEN, &info) != WIRE_OK) {
+		stack_drop(s, STACK_DROP_IP_BAD_OPTION, m);
+		return false;
+	}
+	if (info.source_route) {
+		stack_drop(s, STACK_DROP_IP_SOURCE_ROUTE, m);
+		return false;
+	}
+	return true;
+}
+
+static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip, bool bcast)
+{
+	if (ip->mf || ip->frag_off != 0) {
+		stack_count(s, STACK_EV_IP_FRAGS_RX);
+		enum ip4_reass_verdict v;
+		m = ip4_reass_input(s->reass, s->now_ms, m, ip, &v);
+		if (m == NULL) {
+			if (v != IP4_REASS_HELD)
+				s->drops[ip4_reass_drop[v]]++;
+			return;
+		}
+		stack_count(s, STACK_EV_IP_REASSEMBLED);
+		ip->total_len = (uint16_t)rte_pktmbuf_pkt_len(m);
+		ip->mf = false;
+		ip->frag_off = 0;
+	}
+	stack_count(s, STACK_EV_IP_DELIVERED);
+	switch (ip->proto) {
+	case IP4_PROTO_ICMP:
+		icmp4_input(s, m, ip, bcast);
+		break;
+	default:
+		/* RFC 1122 §3.2.2.1: protocol unreachable for a transport we do not run. */
+		if (!bcast)
+			icmp4_send_error(s, m, ICMP4_DEST_UNREACH, ICMP4_UNREACH_PROTO, 0);
+		stack_drop(s, STACK_DROP_IP_UNKNOWN_PROTO, m);
+		break;
+	}
+}
+
+void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
+{
+	stack_count(s, STACK_EV_IP_RX);
+	uint64_t csum_flags = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+	if (csum_flags == RTE_MBUF_F_RX_IP_CKSUM_BAD) {
+		stack_drop(s, STACK_DROP_IP_BAD_CHECKSUM, m);
+		return;
+	}
+	struct ip4_repr ip;
+	enum wire_status st = ip4_parse(rte_pktmbuf_mtod(m, const uint8_t *),
+					rte_pktmbuf_data_len(m),
+					csum_flags != RTE_MBUF_F_RX_IP_CKSUM_GOOD, &ip);
+	if (st != WIRE_OK) {
+		stack_drop(s, ip4_parse_drop[st], m);
+		return;
+	}
+	/* Ethernet pads short frames: the datagram ends at its total length. */
+	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - ip.total_len));
+	m->l3_len = ip.hdr_len;
+	if (ip.hdr_len > IP4_HDR_MIN_LEN && !ip4_options_acceptable(s, m, ip.hdr_len))
+		return;
+
+	if (ip4_is_limited_broadcast(ip.dst)) {
+		ip4_deliver(s, m, &ip, true);
+		return;
+	}
+	if (ip4_is_multicast(ip.dst)) {
+		stack_drop(s, STACK_DROP_IP_BAD_DST, m); /* no multicast groups are joined */
+		return;
+	}
+	const struct route *r = route_lookup(s->cfg.routes, ip.dst);
+	if (r != NULL && r->type == ROUTE_LOCAL) {
+		/* Weak host model (RFC 1122 §3.3.4.2): any of our addresses, on any port. */
+		ip4_deliver(s, m, &ip, false);
+		return;
+	}
+	if (r != NULL && r->type == ROUTE_BROADCAST) {
+		ip4_deliver(s, m, &ip, true);
+		return;
+	}
+	if (!s->cfg.forwarding) {
+		stack_drop(s, STACK_DROP_IP_NOT_OURS, m);
+		return;
+	}
+	(void)port;
+	ip4_forward(s, m, &ip);
+}

@@ -1,0 +1,163 @@
+#include "stack.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rte_errno.h>
+
+#include "stack_internal.h"
+#include "../wire/eth.h"
+#include "../wire/icmp4.h"
+
+void stack_params_default(struct stack_params *p)
+{
+	*p = (struct stack_params){.socket_id = SOCKET_ID_ANY};
+	neigh_params_default(&p->neigh);
+	ip4_reass_params_default(&p->reass);
+	/* Linux's icmp_msgs_per_sec / icmp_msgs_burst defaults. */
+	p->icmp_rate = 1000;
+	p->icmp_burst = 50;
+}
+
+struct stack *stack_create(const struct stack_params *p)
+{
+	struct stack *s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	s->id = p->id;
+	s->pool = p->pool;
+	s->ops = p->ops;
+	char name[32];
+	snprintf(name, sizeof(name), "routes_w%u", p->id);
+	int rc = netcfg_init(&s->cfg, name, p->socket_id);
+	if (rc < 0) {
+		free(s);
+		rte_errno = -rc;
+		return NULL;
+	}
+	s->neigh = neigh_table_create(&p->neigh, &stack_neigh_ops, s);
+	s->reass = ip4_reass_create(&p->reass, p->socket_id);
+	if (s->neigh == NULL || s->reass == NULL) {
+		stack_destroy(s);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	ratelimit_init(&s->icmp_errors, p->icmp_rate, p->icmp_burst, 0);
+	return s;
+}
+
+void stack_destroy(struct stack *s)
+{
+	if (s == NULL)
+		return;
+	neigh_table_destroy(s->neigh);
+	ip4_reass_destroy(s->reass);
+	netcfg_fini(&s->cfg);
+	free(s);
+}
+
+void stack_xmit(struct stack *s, uint16_t port, struct rte_mbuf *m)
+{
+	struct stack_port_counters *pc = &s->ports[port];
+	pc->tx_packets++;
+	pc->tx_bytes += rte_pktmbuf_pkt_len(m);
+	s->ops.xmit(s->ops.ctx, port, m);
+}
+
+/* The Ethernet layer (IEEE 802.3): accept frames addressed to us, to broadcast or to a group
+ * address, and dispatch by EtherType. VLAN-tagged frames are counted and dropped: no VLAN
+ * sub-interfaces exist yet, and accepting them untagged would leak traffic between VLANs. */
+void stack_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
+{
+	stack_count(s, STACK_EV_ETH_RX);
+	if (port >= NETCFG_MAX_PORTS || !s->cfg.ifaces[port].up) {
+		stack_drop(s, STACK_DROP_ETH_PORT_DOWN, m);
+		return;
+	}
+	struct stack_port_counters *pc = &s->ports[port];
+	pc->rx_packets++;
+	pc->rx_bytes += rte_pktmbuf_pkt_len(m);
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+		/* Parsers work on one contiguous view; a jumbo frame that does not fit one
+		 * segment's room cannot be viewed that way. */
+		stack_drop(s, STACK_DROP_ETH_TRUNCATED, m);
+		return;
+	}
+	struct eth_repr eth;
+	enum wire_status st = eth_parse(rte_pktmbuf_mtod(m, const uint8_t *),
+					rte_pktmbuf_data_len(m), &eth);
+	if (st != WIRE_OK) {
+		stack_drop(s, st == WIRE_TRUNCATED ? STACK_DROP_ETH_TRUNCATED
+						   : STACK_DROP_ETH_BAD_TYPE, m);
+		return;
+	}
+	const struct netcfg_iface *ifc = &s->cfg.ifaces[port];
+	if (!eth_addr_is_multicast(&eth.dst) && !eth_addr_equal(&eth.dst, &ifc->mac)) {
+		stack_drop(s, STACK_DROP_ETH_NOT_OURS, m);
+		return;
+	}
+	if (eth_addr_is_multicast(&eth.src) || eth_addr_equal(&eth.src, &ifc->mac)) {
+		stack_drop(s, STACK_DROP_ETH_BAD_SRC, m);
+		return;
+	}
+	if (eth.vlan_tagged) {
+		stack_drop(s, STACK_DROP_ETH_VLAN, m);
+		return;
+	}
+	m->port = port;
+	m->l2_len = eth.hdr_len;
+	rte_pktmbuf_adj(m, (uint16_t)eth.hdr_len);
+	switch (eth.ethertype) {
+	case ETH_TYPE_IPV4:
+		ip4_input(s, port, m);
+		break;
+	case ETH_TYPE_ARP:
+		arp_input(s, port, m);
+		break;
+	default:
+		stack_drop(s, STACK_DROP_ETH_UNKNOWN_TYPE, m);
+		break;
+	}
+}
+
+static void reass_timed_out(void *arg, const struct rte_mbuf *first)
+{
+	struct stack *s = arg;
+	/* RFC 792: time exceeded code 1, only when fragment zero was received. */
+	icmp4_send_error(s, first, ICMP4_TIME_EXCEEDED, ICMP4_TIMEX_REASS, 0);
+}
+
+void stack_tick(struct stack *s, uint64_t now_ms)
+{
+	s->now_ms = now_ms;
+	neigh_tick(s->neigh, now_ms);
+	unsigned expired = ip4_reass_expire(s->reass, now_ms, reass_timed_out, s);
+	s->drops[STACK_DROP_IP_REASS_TIMEOUT] += expired;
+}
+
+int stack_addr_add(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen, bool announce)
+{
+	int rc = netcfg_addr_add(&s->cfg, port, addr, plen);
+	if (rc == 0 && announce)
+		arp_announce(s, port, addr);
+	return rc;
+}
+
+int stack_addr_del(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen)
+{
+	int rc = netcfg_addr_del(&s->cfg, port, addr, plen);
+	if (rc == 0)
+		neigh_flush(s->neigh, port);
+	return rc;
+}
+
+int stack_iface_set_up(struct stack *s, uint16_t port, bool up)
+{
+	int rc = netcfg_iface_set_up(&s->cfg, port, up);
+	if (rc == 0 && !up)
+		neigh_flush(s->neigh, port);
+	return rc;
+}

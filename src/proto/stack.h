@@ -1,0 +1,88 @@
+/* One worker's TCP/IP stack instance: everything the packet path touches, owned by exactly one
+ * thread (DESIGN.md: shared-nothing workers). The stack does no I/O of its own: frames leave
+ * through stack_ops.xmit, time comes in through stack_input/stack_tick, so the same code runs
+ * on a DPDK worker and in unit tests with a virtual clock and a capture array. */
+#ifndef DPS_PROTO_STACK_H
+#define DPS_PROTO_STACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "counters.h"
+#include "ip4_frag.h"
+#include "neigh.h"
+#include "netcfg.h"
+#include "ratelimit.h"
+
+struct stack;
+
+struct stack_ops {
+	/* Send a complete Ethernet frame out of port. Always takes ownership of m; counts and
+	 * frees it itself when the queue is full. */
+	void (*xmit)(void *ctx, uint16_t port, struct rte_mbuf *m);
+	void *ctx;
+};
+
+struct stack_params {
+	unsigned id;                     /* worker index: names tables, shown in stats */
+	int socket_id;
+	struct rte_mempool *pool;        /* for frames the stack creates */
+	struct stack_ops ops;
+	struct neigh_params neigh;
+	struct ip4_reass_params reass;
+	uint32_t icmp_rate;              /* ICMP errors per second (RFC 1812 §4.3.2.8) */
+	uint32_t icmp_burst;
+};
+
+void stack_params_default(struct stack_params *p);
+
+struct stack {
+	unsigned id;
+	uint64_t now_ms;
+	struct rte_mempool *pool;
+	struct stack_ops ops;
+	struct netcfg cfg;
+	struct neigh_table *neigh;
+	struct ip4_reass *reass;
+	struct ratelimit icmp_errors;
+	uint16_t next_ip_id;
+	uint64_t events[STACK_EV_COUNT];
+	uint64_t drops[STACK_DROP_COUNT];
+	struct stack_port_counters ports[NETCFG_MAX_PORTS];
+};
+
+/* Returns NULL (rte_errno set) on failure. */
+struct stack *stack_create(const struct stack_params *p);
+/* Frees the stack and every packet it holds (neighbour queues, reassembly). NULL: no-op. */
+void stack_destroy(struct stack *s);
+
+/* Receives one frame that arrived on port at now_ms. Always takes ownership of m. */
+void stack_input(struct stack *s, uint16_t port, struct rte_mbuf *m);
+/* Advances the clock and runs timers (neighbour state machine, reassembly timeouts). Call
+ * at least every 100 ms. */
+void stack_tick(struct stack *s, uint64_t now_ms);
+
+static inline void stack_count(struct stack *s, enum stack_event e)
+{
+	s->events[e]++;
+}
+
+static inline void stack_drop(struct stack *s, enum stack_drop d, struct rte_mbuf *m)
+{
+	s->drops[d]++;
+	rte_pktmbuf_free(m);
+}
+
+/* Sends a finished frame and counts it on the port. */
+void stack_xmit(struct stack *s, uint16_t port, struct rte_mbuf *m);
+
+/* Configuration changes that need more than the netcfg tables: they also announce, flush or
+ * drop state. Return 0 or -errno like the netcfg calls. With announce, a new address is
+ * announced by gratuitous ARP (RFC 5227 §3), so neighbours update stale caches. */
+int stack_addr_add(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen, bool announce);
+int stack_addr_del(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen);
+int stack_iface_set_up(struct stack *s, uint16_t port, bool up);
+
+#endif

@@ -1,0 +1,36 @@
+/* Entry points between the layers of one stack instance. Not for use outside src/proto. */
+#ifndef DPS_PROTO_STACK_INTERNAL_H
+#define DPS_PROTO_STACK_INTERNAL_H
+
+#include "stack.h"
+#include "../wire/ipv4.h"
+
+/* Link layer (link.c): ARP in and out, and the neighbour table's callbacks. */
+void arp_input(struct stack *s, uint16_t port, struct rte_mbuf *m);
+void arp_announce(struct stack *s, uint16_t port, uint32_t addr);
+extern const struct neigh_ops stack_neigh_ops;
+/* Sends m (data at the IPv4 header) to next hop nh on port, resolving its MAC first. */
+void link_output(struct stack *s, uint16_t port, uint32_t nh, struct rte_mbuf *m);
+
+/* IPv4 (ip4_input.c, ip4_output.c, ip4_forward.c). m's data starts at the IPv4 header. */
+void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m);
+void ip4_forward(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip);
+/* Prepends an IPv4 header to the transport payload m and sends it. src 0 picks the source
+ * from the route. Returns 0 or -errno (EHOSTUNREACH/ENETUNREACH: no route; the packet is
+ * counted and freed in every case). */
+int ip4_output(struct stack *s, struct rte_mbuf *m, uint8_t proto, uint32_t src, uint32_t dst,
+	       uint8_t tos, bool df);
+/* Sends a datagram whose header is complete along route r to dst: fragments it or answers
+ * frag-needed when it exceeds the route MTU. */
+void ip4_route_output(struct stack *s, struct rte_mbuf *m, const struct route *r, uint32_t dst,
+		      bool forwarded);
+
+/* ICMP (icmp4.c). */
+void icmp4_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast);
+/* Answers the datagram orig (data at its IPv4 header) with an ICMP error, subject to the
+ * RFC 1122 §3.2.2 suppression rules and the rate limit. info is the 32-bit "rest of header"
+ * (next-hop MTU for frag-needed, pointer<<24 for parameter problem). Does not free orig. */
+void icmp4_send_error(struct stack *s, const struct rte_mbuf *orig, uint8_t type, uint8_t code,
+		      uint32_t info);
+
+#endif
