@@ -29,8 +29,13 @@ static const struct cmd cmds[] = {
 	{"neigh add", cmd_neigh_add, "neigh add ADDR lladdr MAC dev PORT"},
 	{"neigh del", cmd_neigh_del, "neigh del ADDR dev PORT"},
 	{"neigh flush", cmd_neigh_flush, "neigh flush [dev PORT]"},
+	{"neigh params", cmd_neigh_params,
+	 "neigh params [{ reachable-ms | delay-ms | retrans-ms | mcast-probes | ucast-probes | "
+	 "failed-hold-ms | gc-stale-ms } VALUE]..."},
 	{"neigh", cmd_neigh_show, NULL},
 	{"stats", cmd_stats_show, "stats"},
+	{"ping", cmd_ping,
+	 "ping ADDR [count N] [size BYTES] [interval-ms N] [timeout-ms N]"},
 };
 
 /* How many of argv's leading words spell c->words; 0 when they do not. */
@@ -114,7 +119,7 @@ const char *cmd_strerror(int err)
 	case ENOENT:
 	case ESRCH: return "no such entry";
 	case EADDRNOTAVAIL: return "address not configured on that port";
-	case ENETUNREACH: return "gateway is not on a connected subnet of that port";
+	case ENETUNREACH: return "network unreachable (no route)";
 	case ENODEV: return "no such port";
 	case ENOSPC: return "table full";
 	case EINVAL: return "invalid value";

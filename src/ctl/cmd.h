@@ -16,8 +16,9 @@ cmd_handler cmd_help;
 cmd_handler cmd_link_show, cmd_link_set;
 cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
 cmd_handler cmd_route_add, cmd_route_del, cmd_route_show;
-cmd_handler cmd_neigh_show, cmd_neigh_add, cmd_neigh_del, cmd_neigh_flush;
+cmd_handler cmd_neigh_show, cmd_neigh_add, cmd_neigh_del, cmd_neigh_flush, cmd_neigh_params;
 cmd_handler cmd_stats_show;
+cmd_handler cmd_ping;
 
 /* Argument helpers shared by the handlers: each returns 0, or -1 after ctl_error. */
 int cmd_parse_port(struct daemon *d, const char *name, uint16_t *port, struct ctl_out *o);

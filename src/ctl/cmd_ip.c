@@ -215,6 +215,9 @@ int cmd_route_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	if (r.type == ROUTE_CONNECTED && r.port == NETCFG_PORT_ANY)
 		return ctl_error(o, "a route needs 'via GW' or 'dev PORT'");
 	int rc = daemon_apply(d, route_add_master, route_add_stack, &r);
+	if (rc == -ENETUNREACH)
+		return ctl_error(o, "ip route add: the gateway is not on a connected subnet%s",
+				 r.port != NETCFG_PORT_ANY ? " of that port" : "");
 	if (rc != 0)
 		return ctl_error(o, "ip route add: %s", cmd_strerror(-rc));
 	return 0;

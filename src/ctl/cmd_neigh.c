@@ -1,6 +1,7 @@
 /* neigh show/add/del/flush: the neighbour caches live in the workers, so every command runs
  * on them through their mailboxes. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,4 +173,80 @@ int cmd_neigh_flush(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		return -1;
 	}
 	return daemon_each_worker(d, neigh_flush_stack, &op);
+}
+
+struct neigh_params_op {
+	struct neigh_params p;
+};
+
+static int neigh_params_get_stack(struct stack *s, void *arg)
+{
+	struct neigh_params_op *op = arg;
+	neigh_get_params(s->neigh, &op->p);
+	return 0;
+}
+
+static int neigh_params_set_stack(struct stack *s, void *arg)
+{
+	struct neigh_params_op *op = arg;
+	return neigh_set_params(s->neigh, &op->p);
+}
+
+/* The tunables `neigh params` shows and sets, by name. */
+static const struct {
+	const char *name;
+	size_t offset;
+	uint32_t min;
+	uint32_t max;
+} neigh_tunables[] = {
+	{"reachable-ms", offsetof(struct neigh_params, reachable_ms), 1, 3600000},
+	{"delay-ms", offsetof(struct neigh_params, delay_ms), 1, 3600000},
+	{"retrans-ms", offsetof(struct neigh_params, retrans_ms), 1, 3600000},
+	{"mcast-probes", offsetof(struct neigh_params, mcast_probes), 1, 100},
+	{"ucast-probes", offsetof(struct neigh_params, ucast_probes), 1, 100},
+	{"failed-hold-ms", offsetof(struct neigh_params, failed_hold_ms), 1, 3600000},
+	{"gc-stale-ms", offsetof(struct neigh_params, gc_stale_ms), 1, 86400000},
+};
+
+#define NEIGH_TUNABLES (sizeof(neigh_tunables) / sizeof(neigh_tunables[0]))
+
+static uint32_t *neigh_tunable(struct neigh_params *p, size_t i)
+{
+	return (uint32_t *)((char *)p + neigh_tunables[i].offset);
+}
+
+/* neigh params [NAME VALUE]... */
+int cmd_neigh_params(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	if (argc % 2 != 0)
+		return -1;
+	struct neigh_params_op op;
+	daemon_each_worker(d, neigh_params_get_stack, &op); /* all workers hold the same */
+	for (int i = 0; i < argc; i += 2) {
+		size_t k = 0;
+		while (k < NEIGH_TUNABLES && strcmp(argv[i], neigh_tunables[k].name) != 0)
+			k++;
+		if (k == NEIGH_TUNABLES)
+			return ctl_error(o, "unknown neighbour parameter '%s'", argv[i]);
+		if (cmd_parse_u32(argv[i + 1], neigh_tunables[k].min, neigh_tunables[k].max,
+				  neigh_tunable(&op.p, k), argv[i], o) != 0)
+			return -1;
+	}
+	if (argc != 0) {
+		int rc = daemon_each_worker(d, neigh_params_set_stack, &op);
+		if (rc != 0)
+			return ctl_error(o, "neigh params: %s", cmd_strerror(-rc));
+		return 0;
+	}
+	if (o->json)
+		json_obj_begin(o, NULL);
+	for (size_t k = 0; k < NEIGH_TUNABLES; k++) {
+		if (o->json)
+			json_u64(o, neigh_tunables[k].name, *neigh_tunable(&op.p, k));
+		else
+			ctl_printf(o, "%s %u\n", neigh_tunables[k].name, *neigh_tunable(&op.p, k));
+	}
+	if (o->json)
+		json_obj_end(o);
+	return 0;
 }

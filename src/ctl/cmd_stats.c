@@ -1,6 +1,7 @@
 /* stats: per-port, per-worker and per-reason counters, summed over the workers. The workers
  * write their counters without atomics; aligned 64-bit loads here may see a value a few
  * packets old, never a torn one. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -67,6 +68,33 @@ static void stats_json(const struct daemon *d, const struct stats_sum *sum, stru
 	json_obj_begin(o, "drops");
 	for (unsigned i = 0; i < STACK_DROP_COUNT; i++)
 		json_u64(o, stack_drop_info[i].name, sum->drops[i]);
+	json_obj_end(o);
+	json_obj_begin(o, "reassembly");
+	struct ip4_reass_stats rs, total = {0};
+	for (unsigned w = 0; w < d->nb_workers; w++) {
+		ip4_reass_stats_get(d->workers[w].stack->reass, &rs);
+		total.datagrams += rs.datagrams;
+		total.bytes += rs.bytes;
+		for (unsigned v = 0; v < IP4_REASS_VERDICT_COUNT; v++)
+			total.verdicts[v] += rs.verdicts[v];
+	}
+	json_u64(o, "datagrams", total.datagrams);
+	json_u64(o, "bytes", total.bytes);
+	json_obj_begin(o, "verdicts");
+	static const char *const verdict_names[] = {
+#define VERDICT_NAME(id, text) [IP4_REASS_##id] = #id,
+		IP4_REASS_VERDICT_LIST(VERDICT_NAME)
+#undef VERDICT_NAME
+	};
+	for (unsigned v = 0; v < IP4_REASS_VERDICT_COUNT; v++) {
+		char key[32];
+		size_t k = 0;
+		for (; verdict_names[v][k] != '\0' && k + 1 < sizeof(key); k++)
+			key[k] = (char)tolower((unsigned char)verdict_names[v][k]);
+		key[k] = '\0';
+		json_u64(o, key, total.verdicts[v]);
+	}
+	json_obj_end(o);
 	json_obj_end(o);
 	json_obj_begin(o, "mempool");
 	json_u64(o, "size", d->pool->size);

@@ -3,10 +3,12 @@
  *
  * Reassembly policy, stricter than RFC 791 for safety (RFC 1858, RFC 3128, and the reasoning
  * of RFC 5722 for IPv6): a fragment that overlaps data already held, or a duplicate with
- * different placement, discards the whole datagram; a non-first fragment with offset 8 (the
- * "tiny fragment" TCP attack of RFC 1858) and a first fragment too short to hold 8 transport
- * bytes are dropped; exact duplicates are dropped alone. Memory is bounded by max_bytes of
- * held mbuf data and max_datagrams; the oldest datagram is evicted first. */
+ * different placement or MF bit, discards the whole datagram; a TCP fragment with offset 8
+ * (the "tiny fragment" attack of RFC 1858), a fragment with MF set and fewer than 8 payload
+ * bytes (so a first fragment too short to hold 8 transport bytes) and an empty fragment are
+ * dropped alone; exact duplicates (same offset, length and MF) are dropped alone. Memory is
+ * bounded by max_bytes, charged as the buf_len of every segment of every held mbuf, and by
+ * max_datagrams; to make room the oldest other datagram is evicted first. */
 #ifndef DPS_PROTO_IP4_FRAG_H
 #define DPS_PROTO_IP4_FRAG_H
 
@@ -18,9 +20,9 @@
 
 struct ip4_reass_params {
 	uint32_t timeout_ms;          /* a datagram incomplete this long is dropped: 30000 */
-	uint32_t max_bytes;           /* total packet bytes held: 4 MiB */
-	uint32_t max_datagrams;       /* datagrams in progress: 1024 */
-	uint32_t max_frags;           /* fragments per datagram: 64 */
+	uint32_t max_bytes;           /* held mbuf memory (buf_len of each segment): 4 MiB */
+	uint32_t max_datagrams;       /* datagrams in progress, 1..2^20: 1024 */
+	uint32_t max_frags;           /* fragments per datagram, 2..8192: 64 */
 };
 
 void ip4_reass_params_default(struct ip4_reass_params *p);
@@ -49,7 +51,8 @@ const char *ip4_reass_verdict_str(enum ip4_reass_verdict v);
 
 struct ip4_reass;
 
-/* Returns NULL (rte_errno set) on bad params or out of memory. socket_id as for rte_malloc. */
+/* Returns NULL (rte_errno set: EINVAL on bad params, a zero one included; ENOMEM) on failure.
+ * socket_id as for rte_malloc. */
 struct ip4_reass *ip4_reass_create(const struct ip4_reass_params *p, int socket_id);
 /* Frees every held fragment and the table. NULL is a no-op. */
 void ip4_reass_destroy(struct ip4_reass *r);
@@ -72,7 +75,10 @@ unsigned ip4_reass_expire(struct ip4_reass *r, uint64_t now_ms,
 
 struct ip4_reass_stats {
 	uint32_t datagrams;   /* in progress */
-	uint32_t bytes;       /* held */
+	uint32_t bytes;       /* held, as charged against max_bytes */
+	/* One per ip4_reass_input call; TIMEOUT also once per datagram ip4_reass_expire drops.
+	 * A datagram evicted to make room counts once more: TIMEOUT if it had expired, else
+	 * NO_MEMORY. */
 	uint64_t verdicts[IP4_REASS_VERDICT_COUNT];
 };
 void ip4_reass_stats_get(const struct ip4_reass *r, struct ip4_reass_stats *out);
@@ -80,10 +86,12 @@ void ip4_reass_stats_get(const struct ip4_reass *r, struct ip4_reass_stats *out)
 /* Splits the datagram m (data at an IPv4 header without DF, any number of segments) into
  * fragments of at most mtu bytes each, freshly allocated from pool: each carries a copy of the
  * header (options other than those with the copy flag are kept only in the first, RFC 791),
- * payload in multiples of 8, MF and offset set, checksum computed. On success frees m, stores
- * the fragments in out[0..n) and returns n. Returns -EMSGSIZE when more than max_out fragments
- * would be needed or mtu cannot carry 8 payload bytes, -ENOBUFS when pool is empty; m is
- * untouched on error. */
+ * payload in multiples of 8, MF and offset set, checksum computed. A datagram that already
+ * fits is copied into one fragment. On success frees m, stores the fragments in out[0..n) and
+ * returns n. Returns -EMSGSIZE when more than max_out fragments would be needed, mtu cannot
+ * carry 8 payload bytes, or DF is set and m exceeds mtu; -ENOBUFS when pool is empty; -EINVAL
+ * when m does not start with a well-formed header (version, IHL, total length within pkt_len,
+ * option lengths) or pool's data room cannot hold it; m is untouched on error. */
 int ip4_fragment(struct rte_mbuf *m, uint16_t mtu, struct rte_mempool *pool,
 		 struct rte_mbuf **out, unsigned max_out);
 

@@ -9,8 +9,8 @@
  * of the type) is set, in their order, then EOL bytes up to a multiple of 4 (RFC 791 pads the
  * header with zeros; NOPs are not copied, as their copied flag is clear). If the source is
  * itself a fragment, offsets continue from its offset and the last piece keeps its MF.
- * New mbufs get l3_len set to their header length; other metadata stays as rte_pktmbuf_alloc
- * leaves it (no offload flags: the checksum is computed here). */
+ * New mbufs get l3_len set to their header length and the source's port; other metadata stays
+ * as rte_pktmbuf_alloc leaves it (no offload flags: the checksum is computed here). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -72,6 +72,7 @@ static struct rte_mbuf *frag_build(struct rte_mempool *pool, const uint8_t *hdr,
 	dst = (uint8_t *)rte_pktmbuf_append(head, (uint16_t)hlen);  /* room checked by caller */
 	memcpy(dst, hdr, hlen);
 	head->l3_len = (uint16_t)hlen;
+	head->port = src->port;
 	seg = head;
 	while (len > 0) {
 		uint32_t n = RTE_MIN(len, (uint32_t)rte_pktmbuf_tailroom(seg));

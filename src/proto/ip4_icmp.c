@@ -1,6 +1,9 @@
 /* ICMP (RFC 792): echo, and the error messages of a host and a router (RFC 1122 §3.2.2,
  * RFC 1812 §4.3), rate-limited (RFC 1812 §4.3.2.8). */
+#include <errno.h>
 #include <string.h>
+
+#include <rte_cycles.h>
 
 #include <rte_ip.h>
 
@@ -64,12 +67,58 @@ void icmp4_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
 		rte_pktmbuf_free(m);
 		return;
 	case ICMP4_ECHO_REPLY:
+		if (s->ping.id != 0 && ic.rest == ((uint32_t)s->ping.id << 16 | s->ping.seq) &&
+		    s->ping.rtt_tsc == 0) {
+			s->ping.rtt_tsc = rte_rdtsc() - s->ping.sent_tsc;
+			if (s->ping.rtt_tsc == 0)
+				s->ping.rtt_tsc = 1;
+			s->ping.reply_len = len;
+		}
 		rte_pktmbuf_free(m);
 		return;
 	default:
 		stack_drop(s, STACK_DROP_ICMP_UNHANDLED, m);
 		return;
 	}
+}
+
+int stack_ping_send(struct stack *s, uint32_t dst, uint16_t id, uint16_t seq, uint32_t size)
+{
+	if (size > IP4_MAX_LEN - IP4_HDR_MIN_LEN - ICMP4_HDR_LEN)
+		return -EMSGSIZE;
+	/* Large requests are built as a chain: fragmentation copies from it anyway. */
+	uint32_t total = ICMP4_HDR_LEN + size;
+	struct rte_mbuf *head = NULL;
+	for (uint32_t done = 0; done < total || head == NULL;) {
+		struct rte_mbuf *seg = rte_pktmbuf_alloc(s->pool);
+		if (seg == NULL) {
+			rte_pktmbuf_free(head);
+			s->drops[STACK_DROP_TX_NO_MBUF]++;
+			return -ENOBUFS;
+		}
+		uint32_t n = RTE_MIN(total - done, (uint32_t)rte_pktmbuf_tailroom(seg));
+		uint8_t *p = (uint8_t *)rte_pktmbuf_append(seg, (uint16_t)n);
+		for (uint32_t i = 0; i < n; i++)
+			p[i] = (uint8_t)(done + i); /* a pattern, as ping(8) sends */
+		done += n;
+		if (head == NULL)
+			head = seg;
+		else if (rte_pktmbuf_chain(head, seg) != 0) {
+			rte_pktmbuf_free(seg);
+			rte_pktmbuf_free(head);
+			return -EMSGSIZE;
+		}
+	}
+	uint8_t *h = rte_pktmbuf_mtod(head, uint8_t *);
+	struct icmp4_repr ic = {.type = ICMP4_ECHO_REQUEST, .rest = (uint32_t)id << 16 | seq};
+	icmp4_build_header(h, ICMP4_HDR_LEN, &ic);
+	/* rte_raw_cksum_mbuf sums native-endian words: its complement is stored as is. */
+	uint16_t sum;
+	rte_raw_cksum_mbuf(head, 0, total, &sum);
+	sum = (uint16_t)~sum;
+	memcpy(h + ICMP4_OFF_CSUM, &sum, sizeof(sum));
+	s->ping = (struct stack_ping){.id = id, .seq = seq, .sent_tsc = rte_rdtsc()};
+	return ip4_output(s, head, IP4_PROTO_ICMP, 0, dst, 0, false);
 }
 
 /* RFC 1122 §3.2.2 and RFC 1812 §4.3.2.7: the datagrams that must never cause an error. */

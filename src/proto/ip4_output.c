@@ -47,10 +47,8 @@ void ip4_route_output(struct stack *s, struct rte_mbuf *m, const struct route *r
 	}
 	stack_count(s, STACK_EV_IP_FRAGMENTED);
 	s->events[STACK_EV_IP_FRAGS_CREATED] += (uint64_t)n;
-	for (int i = 0; i < n; i++) {
-		frags[i]->port = m->port;
-		link_output_route(s, frags[i], r, dst);
-	}
+	for (int i = 0; i < n; i++)
+		link_output_route(s, frags[i], r, dst); /* m is freed: fragments carry its port */
 }
 
 int ip4_output(struct stack *s, struct rte_mbuf *m, uint8_t proto, uint32_t src, uint32_t dst,

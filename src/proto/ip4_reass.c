@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
 
@@ -50,6 +51,16 @@
 #include "ip4_frag.h"
 #include "../wire/bytes.h"
 #include "../wire/checksum.h"
+
+/* Debian's DPDK is not built with ASan, so rte_malloc memory is invisible to it: under ASan
+ * the table comes from the C heap, where overruns of a slot's fragment array are caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define REASS_HEAP_ALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REASS_HEAP_ALLOC 1
+#endif
+#endif
 
 /* No datagram of at most 65535 bytes has more non-empty, non-overlapping fragments. */
 #define REASS_MAX_FRAGS_LIMIT 8192u
@@ -143,7 +154,13 @@ struct ip4_reass *ip4_reass_create(const struct ip4_reass_params *p, int socket_
 				   RTE_CACHE_LINE_SIZE);
 	total = off_slots + (size_t)p->max_datagrams * slot_size;
 
+#ifdef REASS_HEAP_ALLOC
+	r = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(total, RTE_CACHE_LINE_SIZE));
+	if (r != NULL)
+		memset(r, 0, total);
+#else
 	r = rte_zmalloc_socket("ip4_reass", total, RTE_CACHE_LINE_SIZE, socket_id);
+#endif
 	if (r == NULL) {
 		rte_errno = ENOMEM;
 		return NULL;
@@ -404,10 +421,17 @@ struct rte_mbuf *ip4_reass_input(struct ip4_reass *r, uint64_t now_ms, struct rt
 	struct rte_mbuf *done = NULL;
 	struct reass_dgram *d;
 	enum ip4_reass_verdict v;
-	uint32_t plen = (uint32_t)(ip->total_len - ip->hdr_len);
-	uint32_t off = ip->frag_off, end = off + plen, cost, pos = 0;
+	uint32_t plen, off = ip->frag_off, end, cost, pos = 0;
 	struct reass_frag *f;
 
+	/* A header ip4_parse would not pass (a caller bug) is counted with the tiny ones. */
+	if (ip->hdr_len < IP4_HDR_MIN_LEN || ip->hdr_len > IP4_HDR_MAX_LEN ||
+	    ip->total_len < ip->hdr_len) {
+		v = IP4_REASS_TINY;
+		goto drop;
+	}
+	plen = ip->total_len - (uint32_t)ip->hdr_len;
+	end = off + plen;
 	if (plen == 0 || (ip->mf && plen < 8) ||
 	    (ip->proto == IP4_PROTO_TCP && off == 8)) {
 		v = IP4_REASS_TINY;
@@ -504,5 +528,9 @@ void ip4_reass_destroy(struct ip4_reass *r)
 		return;
 	while ((d = TAILQ_FIRST(&r->age)) != NULL)
 		reass_discard(r, d);
+#ifdef REASS_HEAP_ALLOC
+	free(r);
+#else
 	rte_free(r);
+#endif
 }

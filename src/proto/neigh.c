@@ -5,7 +5,8 @@
  * Layout: everything is allocated once in neigh_table_create. Entries live in an array of
  * max_entries slots; a slot is found through chained hashing on (port, ip), the chains linked
  * by slot index, and unused slots are chained on a free list. Each slot owns a ring of
- * queue_len packet pointers. Nothing allocates after create, so neither the packet path nor
+ * queue_len packet pointers (a ring: a callback may queue a packet while the queue drains,
+ * see neigh_fsm.c). Nothing allocates after create, so neither the packet path nor
  * the timer path can fail for lack of memory.
  *
  * Eviction policy (a full table and a new entry): take the entry that has been FAILED the
@@ -98,6 +99,21 @@ static void neigh_list_unlink(struct neigh_table *t, struct neigh_list *l, uint3
 	else
 		l->tail = e->age_prev;
 	e->age_prev = e->age_next = NEIGH_NIL;
+}
+
+int neigh_set_params(struct neigh_table *t, const struct neigh_params *p)
+{
+	if (p->queue_len != t->p.queue_len || p->max_entries != t->p.max_entries ||
+	    p->reachable_ms == 0 || p->delay_ms == 0 || p->retrans_ms == 0 ||
+	    p->failed_hold_ms == 0 || p->gc_stale_ms == 0)
+		return -EINVAL;
+	t->p = *p;
+	return 0;
+}
+
+void neigh_get_params(const struct neigh_table *t, struct neigh_params *out)
+{
+	*out = t->p;
 }
 
 struct neigh_table *neigh_table_create(const struct neigh_params *params,

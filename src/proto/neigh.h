@@ -49,10 +49,19 @@ struct neigh_params {
 
 void neigh_params_default(struct neigh_params *p);
 
+struct neigh_table;
+
+/* Changes the timers and probe counts of a live table; they apply from each entry's next
+ * transition. queue_len and max_entries size the table and cannot change: -EINVAL if they
+ * differ from the table's, or if a timer is 0. */
+int neigh_set_params(struct neigh_table *t, const struct neigh_params *p);
+void neigh_get_params(const struct neigh_table *t, struct neigh_params *out);
+
 /* Why a packet handed to the table was dropped (through neigh_ops.drop_packet). */
 enum neigh_drop {
 	NEIGH_DROP_QUEUE_FULL,    /* the entry's queue already held queue_len packets */
-	NEIGH_DROP_RESOLVE_FAILED,/* the entry went INCOMPLETE -> FAILED with the packet queued */
+	NEIGH_DROP_RESOLVE_FAILED,/* the neighbour did not answer: the entry went INCOMPLETE ->
+				   * FAILED with the packet queued, or the entry was FAILED */
 	NEIGH_DROP_TABLE_FULL,    /* no room for a new entry */
 	NEIGH_DROP_FLUSHED,       /* the entry was deleted or the table destroyed */
 };

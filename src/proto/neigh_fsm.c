@@ -40,12 +40,10 @@ static void neigh_clock(struct neigh_table *t, uint64_t now_ms)
 		t->now_ms = now_ms;
 }
 
-/* Requests per episode. The first request is always sent, so 0 behaves as 1. */
+/* Requests per episode. Entering the state sends the first one, so 0 behaves as 1. */
 static uint32_t neigh_max_probes(const struct neigh_table *t, enum neigh_state s)
 {
-	uint32_t n = s == NEIGH_INCOMPLETE ? t->p.mcast_probes : t->p.ucast_probes;
-
-	return n > 0 ? n : 1;
+	return s == NEIGH_INCOMPLETE ? t->p.mcast_probes : t->p.ucast_probes;
 }
 
 /* One ARP request and the next retransmission slot. Only here are requests sent, and always

@@ -14,6 +14,9 @@ void stack_params_default(struct stack_params *p)
 {
 	*p = (struct stack_params){.socket_id = SOCKET_ID_ANY};
 	neigh_params_default(&p->neigh);
+	/* A 64 KB datagram is 45 fragments at MTU 1500 and 68 at MTU 1000: all may wait for one ARP reply
+	 * (Linux bounds this queue by bytes, 212992 by default). */
+	p->neigh.queue_len = 128;
 	ip4_reass_params_default(&p->reass);
 	/* Linux's icmp_msgs_per_sec / icmp_msgs_burst defaults. */
 	p->icmp_rate = 1000;

@@ -38,6 +38,15 @@ struct stack_params {
 
 void stack_params_default(struct stack_params *p);
 
+/* One echo request of `dpstackctl ping` in flight (RFC 792 echo), measured in TSC cycles. */
+struct stack_ping {
+	uint16_t id;            /* 0: no ping in progress */
+	uint16_t seq;           /* the request awaiting its reply */
+	uint64_t sent_tsc;
+	uint64_t rtt_tsc;       /* 0 until the reply arrives */
+	uint32_t reply_len;     /* ICMP bytes in the reply */
+};
+
 struct stack {
 	unsigned id;
 	uint64_t now_ms;
@@ -48,6 +57,7 @@ struct stack {
 	struct ip4_reass *reass;
 	struct ratelimit icmp_errors;
 	uint16_t next_ip_id;
+	struct stack_ping ping;
 	uint64_t events[STACK_EV_COUNT];
 	uint64_t drops[STACK_DROP_COUNT];
 	struct stack_port_counters ports[NETCFG_MAX_PORTS];
@@ -84,5 +94,9 @@ void stack_xmit(struct stack *s, uint16_t port, struct rte_mbuf *m);
 int stack_addr_add(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen, bool announce);
 int stack_addr_del(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen);
 int stack_iface_set_up(struct stack *s, uint16_t port, bool up);
+
+/* Sends an echo request of size payload bytes (0..65507) to dst and arms s->ping for its
+ * reply. Returns 0 or -errno (no route, no buffers, EMSGSIZE). */
+int stack_ping_send(struct stack *s, uint32_t dst, uint16_t id, uint16_t seq, uint32_t size);
 
 #endif

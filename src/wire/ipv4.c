@@ -46,9 +46,10 @@ enum wire_status ip4_parse(const uint8_t *buf, size_t len, bool verify_csum,
 	/* RFC 791 §3.1: the reserved flag "must be zero". */
 	if (frag & IP4_FLAG_RESERVED)
 		return WIRE_BAD_FIELD;
-	/* RFC 791: a datagram is at most 65535 bytes. This fragment, placed at its offset with
-	 * its own header (never longer than the first fragment's), must fit: the classic
-	 * oversized-reassembly ("ping of death") check. */
+	/* RFC 791: a datagram is at most 65535 bytes, so this fragment placed at its offset with
+	 * its header must fit (the "ping of death" check). Later fragments repeat only the
+	 * copied options (RFC 791 §3.2), so their headers are never longer than the first's
+	 * and no datagram that reassembles within 65535 bytes is refused. */
 	if ((size_t)r.frag_off + r.total_len > IP4_MAX_LEN)
 		return WIRE_BAD_FIELD;
 	/* RFC 791 §3.2: fragments are cut on 8-byte boundaries, so all but the last carry a

@@ -48,7 +48,9 @@ for seeds in "$here"/corpus/*/; do
 	else
 		echo "fuzz $name: FAILED"
 		failed=$((failed + 1))
-		tail -n 30 "$work/log" | sed "s/^/  [$name] /" >&2
+		# From the first report on (a failed check, a sanitizer or libFuzzer error).
+		{ awk '/check failed|ERROR|runtime error|not built/ { on = 1 } on && n++ < 40' \
+			"$work/log" | grep . || tail -n 20 "$work/log"; } | sed "s/^/  [$name] /" >&2
 		if [ -n "$(ls -A "$work/artifacts")" ]; then
 			keep=$build/fuzz-artifacts/$name
 			mkdir -p "$keep" && cp "$work/artifacts/"* "$keep/" &&

@@ -60,13 +60,16 @@ int test_eal_init(void)
 		if (rte_eal_init((int)RTE_DIM(argv) - 1, argv) < 0) {
 			eal_state = -1;
 			fail_msg("rte_eal_init: %s", rte_strerror(rte_errno));
+			return -1;
 		}
 		eal_state = 1;
 		snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
 		atexit(test_eal_cleanup);
 	}
-	if (eal_state < 0)
+	if (eal_state < 0) {
 		fail_msg("EAL failed to start earlier");
+		return -1;
+	}
 	return 0;
 }
 

@@ -266,9 +266,15 @@ static void test_fragment_fits_mtu_returns_one_copy(void **state)
 static void test_fragment_4000_bytes_mtu_1500_gives_1480_1480_1020(void **state)
 {
 	struct rte_mbuf *m = make(NULL, 0, 3980, 2, 0, 0);
-	int n = ip4_fragment(m, 1500, test_pool(), out, MAX_OUT);
+	int n, k;
 
+	m->port = 3;
+	n = ip4_fragment(m, 1500, test_pool(), out, MAX_OUT);
 	assert_int_equal(n, 3);
+	for (k = 0; k < n; k++) {
+		assert_int_equal(out[k]->port, 3);
+		assert_int_equal(out[k]->ol_flags, 0);
+	}
 	check_frags(n, 1500, NULL, 0);
 	assert_int_equal(rte_pktmbuf_pkt_len(out[0]), 1500);
 	assert_int_equal(rte_pktmbuf_pkt_len(out[1]), 1500);

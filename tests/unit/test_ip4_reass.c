@@ -599,6 +599,22 @@ static void test_reass_empty_last_frag_dropped_as_tiny(void **state)
 	assert_int_equal(stats().datagrams, 1);
 }
 
+/* ip4_parse never yields this; a caller bug is dropped and counted, not trusted. */
+static void test_reass_header_longer_than_total_dropped_as_tiny(void **state)
+{
+	struct frag f = frag_of(0, 16, true);
+	enum ip4_reass_verdict v;
+	struct ip4_repr ip;
+	struct rte_mbuf *m = build(&f, &ip);
+
+	create(0, 0, 0, 0);
+	ip.hdr_len = 40;
+	ip.total_len = 36;
+	assert_null(ip4_reass_input(r, 0, m, &ip, &v));
+	assert_int_equal(v, IP4_REASS_TINY);
+	assert_int_equal(stats().datagrams, 0);
+}
+
 /* ---- Last fragment, size ---- */
 
 static void test_reass_second_last_other_end_discards_datagram(void **state)
@@ -987,6 +1003,7 @@ int main(void)
 		T(test_reass_empty_first_frag_with_mf_dropped_as_tiny),
 		T(test_reass_4_byte_first_frag_with_mf_dropped_as_tiny),
 		T(test_reass_empty_last_frag_dropped_as_tiny),
+		T(test_reass_header_longer_than_total_dropped_as_tiny),
 		T(test_reass_second_last_other_end_discards_datagram),
 		T(test_reass_data_past_last_discards_datagram),
 		T(test_reass_last_before_held_data_discards_datagram),

@@ -181,6 +181,7 @@ static void test_reachable_learn_solicited_restarts_lifetime(void **state)
 	to_reachable(f, 1, IP1, &MAC_A);
 	f->now = confirm;
 	assert_int_equal(learn(f, 1, IP1, &MAC_A, NEIGH_F_SOLICITED), 0);
+	assert_int_equal(info_of(f, 1, IP1).updated_ms, T0); /* no state change */
 	tick_at(f, T0 + f->p.reachable_ms);
 	assert_int_equal(state_of(f, 1, IP1), NEIGH_REACHABLE);
 	tick_at(f, confirm + f->p.reachable_ms - 1);
@@ -218,6 +219,7 @@ static void test_stale_learn_new_mac_unsolicited_stays_stale_and_restarts_gc(voi
 	assert_int_equal(learn(f, 1, IP1, &MAC_B, 0), 0);
 	assert_int_equal(state_of(f, 1, IP1), NEIGH_STALE);
 	assert_entry_mac(f, 1, IP1, &MAC_B);
+	assert_int_equal(info_of(f, 1, IP1).updated_ms, T0); /* no state change */
 	tick_at(f, T0 + f->p.gc_stale_ms);
 	assert_int_equal(state_of(f, 1, IP1), NEIGH_STALE);
 	tick_at(f, T0 + 100 + f->p.gc_stale_ms);

@@ -481,6 +481,16 @@ static void test_many_entries_fail_in_the_same_tick(void **state)
 	assert_int_equal(neigh_count(f->t), 0);
 }
 
+static void test_reachable_near_end_of_clock_does_not_wrap(void **state)
+{
+	struct fake *f = *state;
+
+	f->now = UINT64_MAX - 100;
+	to_reachable(f, 1, IP1, &MAC_A);
+	tick_at(f, UINT64_MAX - 1);
+	assert_int_equal(state_of(f, 1, IP1), NEIGH_REACHABLE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +530,7 @@ int main(void)
 		NEIGH_TEST(test_reachable_stale_use_then_reply_returns_to_reachable),
 		NEIGH_TEST(test_zero_lifetimes_age_out_in_one_tick),
 		NEIGH_TEST(test_many_entries_fail_in_the_same_tick),
+		NEIGH_TEST(test_reachable_near_end_of_clock_does_not_wrap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,7 +10,8 @@
 
 #include <dpstack/ctl.h>
 
-#define CTL_TIMEOUT_S 30
+/* Long enough for the slowest command, a long `ping`; a dead daemon closes the socket. */
+#define CTL_TIMEOUT_S 3600
 
 static void usage(FILE *f)
 {
