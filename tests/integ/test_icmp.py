@@ -1,0 +1,89 @@
+"""ICMP echo between the kernel and the stack, both directions, small to 65507-byte
+datagrams (fragmented and reassembled on both sides)."""
+
+import pytest
+
+import topo
+
+
+def test_ping_1000_paced_all_answered(one_port):
+    r = one_port.peer.ping(one_port.stack_ip, count=1000, interval=0.002, wait=2,
+                           timeout=60)
+    assert r.transmitted == 1000 and r.received == 1000, r
+
+
+def test_ping_flood_all_answered(one_port):
+    d = one_port.daemon
+    before = d.counter("icmp.tx_echo_reply")
+    r = one_port.peer.ping(one_port.stack_ip, count=1000, flood=True, wait=2, timeout=60)
+    assert r.transmitted == 1000 and r.received == 1000, r
+    assert d.counter("icmp.tx_echo_reply") - before == 1000
+
+
+@pytest.mark.parametrize("size", [1472, 1473, 8000, 65507])
+def test_ping_large_from_kernel_reassembled_and_answered(one_port, size):
+    d = one_port.daemon
+    before = d.stats()
+    r = one_port.peer.ping(one_port.stack_ip, count=3, size=size, interval=0.2, wait=3)
+    assert r.received == 3, r
+    assert "%d bytes from %s" % (size + 8, one_port.stack_ip) in r.output, r
+    after = d.stats()
+    fragmented = size + 28 > 1500
+    reassembled = d.counter("ip.reassembled", after) - d.counter("ip.reassembled", before)
+    frag_out = d.counter("ip.fragmented", after) - d.counter("ip.fragmented", before)
+    assert reassembled == (3 if fragmented else 0)
+    assert frag_out == (3 if fragmented else 0)
+
+
+def test_ping_8000_from_kernel_leaves_no_mbufs_held(one_port):
+    d = one_port.daemon
+    baseline = d.mempool_in_use()
+    r = one_port.peer.ping(one_port.stack_ip, count=20, size=8000, interval=0.01, wait=3)
+    assert r.received == 20, r
+    d.wait_mempool(baseline)
+
+
+def _stack_ping(setup, *args, timeout=30):
+    return setup.daemon.ctl_result("ping", setup.peer_ip, *args, json=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("size", [56, 1472, 8000, 65507])
+def test_stack_ping_kernel_answers(one_port, size):
+    """dpstackctl ping: the stack's own output path (route, ARP, fragmentation)."""
+    r = _stack_ping(one_port, "count", 3, "size", size, "timeout-ms", 2000)
+    assert r.rc == 0, r
+    res = topo.jsonlib.loads(r.out)
+    assert res["transmitted"] == 3 and res["received"] == 3, res
+
+
+def test_stack_ping_text_output_one_line_per_reply(one_port):
+    r = one_port.daemon.ctl_result("ping", one_port.peer_ip, "count", 2, "size", 8000,
+                                   timeout=30)
+    assert r.rc == 0, r
+    replies = [line for line in r.out.splitlines() if "bytes from %s" % one_port.peer_ip in line]
+    assert len(replies) == 2, r
+
+
+def test_stack_ping_unanswered_exits_1(one_port):
+    """10.0.0.1 is up but a firewall in the peer drops echo requests: no reply, exit 1."""
+    peer = one_port.peer
+    peer.run("nft", "add table ip dpi_drop")
+    try:
+        peer.run("nft", "add chain ip dpi_drop in { type filter hook input priority 0 ; }")
+        peer.run("nft", "add rule ip dpi_drop in icmp type echo-request drop")
+        r = one_port.daemon.ctl_result("ping", one_port.peer_ip, "count", 2, "timeout-ms",
+                                       300, json=True, timeout=30)
+        assert r.rc == 1, r
+    finally:
+        peer.run("nft", "delete table ip dpi_drop", check=False)
+    r = one_port.daemon.ctl_result("ping", one_port.peer_ip, "count", 1, "timeout-ms", 2000)
+    assert r.rc == 0, r
+
+
+def test_af_packet_port_answers_pings(lab):
+    """DESIGN.md's embedded default device, net_af_packet, for unfragmented traffic."""
+    from conftest import SinglePort
+    setup = SinglePort(lab, driver="net_af_packet")
+    setup.warm_up()
+    r = setup.peer.ping(setup.stack_ip, count=100, interval=0.005, wait=2)
+    assert r.received == 100, r

@@ -1,0 +1,550 @@
+"""Shared helpers of the integration tests: network namespaces and veths as kernel peers,
+dpstackd processes, dpstackctl, raw frames from inside a namespace, and bounded waiting.
+
+Everything that runs a program goes through run(), which always has a timeout. Every
+namespace, veth and daemon made here is registered with a Lab, whose close() removes them in
+reverse order even when a test failed; conftest.py owns the Labs.
+
+Names: every namespace and interface name starts with "dpi" + the pid of the pytest process in
+hex, so two runs (or two pytest processes) never clash, and a later run can recognise leftovers
+of a dead one (see remove_stale).
+"""
+
+import ctypes
+import json as jsonlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("DPSTACK_BUILD", os.path.join(ROOT, "build"))
+DPSTACKD = os.path.join(BUILD, "dpstackd")
+DPSTACKCTL = os.path.join(BUILD, "tools", "dpstackctl", "dpstackctl")
+
+PREFIX = "dpi"
+PID_HEX = "%x" % os.getpid()
+
+DEFAULT_TIMEOUT = 20.0          # any single helper program
+DAEMON_START_TIMEOUT = 30.0     # dpstackd from exec to answering dpstackctl
+DAEMON_STOP_TIMEOUT = 15.0      # SIGTERM to exit
+
+# Messages in a daemon's output that mean it crashed or hit undefined behaviour, whatever its
+# exit status.
+CRASH_MARKERS = ("Segmentation fault", "AddressSanitizer", "runtime error:", "Aborted",
+                 "PANIC", "core dumped", "stack smashing")
+
+
+class CommandError(AssertionError):
+    pass
+
+
+def run(cmd, timeout=DEFAULT_TIMEOUT, check=True, input=None, env=None):
+    """Runs cmd (a list) with a timeout; returns the CompletedProcess (text mode)."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input,
+                           env=env)
+    except subprocess.TimeoutExpired as e:
+        raise CommandError("timed out after %.0f s: %s\nstdout: %s\nstderr: %s" %
+                           (timeout, " ".join(cmd), e.stdout, e.stderr)) from None
+    if check and p.returncode != 0:
+        raise CommandError("exit %d: %s\nstdout: %s\nstderr: %s" %
+                           (p.returncode, " ".join(cmd), p.stdout, p.stderr))
+    return p
+
+
+def wait_until(pred, timeout, interval=0.05, what="condition"):
+    """Polls pred() until it returns a true value, which is returned; fails after timeout."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = pred()
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError("%s not reached within %.1f s (last: %r)" %
+                                 (what, timeout, last))
+        time.sleep(interval)
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale():
+    """Deletes namespaces and veths left by an earlier test run whose pytest process is dead.
+    Only names of this suite's own pattern are touched."""
+    ns_re = re.compile(r"^%s([0-9a-f]+)-[0-9a-z]+$" % PREFIX)
+    link_re = re.compile(r"^%s([0-9a-f]+)[0-9a-z]{2}[rp]$" % PREFIX)
+    out = run(["ip", "netns", "list"], check=False).stdout
+    for line in out.splitlines():
+        name = line.split()[0] if line.split() else ""
+        m = ns_re.match(name)
+        if m and not pid_alive(int(m.group(1), 16)):
+            run(["ip", "netns", "del", name], check=False)
+    out = run(["ip", "-o", "link", "show"], check=False).stdout
+    for line in out.splitlines():
+        parts = line.split(":")
+        if len(parts) < 2:
+            continue
+        name = parts[1].strip().split("@")[0]
+        m = link_re.match(name)
+        if m and not pid_alive(int(m.group(1), 16)):
+            run(["ip", "link", "del", name], check=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sockets inside a namespace
+
+_libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNET = 0x40000000
+ETH_P_ALL = 0x0003
+PACKET_OUTGOING = 4
+
+
+def in_netns(ns, fn, timeout=10.0):
+    """Calls fn() on a short-lived thread that has entered namespace ns and returns its
+    result. A socket made there stays in ns after the thread is gone, so the test process
+    can use it without entering the namespace itself."""
+    result = {}
+
+    def body():
+        try:
+            fd = os.open("/run/netns/%s" % ns, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                if _libc.setns(fd, CLONE_NEWNET) != 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, "setns(%s): %s" % (ns, os.strerror(err)))
+            finally:
+                os.close(fd)
+            result["value"] = fn()
+        except BaseException as e:  # handed to the caller
+            result["error"] = e
+
+    t = threading.Thread(target=body, daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        raise AssertionError("in_netns(%s) did not finish within %.0f s" % (ns, timeout))
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+class PacketSocket:
+    """A raw AF_PACKET socket on an interface of a namespace: send frames built with scapy
+    (or bytes) and receive the frames the kernel side sees, each call bounded."""
+
+    def __init__(self, ns, ifname):
+        def make():
+            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            s.bind((ifname, 0))
+            return s
+        self.sock = in_netns(ns, make)
+        self.ifname = ifname
+
+    def close(self):
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def send(self, frame):
+        data = bytes(frame)
+        n = self.sock.send(data)
+        assert n == len(data), "short send: %d of %d bytes" % (n, len(data))
+
+    def send_many(self, frames, pace_every=256, pace_s=0.002):
+        """Sends frames, pausing a little every pace_every frames so that a burst does not
+        overflow the veth and the PMD's RX ring (a lost frame would be counted nowhere)."""
+        for i, f in enumerate(frames):
+            self.send(f)
+            if pace_every and (i + 1) % pace_every == 0:
+                time.sleep(pace_s)
+
+    def recv_until(self, pred, timeout):
+        """Returns the first received frame (scapy Ether) for which pred(frame) is true, or
+        None after timeout. Outgoing frames (our own sends) are skipped."""
+        from scapy.layers.l2 import Ether
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.sock.settimeout(left)
+            try:
+                data, addr = self.sock.recvfrom(65536)
+            except socket.timeout:
+                return None
+            if addr[2] == PACKET_OUTGOING:
+                continue
+            frame = Ether(data)
+            if pred(frame):
+                return frame
+
+
+# ---------------------------------------------------------------------------------------------
+# Namespaces and veths
+
+class Peer:
+    """The kernel end of a veth, inside its own namespace: the peer the stack talks to."""
+
+    def __init__(self, ns, ifname, root_ifname, addr=None, plen=24):
+        self.ns = ns
+        self.ifname = ifname
+        self.root_ifname = root_ifname
+        self.addr = addr
+        self.plen = plen
+
+    def run(self, *cmd, timeout=DEFAULT_TIMEOUT, check=True):
+        return run(["ip", "netns", "exec", self.ns] + [str(c) for c in cmd], timeout=timeout,
+                   check=check)
+
+    @property
+    def mac(self):
+        out = self.run("ip", "-j", "link", "show", "dev", self.ifname).stdout
+        return jsonlib.loads(out)[0]["address"]
+
+    def set_mac(self, mac):
+        self.run("ip", "link", "set", "dev", self.ifname, "address", mac)
+
+    def neigh(self, addr):
+        """The kernel's neighbour entry for addr: {"dst", "lladdr", "state": [...]} or None."""
+        out = self.run("ip", "-j", "neigh", "show", "to", addr, "dev", self.ifname).stdout
+        rows = jsonlib.loads(out) if out.strip() else []
+        return rows[0] if rows else None
+
+    def ping(self, dst, count=1, size=None, interval=None, flood=False, wait=None,
+             deadline=None, ttl=None, pmtu=None, timeout=None, extra=()):
+        """Runs ping(8) in the namespace; returns a PingResult (never raises on loss)."""
+        cmd = ["ping", "-n", "-c", str(count)]
+        if size is not None:
+            cmd += ["-s", str(size)]
+        if interval is not None:
+            cmd += ["-i", str(interval)]
+        if flood:
+            cmd += ["-f"]
+        if wait is not None:
+            cmd += ["-W", str(wait)]
+        if deadline is not None:
+            cmd += ["-w", str(deadline)]
+        if ttl is not None:
+            cmd += ["-t", str(ttl)]
+        if pmtu is not None:
+            cmd += ["-M", pmtu]
+        cmd += list(extra) + [dst]
+        if timeout is None:
+            timeout = (deadline or 0) + count * (interval or 1.0) + (wait or 2) + 10
+        return PingResult(self.run(*cmd, timeout=timeout, check=False))
+
+
+class PingResult:
+    _stats = re.compile(r"(\d+) packets transmitted, (\d+) received")
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.output = proc.stdout + proc.stderr
+        m = self._stats.search(proc.stdout)
+        self.transmitted = int(m.group(1)) if m else 0
+        self.received = int(m.group(2)) if m else 0
+
+    @property
+    def lost(self):
+        return self.transmitted - self.received
+
+    def __repr__(self):
+        return "PingResult(%d/%d, exit %d):\n%s" % (self.received, self.transmitted,
+                                                   self.proc.returncode, self.output[-2000:])
+
+
+class Lab:
+    """Owns the namespaces, veths, daemons and temporary directories of one fixture; close()
+    removes all of them, stopping at nothing, and reports what went wrong."""
+
+    _counter = 0
+    _lock = threading.Lock()
+
+    def __init__(self, name="lab"):
+        self.tmp = tempfile.mkdtemp(prefix="dpstack-integ-%s-" % name)
+        self._cleanups = []
+        self.daemons = []
+
+    @classmethod
+    def _next_id(cls):
+        with cls._lock:
+            n = cls._counter
+            cls._counter += 1
+        if n >= 36 * 36:
+            raise AssertionError("more than 1296 veths in one run")
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+        return digits[n // 36] + digits[n % 36]
+
+    def add_cleanup(self, fn):
+        self._cleanups.append(fn)
+
+    def add_peer(self, addr=None, plen=24, gw=None, sysctls=()):
+        """A veth pair: the root end (for DPDK) up, the other end in a new namespace with
+        addr/plen, tx checksum offload off, IPv6 off (so that no unrelated frames reach the
+        stack) and lo up. gw: default route via it. Returns a Peer."""
+        nid = self._next_id()
+        base = "%s%s%s" % (PREFIX, PID_HEX, nid)
+        root_if, peer_if = base + "r", base + "p"
+        assert len(root_if) <= 15, root_if
+        ns = "%s%s-%s" % (PREFIX, PID_HEX, nid)
+        run(["ip", "netns", "add", ns])
+        self.add_cleanup(lambda: run(["ip", "netns", "del", ns], check=False))
+        run(["ip", "link", "add", root_if, "type", "veth", "peer", "name", peer_if])
+        # Deleting the namespace deletes the pair; this catches a failure before the move.
+        self.add_cleanup(lambda: run(["ip", "link", "del", root_if], check=False)
+                         if os.path.exists("/sys/class/net/" + root_if) else None)
+        run(["sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % root_if])
+        run(["ip", "link", "set", peer_if, "netns", ns])
+        peer = Peer(ns, peer_if, root_if, addr, plen)
+        peer.run("ip", "link", "set", "lo", "up")
+        peer.run("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+        peer.run("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % peer_if)
+        for s in sysctls:
+            peer.run("sysctl", "-qw", s)
+        peer.run("ethtool", "-K", peer_if, "tx", "off")
+        if addr is not None:
+            peer.run("ip", "addr", "add", "%s/%d" % (addr, plen), "dev", peer_if)
+        peer.run("ip", "link", "set", peer_if, "up")
+        run(["ip", "link", "set", root_if, "up"])
+        if gw is not None:
+            peer.run("ip", "route", "add", "default", "via", gw)
+        return peer
+
+    def start_daemon(self, config, name="d", wait=True):
+        d = Daemon(os.path.join(self.tmp, name), config)
+        self.daemons.append(d)
+        self.add_cleanup(d.stop_quietly)
+        d.start(wait=wait)
+        return d
+
+    def close(self):
+        """Stops every daemon (asserting a clean exit) and removes everything else."""
+        problems = []
+        for d in list(self.daemons):
+            if d.proc is not None and d.returncode is None:
+                try:
+                    d.stop()
+                except AssertionError as e:
+                    problems.append(str(e))
+        for fn in reversed(self._cleanups):
+            try:
+                fn()
+            except Exception as e:  # keep cleaning
+                problems.append("cleanup: %r" % e)
+        self._cleanups = []
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        if problems:
+            raise AssertionError("\n".join(problems))
+
+
+# ---------------------------------------------------------------------------------------------
+# dpstackd and dpstackctl
+
+class CtlResult:
+    def __init__(self, proc):
+        self.rc = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+
+    def __repr__(self):
+        return "CtlResult(rc=%d, out=%r, err=%r)" % (self.rc, self.out[-500:], self.err[-500:])
+
+
+def one_port_config(root_ifname, addr="10.0.0.2/24", driver="net_af_xdp", extra=()):
+    return "\n".join(["workers 1",
+                      "port add port0 %s0,iface=%s" % (driver, root_ifname),
+                      "ip addr add %s dev port0" % addr] + list(extra)) + "\n"
+
+
+class Daemon:
+    """One dpstackd with its own control socket in its own directory."""
+
+    def __init__(self, workdir, config):
+        os.makedirs(workdir, exist_ok=True)
+        self.dir = workdir
+        self.config_path = os.path.join(workdir, "dpstackd.conf")
+        self.sock = os.path.join(workdir, "ctl.sock")
+        self.log_path = os.path.join(workdir, "dpstackd.log")
+        with open(self.config_path, "w") as f:
+            f.write(config)
+        self.proc = None
+        self.returncode = None
+        self._log = None
+
+    @property
+    def env(self):
+        env = dict(os.environ)
+        env["DPSTACK_CTL"] = self.sock
+        env["DPSTACK_SOCK"] = os.path.join(self.dir, "app.sock")
+        return env
+
+    def log(self):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def start(self, wait=True):
+        self._log = open(self.log_path, "w")
+        self.proc = subprocess.Popen([DPSTACKD, "-c", self.config_path], stdout=self._log,
+                                     stderr=subprocess.STDOUT, env=self.env,
+                                     start_new_session=True)
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self, timeout=DAEMON_START_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        while True:
+            rc = self.proc.poll()
+            if rc is not None:
+                self.returncode = rc
+                raise AssertionError("dpstackd exited with %d during start-up:\n%s" %
+                                     (rc, self.log()[-3000:]))
+            if os.path.exists(self.sock):
+                r = self.ctl_result("link", "show", timeout=max(1.0, deadline -
+                                                                 time.monotonic()))
+                if r.rc == 0:
+                    return
+            if time.monotonic() >= deadline:
+                raise AssertionError("dpstackd not ready within %.0f s:\n%s" %
+                                     (timeout, self.log()[-3000:]))
+            time.sleep(0.05)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def ctl_result(self, *args, json=False, timeout=DEFAULT_TIMEOUT, sock=None):
+        """Runs dpstackctl; returns a CtlResult whatever its exit status."""
+        cmd = [DPSTACKCTL, "-s", sock or self.sock] + (["-j"] if json else [])
+        cmd += [str(a) for a in args]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("dpstackctl %s: no answer within %.0f s (daemon %s)" %
+                                 (" ".join(cmd[3:]), timeout,
+                                  "alive" if self.alive() else "dead")) from None
+        return CtlResult(p)
+
+    def ctl(self, *args, json=False, timeout=DEFAULT_TIMEOUT):
+        """Runs dpstackctl, which must succeed; returns its output, parsed when json."""
+        r = self.ctl_result(*args, json=json, timeout=timeout)
+        if r.rc != 0:
+            raise AssertionError("dpstackctl %s failed (exit %d): %s%s" %
+                                 (" ".join(map(str, args)), r.rc, r.err,
+                                  "" if self.alive() else
+                                  "\ndpstackd died:\n" + self.log()[-3000:]))
+        return jsonlib.loads(r.out) if json else r.out
+
+    # Views on the JSON output.
+    def stats(self):
+        return self.ctl("stats", json=True)
+
+    def counter(self, name, stats=None):
+        """An event or a drop counter by its name ("ip.forwarded", "ip.bad_checksum")."""
+        s = stats if stats is not None else self.stats()
+        if name in s["drops"]:
+            return s["drops"][name]
+        if name in s["events"]:
+            return s["events"][name]
+        raise KeyError("no counter named %r" % name)
+
+    def mempool_in_use(self):
+        return self.stats()["mempool"]["in_use"]
+
+    def wait_counter(self, name, at_least, timeout=10.0):
+        return wait_until(lambda: self.counter(name) >= at_least and self.counter(name),
+                          timeout, what="%s >= %d" % (name, at_least))
+
+    def wait_mempool(self, baseline, timeout=10.0):
+        """Waits until the pool's in-use count is back at (or under) baseline."""
+        return wait_until(lambda: self.mempool_in_use() <= baseline, timeout, interval=0.1,
+                          what="mempool in_use <= %d" % baseline)
+
+    def port_mac(self, port="port0"):
+        return self.ctl("link", "show", port, json=True)[0]["address"]
+
+    def neigh(self, dst):
+        for row in self.ctl("neigh", "show", json=True):
+            if row["dst"] == dst:
+                return row
+        return None
+
+    def wait_neigh_state(self, dst, states, timeout=10.0):
+        states = (states,) if isinstance(states, str) else tuple(states)
+        return wait_until(lambda: (self.neigh(dst) or {}).get("state") in states and
+                          self.neigh(dst), timeout, interval=0.02,
+                          what="neigh %s in %s" % (dst, states))
+
+    # Stopping.
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def stop(self):
+        """SIGTERM by PID; asserts a clean exit: status 0, no crash report, socket removed."""
+        if self.proc is None or self.returncode is not None:
+            return self.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(DAEMON_STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait(5)
+            self.returncode = rc
+            self._close_log()
+            raise AssertionError("dpstackd (pid %d) ignored SIGTERM for %.0f s; killed:\n%s" %
+                                 (self.proc.pid, DAEMON_STOP_TIMEOUT, self.log()[-3000:]))
+        self.returncode = rc
+        self._close_log()
+        log = self.log()
+        problems = []
+        if rc != 0:
+            problems.append("exit status %d%s" % (rc, " (signal %d)" % -rc if rc < 0 else ""))
+        for marker in CRASH_MARKERS:
+            if marker in log:
+                problems.append("'%s' in its output" % marker)
+        if os.path.exists(self.sock):
+            problems.append("control socket %s left behind" % self.sock)
+        if problems:
+            raise AssertionError("dpstackd did not stop cleanly: %s\n%s" %
+                                 ("; ".join(problems), log[-3000:]))
+        return rc
+
+    def stop_quietly(self):
+        """Cleanup path: make sure the process is gone, by its PID, without asserting."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(DAEMON_STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._close_log()
+
+    def _close_log(self):
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def binaries_missing():
+    return [p for p in (DPSTACKD, DPSTACKCTL) if not os.access(p, os.X_OK)]
