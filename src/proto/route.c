@@ -9,9 +9,14 @@
 
 #include "../wire/ipv4.h"
 
+/* rte_lpm takes depths 1..32 only: the default route (plen 0) is kept beside it, in
+ * default_idx, and answers lookups that the LPM misses. */
+#define ROUTE_NO_DEFAULT UINT32_MAX
+
 struct route_table {
 	struct rte_lpm *lpm;
 	uint32_t count;
+	uint32_t default_idx;   /* index of the /0 route, or ROUTE_NO_DEFAULT */
 	bool used[ROUTE_MAX];
 	struct route routes[ROUTE_MAX];
 };
@@ -34,11 +39,13 @@ struct route_table *route_table_create(const char *name, int socket_id)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	/* Each /25../32 prefix may need a tbl8 group; ROUTE_MAX of them bounds the worst case. */
+	/* Each /25../32 prefix may need a tbl8 group; ROUTE_MAX of them bounds the worst case
+	 * (1 KiB each). */
 	struct rte_lpm_config cfg = {
 		.max_rules = ROUTE_MAX,
-		.number_tbl8s = 512,
+		.number_tbl8s = ROUTE_MAX,
 	};
+	t->default_idx = ROUTE_NO_DEFAULT;
 	t->lpm = rte_lpm_create(name, socket_id, &cfg);
 	if (t->lpm == NULL) {
 		free(t);
@@ -55,9 +62,15 @@ void route_table_destroy(struct route_table *t)
 	free(t);
 }
 
+/* The index of exactly prefix/plen; -EINVAL for host bits set (rte_lpm would mask them and
+ * find the covering prefix) or plen > 32, -ENOENT when absent. */
 static int route_index_find(const struct route_table *t, uint32_t prefix, uint8_t plen)
 {
 	uint32_t idx;
+	if (plen > 32 || (prefix & ~ip4_mask(plen)) != 0)
+		return -EINVAL;
+	if (plen == 0)
+		return t->default_idx == ROUTE_NO_DEFAULT ? -ENOENT : (int)t->default_idx;
 	if (rte_lpm_is_rule_present(t->lpm, prefix, plen, &idx) != 1)
 		return -ENOENT;
 	return (int)idx;
@@ -75,9 +88,13 @@ int route_add(struct route_table *t, const struct route *r)
 		idx++;
 	if (idx == ROUTE_MAX)
 		return -ENOSPC;
-	int rc = rte_lpm_add(t->lpm, r->prefix, r->plen, idx);
-	if (rc < 0)
-		return rc == -ENOSPC ? -ENOSPC : rc;
+	if (r->plen == 0) {
+		t->default_idx = idx;
+	} else {
+		int rc = rte_lpm_add(t->lpm, r->prefix, r->plen, idx);
+		if (rc < 0)
+			return rc == -ENOSPC ? -ENOSPC : rc;
+	}
 	t->routes[idx] = *r;
 	t->used[idx] = true;
 	t->count++;
@@ -86,14 +103,15 @@ int route_add(struct route_table *t, const struct route *r)
 
 int route_del(struct route_table *t, uint32_t prefix, uint8_t plen, unsigned type_mask)
 {
-	if (plen > 32)
-		return -EINVAL;
 	int idx = route_index_find(t, prefix, plen);
 	if (idx < 0)
-		return -ENOENT;
+		return idx;
 	if (type_mask != 0 && !(type_mask & (1u << t->routes[idx].type)))
 		return -ENOENT;
-	rte_lpm_delete(t->lpm, prefix, plen);
+	if (plen == 0)
+		t->default_idx = ROUTE_NO_DEFAULT;
+	else
+		rte_lpm_delete(t->lpm, prefix, plen);
 	t->used[idx] = false;
 	t->count--;
 	return 0;
@@ -102,8 +120,11 @@ int route_del(struct route_table *t, uint32_t prefix, uint8_t plen, unsigned typ
 const struct route *route_lookup(const struct route_table *t, uint32_t dst)
 {
 	uint32_t idx;
-	if (rte_lpm_lookup(t->lpm, dst, &idx) != 0)
-		return NULL;
+	if (rte_lpm_lookup(t->lpm, dst, &idx) != 0) {
+		if (t->default_idx == ROUTE_NO_DEFAULT)
+			return NULL;
+		idx = t->default_idx;
+	}
 	return &t->routes[idx];
 }
 

@@ -50,12 +50,12 @@ void route_table_destroy(struct route_table *t);
 int route_add(struct route_table *t, const struct route *r);
 /* Deletes the route with exactly this prefix/plen; when type_mask is non-zero only routes
  * whose (1 << type) is in the mask (so `ip route del` cannot remove LOCAL entries).
- * Returns 0 or -ENOENT. */
+ * Returns 0, -ENOENT, or -EINVAL for host bits set or plen > 32. */
 int route_del(struct route_table *t, uint32_t prefix, uint8_t plen, unsigned type_mask);
 /* Longest-prefix match; NULL when no route covers dst. The pointer is valid until the next
  * change of the table. */
 const struct route *route_lookup(const struct route_table *t, uint32_t dst);
-/* Exact match. */
+/* Exact match; NULL also for host bits set or plen > 32. */
 const struct route *route_find(const struct route_table *t, uint32_t prefix, uint8_t plen);
 /* Calls fn for every route in index order; stops when fn returns non-zero and returns it. */
 int route_walk(const struct route_table *t, int (*fn)(const struct route *, void *), void *arg);

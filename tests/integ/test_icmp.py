@@ -36,11 +36,10 @@ def test_ping_large_from_kernel_reassembled_and_answered(one_port, size):
 
 
 def test_ping_8000_from_kernel_leaves_no_mbufs_held(one_port):
-    d = one_port.daemon
-    baseline = d.mempool_in_use()
+    baseline = one_port.settled_mempool()
     r = one_port.peer.ping(one_port.stack_ip, count=20, size=8000, interval=0.01, wait=3)
     assert r.received == 20, r
-    d.wait_mempool(baseline)
+    one_port.wait_mempool_back(baseline)
 
 
 def _stack_ping(setup, *args, timeout=30):
@@ -82,8 +81,7 @@ def test_stack_ping_unanswered_exits_1(one_port):
 
 def test_af_packet_port_answers_pings(lab):
     """DESIGN.md's embedded default device, net_af_packet, for unfragmented traffic."""
-    from conftest import SinglePort
-    setup = SinglePort(lab, driver="net_af_packet")
+    setup = topo.SinglePort(lab, driver="net_af_packet")
     setup.warm_up()
     r = setup.peer.ping(setup.stack_ip, count=100, interval=0.005, wait=2)
     assert r.received == 100, r

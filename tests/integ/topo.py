@@ -279,6 +279,7 @@ class Lab:
     _lock = threading.Lock()
 
     def __init__(self, name="lab"):
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40]
         self.tmp = tempfile.mkdtemp(prefix="dpstack-integ-%s-" % name)
         self._cleanups = []
         self.daemons = []
@@ -544,6 +545,115 @@ class Daemon:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Topologies
+
+class SinglePort:
+    """One kernel peer (peer_ip, in a namespace) and one dpstackd port (stack_ip)."""
+
+    stack_ip = "10.0.0.2"
+    peer_ip = "10.0.0.1"
+
+    def __init__(self, lab, driver="net_af_xdp", extra_config=(), peer_sysctls=()):
+        self.lab = lab
+        self.peer = lab.add_peer(self.peer_ip, 24, sysctls=peer_sysctls)
+        self.daemon = lab.start_daemon(
+            one_port_config(self.peer.root_ifname, self.stack_ip + "/24", driver,
+                            extra_config))
+        self.stack_mac = self.daemon.port_mac("port0")
+        self.peer_mac = self.peer.mac
+
+    def ctl(self, *args, json=False, timeout=DEFAULT_TIMEOUT):
+        return self.daemon.ctl(*args, json=json, timeout=timeout)
+
+    def warm_up(self):
+        """First pings: ARP both ways, and the PMD's first frames (which can be slow)."""
+        wait_until(lambda: self.peer.ping(self.stack_ip, count=1, wait=1).received == 1,
+                   timeout=20, interval=0.1, what="first ping answered")
+
+    def ping_ok(self, count=3):
+        """The stack still answers the kernel. Frames are handled in order on the one RX
+        queue, so once the replies are in, every frame sent before has been handled."""
+        r = self.peer.ping(self.stack_ip, count=count, interval=0.01, wait=2)
+        assert r.received == count, "stack no longer answers pings: %r" % r
+        return r
+
+    def settled_mempool(self, timeout=10.0):
+        """The pool's in-use count once the PMD has taken back what it transmitted: net_af_xdp
+        returns sent mbufs only as later bursts reap its completion ring, so a short burst
+        of small pings comes first."""
+        self.peer.ping(self.stack_ip, count=64, interval=0.002, wait=1)
+        time.sleep(0.1)
+        return self.daemon.mempool_in_use()
+
+    def wait_mempool_back(self, baseline, timeout=10.0):
+        """Waits until the pool is back at baseline (pinging to reap TX completions)."""
+        return wait_until(lambda: self.settled_mempool() <= baseline, timeout, interval=0.2,
+                          what="mempool in_use back to %d" % baseline)
+
+    # Frames from the peer to the stack (scapy), for the malformed-input tests.
+    def eth(self, **kw):
+        from scapy.layers.l2 import Ether
+        kw.setdefault("src", self.peer_mac)
+        kw.setdefault("dst", self.stack_mac)
+        return Ether(**kw)
+
+    def ip(self, **kw):
+        from scapy.layers.inet import IP
+        kw.setdefault("src", self.peer_ip)
+        kw.setdefault("dst", self.stack_ip)
+        return IP(**kw)
+
+    def packet_socket(self):
+        return PacketSocket(self.peer.ns, self.peer.ifname)
+
+
+class Router:
+    """Kernel A and kernel B on two ports of one dpstackd that routes between them; the
+    route to B's address has a small MTU. A also has a default route via the stack."""
+
+    a_ip, a_stack_ip = "10.0.0.1", "10.0.0.2"
+    b_ip, b_stack_ip = "10.0.1.1", "10.0.1.2"
+    small_mtu = 1000
+
+    def __init__(self, lab):
+        self.lab = lab
+        self.a = lab.add_peer(self.a_ip, 24, gw=self.a_stack_ip)
+        self.b = lab.add_peer(self.b_ip, 24)
+        self.b.run("ip", "route", "add", "10.0.0.0/24", "via", self.b_stack_ip)
+        config = "\n".join([
+            "workers 1",
+            "port add port0 net_af_xdp0,iface=%s" % self.a.root_ifname,
+            "port add port1 net_af_xdp1,iface=%s" % self.b.root_ifname,
+            "ip addr add %s/24 dev port0" % self.a_stack_ip,
+            "ip addr add %s/24 dev port1" % self.b_stack_ip,
+            "ip route add %s/32 dev port1 mtu %d" % (self.b_ip, self.small_mtu),
+        ]) + "\n"
+        self.daemon = lab.start_daemon(config)
+
+    def ctl(self, *args, json=False, timeout=DEFAULT_TIMEOUT):
+        return self.daemon.ctl(*args, json=json, timeout=timeout)
+
+    def warm_up(self):
+        wait_until(lambda: self.a.ping(self.b_ip, count=1, wait=1).received == 1,
+                   timeout=20, interval=0.1, what="first ping A -> B through dpstackd")
+
+
+def counters_delta(before, after):
+    """Every event and drop counter that changed, by name: {"ip.rx": 3, ...}."""
+    out = {}
+    for kind in ("events", "drops"):
+        for k, v in after[kind].items():
+            if v != before[kind].get(k, 0):
+                out[k] = v - before[kind].get(k, 0)
+    return out
+
+
+def drops_delta(before, after):
+    return {k: after["drops"][k] - before["drops"].get(k, 0) for k in after["drops"]
+            if after["drops"][k] != before["drops"].get(k, 0)}
 
 
 def binaries_missing():
