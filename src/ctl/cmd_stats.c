@@ -29,6 +29,7 @@ static void stats_sum(const struct daemon *d, struct stats_sum *sum)
 			sum->ports[p].rx_bytes += s->ports[p].rx_bytes;
 			sum->ports[p].tx_packets += s->ports[p].tx_packets;
 			sum->ports[p].tx_bytes += s->ports[p].tx_bytes;
+			sum->ports[p].tx_dropped += s->ports[p].tx_dropped;
 		}
 	}
 }
@@ -45,6 +46,7 @@ static void stats_json(const struct daemon *d, const struct stats_sum *sum, stru
 		json_u64(o, "rx_bytes", sum->ports[p].rx_bytes);
 		json_u64(o, "tx_packets", sum->ports[p].tx_packets);
 		json_u64(o, "tx_bytes", sum->ports[p].tx_bytes);
+		json_u64(o, "tx_dropped", sum->ports[p].tx_dropped);
 		json_obj_end(o);
 	}
 	json_obj_end(o);
@@ -111,9 +113,9 @@ static void stats_text(const struct daemon *d, const struct stats_sum *sum, stru
 			continue;
 		const struct stack_port_counters *pc = &sum->ports[p];
 		ctl_printf(o, "  %-10s rx %" PRIu64 " packets %" PRIu64 " bytes, tx %" PRIu64
-			      " packets %" PRIu64 " bytes\n",
+			      " packets %" PRIu64 " bytes (%" PRIu64 " refused by the queue)\n",
 			   d->master.ifaces[p].name, pc->rx_packets, pc->rx_bytes, pc->tx_packets,
-			   pc->tx_bytes);
+			   pc->tx_bytes, pc->tx_dropped);
 	}
 	ctl_printf(o, "Workers:\n");
 	for (unsigned w = 0; w < d->nb_workers; w++) {

@@ -16,8 +16,9 @@
 
 static void worker_tx_error(struct rte_mbuf **unsent, uint16_t count, void *arg)
 {
-	struct stack *s = arg;
-	s->drops[STACK_DROP_TX_QUEUE_FULL] += count;
+	struct worker_txq_ctx *c = arg;
+	c->stack->drops[STACK_DROP_TX_QUEUE_FULL] += count;
+	c->stack->ports[c->port].tx_dropped += count;
 	rte_pktmbuf_free_bulk(unsent, count);
 }
 
@@ -72,7 +73,8 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 			return -ENOMEM;
 		}
 		rte_eth_tx_buffer_init(w->txbuf[p], WORKER_BURST);
-		rte_eth_tx_buffer_set_err_callback(w->txbuf[p], worker_tx_error, w->stack);
+		w->txctx[p] = (struct worker_txq_ctx){.stack = w->stack, .port = (uint16_t)p};
+		rte_eth_tx_buffer_set_err_callback(w->txbuf[p], worker_tx_error, &w->txctx[p]);
 	}
 	return 0;
 }

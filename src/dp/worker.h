@@ -23,6 +23,12 @@ struct worker_rxq {
 	uint16_t queue;
 };
 
+/* What a TX buffer's error callback needs to count a frame the queue refused. */
+struct worker_txq_ctx {
+	struct stack *stack;
+	uint16_t port;
+};
+
 struct worker {
 	unsigned index;
 	unsigned lcore;
@@ -33,6 +39,7 @@ struct worker {
 	uint16_t txq[NETCFG_MAX_PORTS];          /* this worker's TX queue on each port */
 	uint16_t eth_port[NETCFG_MAX_PORTS];
 	struct rte_eth_dev_tx_buffer *txbuf[NETCFG_MAX_PORTS];
+	struct worker_txq_ctx txctx[NETCFG_MAX_PORTS];
 	uint32_t idle_sleep_max_us;              /* 0: busy poll */
 	atomic_bool stop;
 	/* Loop statistics, read by the control thread. */

@@ -110,7 +110,7 @@ struct stack_port_counters {
 	uint64_t rx_bytes;
 	uint64_t tx_packets;
 	uint64_t tx_bytes;
-	uint64_t tx_dropped;
+	uint64_t tx_dropped;   /* counted in tx_packets too: refused by the port's queue */
 };
 
 #endif

@@ -147,15 +147,45 @@ undo:
 	return rc;
 }
 
-static bool prefix_still_used(const struct netcfg *c, uint16_t port, uint32_t net, uint8_t plen)
+/* An address left on port with the prefix net/plen, or NULL. */
+static const struct netcfg_addr *prefix_user(const struct netcfg *c, uint16_t port,
+					     uint32_t net, uint8_t plen)
 {
 	for (unsigned i = 0; i < NETCFG_MAX_ADDRS; i++) {
 		const struct netcfg_addr *a = &c->addrs[i];
 		if (a->used && a->port == port && a->plen == plen &&
 		    (a->addr & ip4_mask(plen)) == net)
-			return true;
+			return a;
 	}
-	return false;
+	return NULL;
+}
+
+/* An address left whose subnet has the broadcast address bcast (prefixes of different
+ * lengths may share one: 10.0.0.2/24 and 10.0.0.130/25), or NULL. */
+static const struct netcfg_addr *bcast_user(const struct netcfg *c, uint32_t bcast)
+{
+	for (unsigned i = 0; i < NETCFG_MAX_ADDRS; i++) {
+		const struct netcfg_addr *a = &c->addrs[i];
+		if (a->used && a->plen < 31 && (a->addr | ~ip4_mask(a->plen)) == bcast)
+			return a;
+	}
+	return NULL;
+}
+
+/* The route prefix/plen of type outlives the address old it was made for: when it still
+ * names old as its source, it now belongs to a (so nothing is sent from an address that is
+ * no longer ours). */
+static void route_rehome(struct netcfg *c, uint32_t prefix, uint8_t plen, enum route_type type,
+			 uint32_t old, const struct netcfg_addr *a)
+{
+	const struct route *r = route_find(c->routes, prefix, plen);
+	if (r == NULL || r->type != type || r->src != old)
+		return;
+	struct route nr = *r;
+	nr.src = a->addr;
+	nr.port = a->port;
+	route_del(c->routes, prefix, plen, 0);
+	(void)route_add(c->routes, &nr); /* cannot fail: it takes the entry just freed */
 }
 
 int netcfg_addr_del(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen)
@@ -165,10 +195,21 @@ int netcfg_addr_del(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen
 		return -EADDRNOTAVAIL;
 	a->used = false;
 	route_del(c->routes, addr, 32, 1u << ROUTE_LOCAL);
-	uint32_t net = addr & ip4_mask(plen);
-	if (plen < 32 && !prefix_still_used(c, port, net, plen)) {
-		route_del(c->routes, net | ~ip4_mask(plen), 32, 1u << ROUTE_BROADCAST);
-		route_del(c->routes, net, plen, 1u << ROUTE_CONNECTED);
+	if (plen < 32) {
+		uint32_t net = addr & ip4_mask(plen);
+		const struct netcfg_addr *u = prefix_user(c, port, net, plen);
+		if (u == NULL)
+			route_del(c->routes, net, plen, 1u << ROUTE_CONNECTED);
+		else
+			route_rehome(c, net, plen, ROUTE_CONNECTED, addr, u);
+	}
+	if (plen < 31) {
+		uint32_t bcast = addr | ~ip4_mask(plen);
+		const struct netcfg_addr *u = bcast_user(c, bcast);
+		if (u == NULL)
+			route_del(c->routes, bcast, 32, 1u << ROUTE_BROADCAST);
+		else
+			route_rehome(c, bcast, 32, ROUTE_BROADCAST, addr, u);
 	}
 	return 0;
 }

@@ -56,8 +56,10 @@ int netcfg_iface_set_up(struct netcfg *c, uint16_t port, bool up);
  * broadcast, zero-net, loopback, host part all zeros or all ones), -ENOSPC. On error nothing
  * changed. */
 int netcfg_addr_add(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen);
-/* Removes it and its routes (the CONNECTED route only when no other address of the same
- * prefix remains on the port). Returns 0 or -EADDRNOTAVAIL. */
+/* Removes it and its routes: the CONNECTED route only when no other address of the same
+ * prefix remains on the port, the BROADCAST route only when no other address has that
+ * broadcast address; a route that stays and named addr as its source takes the remaining
+ * address instead. Returns 0 or -EADDRNOTAVAIL. */
 int netcfg_addr_del(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen);
 /* The address configured on port in the same subnet as dst, else the port's first address,
  * else 0: the source for packets we originate (RFC 1122 §3.3.4.3). */

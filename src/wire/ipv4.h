@@ -62,7 +62,7 @@ struct ip4_repr {
  * included). Checks, in order: 20 bytes present (TRUNCATED), version 4 (BAD_VERSION),
  * IHL >= 5 and header within len (BAD_HDR_LEN), header <= total length <= len (BAD_LENGTH),
  * checksum when verify_csum (BAD_CHECKSUM), then semantics (BAD_FIELD): the reserved flag is
- * clear; a fragment's end stays within 65535; a fragment with MF set carries a multiple of 8
+ * clear; fragment offset + total length <= 65535; a fragment with MF set carries a multiple of 8
  * payload bytes (RFC 791); the source is not multicast, 255.255.255.255 or 127/8 (RFC 1122
  * §3.2.1.3, RFC 1812 §5.3.7). The caller trims the frame to
  * total_len. Options are not examined: see ip4_options_check. */
@@ -83,7 +83,8 @@ struct ip4_opts_info {
 enum wire_status ip4_options_check(const uint8_t *opts, size_t len, struct ip4_opts_info *out);
 
 /* Writes a 20-byte header (no options) from repr, computing the checksum; repr->hdr_len is
- * ignored. Returns 20, or 0 when cap is too small. */
+ * ignored and frag_off is rounded down to a multiple of 8. Returns 20, or 0 when cap is too
+ * small. */
 size_t ip4_build(uint8_t *buf, size_t cap, const struct ip4_repr *repr);
 
 /* Address classes, host order. */
@@ -94,8 +95,8 @@ static inline bool ip4_is_zeronet(uint32_t a) { return (a >> 24) == 0; }
 
 /* Dotted quad into buf (>= 16 bytes); returns buf. */
 char *ip4_addr_format(uint32_t addr, char *buf, size_t cap);
-/* Parses a strict dotted quad ("10.0.0.1": four decimal parts 0..255, no leading '+', no
- * trailing bytes). Returns 0 or -EINVAL. */
+/* Parses a strict dotted quad ("10.0.0.1": four decimal parts 0..255, no sign, no leading
+ * zeros — inet_aton would read "010" as octal — no trailing bytes). Returns 0 or -EINVAL. */
 int ip4_addr_parse(const char *s, uint32_t *out);
 /* Parses "A.B.C.D/N" (N 0..32) or, when the slash is absent, "A.B.C.D" as /32.
  * Returns 0 or -EINVAL. */

@@ -1,5 +1,6 @@
 /* Outcome of parsing untrusted bytes. Each value names the first check that failed, in the
- * order of shared/STYLE.md, so the caller can count the drop under a precise reason. */
+ * order of shared/STYLE.md, so the caller can count the drop under a precise reason. Every
+ * *_parse function writes its output only when it returns WIRE_OK. */
 #ifndef DPS_WIRE_STATUS_H
 #define DPS_WIRE_STATUS_H
 

@@ -1,0 +1,103 @@
+"""dpstackd as a router between two kernels: forwarding, re-fragmentation for a small-MTU
+route, and the ICMP errors of a router (time exceeded, frag needed, host and net
+unreachable), each with its counters."""
+
+import re
+
+import topo
+
+
+def _delta(d, before, name):
+    return d.counter(name) - d.counter(name, before)
+
+
+def test_forward_ping_between_kernels(router):
+    d = router.daemon
+    before = d.stats()
+    r = router.a.ping(router.b_ip, count=50, interval=0.005, wait=2)
+    assert r.received == 50, r
+    assert _delta(d, before, "ip.forwarded") == 100  # requests and replies
+    assert "ttl=63" in r.output, "TTL not decremented once: %r" % r
+
+
+def test_forward_3000_byte_ping_refragmented_for_small_mtu_route(router):
+    d = router.daemon
+    before = d.stats()
+    r = router.a.ping(router.b_ip, count=5, size=3000, interval=0.05, wait=2, pmtu="dont")
+    assert r.received == 5, r
+    assert "3008 bytes from %s" % router.b_ip in r.output, r
+    # A sends 1500-byte fragments; the route to B has mtu 1000, so the stack splits them.
+    assert _delta(d, before, "ip.fragmented") >= 5
+    assert _delta(d, before, "ip.frags_created") >= 10
+
+
+def test_forward_ttl_1_gets_time_exceeded_from_stack(router):
+    d = router.daemon
+    before = d.stats()
+    r = router.a.ping(router.b_ip, count=1, ttl=1, wait=2)
+    assert r.received == 0
+    assert re.search(r"From %s .*Time to live exceeded" % re.escape(router.a_stack_ip),
+                     r.output), r
+    assert _delta(d, before, "icmp.tx_time_exceeded") == 1
+    assert _delta(d, before, "ip.ttl_expired") == 1
+
+
+def test_traceroute_shows_stack_as_first_hop(router):
+    r = router.a.run("traceroute", "-n", "-I", "-q", "1", "-w", "2", "-m", "4", router.b_ip,
+                     timeout=30, check=False)
+    assert r.returncode == 0, r
+    hops = {}
+    for line in r.stdout.splitlines()[1:]:
+        m = re.match(r"\s*(\d+)\s+(\S+)", line)
+        if m:
+            hops[int(m.group(1))] = m.group(2)
+    assert hops.get(1) == router.a_stack_ip, r.stdout
+    assert hops.get(2) == router.b_ip, r.stdout
+
+
+def test_forward_df_over_route_mtu_gets_frag_needed_1000(fresh_router):
+    """Fresh kernels: A caches the learnt PMTU, which later tests must not inherit."""
+    rt = fresh_router
+    d = rt.daemon
+    before = d.stats()
+    r = rt.a.ping(rt.b_ip, count=1, size=1200, pmtu="do", wait=2)
+    assert r.received == 0
+    assert re.search(r"From %s .*Frag needed and DF set \(mtu = %d\)" %
+                     (re.escape(rt.a_stack_ip), rt.small_mtu), r.output), r
+    assert _delta(d, before, "ip.frag_needed") == 1
+    assert _delta(d, before, "icmp.tx_unreach") == 1
+    # Under the route MTU, DF datagrams pass unfragmented.
+    r = rt.a.ping(rt.b_ip, count=2, size=1000 - 28, pmtu="do", interval=0.1, wait=2)
+    assert r.received == 2, r
+
+
+def test_forward_unresolvable_next_hop_gets_host_unreachable(router):
+    d = router.daemon
+    before = d.stats()
+    # Default timers: three ARP requests a second apart, then the queued packet is dropped.
+    r = router.a.ping("10.0.1.77", count=1, wait=8)
+    assert r.received == 0
+    assert re.search(r"From %s .*Destination Host Unreachable" %
+                     re.escape(router.a_stack_ip), r.output), r
+    after = d.stats()
+    assert _delta(d, before, "icmp.tx_unreach") == 1
+    assert topo.drops_delta(before, after).get("neigh.failed") == 1
+    assert d.neigh("10.0.1.77")["state"] == "failed"
+
+
+def test_forward_no_route_gets_net_unreachable(router):
+    d = router.daemon
+    before = d.stats()
+    r = router.a.ping("192.0.2.1", count=1, wait=2)  # A's default route points at the stack
+    assert r.received == 0
+    assert re.search(r"From %s .*Destination Net Unreachable" % re.escape(router.a_stack_ip),
+                     r.output), r
+    assert _delta(d, before, "icmp.tx_unreach") == 1
+    assert topo.drops_delta(before, d.stats()) == {"ip.no_route": 1}
+
+
+def test_stack_answers_pings_on_both_ports_from_both_kernels(router):
+    for peer, dst in ((router.a, router.a_stack_ip), (router.a, router.b_stack_ip),
+                      (router.b, router.b_stack_ip), (router.b, router.a_stack_ip)):
+        r = peer.ping(dst, count=3, interval=0.05, wait=2)
+        assert r.received == 3, (dst, r)
