@@ -310,3 +310,33 @@ int cmd_route_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		json_arr_end(o);
 	return 0;
 }
+
+static int forwarding_master(struct netcfg *c, void *arg)
+{
+	c->forwarding = *(bool *)arg;
+	return 0;
+}
+
+static int forwarding_stack(struct stack *s, void *arg)
+{
+	return forwarding_master(&s->cfg, arg);
+}
+
+/* ip forwarding [on | off]: router (default) or host. */
+int cmd_ip_forwarding(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	if (argc == 0) {
+		if (o->json) {
+			json_obj_begin(o, NULL);
+			json_bool(o, "forwarding", d->master.forwarding);
+			json_obj_end(o);
+		} else {
+			ctl_printf(o, "forwarding %s\n", d->master.forwarding ? "on" : "off");
+		}
+		return 0;
+	}
+	if (argc != 1 || (strcmp(argv[0], "on") != 0 && strcmp(argv[0], "off") != 0))
+		return -1;
+	bool on = strcmp(argv[0], "on") == 0;
+	return daemon_apply(d, forwarding_master, forwarding_stack, &on);
+}

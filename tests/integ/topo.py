@@ -384,8 +384,8 @@ class Daemon:
         self.config_path = os.path.join(workdir, "dpstackd.conf")
         self.sock = os.path.join(workdir, "ctl.sock")
         self.log_path = os.path.join(workdir, "dpstackd.log")
-        with open(self.config_path, "w") as f:
-            f.write(config)
+        with open(self.config_path, "wb") as f:
+            f.write(config if isinstance(config, bytes) else config.encode())
         self.proc = None
         self.returncode = None
         self._log = None
@@ -429,6 +429,19 @@ class Daemon:
                 raise AssertionError("dpstackd not ready within %.0f s:\n%s" %
                                      (timeout, self.log()[-3000:]))
             time.sleep(0.05)
+
+    def wait_exit(self, timeout=DAEMON_START_TIMEOUT):
+        """For a daemon expected to give up on its own: its exit status once it has. If it
+        is still running after timeout, it is stopped and the test fails."""
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.stop_quietly()
+            raise AssertionError("dpstackd still running after %.0f s:\n%s" %
+                                 (timeout, self.log()[-3000:])) from None
+        self.returncode = rc
+        self._close_log()
+        return rc
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
@@ -654,6 +667,19 @@ def counters_delta(before, after):
 def drops_delta(before, after):
     return {k: after["drops"][k] - before["drops"].get(k, 0) for k in after["drops"]
             if after["drops"][k] != before["drops"].get(k, 0)}
+
+
+def dpdk_runtime_files():
+    """Files DPDK may leave behind: hugepage files on every hugetlbfs mount and the runtime
+    directory (/run/dpdk). A daemon that failed must not add any."""
+    roots = ["/run/dpdk", "/var/run/dpdk"]
+    with open("/proc/mounts") as f:
+        roots += [line.split()[1] for line in f if line.split()[2:3] == ["hugetlbfs"]]
+    found = set()
+    for root in roots:
+        for dirpath, _dirs, files in os.walk(root):
+            found.update(os.path.join(dirpath, name) for name in files)
+    return found
 
 
 def binaries_missing():
