@@ -128,14 +128,9 @@ int cmd_addr_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	return 0;
 }
 
-static int route_add_master(struct netcfg *c, void *arg)
+static int route_add_on(struct netcfg *c, void *arg)
 {
 	return netcfg_route_add(c, arg);
-}
-
-static int route_add_stack(struct stack *s, void *arg)
-{
-	return netcfg_route_add(&s->cfg, arg);
 }
 
 struct route_key {
@@ -143,15 +138,10 @@ struct route_key {
 	uint8_t plen;
 };
 
-static int route_del_master(struct netcfg *c, void *arg)
+static int route_del_on(struct netcfg *c, void *arg)
 {
 	struct route_key *k = arg;
 	return netcfg_route_del(c, k->prefix, k->plen);
-}
-
-static int route_del_stack(struct stack *s, void *arg)
-{
-	return route_del_master(&s->cfg, arg);
 }
 
 static int route_parse_prefix(const char *s, uint32_t *prefix, uint8_t *plen, struct ctl_out *o)
@@ -214,7 +204,7 @@ int cmd_route_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	}
 	if (r.type == ROUTE_CONNECTED && r.port == NETCFG_PORT_ANY)
 		return ctl_error(o, "a route needs 'via GW' or 'dev PORT'");
-	int rc = daemon_apply(d, route_add_master, route_add_stack, &r);
+	int rc = daemon_apply_netcfg(d, route_add_on, &r);
 	if (rc == -ENETUNREACH)
 		return ctl_error(o, "ip route add: the gateway is not on a connected subnet%s",
 				 r.port != NETCFG_PORT_ANY ? " of that port" : "");
@@ -230,7 +220,7 @@ int cmd_route_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	struct route_key k;
 	if (route_parse_prefix(argv[0], &k.prefix, &k.plen, o) != 0)
 		return -1;
-	int rc = daemon_apply(d, route_del_master, route_del_stack, &k);
+	int rc = daemon_apply_netcfg(d, route_del_on, &k);
 	if (rc != 0)
 		return ctl_error(o, "ip route del %s: %s", argv[0], cmd_strerror(-rc));
 	return 0;
@@ -311,15 +301,10 @@ int cmd_route_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	return 0;
 }
 
-static int forwarding_master(struct netcfg *c, void *arg)
+static int forwarding_on(struct netcfg *c, void *arg)
 {
 	c->forwarding = *(bool *)arg;
 	return 0;
-}
-
-static int forwarding_stack(struct stack *s, void *arg)
-{
-	return forwarding_master(&s->cfg, arg);
 }
 
 /* ip forwarding [on | off]: router (default) or host. */
@@ -338,5 +323,5 @@ int cmd_ip_forwarding(struct daemon *d, int argc, char **argv, struct ctl_out *o
 	if (argc != 1 || (strcmp(argv[0], "on") != 0 && strcmp(argv[0], "off") != 0))
 		return -1;
 	bool on = strcmp(argv[0], "on") == 0;
-	return daemon_apply(d, forwarding_master, forwarding_stack, &on);
+	return daemon_apply_netcfg(d, forwarding_on, &on);
 }

@@ -80,15 +80,10 @@ struct link_op {
 	bool up;
 };
 
-static int link_mtu_master(struct netcfg *c, void *arg)
+static int link_mtu_on(struct netcfg *c, void *arg)
 {
 	struct link_op *op = arg;
 	return netcfg_iface_set_mtu(c, op->port, op->mtu);
-}
-
-static int link_mtu_stack(struct stack *s, void *arg)
-{
-	return link_mtu_master(&s->cfg, arg);
 }
 
 static int link_up_master(struct netcfg *c, void *arg)
@@ -119,7 +114,7 @@ int cmd_link_set(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			return ctl_error(o, "link set %s mtu %u: the device refused: %s", argv[0],
 					 op.mtu, strerror(-rc));
 		d->ports[op.port].mtu = op.mtu;
-		return daemon_apply(d, link_mtu_master, link_mtu_stack, &op) == 0 ? 0 : -1;
+		return daemon_apply_netcfg(d, link_mtu_on, &op) == 0 ? 0 : -1;
 	}
 	if (argc == 2 && (strcmp(argv[1], "up") == 0 || strcmp(argv[1], "down") == 0)) {
 		op.up = strcmp(argv[1], "up") == 0;

@@ -22,3 +22,23 @@ int daemon_apply(struct daemon *d, int (*fn_master)(struct netcfg *c, void *arg)
 	 * cannot disagree with it; an error here would be a bug worth shouting about. */
 	return daemon_each_worker(d, fn_stack, arg);
 }
+
+struct netcfg_call {
+	int (*fn)(struct netcfg *c, void *arg);
+	void *arg;
+};
+
+static int netcfg_call_on_stack(struct stack *s, void *arg)
+{
+	struct netcfg_call *call = arg;
+	return call->fn(&s->cfg, call->arg);
+}
+
+int daemon_apply_netcfg(struct daemon *d, int (*fn)(struct netcfg *c, void *arg), void *arg)
+{
+	int rc = fn(&d->master, arg);
+	if (rc != 0)
+		return rc;
+	struct netcfg_call call = {.fn = fn, .arg = arg};
+	return daemon_each_worker(d, netcfg_call_on_stack, &call);
+}

@@ -41,6 +41,10 @@ struct daemon {
 int daemon_apply(struct daemon *d, int (*fn_master)(struct netcfg *c, void *arg),
 		 int (*fn_stack)(struct stack *s, void *arg), void *arg);
 
+/* The common case of daemon_apply: a change of the netcfg tables alone, made by the same
+ * function on the master copy and on every worker's copy. */
+int daemon_apply_netcfg(struct daemon *d, int (*fn)(struct netcfg *c, void *arg), void *arg);
+
 /* Runs fn on every worker (its own thread once running) and returns the first error. */
 int daemon_each_worker(struct daemon *d, int (*fn)(struct stack *s, void *arg), void *arg);
 
