@@ -12,6 +12,13 @@ void ip4_forward(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip)
 		stack_drop(s, STACK_DROP_IP_BAD_DST, m);
 		return;
 	}
+	/* RFC 1812 §5.3.7: nor from a source that is not one host. ip4_parse refused 127/8,
+	 * multicast and 255.255.255.255, ip4_input subnet broadcasts; network 0 and class E
+	 * are left. Silently: no ICMP error goes to such a source either. */
+	if (ip4_is_zeronet(ip->src) || (ip->src >> 28) == 0xf) {
+		stack_drop(s, STACK_DROP_IP_BAD_FIELD, m);
+		return;
+	}
 	/* RFC 1812 §5.3.1: a packet whose TTL would reach zero is answered with time exceeded. */
 	if (ip->ttl <= 1) {
 		icmp4_send_error(s, m, ICMP4_TIME_EXCEEDED, ICMP4_TIMEX_TTL, 0);

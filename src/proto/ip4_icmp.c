@@ -23,8 +23,17 @@ static void icmp4_echo_reply(struct stack *s, struct rte_mbuf *m, const struct i
 	uint16_t old_word = (uint16_t)(ICMP4_ECHO_REQUEST << 8 | h[ICMP4_OFF_CODE]);
 	uint16_t new_word = (uint16_t)(ICMP4_ECHO_REPLY << 8 | h[ICMP4_OFF_CODE]);
 	h[ICMP4_OFF_TYPE] = ICMP4_ECHO_REPLY;
-	wire_put_be16(h + ICMP4_OFF_CSUM,
-		      wire_csum_update16(wire_get_be16(h + ICMP4_OFF_CSUM), old_word, new_word));
+	uint16_t csum = wire_csum_update16(wire_get_be16(h + ICMP4_OFF_CSUM), old_word, new_word);
+	if (csum == 0) {
+		/* Eqn. 3 gives 0 when the new sum is -0 (right), but also when the whole reply is
+		 * zeros (id, seq and data 0), where only 0xffff verifies: tell them apart by
+		 * summing the message (one reply in 65536 gets here). */
+		uint16_t sum;
+		wire_put_be16(h + ICMP4_OFF_CSUM, 0);
+		if (rte_raw_cksum_mbuf(m, 0, rte_pktmbuf_pkt_len(m), &sum) == 0 && sum == 0)
+			csum = 0xffff;
+	}
+	wire_put_be16(h + ICMP4_OFF_CSUM, csum);
 	/* Options of the request are not reflected (RFC 1122 §3.2.2.6 makes that a MAY for
 	 * record route and timestamp). */
 	if (ip4_output(s, m, IP4_PROTO_ICMP, ip->dst, ip->src, ip->tos, false) == 0)
@@ -134,12 +143,17 @@ static bool icmp4_error_allowed(struct stack *s, const struct rte_mbuf *orig)
 	size_t hl = (size_t)(h[IP4_OFF_VER_IHL] & 0xf) * 4;
 	if ((frag & IP4_FRAG_OFF_MASK) != 0)
 		return false; /* not the first fragment */
+	/* A source that is not one host: zero, loopback, broadcast, multicast or class E. */
 	if (ip4_is_zeronet(src) || ip4_is_loopback(src) || ip4_is_multicast(src) ||
-	    ip4_is_limited_broadcast(src) || ip4_is_multicast(dst) || ip4_is_limited_broadcast(dst))
+	    ip4_is_limited_broadcast(src) || (src >> 28) == 0xf || ip4_is_multicast(dst) ||
+	    ip4_is_limited_broadcast(dst))
 		return false;
 	const struct route *r = route_lookup(s->cfg.routes, dst);
 	if (r != NULL && r->type == ROUTE_BROADCAST)
 		return false;
+	r = route_lookup(s->cfg.routes, src);
+	if (r != NULL && r->type == ROUTE_BROADCAST)
+		return false; /* a subnet's broadcast address as source */
 	if (h[IP4_OFF_PROTO] == IP4_PROTO_ICMP) {
 		uint8_t type;
 		const uint8_t *t = rte_pktmbuf_read(orig, (uint32_t)hl, 1, &type);

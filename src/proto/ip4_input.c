@@ -54,6 +54,10 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 			return;
 		}
 		stack_count(s, STACK_EV_IP_REASSEMBLED);
+		/* The datagram carries the first fragment's header, whose options later fragments
+		 * need not repeat: ip (the completing fragment's) may be shorter. */
+		ip->hdr_len = (size_t)(rte_pktmbuf_mtod(m, const uint8_t *)[IP4_OFF_VER_IHL] & 0xf) * 4;
+		m->l3_len = ip->hdr_len;
 		ip->total_len = (uint16_t)rte_pktmbuf_pkt_len(m);
 		ip->mf = false;
 		ip->frag_off = 0;
@@ -72,7 +76,7 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 	}
 }
 
-void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
+void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m, bool link_bcast)
 {
 	stack_count(s, STACK_EV_IP_RX);
 	uint64_t csum_flags = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
@@ -94,6 +98,15 @@ void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
 	if (ip.hdr_len > IP4_HDR_MIN_LEN && !ip4_options_acceptable(s, m, ip.hdr_len))
 		return;
 
+	/* RFC 1122 §3.2.1.3: a datagram from {<Network-number>, -1}, the broadcast address of
+	 * a connected subnet, is silently discarded (anything answering it would answer the
+	 * whole subnet). */
+	const struct route *sr = route_lookup(s->cfg.routes, ip.src);
+	if (sr != NULL && sr->type == ROUTE_BROADCAST) {
+		stack_drop(s, STACK_DROP_IP_BAD_FIELD, m);
+		return;
+	}
+
 	if (ip4_is_limited_broadcast(ip.dst)) {
 		ip4_deliver(s, m, &ip, true);
 		return;
@@ -103,6 +116,13 @@ void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
 		return;
 	}
 	const struct route *r = route_lookup(s->cfg.routes, ip.dst);
+	if (link_bcast && (r == NULL || r->type != ROUTE_BROADCAST)) {
+		/* RFC 1122 §3.3.6 (RFC 1812 §5.3.4 for routers): a unicast datagram that came as
+		 * a link-layer broadcast is discarded silently, neither delivered, forwarded nor
+		 * answered with an ICMP error (RFC 1122 §3.2.2). */
+		stack_drop(s, STACK_DROP_IP_LINK_BCAST, m);
+		return;
+	}
 	if (r != NULL && r->type == ROUTE_LOCAL) {
 		/* Weak host model (RFC 1122 §3.3.4.2): any of our addresses, on any port. */
 		ip4_deliver(s, m, &ip, false);

@@ -16,7 +16,12 @@ static void link_output_route(struct stack *s, struct rte_mbuf *m, const struct 
 	stack_count(s, STACK_EV_IP_TX);
 	if (r->type == ROUTE_LOCAL) {
 		/* To ourselves: turn around without touching a port. */
-		ip4_input(s, r->port, m);
+		ip4_input(s, r->port, m, false);
+		return;
+	}
+	if (r->type == ROUTE_BROADCAST) {
+		/* A directed broadcast of a connected subnet: no neighbour owns it (RFC 919). */
+		link_output_broadcast(s, r->port, m);
 		return;
 	}
 	link_output(s, r->port, r->type == ROUTE_GATEWAY ? r->gateway : dst, m);

@@ -120,6 +120,15 @@ void link_output(struct stack *s, uint16_t port, uint32_t nh, struct rte_mbuf *m
 	/* Otherwise the table queued the packet or handed it to neigh_drop_packet. */
 }
 
+void link_output_broadcast(struct stack *s, uint16_t port, struct rte_mbuf *m)
+{
+	if (!s->cfg.ifaces[port].up) {
+		stack_drop(s, STACK_DROP_TX_LINK_DOWN, m);
+		return;
+	}
+	eth_prepend_and_send(s, port, &eth_addr_broadcast, ETH_TYPE_IPV4, m);
+}
+
 static void neigh_send_request(void *ctx, uint16_t port, uint32_t ip, const struct eth_addr *dst)
 {
 	struct stack *s = ctx;

@@ -11,9 +11,12 @@ void arp_announce(struct stack *s, uint16_t port, uint32_t addr);
 extern const struct neigh_ops stack_neigh_ops;
 /* Sends m (data at the IPv4 header) to next hop nh on port, resolving its MAC first. */
 void link_output(struct stack *s, uint16_t port, uint32_t nh, struct rte_mbuf *m);
+/* Sends m (data at the IPv4 header) to the Ethernet broadcast address out of port. */
+void link_output_broadcast(struct stack *s, uint16_t port, struct rte_mbuf *m);
 
-/* IPv4 (ip4_input.c, ip4_output.c, ip4_forward.c). m's data starts at the IPv4 header. */
-void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m);
+/* IPv4 (ip4_input.c, ip4_output.c, ip4_forward.c). m's data starts at the IPv4 header.
+ * link_bcast: the frame was sent to an Ethernet broadcast or multicast address. */
+void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m, bool link_bcast);
 void ip4_forward(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip);
 /* Prepends an IPv4 header to the transport payload m and sends it. src 0 picks the source
  * from the route. Returns 0 or -errno (EHOSTUNREACH/ENETUNREACH: no route; the packet is

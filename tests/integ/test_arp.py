@@ -114,3 +114,30 @@ def test_arp_claiming_our_address_counted_as_conflict(one_port):
                 ARP(op=1, hwsrc=s.peer_mac, psrc=s.stack_ip, pdst=s.stack_ip))
     s.ping_ok()
     assert topo.drops_delta(before, s.daemon.stats()) == {"arp.addr_conflict": 1}
+
+
+def test_arp_flood_from_thousands_of_senders_table_bounded(fresh_one_port):
+    """3000 requests from distinct senders: each is answered, the neighbour table stays at
+    its capacity, the real peer stays reachable both ways and no mbuf is kept."""
+    s = fresh_one_port
+    baseline = s.settled_mempool()
+    frames = []
+    for i in range(3000):
+        ip = "10.1.%d.%d" % (i // 250, 1 + i % 250)
+        mac = "02:00:00:00:%02x:%02x" % (i >> 8, i & 0xff)
+        frames.append(s.eth(src=mac, dst="ff:ff:ff:ff:ff:ff") /
+                      ARP(op=1, hwsrc=mac, psrc=ip, pdst=s.stack_ip))
+    before = s.daemon.stats()
+    with s.packet_socket() as ps:
+        ps.send_many(frames)
+    s.ping_ok()
+    after = s.daemon.stats()
+    assert s.daemon.counter("arp.rx_request", after) - \
+        s.daemon.counter("arp.rx_request", before) == 3000
+    assert s.daemon.counter("arp.tx_reply", after) - \
+        s.daemon.counter("arp.tx_reply", before) == 3000
+    entries = s.ctl("neigh", "show", json=True)
+    assert 0 < len(entries) <= 1024, len(entries)
+    r = s.daemon.ctl_result("ping", s.peer_ip, "count", 2, timeout=30)
+    assert r.rc == 0, r
+    s.wait_mempool_back(baseline)

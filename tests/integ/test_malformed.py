@@ -3,7 +3,6 @@ dropped under its own named counter and only that one, the stack still answers p
 mbuf stays held."""
 
 import random
-import struct
 
 import pytest
 from scapy.layers.inet import ICMP, IP, IPOption_LSRR, IPOption_SSRR, TCP
@@ -13,33 +12,6 @@ from scapy.packet import Raw
 import topo
 
 COPIES = 5  # frames of each kind: the counter must move by exactly this much
-
-
-def _csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
-
-def raw_ip(s, payload, proto=1, options=b"", ihl=None, total_len=None, flags_frag=0,
-           ident=0x4242, ttl=64, src=None, dst=None, version=4, csum=None):
-    """An IPv4 header built by hand, so every field can be wrong on purpose, then payload."""
-    hdr_len = 20 + len(options)
-    if ihl is None:
-        ihl = hdr_len // 4
-    if total_len is None:
-        total_len = hdr_len + len(payload)
-    src = [int(x) for x in (src or s.peer_ip).split(".")]
-    dst = [int(x) for x in (dst or s.stack_ip).split(".")]
-    hdr = struct.pack("!BBHHHBBH4B4B", version << 4 | ihl, 0, total_len, ident, flags_frag,
-                      ttl, proto, 0, *src, *dst) + options
-    if csum is None:
-        csum = _csum(hdr)
-    hdr = hdr[:10] + struct.pack("!H", csum) + hdr[12:]
-    return s.eth(type=0x0800) / Raw(hdr + bytes(payload))
 
 
 def echo(payload=b"dpstack-integ-payload"):
@@ -91,43 +63,43 @@ CASES = [
     ("ip_header_truncated", "ip.truncated", 1,
      lambda s, i: [s.eth(type=0x0800) / Raw(b"\x45\x00\x00\x1c\x00\x01\x00\x00\x40\x01")]),
     ("ip_version_6_in_ipv4_frame", "ip.bad_version", 1,
-     lambda s, i: [raw_ip(s, echo(), version=6)]),
+     lambda s, i: [s.raw_ip(echo(), version=6)]),
     ("ip_ihl_below_5", "ip.bad_hdr_len", 1,
-     lambda s, i: [raw_ip(s, echo(), ihl=4)]),
+     lambda s, i: [s.raw_ip(echo(), ihl=4)]),
     ("ip_ihl_past_frame", "ip.bad_hdr_len", 1,
-     lambda s, i: [raw_ip(s, b"\x08\x00\xf7\xff\x00\x00\x00\x00", ihl=15)]),
+     lambda s, i: [s.raw_ip(b"\x08\x00\xf7\xff\x00\x00\x00\x00", ihl=15)]),
     ("ip_total_length_past_frame", "ip.bad_length", 1,
-     lambda s, i: [raw_ip(s, echo(), total_len=1000)]),
+     lambda s, i: [s.raw_ip(echo(), total_len=1000)]),
     ("ip_total_length_below_header", "ip.bad_length", 1,
-     lambda s, i: [raw_ip(s, echo(), total_len=12)]),
+     lambda s, i: [s.raw_ip(echo(), total_len=12)]),
     ("ip_bad_header_checksum", "ip.bad_checksum", 1,
      lambda s, i: [corrupt_ip_checksum(s)]),
     ("ip_reserved_flag_set", "ip.bad_field", 1,
-     lambda s, i: [raw_ip(s, echo(), flags_frag=0x8000)]),
+     lambda s, i: [s.raw_ip(echo(), flags_frag=0x8000)]),
     ("ip_source_loopback", "ip.bad_field", 1,
-     lambda s, i: [raw_ip(s, echo(), src="127.0.0.1")]),
+     lambda s, i: [s.raw_ip(echo(), src="127.0.0.1")]),
     ("ip_source_multicast", "ip.bad_field", 1,
-     lambda s, i: [raw_ip(s, echo(), src="224.0.0.5")]),
+     lambda s, i: [s.raw_ip(echo(), src="224.0.0.5")]),
     ("ip_source_broadcast", "ip.bad_field", 1,
-     lambda s, i: [raw_ip(s, echo(), src="255.255.255.255")]),
+     lambda s, i: [s.raw_ip(echo(), src="255.255.255.255")]),
     ("ip_fragment_not_multiple_of_8", "ip.bad_field", 1,
-     lambda s, i: [raw_ip(s, b"\x00" * 13, flags_frag=0x2000, ident=0x1000 + i)]),
+     lambda s, i: [s.raw_ip(b"\x00" * 13, flags_frag=0x2000, ident=0x1000 + i)]),
     ("ip_fragment_past_65535", "ip.bad_field", 1,
-     lambda s, i: [raw_ip(s, b"\x00" * 64, flags_frag=8189, ident=0x1100 + i)]),
+     lambda s, i: [s.raw_ip(b"\x00" * 64, flags_frag=8189, ident=0x1100 + i)]),
     ("ip_option_lsrr", "ip.source_route", 1,
      lambda s, i: [s.eth() / s.ip(options=[IPOption_LSRR(routers=["10.0.0.9"])]) / ICMP()]),
     ("ip_option_ssrr", "ip.source_route", 1,
      lambda s, i: [s.eth() / s.ip(options=[IPOption_SSRR(routers=["10.0.0.9"])]) / ICMP()]),
     ("ip_option_length_1", "ip.bad_option", 1,
-     lambda s, i: [raw_ip(s, echo(), options=b"\x07\x01\x00\x00")]),
+     lambda s, i: [s.raw_ip(echo(), options=b"\x07\x01\x00\x00")]),
     ("ip_option_length_past_header", "ip.bad_option", 1,
-     lambda s, i: [raw_ip(s, echo(), options=b"\x01\x44\x20\x05")]),
+     lambda s, i: [s.raw_ip(echo(), options=b"\x01\x44\x20\x05")]),
     ("ip_destination_multicast", "ip.bad_dst", 1,
      lambda s, i: [s.eth(dst="01:00:5e:00:00:fb") / s.ip(dst="224.0.0.251") / ICMP()]),
     ("ip_unknown_protocol", "ip.unknown_proto", 1,
-     lambda s, i: [raw_ip(s, b"\x00" * 16, proto=253)]),
+     lambda s, i: [s.raw_ip(b"\x00" * 16, proto=253)]),
     ("icmp_header_truncated", "icmp.truncated", 1,
-     lambda s, i: [raw_ip(s, b"\x08\x00\xf7\xff")]),
+     lambda s, i: [s.raw_ip(b"\x08\x00\xf7\xff")]),
     ("icmp_bad_checksum", "icmp.bad_checksum", 1,
      lambda s, i: [corrupt_icmp_checksum(s)]),
     ("icmp_unknown_type", "icmp.unhandled", 1,
@@ -135,12 +107,12 @@ CASES = [
     ("icmp_echo_to_subnet_broadcast", "icmp.broadcast_echo", 1,
      lambda s, i: [s.eth(dst="ff:ff:ff:ff:ff:ff") / s.ip(dst="10.0.0.255") / ICMP()]),
     ("frag_overlapping", "ip.reass_overlap", 1,
-     lambda s, i: [raw_ip(s, b"\x08" + b"\x00" * 15, flags_frag=0x2000, ident=0x2000 + i),
-                   raw_ip(s, b"\x11" * 16, flags_frag=1, ident=0x2000 + i)]),
+     lambda s, i: [s.raw_ip(b"\x08" + b"\x00" * 15, flags_frag=0x2000, ident=0x2000 + i),
+                   s.raw_ip(b"\x11" * 16, flags_frag=1, ident=0x2000 + i)]),
     ("frag_empty_with_more_fragments", "ip.reass_tiny", 1,
-     lambda s, i: [raw_ip(s, b"", flags_frag=0x2000, ident=0x2100 + i)]),
+     lambda s, i: [s.raw_ip(b"", flags_frag=0x2000, ident=0x2100 + i)]),
     ("frag_tcp_at_offset_8", "ip.reass_tiny", 1,
-     lambda s, i: [raw_ip(s, b"\x00" * 16, proto=6, flags_frag=1, ident=0x2200 + i)]),
+     lambda s, i: [s.raw_ip(b"\x00" * 16, proto=6, flags_frag=1, ident=0x2200 + i)]),
 ]
 
 
@@ -164,14 +136,14 @@ def test_malformed_frame_dropped_under_its_counter(one_port, name, counter, per_
     s.wait_mempool_back(baseline)
 
 
-def test_reassembly_of_valid_fragments_with_duplicate(one_port):
-    """An exact duplicate is dropped alone; the datagram still completes and is answered."""
+def test_duplicate_fragment_dropped_alone_datagram_still_answered(one_port):
+    """An exact duplicate is dropped by itself; the datagram completes and gets its reply."""
     s = one_port
     baseline = s.settled_mempool()
     before = s.daemon.stats()
-    payload = bytes(ICMP(type=8, id=0x99, seq=1) / Raw(b"z" * 40))  # 48 bytes
-    first = raw_ip(s, payload[:24], flags_frag=0x2000, ident=0x3000)
-    last = raw_ip(s, payload[24:], flags_frag=3, ident=0x3000)
+    payload = bytes(ICMP(type=8, id=0x99, seq=1) / Raw(b"z" * 1600))  # over the MTU
+    first = s.raw_ip(payload[:1480], flags_frag=0x2000, ident=0x3000)
+    last = s.raw_ip(payload[1480:], flags_frag=1480 // 8, ident=0x3000)
     with s.packet_socket() as ps:
         ps.send(first)
         ps.send(first)
@@ -179,7 +151,6 @@ def test_reassembly_of_valid_fragments_with_duplicate(one_port):
         reply = ps.recv_until(lambda f: f.haslayer(ICMP) and f[ICMP].type == 0 and
                               f[ICMP].id == 0x99, timeout=3)
     assert reply is not None, "no echo reply to the reassembled datagram"
-    assert bytes(reply[ICMP].payload)[:40] == b"z" * 40
     after = s.daemon.stats()
     assert topo.drops_delta(before, after) == {"ip.reass_duplicate": 1}
     assert s.daemon.counter("ip.reassembled", after) - \
@@ -190,31 +161,65 @@ def test_reassembly_of_valid_fragments_with_duplicate(one_port):
 FLOOD = 3000
 
 
-@pytest.mark.slow
-def test_fragment_flood_bounded_counted_and_released(fresh_one_port):
-    """Thousands of incomplete datagrams (one non-first fragment each, distinct random ids):
-    the daemon keeps answering, holds a bounded number of mbufs, accounts for every
-    fragment as a drop (evicted, or timed out), and gets every mbuf back after the
-    reassembly timeout (30 s: the one long wait of the suite)."""
-    s = fresh_one_port
-    d = s.daemon
-    baseline = s.settled_mempool()
-    before = d.stats()
+def _flood(s):
+    """FLOOD incomplete datagrams: one non-first fragment each (so no ICMP error is due when
+    they time out), distinct random ids. Returns the stats before."""
     ids = random.sample(range(1, 65536), FLOOD)
-    frames = [raw_ip(s, b"\xab" * 8, flags_frag=0x2000 | 1, ident=i) for i in ids]
+    frames = [s.raw_ip(b"\xab" * 8, flags_frag=0x2000 | 1, ident=i) for i in ids]
+    before = s.daemon.stats()
     with s.packet_socket() as ps:
         ps.send_many(frames)
     s.ping_ok()
-    mid = d.stats()
-    assert d.counter("ip.frags_rx", mid) - d.counter("ip.frags_rx", before) == FLOOD
-    held = mid["mempool"]["in_use"] - baseline
-    assert held <= 1100, "%d mbufs held by %d incomplete datagrams" % (held, FLOOD)
-    # Every mbuf comes back once the held datagrams time out.
-    topo.wait_until(lambda: s.settled_mempool() <= baseline, timeout=45, interval=1,
-                    what="mempool back to %d after the reassembly timeout" % baseline)
+    return before
+
+
+@pytest.mark.slow
+def test_fragment_flood_bounded_and_released_after_reassembly_timeout(fresh_one_port):
+    """Thousands of incomplete datagrams: the daemon keeps answering and holds a bounded
+    number of mbufs; when the reassembly timeout (30 s by default: the one long wait of the
+    suite) expires, every mbuf comes back, each datagram is counted as timed out, and the
+    one whose first fragment arrived is answered with time exceeded (RFC 792 code 1)."""
+    s = fresh_one_port
+    d = s.daemon
+    baseline = s.settled_mempool()
+    before = _flood(s)
+    first = s.raw_ip(bytes(ICMP(type=8, id=0x7e, seq=1) / Raw(b"q" * 16)),
+                     flags_frag=0x2000, ident=0)  # ids of the flood start at 1
+    with s.packet_socket() as ps:
+        ps.send(first)
+        s.ping_ok()
+        mid = d.stats()
+        assert d.counter("ip.frags_rx", mid) - d.counter("ip.frags_rx", before) == FLOOD + 1
+        held = mid["reassembly"]["datagrams"]
+        assert 0 < held <= 1100, "%d incomplete datagrams held" % held
+        assert held <= mid["mempool"]["in_use"] - baseline <= held + 64, mid["mempool"]
+        topo.wait_until(lambda: d.stats()["reassembly"]["datagrams"] == 0, timeout=45,
+                        interval=0.5, what="reassembly table empty after the timeout")
+        te = ps.recv_until(lambda f: f.haslayer(ICMP) and f[ICMP].type == 11, timeout=3)
+    assert te is not None, "no time exceeded for the datagram whose first fragment came"
+    assert te[ICMP].code == 1 and te[IP].src == s.stack_ip
+    assert te[ICMP].payload.id == 0, "time exceeded quotes another datagram"
+    s.wait_mempool_back(baseline)
     after = d.stats()
-    drops = topo.drops_delta(before, after)
-    accounted = drops.get("ip.reass_timeout", 0) + drops.get("ip.reass_no_memory", 0)
-    assert accounted == FLOOD, \
-        "%d fragments sent, %d counted as dropped: %r" % (FLOOD, accounted, drops)
+    assert topo.drops_delta(mid, after) == {"ip.reass_timeout": held}
+    assert d.counter("icmp.tx_time_exceeded", after) - \
+        d.counter("icmp.tx_time_exceeded", mid) == 1
     s.ping_ok()
+
+
+@pytest.mark.xfail(strict=True, reason="dpstackd bug: datagrams evicted from a full "
+                   "reassembly table are counted only in stats.reassembly.verdicts.no_memory, "
+                   "never in drops['ip.reass_no_memory'] (src/proto/ip4_input.c ip4_deliver "
+                   "counts only the verdict of the fragment in hand, which is HELD)")
+def test_fragment_flood_evictions_counted_as_drops(fresh_one_port):
+    s = fresh_one_port
+    d = s.daemon
+    before = _flood(s)
+    after = d.stats()
+    held = after["reassembly"]["datagrams"]
+    assert held > 0
+    evicted = FLOOD - held  # each datagram is one fragment, dropped when evicted
+    reass_view = after["reassembly"]["verdicts"]["no_memory"] - \
+        before["reassembly"]["verdicts"]["no_memory"]
+    assert reass_view == evicted, (reass_view, evicted)
+    assert topo.drops_delta(before, after) == {"ip.reass_no_memory": evicted}

@@ -15,7 +15,7 @@ def test_forward_ping_between_kernels(router):
     d = router.daemon
     before = d.stats()
     r = router.a.ping(router.b_ip, count=50, interval=0.005, wait=2)
-    assert r.received == 50, r
+    assert r.received == 50 and r.clean, r
     assert _delta(d, before, "ip.forwarded") == 100  # requests and replies
     assert "ttl=63" in r.output, "TTL not decremented once: %r" % r
 
@@ -26,6 +26,7 @@ def test_forward_3000_byte_ping_refragmented_for_small_mtu_route(router):
     r = router.a.ping(router.b_ip, count=5, size=3000, interval=0.05, wait=2, pmtu="dont")
     assert r.received == 5, r
     assert "3008 bytes from %s" % router.b_ip in r.output, r
+    assert r.clean, r
     # A sends 1500-byte fragments; the route to B has mtu 1000, so the stack splits them.
     assert _delta(d, before, "ip.fragmented") >= 5
     assert _delta(d, before, "ip.frags_created") >= 10
@@ -101,3 +102,30 @@ def test_stack_answers_pings_on_both_ports_from_both_kernels(router):
                       (router.b, router.b_stack_ip), (router.b, router.a_stack_ip)):
         r = peer.ping(dst, count=3, interval=0.05, wait=2)
         assert r.received == 3, (dst, r)
+
+
+def test_forward_to_unresolved_host_queue_bounded_then_dropped(fresh_router):
+    """Packets for a next hop being resolved wait in a bounded queue; the rest are dropped
+    (neigh.queue_full), the queued ones when resolution fails (neigh.failed, each answered
+    with host unreachable within the ICMP rate limit), and no mbuf is kept."""
+    rt = fresh_router
+    d = rt.daemon
+    rt.ctl("neigh", "params", "retrans-ms", 500, "failed-hold-ms", 60000)
+    settle = lambda: rt.a.ping(rt.a_stack_ip, count=64, interval=0.002, wait=1)  # noqa: E731
+    settle()
+    baseline = d.mempool_in_use()
+    before = d.stats()
+    r = rt.a.ping("10.0.1.88", count=150, interval=0.005, wait=3)
+    assert r.received == 0 and r.transmitted == 150, r
+    d.wait_neigh_state("10.0.1.88", "failed", timeout=5)
+    after = d.stats()
+    drops = topo.drops_delta(before, after)
+    queued = drops.get("neigh.failed", 0)
+    assert 0 < queued < 150, drops
+    assert drops.get("neigh.queue_full", 0) == 150 - queued, drops
+    unreach = d.counter("icmp.tx_unreach", after) - d.counter("icmp.tx_unreach", before)
+    assert unreach + drops.get("icmp.rate_limited", 0) == queued, (unreach, drops)
+    assert "Destination Host Unreachable" in r.output
+    settle()
+    topo.wait_until(lambda: d.mempool_in_use() <= baseline, timeout=5,
+                    what="mempool back to %d" % baseline)

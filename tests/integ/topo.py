@@ -17,6 +17,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
@@ -265,6 +266,12 @@ class PingResult:
     @property
     def lost(self):
         return self.transmitted - self.received
+
+    @property
+    def clean(self):
+        """No reply was corrupted or duplicated, as ping(8) checks them."""
+        return not any(m in self.output for m in ("wrong data byte", "BAD CHECKSUM", "(DUP!)",
+                                                  "(truncated)"))
 
     def __repr__(self):
         return "PingResult(%d/%d, exit %d):\n%s" % (self.received, self.transmitted,
@@ -619,6 +626,25 @@ class SinglePort:
         kw.setdefault("dst", self.stack_ip)
         return IP(**kw)
 
+    def raw_ip(self, payload, proto=1, options=b"", ihl=None, total_len=None, flags_frag=0,
+               ident=0x4242, ttl=64, src=None, dst=None, version=4, csum=None):
+        """An Ethernet frame to the stack with an IPv4 header built by hand, so that any
+        field can be wrong on purpose (scapy would fix them), then payload."""
+        hdr_len = 20 + len(options)
+        if ihl is None:
+            ihl = hdr_len // 4
+        if total_len is None:
+            total_len = hdr_len + len(payload)
+        src = [int(x) for x in (src or self.peer_ip).split(".")]
+        dst = [int(x) for x in (dst or self.stack_ip).split(".")]
+        hdr = struct.pack("!BBHHHBBH4B4B", version << 4 | ihl, 0, total_len, ident,
+                          flags_frag, ttl, proto, 0, *src, *dst) + options
+        if csum is None:
+            csum = inet_csum(hdr)
+        hdr = hdr[:10] + struct.pack("!H", csum) + hdr[12:]
+        from scapy.packet import Raw
+        return self.eth(type=0x0800) / Raw(hdr + bytes(payload))
+
     def packet_socket(self):
         return PacketSocket(self.peer.ns, self.peer.ifname)
 
@@ -652,6 +678,16 @@ class Router:
     def warm_up(self):
         wait_until(lambda: self.a.ping(self.b_ip, count=1, wait=1).received == 1,
                    timeout=20, interval=0.1, what="first ping A -> B through dpstackd")
+
+
+def inet_csum(data):
+    """The Internet checksum (RFC 1071) of data."""
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
 
 
 def counters_delta(before, after):
