@@ -19,7 +19,9 @@ uint16_t wire_csum_finish(uint32_t sum);
 uint16_t wire_csum(const void *buf, size_t len);
 
 /* RFC 1624 eqn. 3: the new checksum (host order) after a 16-bit field changed from old_word
- * to new_word (both host order), without touching the rest of the data. */
+ * to new_word (both host order), without touching the rest of the data. It equals a full
+ * recomputation except when the data becomes all zeros: then it gives 0x0000 where only
+ * 0xffff verifies (callers that can produce all-zero data must check a 0 result). */
 uint16_t wire_csum_update16(uint16_t csum, uint16_t old_word, uint16_t new_word);
 
 #endif
