@@ -90,6 +90,7 @@ def test_arp_reply_spoofing_static_entry_dropped(one_port):
     victim, static_mac, evil_mac = "10.0.0.50", "02:00:00:00:00:50", "02:66:66:66:66:66"
     s.ctl("neigh", "add", victim, "lladdr", static_mac, "dev", "port0")
     try:
+        baseline = s.settled_mempool()
         before = s.daemon.stats()
         with s.packet_socket() as ps:
             for op in (2, 2, 1):  # two replies to us, one gratuitous request
@@ -102,6 +103,7 @@ def test_arp_reply_spoofing_static_entry_dropped(one_port):
         assert topo.drops_delta(before, after) == {"arp.static_conflict": 3}
         entry = s.daemon.neigh(victim)
         assert entry["lladdr"] == static_mac and entry["state"] == "permanent", entry
+        s.wait_mempool_back(baseline)
     finally:
         s.ctl("neigh", "del", victim, "dev", "port0")
 

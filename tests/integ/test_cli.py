@@ -44,6 +44,8 @@ BAD_COMMANDS = [
     ("link_unknown_port", ["link", "show", "port9"]),
     ("link_mtu_too_small", ["link", "set", "port0", "mtu", "10"]),
     ("link_set_bogus", ["link", "set", "port0", "sideways"]),
+    ("forwarding_bad_value", ["ip", "forwarding", "maybe"]),
+    ("forwarding_extra_word", ["ip", "forwarding", "on", "now"]),
     ("unknown_command", ["frobnicate"]),
     ("unknown_subcommand", ["ip", "addr", "frob"]),
     ("stats_extra_word", ["stats", "now"]),
@@ -67,6 +69,7 @@ def snapshot(d):
         "routes": d.ctl("ip", "route", "show", json=True),
         "static_neigh": neigh,
         "neigh_params": d.ctl("neigh", "params", json=True),
+        "forwarding": d.ctl("ip", "forwarding", json=True),
     }
 
 
@@ -122,14 +125,15 @@ def test_socket_from_environment(one_port):
 def test_help_lists_every_command(one_port):
     out = one_port.ctl("help")
     for usage in ("link show", "link set", "ip addr add", "ip addr del", "ip addr show",
-                  "ip route add", "ip route del", "ip route show", "neigh show", "neigh add",
+                  "ip route add", "ip route del", "ip route show", "ip forwarding",
+                  "neigh show", "neigh add",
                   "neigh del", "neigh flush", "neigh params", "stats", "ping"):
         assert any(line.startswith(usage) for line in out.splitlines()), usage
 
 
 @pytest.mark.parametrize("args", [["link", "show"], ["ip", "addr", "show"],
                                   ["ip", "route", "show"], ["neigh", "show"], ["stats"],
-                                  ["neigh", "params"]],
+                                  ["neigh", "params"], ["ip", "forwarding"]],
                          ids=lambda a: "_".join(a))
 def test_show_commands_give_valid_json(one_port, args):
     out = one_port.ctl(*args, json=True)

@@ -40,6 +40,43 @@ def test_ping_large_from_kernel_reassembled_and_answered(one_port, size):
     assert frag_out == (3 if fragmented else 0)
 
 
+def test_fragments_in_reverse_order_reassembled_and_answered(one_port):
+    from scapy.layers.inet import ICMP, fragment
+    from scapy.packet import Raw
+    s = one_port
+    d = s.daemon
+    before = d.stats()
+    frags = fragment(s.eth() / s.ip(id=0x5151) / ICMP(type=8, id=0x51) / Raw(os.urandom(3000)),
+                     fragsize=1000)
+    with s.packet_socket() as ps:
+        for f in reversed(frags):
+            ps.send(f)
+        reply = ps.recv_until(lambda f: f.haslayer(ICMP) and f[ICMP].type == 0 and
+                              f[ICMP].id == 0x51, timeout=3)
+    assert reply is not None, "no reply to a datagram sent last fragment first"
+    after = d.stats()
+    assert topo.drops_delta(before, after) == {}
+    assert d.counter("ip.reassembled", after) - d.counter("ip.reassembled", before) == 1
+
+
+@pytest.mark.parametrize("option", [["-R"], ["-T", "tsonly"]], ids=["record_route", "timestamp"])
+def test_ping_with_ip_option_answered(one_port, option):
+    d = one_port.daemon
+    before = d.counter("ip.options")
+    r = one_port.peer.ping(one_port.stack_ip, count=3, interval=0.05, wait=2, extra=option)
+    assert r.received == 3, r
+    assert d.counter("ip.options") - before == 3
+
+
+def test_ping_flood_65507_all_answered_no_mbufs_held(one_port):
+    baseline = one_port.settled_mempool()
+    r = one_port.peer.ping(one_port.stack_ip, count=100, size=65507, flood=True, wait=3,
+                           timeout=60)
+    assert r.received == 100 and r.clean, r
+    assert one_port.daemon.stats()["reassembly"]["datagrams"] == 0
+    one_port.wait_mempool_back(baseline)
+
+
 def test_ping_8000_from_kernel_leaves_no_mbufs_held(one_port):
     baseline = one_port.settled_mempool()
     r = one_port.peer.ping(one_port.stack_ip, count=20, size=8000, interval=0.01, wait=3)
@@ -72,11 +109,26 @@ def test_echo_reply_to_fragmented_request_under_mtu_carries_whole_payload(one_po
     assert bytes(reply[ICMP].payload)[:size] == data, "reply payload differs"
 
 
+@pytest.mark.parametrize("payload", [b"", b"\0" * 32], ids=["empty", "zeros"])
+def test_echo_reply_to_all_zero_request_has_valid_checksum(one_port, payload):
+    """id 0, seq 0, zero data: the reply's words are all zero and only 0xffff verifies
+    (RFC 1624's incremental update gives 0x0000 there)."""
+    from scapy.layers.inet import ICMP, IP
+    s = one_port
+    with s.packet_socket() as ps:
+        ps.send(s.eth() / s.ip() / ICMP(type=8, id=0, seq=0) / payload)
+        reply = ps.recv_until(lambda f: f.haslayer(ICMP) and f[ICMP].type == 0 and
+                              f[ICMP].id == 0 and f[ICMP].seq == 0, timeout=3)
+    assert reply is not None, "no echo reply"
+    msg = bytes(reply[IP])[reply[IP].ihl * 4:reply[IP].len]
+    assert topo.inet_csum(msg) == 0, "reply checksum %#06x is wrong" % reply[ICMP].chksum
+
+
 def _stack_ping(setup, *args, timeout=30):
     return setup.daemon.ctl_result("ping", setup.peer_ip, *args, json=True, timeout=timeout)
 
 
-@pytest.mark.parametrize("size", [56, 1472, 8000, 65507])
+@pytest.mark.parametrize("size", [0, 56, 1472, 1473, 8000, 65507])
 def test_stack_ping_kernel_answers(one_port, size):
     """dpstackctl ping: the stack's own output path (route, ARP, fragmentation)."""
     r = _stack_ping(one_port, "count", 3, "size", size, "timeout-ms", 2000)

@@ -5,8 +5,8 @@ mbuf stays held."""
 import random
 
 import pytest
-from scapy.layers.inet import ICMP, IP, IPOption_LSRR, IPOption_SSRR, TCP
-from scapy.layers.l2 import ARP, Dot1Q, Ether
+from scapy.layers.inet import ICMP, IP, IPOption_LSRR, IPOption_SSRR
+from scapy.layers.l2 import ARP, Dot1Q
 from scapy.packet import Raw
 
 import topo
@@ -109,6 +109,16 @@ CASES = [
     ("frag_overlapping", "ip.reass_overlap", 1,
      lambda s, i: [s.raw_ip(b"\x08" + b"\x00" * 15, flags_frag=0x2000, ident=0x2000 + i),
                    s.raw_ip(b"\x11" * 16, flags_frag=1, ident=0x2000 + i)]),
+    ("frag_data_past_last_fragment", "ip.reass_bad_last", 1,
+     lambda s, i: [s.raw_ip(b"\x00" * 8, flags_frag=1, ident=0x2300 + i),
+                   s.raw_ip(b"\x00" * 8, flags_frag=0x2000 | 2, ident=0x2300 + i)]),
+    ("frag_65_in_one_datagram", "ip.reass_too_many", 1,
+     lambda s, i: [s.raw_ip(b"\x00" * 8, flags_frag=0x2000 | k, ident=0x2400 + i)
+                   for k in range(65)]),
+    ("frag_past_65535_with_first_header_options", "ip.reass_too_big", 1,
+     lambda s, i: [s.raw_ip(b"\x08" + b"\x00" * 7, options=b"\x01" * 40, flags_frag=0x2000,
+                            ident=0x2500 + i),
+                   s.raw_ip(b"\x00" * 24, flags_frag=65464 // 8, ident=0x2500 + i)]),
     ("frag_empty_with_more_fragments", "ip.reass_tiny", 1,
      lambda s, i: [s.raw_ip(b"", flags_frag=0x2000, ident=0x2100 + i)]),
     ("frag_tcp_at_offset_8", "ip.reass_tiny", 1,

@@ -32,6 +32,26 @@ def test_forward_3000_byte_ping_refragmented_for_small_mtu_route(router):
     assert _delta(d, before, "ip.frags_created") >= 10
 
 
+def test_forward_65507_byte_ping_through_small_mtu_route(router):
+    d = router.daemon
+    before = d.stats()
+    r = router.a.ping(router.b_ip, count=3, size=65507, interval=0.2, wait=3)
+    assert r.received == 3 and r.clean, r
+    # 45 fragments of 1500 bytes from A, each split in two for the 1000-byte route.
+    assert _delta(d, before, "ip.frags_created") >= 3 * 2 * 44
+
+
+def test_stack_ping_over_small_mtu_route(router):
+    """The stack's own 65507-byte datagram: 68 fragments for the 1000-byte route."""
+    d = router.daemon
+    before = d.stats()
+    r = d.ctl_result("ping", router.b_ip, "count", 2, "size", 65507, "timeout-ms", 2000,
+                     json=True, timeout=30)
+    assert r.rc == 0, r
+    assert topo.jsonlib.loads(r.out)["received"] == 2
+    assert _delta(d, before, "ip.frags_created") >= 2 * 67
+
+
 def test_forward_ttl_1_gets_time_exceeded_from_stack(router):
     d = router.daemon
     before = d.stats()
@@ -95,6 +115,22 @@ def test_forward_no_route_gets_net_unreachable(router):
                      r.output), r
     assert _delta(d, before, "icmp.tx_unreach") == 1
     assert topo.drops_delta(before, d.stats()) == {"ip.no_route": 1}
+
+
+def test_forwarding_off_drops_transit_and_on_restores(router):
+    d = router.daemon
+    router.ctl("ip", "forwarding", "off")
+    try:
+        before = d.stats()
+        r = router.a.ping(router.b_ip, count=3, interval=0.05, wait=1)
+        assert r.received == 0, r
+        assert topo.drops_delta(before, d.stats()) == {"ip.not_ours": 3}
+        # Still a host: its own addresses answer on both ports.
+        assert router.a.ping(router.b_stack_ip, count=2, interval=0.05, wait=2).received == 2
+    finally:
+        router.ctl("ip", "forwarding", "on")
+    r = router.a.ping(router.b_ip, count=3, interval=0.05, wait=2)
+    assert r.received == 3, r
 
 
 def test_stack_answers_pings_on_both_ports_from_both_kernels(router):

@@ -84,8 +84,8 @@ def pid_alive(pid):
 
 
 def remove_stale():
-    """Deletes namespaces and veths left by an earlier test run whose pytest process is dead.
-    Only names of this suite's own pattern are touched."""
+    """Deletes namespaces, veths and temporary directories left by an earlier test run whose
+    pytest process is dead. Only names of this suite's own pattern are touched."""
     ns_re = re.compile(r"^%s([0-9a-f]+)-[0-9a-z]+$" % PREFIX)
     link_re = re.compile(r"^%s([0-9a-f]+)[0-9a-z]{2}[rp]$" % PREFIX)
     out = run(["ip", "netns", "list"], check=False).stdout
@@ -94,6 +94,11 @@ def remove_stale():
         m = ns_re.match(name)
         if m and not pid_alive(int(m.group(1), 16)):
             run(["ip", "netns", "del", name], check=False)
+    tmp_re = re.compile(r"^dpstack-integ-([0-9a-f]+)-")
+    for name in os.listdir(tempfile.gettempdir()):
+        m = tmp_re.match(name)
+        if m and not pid_alive(int(m.group(1), 16)):
+            shutil.rmtree(os.path.join(tempfile.gettempdir(), name), ignore_errors=True)
     out = run(["ip", "-o", "link", "show"], check=False).stdout
     for line in out.splitlines():
         parts = line.split(":")
@@ -249,7 +254,8 @@ class Peer:
             cmd += ["-M", pmtu]
         cmd += list(extra) + [dst]
         if timeout is None:
-            timeout = (deadline or 0) + count * (interval or 1.0) + (wait or 2) + 10
+            per_packet = 0.01 if flood else (interval or 1.0)
+            timeout = (deadline or 0) + count * per_packet + (wait or 10) + 10
         return PingResult(self.run(*cmd, timeout=timeout, check=False))
 
 
@@ -286,8 +292,8 @@ class Lab:
     _lock = threading.Lock()
 
     def __init__(self, name="lab"):
-        name = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40]
-        self.tmp = tempfile.mkdtemp(prefix="dpstack-integ-%s-" % name)
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:24]  # the socket path has 108 bytes
+        self.tmp = tempfile.mkdtemp(prefix="dpstack-integ-%s-%s-" % (PID_HEX, name))
         self._cleanups = []
         self.daemons = []
 
@@ -382,6 +388,15 @@ def one_port_config(root_ifname, addr="10.0.0.2/24", driver="net_af_xdp", extra=
                       "ip addr add %s dev port0" % addr] + list(extra)) + "\n"
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """In the child before exec: SIGTERM when the test process dies, so that a killed test
+    run leaves no daemon behind (Ctrl-C is handled by the fixtures' teardown instead)."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
 class Daemon:
     """One dpstackd with its own control socket in its own directory."""
 
@@ -415,7 +430,7 @@ class Daemon:
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen([DPSTACKD, "-c", self.config_path], stdout=self._log,
                                      stderr=subprocess.STDOUT, env=self.env,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=_die_with_parent)
         if wait:
             self.wait_ready()
 
@@ -600,7 +615,7 @@ class SinglePort:
         assert r.received == count, "stack no longer answers pings: %r" % r
         return r
 
-    def settled_mempool(self, timeout=10.0):
+    def settled_mempool(self):
         """The pool's in-use count once the PMD has taken back what it transmitted: net_af_xdp
         returns sent mbufs only as later bursts reap its completion ring, so a short burst
         of small pings comes first."""
