@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,38 @@ static unsigned free_hugepages(void)
 		fclose(f);
 	}
 	return n;
+}
+
+/* `workers` asks for lcores; say clearly when this machine cannot give them, rather than
+ * letting the EAL print its usage text. Skipped when the eal line chooses lcores itself. */
+static int check_worker_cpus(const struct daemon *d, const char *config_path)
+{
+	static const char *const lcore_opts[] = {"-l", "--lcores", "-c", NULL};
+	cpu_set_t cpus;
+	if (eal_has(d, lcore_opts) || sched_getaffinity(0, sizeof(cpus), &cpus) != 0)
+		return 0;
+	int n = CPU_COUNT(&cpus);
+	if (!d->worker_lcores_given) {
+		/* Lcores 0..N: the control thread on 0 and the workers on 1..N. */
+		for (unsigned l = 0; l <= d->nb_workers; l++)
+			if (l >= CPU_SETSIZE || !CPU_ISSET(l, &cpus)) {
+				fprintf(stderr, "dpstackd: %s: workers %u needs CPUs 0-%u (one for the "
+						"control thread) but this process may use %d CPU(s); "
+						"use fewer workers or list lcores\n",
+					config_path, d->nb_workers, d->nb_workers, n);
+				return -1;
+			}
+		return 0;
+	}
+	for (unsigned i = 0; i < d->nb_workers; i++) {
+		unsigned l = d->worker_lcores[i];
+		if (l >= CPU_SETSIZE || !CPU_ISSET(l, &cpus)) {
+			fprintf(stderr, "dpstackd: %s: workers: lcore %u is not a CPU this process "
+					"may use (%d available)\n", config_path, l, n);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* The EAL command line: the config's `eal` words plus what the ports and workers imply. */
@@ -321,6 +354,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	cfg.path = (char *)config_path;
+	if (check_worker_cpus(&d, config_path) != 0) {
+		config_free(&cfg, &d);
+		return 1;
+	}
 
 	/* Signals are read through a signalfd by the control loop; block them before the EAL
 	 * starts threads so that every thread inherits the mask. */
@@ -350,6 +387,8 @@ int main(int argc, char **argv)
 	if (ctl_path == NULL || ctl_path[0] == '\0')
 		ctl_path = DPSTACK_CTL_DEFAULT;
 	int sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	d.sig_fd = sig_fd;
+	d.client_fd = -1;
 	/* Claim the control socket first: a second daemon on the same path must stop before
 	 * it touches any port. Clients that connect meanwhile wait until serve() answers. */
 	ctl_fd = ctl_server_open(ctl_path, err, sizeof(err));

@@ -26,6 +26,7 @@ static const struct cmd cmds[] = {
 	{"ip route show", cmd_route_show, "ip route show"},
 	{"ip route", cmd_route_show, NULL},
 	{"ip forwarding", cmd_ip_forwarding, "ip forwarding [on | off]"},
+	{"ip reassembly", cmd_ip_reassembly, "ip reassembly [timeout-ms N]"},
 	{"neigh show", cmd_neigh_show, "neigh show [dev PORT]"},
 	{"neigh add", cmd_neigh_add, "neigh add ADDR lladdr MAC dev PORT"},
 	{"neigh del", cmd_neigh_del, "neigh del ADDR dev PORT"},

@@ -15,7 +15,7 @@ typedef int cmd_handler(struct daemon *d, int argc, char **argv, struct ctl_out 
 cmd_handler cmd_help;
 cmd_handler cmd_link_show, cmd_link_set;
 cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
-cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding;
+cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding, cmd_ip_reassembly;
 cmd_handler cmd_neigh_show, cmd_neigh_add, cmd_neigh_del, cmd_neigh_flush, cmd_neigh_params;
 cmd_handler cmd_stats_show;
 cmd_handler cmd_ping;

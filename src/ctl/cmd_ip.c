@@ -325,3 +325,31 @@ int cmd_ip_forwarding(struct daemon *d, int argc, char **argv, struct ctl_out *o
 	bool on = strcmp(argv[0], "on") == 0;
 	return daemon_apply_netcfg(d, forwarding_on, &on);
 }
+
+static int reass_timeout_on_stack(struct stack *s, void *arg)
+{
+	return ip4_reass_set_timeout(s->reass, *(uint32_t *)arg);
+}
+
+/* ip reassembly [timeout-ms N]: show or set the reassembly timeout (RFC 791 suggests a
+ * 15 s lower bound for its timer; Linux uses 30 s, our default). */
+int cmd_ip_reassembly(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	if (argc == 0) {
+		uint32_t ms = ip4_reass_timeout(d->workers[0].stack->reass);
+		if (o->json) {
+			json_obj_begin(o, NULL);
+			json_u64(o, "timeout-ms", ms);
+			json_obj_end(o);
+		} else {
+			ctl_printf(o, "timeout-ms %u\n", ms);
+		}
+		return 0;
+	}
+	uint32_t ms;
+	if (argc != 2 || strcmp(argv[0], "timeout-ms") != 0)
+		return -1;
+	if (cmd_parse_u32(argv[1], 1, 3600000, &ms, "timeout-ms", o) != 0)
+		return -1;
+	return daemon_each_worker(d, reass_timeout_on_stack, &ms);
+}

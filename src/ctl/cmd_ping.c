@@ -82,7 +82,8 @@ int cmd_ping(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		json_arr_begin(o, "replies");
 	}
 	uint32_t sent = 0;
-	for (uint32_t k = 0; k < count; k++) {
+	bool interrupted = false;
+	for (uint32_t k = 0; k < count && !(interrupted = daemon_interrupted(d)); k++) {
 		op.seq = (uint16_t)(k + 1);
 		uint64_t start = now_us();
 		int rc = worker_call(w, ping_send_on_worker, &op);
@@ -95,7 +96,8 @@ int cmd_ping(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			do {
 				usleep(200);
 				worker_call(w, ping_check_on_worker, &op);
-			} while (op.result.rtt_tsc == 0 && now_us() - start < timeout_ms * 1000ull);
+			} while (op.result.rtt_tsc == 0 && now_us() - start < timeout_ms * 1000ull &&
+				 !daemon_interrupted(d));
 		}
 		if (rc == 0 && op.result.rtt_tsc != 0) {
 			double ms = (double)op.result.rtt_tsc / tsc_per_ms;
@@ -116,9 +118,11 @@ int cmd_ping(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		} else if (rc == 0 && !o->json) {
 			ctl_printf(o, "seq=%u: no reply within %u ms\n", op.seq, timeout_ms);
 		}
-		uint64_t spent = now_us() - start;
-		if (k + 1 < count && spent < interval_ms * 1000ull)
-			usleep((useconds_t)(interval_ms * 1000ull - spent));
+		/* Sleep out the interval in short steps, so a signal or a vanished client
+		 * ends the command within milliseconds. */
+		while (k + 1 < count && now_us() - start < interval_ms * 1000ull &&
+		       !daemon_interrupted(d))
+			usleep(1000);
 	}
 	worker_call(w, ping_disarm_on_worker, NULL);
 	if (o->json) {
@@ -127,6 +131,8 @@ int cmd_ping(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		json_u64(o, "received", received);
 		json_obj_end(o);
 	} else {
+		if (interrupted)
+			ctl_printf(o, "interrupted\n");
 		ctl_printf(o, "%u transmitted, %u received", sent, received);
 		if (received != 0)
 			ctl_printf(o, ", rtt min/avg/max %.3f/%.3f/%.3f ms", rtt_min,

@@ -178,7 +178,9 @@ void ctl_server_serve_one(struct daemon *d, int lfd)
 	}
 	struct ctl_out out;
 	ctl_out_init(&out, json);
+	d->client_fd = fd;
 	int rc = cmd_exec(d, argc, argv, &out);
+	d->client_fd = -1;
 	const char *status = rc == 0 ? "ok\n" : "error\n";
 	send_all(fd, status, strlen(status));
 	if (out.len > 0)

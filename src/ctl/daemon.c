@@ -1,5 +1,7 @@
 #include "daemon.h"
 
+#include <poll.h>
+
 int daemon_each_worker(struct daemon *d, int (*fn)(struct stack *s, void *arg), void *arg)
 {
 	int first = 0;
@@ -41,4 +43,14 @@ int daemon_apply_netcfg(struct daemon *d, int (*fn)(struct netcfg *c, void *arg)
 		return rc;
 	struct netcfg_call call = {.fn = fn, .arg = arg};
 	return daemon_each_worker(d, netcfg_call_on_stack, &call);
+}
+
+bool daemon_interrupted(const struct daemon *d)
+{
+	struct pollfd fds[2] = {{.fd = d->sig_fd, .events = POLLIN},
+				{.fd = d->client_fd, .events = POLLRDHUP}};
+	if (poll(fds, 2, 0) <= 0)
+		return false;
+	return (fds[0].revents & POLLIN) != 0 ||
+	       (fds[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }

@@ -32,8 +32,13 @@ struct daemon {
 	struct worker workers[WORKER_MAX];
 	bool workers_running;
 	struct netcfg master;
-	uint64_t started_ms;
+	int sig_fd;                      /* readable when SIGINT/SIGTERM is pending */
+	int client_fd;                   /* the control client being served, or -1 */
 };
+
+/* For long commands (ping): true when the daemon should stop or the client has gone, so the
+ * command ends early and the control thread stays responsive. */
+bool daemon_interrupted(const struct daemon *d);
 
 /* Runs a configuration change: first fn_master on the master copy (which validates it), then,
  * only if that succeeded, fn_stack on every worker's stack, on the worker's own thread once

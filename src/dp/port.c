@@ -73,6 +73,9 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool, cha
 	p->rx_ip_cksum = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) != 0;
 	if (p->rx_ip_cksum)
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+	p->tx_multi_seg = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+	if (p->tx_multi_seg)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	rc = rte_eth_dev_configure(p->eth_port, q, q, &conf);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: configure: %s", p->name, strerror(-rc));

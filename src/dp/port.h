@@ -21,6 +21,7 @@ struct port {
 	struct rte_ether_addr mac;
 	uint16_t mtu;
 	bool rx_ip_cksum;               /* the NIC validates IPv4 header checksums */
+	bool tx_multi_seg;              /* the PMD sends chained mbufs (else we linearize) */
 };
 
 /* True when devargs names a PCI device (DDDD:BB:DD.F or BB:DD.F) rather than a vdev. */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <rte_cycles.h>
@@ -22,9 +23,35 @@ static void worker_tx_error(struct rte_mbuf **unsent, uint16_t count, void *arg)
 	rte_pktmbuf_free_bulk(unsent, count);
 }
 
+/* A chained frame for a PMD that sends only first segments (net_af_xdp has no MULTI_SEGS):
+ * gather it into one segment, in place if the first has room, else into a fresh mbuf. */
+static struct rte_mbuf *worker_linearize(struct worker *w, struct rte_mbuf *m)
+{
+	if (rte_pktmbuf_linearize(m) == 0)
+		return m;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	struct rte_mbuf *c = rte_pktmbuf_alloc(w->stack->pool);
+	char *dst = c != NULL && len <= rte_pktmbuf_tailroom(c)
+			    ? rte_pktmbuf_append(c, (uint16_t)len) : NULL;
+	if (dst == NULL) {
+		rte_pktmbuf_free(c);
+		rte_pktmbuf_free(m);
+		w->stack->drops[STACK_DROP_TX_NO_MBUF]++;
+		return NULL;
+	}
+	const void *src = rte_pktmbuf_read(m, 0, len, dst);
+	if (src != dst)
+		memcpy(dst, src, len);
+	c->port = m->port;
+	rte_pktmbuf_free(m);
+	return c;
+}
+
 static void worker_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 {
 	struct worker *w = ctx;
+	if (m->nb_segs > 1 && !w->tx_multi_seg[port] && (m = worker_linearize(w, m)) == NULL)
+		return;
 	rte_eth_tx_buffer(w->eth_port[port], w->txq[port], w->txbuf[port], m);
 }
 
@@ -63,6 +90,7 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 			return -EINVAL;
 		}
 		w->eth_port[p] = ports[p].eth_port;
+		w->tx_multi_seg[p] = ports[p].tx_multi_seg;
 		w->txq[p] = (uint16_t)index;
 		w->rxq[w->nb_rxq++] = (struct worker_rxq){
 			.port = (uint16_t)p, .eth_port = ports[p].eth_port, .queue = (uint16_t)index};

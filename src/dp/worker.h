@@ -38,6 +38,7 @@ struct worker {
 	struct worker_rxq rxq[NETCFG_MAX_PORTS];
 	uint16_t txq[NETCFG_MAX_PORTS];          /* this worker's TX queue on each port */
 	uint16_t eth_port[NETCFG_MAX_PORTS];
+	bool tx_multi_seg[NETCFG_MAX_PORTS];      /* else chained frames are made contiguous */
 	struct rte_eth_dev_tx_buffer *txbuf[NETCFG_MAX_PORTS];
 	struct worker_txq_ctx txctx[NETCFG_MAX_PORTS];
 	uint32_t idle_sleep_max_us;              /* 0: busy poll */

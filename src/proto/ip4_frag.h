@@ -73,6 +73,11 @@ struct rte_mbuf *ip4_reass_input(struct ip4_reass *r, uint64_t now_ms, struct rt
 unsigned ip4_reass_expire(struct ip4_reass *r, uint64_t now_ms,
 			  void (*on_timeout)(void *arg, const struct rte_mbuf *first), void *arg);
 
+/* The timeout of a live table, changeable: datagrams held are judged by the new value at the
+ * next expiry. ip4_reass_set_timeout returns 0, or -EINVAL for 0. */
+int ip4_reass_set_timeout(struct ip4_reass *r, uint32_t timeout_ms);
+uint32_t ip4_reass_timeout(const struct ip4_reass *r);
+
 struct ip4_reass_stats {
 	uint32_t datagrams;   /* in progress */
 	uint32_t bytes;       /* held, as charged against max_bytes */

@@ -13,16 +13,6 @@ static const enum stack_drop ip4_parse_drop[WIRE_STATUS_COUNT] = {
 	[WIRE_BAD_OPTION] = STACK_DROP_IP_BAD_OPTION,
 };
 
-static const enum stack_drop ip4_reass_drop[IP4_REASS_VERDICT_COUNT] = {
-	[IP4_REASS_DUPLICATE] = STACK_DROP_IP_REASS_DUPLICATE,
-	[IP4_REASS_OVERLAP] = STACK_DROP_IP_REASS_OVERLAP,
-	[IP4_REASS_TINY] = STACK_DROP_IP_REASS_TINY,
-	[IP4_REASS_TOO_BIG] = STACK_DROP_IP_REASS_TOO_BIG,
-	[IP4_REASS_BAD_LAST] = STACK_DROP_IP_REASS_BAD_LAST,
-	[IP4_REASS_TOO_MANY_FRAGS] = STACK_DROP_IP_REASS_TOO_MANY,
-	[IP4_REASS_NO_MEMORY] = STACK_DROP_IP_REASS_NO_MEMORY,
-	[IP4_REASS_TIMEOUT] = STACK_DROP_IP_REASS_TIMEOUT,
-};
 
 /* Options are accepted and ignored, except source routes, which RFC 7126 §4.3/§4.4 says to
  * drop by default, and malformed ones (RFC 1122 §3.2.1.8 allows discarding them). */
@@ -48,11 +38,9 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		stack_count(s, STACK_EV_IP_FRAGS_RX);
 		enum ip4_reass_verdict v;
 		m = ip4_reass_input(s->reass, s->now_ms, m, ip, &v);
-		if (m == NULL) {
-			if (v != IP4_REASS_HELD)
-				s->drops[ip4_reass_drop[v]]++;
+		stack_reass_sync_drops(s);
+		if (m == NULL)
 			return;
-		}
 		stack_count(s, STACK_EV_IP_REASSEMBLED);
 		/* The datagram carries the first fragment's header, whose options later fragments
 		 * need not repeat: ip (the completing fragment's) may be shorter. */

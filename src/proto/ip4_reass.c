@@ -513,6 +513,19 @@ unsigned ip4_reass_expire(struct ip4_reass *r, uint64_t now_ms,
 	return n;
 }
 
+int ip4_reass_set_timeout(struct ip4_reass *r, uint32_t timeout_ms)
+{
+	if (timeout_ms == 0)
+		return -EINVAL;
+	r->p.timeout_ms = timeout_ms;
+	return 0;
+}
+
+uint32_t ip4_reass_timeout(const struct ip4_reass *r)
+{
+	return r->p.timeout_ms;
+}
+
 void ip4_reass_stats_get(const struct ip4_reass *r, struct ip4_reass_stats *out)
 {
 	out->datagrams = r->datagrams;

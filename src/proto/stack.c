@@ -126,6 +126,27 @@ void stack_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
 	}
 }
 
+/* The reassembly table counts every datagram and fragment it drops, including datagrams it
+ * evicts to make room, which no caller sees: the drop counters mirror its counts. */
+void stack_reass_sync_drops(struct stack *s)
+{
+	static const enum stack_drop drop_for[IP4_REASS_VERDICT_COUNT] = {
+		[IP4_REASS_DUPLICATE] = STACK_DROP_IP_REASS_DUPLICATE,
+		[IP4_REASS_OVERLAP] = STACK_DROP_IP_REASS_OVERLAP,
+		[IP4_REASS_TINY] = STACK_DROP_IP_REASS_TINY,
+		[IP4_REASS_TOO_BIG] = STACK_DROP_IP_REASS_TOO_BIG,
+		[IP4_REASS_BAD_LAST] = STACK_DROP_IP_REASS_BAD_LAST,
+		[IP4_REASS_TOO_MANY_FRAGS] = STACK_DROP_IP_REASS_TOO_MANY,
+		[IP4_REASS_NO_MEMORY] = STACK_DROP_IP_REASS_NO_MEMORY,
+		[IP4_REASS_TIMEOUT] = STACK_DROP_IP_REASS_TIMEOUT,
+	};
+	struct ip4_reass_stats st;
+	ip4_reass_stats_get(s->reass, &st);
+	for (unsigned v = 0; v < IP4_REASS_VERDICT_COUNT; v++)
+		if (v != IP4_REASS_HELD && v != IP4_REASS_DONE)
+			s->drops[drop_for[v]] = st.verdicts[v];
+}
+
 static void reass_timed_out(void *arg, const struct rte_mbuf *first)
 {
 	struct stack *s = arg;
@@ -137,8 +158,8 @@ void stack_tick(struct stack *s, uint64_t now_ms)
 {
 	s->now_ms = now_ms;
 	neigh_tick(s->neigh, now_ms);
-	unsigned expired = ip4_reass_expire(s->reass, now_ms, reass_timed_out, s);
-	s->drops[STACK_DROP_IP_REASS_TIMEOUT] += expired;
+	if (ip4_reass_expire(s->reass, now_ms, reass_timed_out, s) != 0)
+		stack_reass_sync_drops(s);
 }
 
 int stack_addr_add(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen, bool announce)

@@ -28,6 +28,9 @@ int ip4_output(struct stack *s, struct rte_mbuf *m, uint8_t proto, uint32_t src,
 void ip4_route_output(struct stack *s, struct rte_mbuf *m, const struct route *r, uint32_t dst,
 		      bool forwarded);
 
+/* Copies the reassembly table's drop counts into s->drops (stack.c). */
+void stack_reass_sync_drops(struct stack *s);
+
 /* ICMP (icmp4.c). */
 void icmp4_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast);
 /* Answers the datagram orig (data at its IPv4 header) with an ICMP error, subject to the

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Writes the seed corpus of the wire-layer fuzzers: tests/fuzz/corpus/<target>/<seed>.
+"""Writes the seed corpus of the fuzzers: tests/fuzz/corpus/<target>/<seed>.
 
 The packets are the golden captures of the unit tests (tcpdump of the Linux kernel: ping,
 ARP, record route, timestamp, fragments, host unreachable), plus a few variants made from
-them (VLAN tag, options with routable addresses, address strings). Standard library only;
-the output is deterministic, so re-running it changes nothing. Usage: make_corpus.py [DIR]
+them (VLAN tag, options with routable addresses, address strings). The seeds of fuzz_stack
+are record sequences (see tests/fuzz/fuzz_stack.c) built from the same packets readdressed
+to its topology: ping in and out, fragments, ARP, forwarding, configuration changes.
+Standard library only; the output is deterministic, so re-running it changes nothing.
+Usage: make_corpus.py [DIR]
 """
 import os
 import struct
@@ -113,7 +116,172 @@ def seeds():
         "echo_reply": ECHO_REPLY_FRAME[34:],
         "host_unreach": HOST_UNREACH[20:],
     }
-    return {"eth": eth, "arp": arp, "ipv4": ipv4, "icmp4": icmp4}
+    return {"eth": eth, "arp": arp, "ipv4": ipv4, "icmp4": icmp4, "stack": stack_seeds()}
+
+
+# --- fuzz_stack: records "op:u8 arg:be16 [arg bytes]", op = kind | flags << 4 ---------------
+
+OP_IP, OP_ARP, OP_RAW, OP_CLOCK, OP_PING, OP_NEIGH, OP_PEER, OP_MTU, OP_LINK, OP_FWD, \
+    OP_ADDR = range(11)
+F_PORT1, F_BCAST, F_OTHER, F_NOFIX = 1, 2, 4, 8
+PEER_ARP, PEER_ECHO, PEER_ALT_MAC = 1, 2, 4
+# Indexes into fuzz_stack.c's ping_dst[].
+PING_A, PING_B, PING_UNUSED0, PING_UNUSED1, PING_DEFAULT, PING_VIA_B, PING_SMALL_MTU, \
+    PING_BLACKHOLE, PING_UNREACHABLE, PING_SELF0, PING_SELF1, PING_BCAST0, PING_BCAST, \
+    PING_ZERO, PING_LOOPBACK, PING_MCAST = range(16)
+
+MAC_PORT = [bytes.fromhex("020000000000"), bytes.fromhex("020000000001")]
+MAC_PEER = [bytes.fromhex("02aa00000001"), bytes.fromhex("02bb00000001")]
+ADDR0, ADDR1 = [10, 0, 0, 2], [10, 0, 1, 2]
+HOST_A, HOST_B = [10, 0, 0, 1], [10, 0, 1, 1]
+
+
+def rec(kind, flags=0, arg=0, data=b""):
+    if data:
+        arg = len(data)
+    return struct.pack("!BH", kind | flags << 4, arg) + data
+
+
+def ip_packet(src, dst, proto, payload, ttl=64, ident=0x1234, df=False, mf=False, off=0,
+              opts=b""):
+    """An IPv4 datagram with a correct header checksum (off in bytes)."""
+    hl = 20 + len(opts)
+    field = (0x4000 if df else 0) | (0x2000 if mf else 0) | off // 8
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x40 | hl // 4, 0, hl + len(payload), ident, field, ttl,
+                      proto, 0, bytes(src), bytes(dst)) + opts
+    hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
+    return hdr + payload
+
+
+def icmp_msg(typ, code, rest, data):
+    msg = struct.pack("!BBHI", typ, code, 0, rest) + data
+    return msg[:2] + struct.pack("!H", csum(msg)) + msg[4:]
+
+
+def echo(src, dst, size, ttl=64, df=False, ident=0x1234, seq=1):
+    data = bytes((0x10 + i) & 0xFF for i in range(size))
+    return ip_packet(src, dst, 1, icmp_msg(8, 0, 0x4D2 << 16 | seq, data), ttl=ttl, df=df,
+                     ident=ident)
+
+
+def fragments(dgram, size):
+    """Splits dgram (20-byte header) into fragments of size payload bytes (a multiple of 8)."""
+    src, dst, proto, ident = dgram[12:16], dgram[16:20], dgram[9], dgram[4] << 8 | dgram[5]
+    payload = dgram[20:]
+    out = []
+    for off in range(0, len(payload), size):
+        piece = payload[off:off + size]
+        out.append(ip_packet(src, dst, proto, piece, ident=ident,
+                             mf=off + size < len(payload), off=off))
+    return out
+
+
+def arp_body(op, sha, spa, tha, tpa):
+    return struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, op, sha, bytes(spa), tha, bytes(tpa))
+
+
+def stack_seeds():
+    remote = [192, 168, 1, 10]
+    udp = struct.pack("!HHHH", 5353, 9, 12, 0) + b"dpst"
+    frags3000 = fragments(echo(HOST_A, ADDR0, 3000), 1480)
+    lonely = fragments(echo(HOST_A, ADDR0, 2000, ident=0x77), 1480)
+    big_fwd = echo(remote, [203, 0, 113, 5], 1400)
+    golden_first = with_addrs(first_fragment(), HOST_A, ADDR0)
+    golden_last = with_addrs(LAST_FRAGMENT, HOST_A, ADDR0)
+    return {
+        # Echo from the static neighbour, from the dynamic one (the reply needs ARP, which
+        # the peer answers), from a remote host (weak host: port 0 address via port 1).
+        "echo_request": rec(OP_IP, data=with_addrs(ECHO_REQUEST_FRAME[14:], HOST_A, ADDR0)),
+        "echo_request_port1": rec(OP_IP, F_PORT1, data=echo(HOST_B, ADDR1, 56)),
+        "echo_request_remote": rec(OP_IP, F_PORT1, data=echo([8, 8, 4, 4], ADDR0, 56)),
+        "echo_reply_unexpected": rec(OP_IP, data=with_addrs(ECHO_REPLY_FRAME[14:], HOST_A,
+                                                            ADDR0)),
+        # Our own pings: resolved, resolved by ARP, routed, fragmented, to ourselves,
+        # filtered, too big; then the replies' clock.
+        "ping_out": b"".join([
+            rec(OP_PING, PING_A, 56), rec(OP_PING, PING_B, 56), rec(OP_PING, PING_VIA_B, 1000),
+            rec(OP_PING, PING_SMALL_MTU, 1400), rec(OP_PING, PING_SELF0, 56),
+            rec(OP_PING, PING_SELF1, 56), rec(OP_PING, PING_BLACKHOLE, 56),
+            rec(OP_PING, PING_UNREACHABLE, 56), rec(OP_PING, PING_BCAST0, 56),
+            rec(OP_CLOCK, 0, 1000)]),
+        "ping_out_large": b"".join([
+            rec(OP_PING, PING_B, 3000), rec(OP_PING, PING_A, 65507),
+            rec(OP_PING, PING_DEFAULT, 65535), rec(OP_CLOCK, 0, 100)]),
+        "ping_unanswered": b"".join([
+            rec(OP_PEER, 0, 0), rec(OP_PING, PING_UNUSED0, 56), rec(OP_PING, PING_UNUSED0, 56),
+            rec(OP_CLOCK, 0, 5000), rec(OP_PING, PING_UNUSED0, 56), rec(OP_CLOCK, 0, 4000)]),
+        # Reassembly: in order, reversed with a duplicate, overlapping, incomplete until
+        # the timeout (time exceeded), and the golden first/last fragments of Linux.
+        "fragments_in_order": b"".join(rec(OP_IP, data=f) for f in frags3000),
+        "fragments_reversed": b"".join(rec(OP_IP, data=f) for f in
+                                       [frags3000[2], frags3000[1], frags3000[1], frags3000[0]]),
+        "fragments_overlap": rec(OP_IP, data=frags3000[0]) + rec(
+            OP_IP, data=ip_packet(HOST_A, ADDR0, 1, bytes(1480), ident=0x1234, mf=True,
+                                  off=1000)) + rec(OP_IP, data=frags3000[2]),
+        "fragment_timeout": rec(OP_IP, data=lonely[0]) + rec(OP_CLOCK, 0, 31000),
+        "fragments_golden": rec(OP_IP, F_NOFIX, data=golden_first) + rec(OP_IP, F_NOFIX,
+                                                                        data=golden_last),
+        # ARP: a request for us (broadcast), a solicited reply releasing a queue, a probe,
+        # a conflict with our address and one with the static entry, a gratuitous one.
+        "arp_request": rec(OP_ARP, F_BCAST, data=arp_body(1, MAC_PEER[0], [10, 0, 0, 9],
+                                                          bytes(6), ADDR0)),
+        "arp_reply_solicited": b"".join([
+            rec(OP_PEER, 0, 0), rec(OP_PING, PING_UNUSED1, 56), rec(OP_PING, PING_UNUSED1, 56),
+            rec(OP_ARP, F_PORT1, data=arp_body(2, MAC_PEER[1], [10, 0, 1, 77], MAC_PORT[1],
+                                               ADDR1))]),
+        "arp_probe_conflicts": b"".join([
+            rec(OP_ARP, F_BCAST, data=arp_body(1, MAC_PEER[0], [0, 0, 0, 0], bytes(6), ADDR0)),
+            rec(OP_ARP, F_BCAST, data=arp_body(1, MAC_PEER[0], ADDR0, bytes(6), ADDR0)),
+            rec(OP_ARP, 0, data=arp_body(2, bytes.fromhex("02cc00000009"), HOST_A, MAC_PORT[0],
+                                         ADDR0)),
+            rec(OP_ARP, F_BCAST | F_PORT1, data=arp_body(1, MAC_PEER[1], HOST_B, bytes(6),
+                                                         HOST_B))]),
+        "arp_golden": rec(OP_RAW, data=ARP_REQUEST_FRAME) + rec(OP_RAW, data=ARP_REPLY_FRAME),
+        # Forwarding: there and back through the echoing peer, TTL 1, no route, blackhole,
+        # fragmentation to MTU 576, DF (frag needed), an unanswered next hop (host
+        # unreachable after the ARP timeout).
+        "forward": rec(OP_IP, data=echo(remote, [172, 16, 0, 5], 56)),
+        "forward_ttl1": rec(OP_IP, data=echo(remote, [172, 16, 0, 5], 56, ttl=1)),
+        "forward_unreachable": rec(OP_IP, data=echo(remote, [198, 51, 100, 1], 56)) + rec(
+            OP_IP, data=echo(remote, [192, 0, 2, 1], 56)),
+        "forward_fragment": rec(OP_IP, data=big_fwd) + rec(
+            OP_IP, data=echo(remote, [203, 0, 113, 5], 1400, df=True)),
+        "forward_no_neighbour": rec(OP_PEER, 0, 0) + rec(
+            OP_IP, data=echo(remote, [10, 0, 1, 99], 56)) + rec(OP_CLOCK, 0, 4000),
+        "forward_off": rec(OP_FWD, 0, 0) + rec(OP_IP, data=echo(remote, [172, 16, 0, 5], 56)),
+        # Local delivery of what we do not run, options, broadcasts.
+        "udp_to_us": rec(OP_IP, data=ip_packet(HOST_A, ADDR0, 17, udp)),
+        "options": b"".join(rec(OP_IP, data=with_addrs(p, HOST_A, ADDR0)) for p in
+                            (RR_PACKET, TS_PACKET)) + rec(
+            OP_IP, data=ip_packet(HOST_A, ADDR0, 1, icmp_msg(8, 0, 1, b"x" * 8),
+                                  opts=bytes([131, 7, 4, 10, 0, 0, 1, 0]))),
+        "broadcast": b"".join([
+            rec(OP_IP, F_BCAST, data=echo(HOST_A, [10, 0, 0, 255], 56)),
+            rec(OP_IP, F_BCAST, data=echo(HOST_A, [255, 255, 255, 255], 56)),
+            rec(OP_IP, F_BCAST, data=echo(HOST_A, ADDR0, 56)),
+            rec(OP_IP, F_BCAST, data=ip_packet(HOST_A, [10, 0, 0, 255], 17, udp))]),
+        # Whole frames: Linux's captures (another host's MACs), VLAN, ours in 64-byte
+        # segments, a runt.
+        "raw_frames": b"".join([
+            rec(OP_RAW, data=ECHO_REQUEST_FRAME), rec(OP_RAW, data=vlan(ARP_REQUEST_FRAME, 10)),
+            rec(OP_RAW, F_BCAST, data=MAC_PORT[0] + MAC_PEER[0] + b"\x08\x00" +
+                echo(HOST_A, ADDR0, 200)),
+            rec(OP_RAW, data=MAC_PORT[0] + MAC_PEER[0] + b"\x08")]),
+        # Configuration under traffic: MTU, link down and up, a second address announced,
+        # neighbour timers.
+        "config": b"".join([
+            rec(OP_MTU, 0, 576), rec(OP_IP, data=echo(HOST_A, ADDR0, 1000)),
+            rec(OP_LINK, F_PORT1, 0), rec(OP_PING, PING_B, 56), rec(OP_LINK, F_PORT1 | F_BCAST, 0),
+            rec(OP_ADDR, F_OTHER, (24 - 16) << 8 | 3), rec(OP_PING, PING_UNUSED0, 56),
+            rec(OP_NEIGH, 2, 100), rec(OP_NEIGH, 3, 1), rec(OP_PEER, 0, 0),
+            rec(OP_PING, PING_UNUSED1, 56), rec(OP_CLOCK, 0, 500),
+            rec(OP_NEIGH, 7, 1 << 8 | 50), rec(OP_PING, PING_VIA_B, 56),
+            rec(OP_NEIGH, 8, 1 << 8 | 50), rec(OP_NEIGH, 9, 1 << 8)]),
+        "peer_alt_mac": b"".join([
+            rec(OP_PING, PING_B, 56), rec(OP_CLOCK, 0, 31000), rec(OP_PEER, 0, PEER_ARP |
+                                                                  PEER_ECHO | PEER_ALT_MAC),
+            rec(OP_PING, PING_B, 56), rec(OP_CLOCK, 0, 6000), rec(OP_PING, PING_B, 56)]),
+    }
 
 
 def main():

@@ -108,10 +108,6 @@ def test_bad_command_line_exit_2_with_usage(lab, args):
     assert "Usage: dpstackd" in p.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="dpstackd bug: more workers than lcores reaches "
-                   "rte_eal_init with -l 0-N, which prints the EAL's whole usage text and "
-                   "dpstackd only adds 'EAL init failed: Invalid argument' (src/main.c "
-                   "build_eal_argv/main: no check of the worker count against the CPUs)")
 def test_workers_more_than_cpus_clear_message(lab, veth):
     """More workers than lcores: the daemon should say so, not dump the EAL's usage."""
     config = "workers %d\n" % (os.cpu_count() + 6) + PORT.format(iface=veth.root_ifname)

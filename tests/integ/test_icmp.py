@@ -84,12 +84,6 @@ def test_ping_8000_from_kernel_leaves_no_mbufs_held(one_port):
     one_port.wait_mempool_back(baseline)
 
 
-@pytest.mark.xfail(strict=True, reason="dpstackd bug: the echo reply reuses the reassembled "
-                   "request, a chain of mbufs; when it fits the MTU it goes to the PMD as a "
-                   "multi-segment mbuf, and net_af_xdp (no RTE_ETH_TX_OFFLOAD_MULTI_SEGS) "
-                   "sends only the first segment's bytes: the rest of the payload is "
-                   "garbage (src/proto/ip4_icmp.c icmp4_echo_reply -> ip4_route_output -> "
-                   "stack_xmit, no linearize for single-segment ports)")
 @pytest.mark.parametrize("size", [40, 1400])
 def test_echo_reply_to_fragmented_request_under_mtu_carries_whole_payload(one_port, size):
     """A request that arrives in fragments but whose reply fits one frame (the sender had a

@@ -65,11 +65,6 @@ def test_sigterm_during_ping_flood_exits_cleanly(fresh_one_port):
         flood.wait(5)
 
 
-@pytest.mark.xfail(strict=True, reason="dpstackd bug: `dpstackctl ping` runs its whole loop "
-                   "on the control thread (src/ctl/cmd_ping.c cmd_ping), which neither "
-                   "notices the client leaving nor reads the signalfd meanwhile: SIGTERM, "
-                   "and every other dpstackctl request, wait until all count*interval-ms "
-                   "of it are over (up to 100000 x 60 s)")
 def test_sigterm_during_abandoned_stack_ping_stops_promptly(fresh_one_port):
     s = fresh_one_port
     d = s.daemon
