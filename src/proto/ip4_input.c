@@ -64,7 +64,7 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 	}
 }
 
-void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m, bool link_bcast)
+void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m, unsigned how)
 {
 	stack_count(s, STACK_EV_IP_RX);
 	uint64_t csum_flags = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
@@ -86,11 +86,12 @@ void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m, bool link_bca
 	if (ip.hdr_len > IP4_HDR_MIN_LEN && !ip4_options_acceptable(s, m, ip.hdr_len))
 		return;
 
-	/* RFC 1122 §3.2.1.3: a datagram from {<Network-number>, -1}, the broadcast address of
-	 * a connected subnet, is silently discarded (anything answering it would answer the
-	 * whole subnet). */
+	/* Martian sources, silently discarded: a connected subnet's broadcast address (RFC 1122
+	 * §3.2.1.3: answering it would answer the whole subnet), and one of our own addresses
+	 * on a datagram from the wire, a spoof or a loop (RFC 1812 §5.3.7). */
 	const struct route *sr = route_lookup(s->cfg.routes, ip.src);
-	if (sr != NULL && sr->type == ROUTE_BROADCAST) {
+	if (sr != NULL && (sr->type == ROUTE_BROADCAST ||
+			   (sr->type == ROUTE_LOCAL && !(how & IP4_IN_LOOPBACK)))) {
 		stack_drop(s, STACK_DROP_IP_BAD_FIELD, m);
 		return;
 	}
@@ -104,7 +105,7 @@ void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m, bool link_bca
 		return;
 	}
 	const struct route *r = route_lookup(s->cfg.routes, ip.dst);
-	if (link_bcast && (r == NULL || r->type != ROUTE_BROADCAST)) {
+	if ((how & IP4_IN_LINK_BCAST) && (r == NULL || r->type != ROUTE_BROADCAST)) {
 		/* RFC 1122 §3.3.6 (RFC 1812 §5.3.4 for routers): a unicast datagram that came as
 		 * a link-layer broadcast is discarded silently, neither delivered, forwarded nor
 		 * answered with an ICMP error (RFC 1122 §3.2.2). */

@@ -16,7 +16,10 @@ void link_output_broadcast(struct stack *s, uint16_t port, struct rte_mbuf *m);
 
 /* IPv4 (ip4_input.c, ip4_output.c, ip4_forward.c). m's data starts at the IPv4 header.
  * link_bcast: the frame was sent to an Ethernet broadcast or multicast address. */
-void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m, bool link_bcast);
+/* How a datagram reached ip4_input. */
+#define IP4_IN_LINK_BCAST 0x1 /* in a link-layer broadcast/multicast frame */
+#define IP4_IN_LOOPBACK 0x2   /* sent by this stack to one of its own addresses */
+void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m, unsigned how);
 void ip4_forward(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip);
 /* Prepends an IPv4 header to the transport payload m and sends it. src 0 picks the source
  * from the route. Returns 0 or -errno (EHOSTUNREACH/ENETUNREACH: no route; the packet is

@@ -6,8 +6,9 @@
  *   port 1  02:00:00:00:00:01  10.0.1.2/24   peer B 10.0.1.1 (learnt by ARP)
  *   0.0.0.0/0 via 10.0.0.1; 172.16.0.0/12 via 10.0.1.1; 203.0.113.0/24 via 10.0.1.1 MTU 576;
  *   192.0.2.0/24 blackhole; 198.51.100.0/24 unreachable. Forwarding on.
- * The neighbour table (64 entries) and reassembly (16 datagrams, 256 KiB) are small, and so is
- * the mbuf pool, so that table-full, eviction and pool-empty paths are reachable.
+ * The neighbour table (16 entries), reassembly (4 datagrams of at most 8 fragments, 32 KiB),
+ * the ICMP error burst (20) and the mbuf pool (255) are small, so that table-full, eviction,
+ * rate-limit and pool-empty paths are reachable.
  *
  * Input: a series of records  op:u8  arg:be16  [arg bytes of data, for the frame ops; fewer
  * when the input ends first]. The low nibble of op is the kind, the high nibble its flags:
@@ -17,7 +18,9 @@
  *            the data and the ICMP checksum of an unfragmented ICMP message are fixed up,
  *            so mutations reach the layers behind the checksums).
  *   1 ARP    data is an ARP body, framed as for IP (F_NOFIX unused).
- *   2 RAW    data is the whole Ethernet frame; F_BCAST here splits it into 64-byte segments.
+ *   2 RAW    data is the whole Ethernet frame; F_BCAST here splits it into 64-byte segments,
+ *            F_OTHER marks it with the NIC's "IP checksum bad" flag, F_NOFIX with "good"
+ *            (then the stack trusts it, and so does the output check).
  *   3 CLOCK  advance the clock by arg ms, ticking every 100 ms as a worker does.
  *   4 PING   stack_ping_send of arg bytes to ping_dst[flags].
  *   5 NEIGH  flags 0-6: set a neighbour timer or probe count to arg (neigh_set_params);
@@ -75,8 +78,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define PORT_MTU 1500
 #define NPORTS 2
 
-#define POOL_MBUFS 4095u                      /* no per-lcore cache: in-use counts are exact */
+#define POOL_MBUFS 255u     /* a 64 KB ping takes ~80; no per-lcore cache: exact in-use counts */
 #define POOL_DATA_ROOM RTE_MBUF_DEFAULT_BUF_SIZE
+#define NEIGH_ENTRIES 16
 #define TICK_MS 100
 #define SETTLE_MS (10u * 60u * 1000u)
 
@@ -127,6 +131,7 @@ static uint64_t events_before[STACK_EV_COUNT], drops_before[STACK_DROP_COUNT];
 /* Per input. */
 static unsigned peer_mode;
 static bool icmp_tainted;      /* an ICMP message with a bad checksum was fed */
+static bool ip_tainted;        /* a frame flagged "IP checksum good" was fed */
 static uint16_t ping_seq;
 
 /* Answers of the peers, fed back after the current record (a FIFO). */
@@ -176,12 +181,15 @@ static struct rte_mbuf *make_mbuf(const uint8_t *buf, size_t len, size_t seg)
 	return head;
 }
 
-static void feed_frame(uint16_t port, const uint8_t *frame, size_t len, size_t seg)
+static void feed_frame(uint16_t port, const uint8_t *frame, size_t len, size_t seg,
+		       uint64_t ol_flags)
 {
 	struct rte_mbuf *m = make_mbuf(frame, len, seg);
 
-	if (m != NULL)
-		stack_input(stk, port, m);
+	if (m == NULL)
+		return;
+	m->ol_flags |= ol_flags;
+	stack_input(stk, port, m);
 }
 
 /* --- the peers --- */
@@ -263,7 +271,7 @@ static void peer_drain(void)
 		f = peer_q[peer_head];
 		peer_head = (peer_head + 1) % PEER_QUEUE;
 		peer_count--;
-		feed_frame(f.port, f.data, f.len, 0);
+		feed_frame(f.port, f.data, f.len, 0, 0);
 	}
 	peer_head = peer_count = 0;
 }
@@ -277,14 +285,14 @@ static void check_ipv4(uint16_t port, const uint8_t *frame, size_t len,
 	const uint8_t *dgram = frame + ETH_HDR_LEN;
 	struct icmp4_repr ic;
 
-	FUZZ_CHECK(ip4_parse(dgram, len - ETH_HDR_LEN, true, &ip) == WIRE_OK);
+	FUZZ_CHECK(ip4_parse(dgram, len - ETH_HDR_LEN, !ip_tainted, &ip) == WIRE_OK);
 	/* Exactly the datagram, or the datagram padded with zeros to the Ethernet minimum. */
 	FUZZ_CHECK(len == ETH_HDR_LEN + ip.total_len ||
 		   (len == ETH_MIN_FRAME_LEN && ETH_HDR_LEN + ip.total_len < len));
 	FUZZ_CHECK(ip.total_len <= NETCFG_MAX_MTU);
 	if (ip.proto != IP4_PROTO_ICMP || ip.mf || ip.frag_off != 0)
 		return;
-	if (!icmp_tainted)
+	if (!icmp_tainted && !ip_tainted)
 		FUZZ_CHECK(icmp4_parse(dgram + ip.hdr_len, ip.total_len - ip.hdr_len, true, &ic) ==
 			   WIRE_OK);
 	if ((peer_mode & PEER_ECHO) &&
@@ -332,16 +340,18 @@ static void fuzz_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 
 /* --- the input records --- */
 
-/* Notes whether an IPv4 datagram we feed is an unfragmented ICMP message with a bad checksum:
- * the stack forwards such messages as they are, so the oracle cannot demand good ones. */
+/* Notes whether an IPv4 datagram we feed is an unfragmented ICMP message that is truncated or
+ * has a bad checksum: the stack forwards such messages as they are, so the output check
+ * cannot demand good ones. */
 static void note_icmp(const uint8_t *dgram, size_t len)
 {
 	struct ip4_repr ip;
+	struct icmp4_repr ic;
 
 	if (ip4_parse(dgram, len, false, &ip) != WIRE_OK || ip.proto != IP4_PROTO_ICMP ||
 	    ip.mf || ip.frag_off != 0)
 		return;
-	if (wire_csum(dgram + ip.hdr_len, ip.total_len - ip.hdr_len) != 0)
+	if (icmp4_parse(dgram + ip.hdr_len, ip.total_len - ip.hdr_len, true, &ic) != WIRE_OK)
 		icmp_tainted = true;
 }
 
@@ -382,10 +392,15 @@ static void op_frame(unsigned kind, unsigned flags, const uint8_t *data, size_t 
 	};
 
 	if (kind == OP_RAW) {
+		uint64_t ol = (flags & F_NOFIX)   ? RTE_MBUF_F_RX_IP_CKSUM_GOOD
+			      : (flags & F_OTHER) ? RTE_MBUF_F_RX_IP_CKSUM_BAD : 0;
+
 		if (len >= ETH_HDR_LEN + IP4_HDR_MIN_LEN &&
 		    wire_get_be16(data + ETH_OFF_TYPE) == ETH_TYPE_IPV4)
 			note_icmp(data + ETH_HDR_LEN, len - ETH_HDR_LEN);
-		feed_frame(port, data, len, (flags & F_BCAST) ? 64 : 0);
+		if (flags & F_NOFIX)
+			ip_tainted = true;
+		feed_frame(port, data, len, (flags & F_BCAST) ? 64 : 0, ol);
 		return;
 	}
 	eth_build(frame_buf, ETH_HDR_LEN, &eth);
@@ -395,7 +410,7 @@ static void op_frame(unsigned kind, unsigned flags, const uint8_t *data, size_t 
 			fix_ipv4(frame_buf + ETH_HDR_LEN, len);
 		note_icmp(frame_buf + ETH_HDR_LEN, len);
 	}
-	feed_frame(port, frame_buf, ETH_HDR_LEN + len, 0);
+	feed_frame(port, frame_buf, ETH_HDR_LEN + len, 0, 0);
 }
 
 static void advance(uint64_t ms)
@@ -516,7 +531,7 @@ static void restore_config(void)
 
 struct neigh_list_arg {
 	unsigned n;
-	struct neigh_info e[64];
+	struct neigh_info e[NEIGH_ENTRIES];
 };
 
 static int collect_neigh(const struct neigh_info *info, void *arg)
@@ -668,9 +683,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	stack_params_default(&p);
 	p.pool = pool;
 	p.ops.xmit = fuzz_xmit;
-	p.neigh.max_entries = 64;
-	p.reass.max_datagrams = 16;
-	p.reass.max_bytes = 256u << 10;
+	p.neigh.max_entries = NEIGH_ENTRIES;
+	p.reass.max_datagrams = 4;
+	p.reass.max_frags = 8;
+	p.reass.max_bytes = 32u << 10;
+	p.icmp_burst = 20;
 	stk = stack_create(&p);
 	FUZZ_CHECK(stk != NULL);
 	neigh_defaults = p.neigh;
@@ -696,6 +713,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(drops_before, stk->drops, sizeof(drops_before));
 	peer_mode = PEER_DEFAULT;
 	icmp_tainted = false;
+	ip_tainted = false;
 	ping_seq = 0;
 	while (size - pos >= 3) {
 		uint8_t op = data[pos];

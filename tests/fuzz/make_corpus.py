@@ -277,6 +277,49 @@ def stack_seeds():
             rec(OP_PING, PING_UNUSED1, 56), rec(OP_CLOCK, 0, 500),
             rec(OP_NEIGH, 7, 1 << 8 | 50), rec(OP_PING, PING_VIA_B, 56),
             rec(OP_NEIGH, 8, 1 << 8 | 50), rec(OP_NEIGH, 9, 1 << 8)]),
+        # Fragmenting a forwarded datagram with options (router alert is copied into every
+        # fragment, record route only into the first).
+        "forward_fragment_options": rec(OP_IP, data=ip_packet(
+            remote, [203, 0, 113, 5], 1, icmp_msg(8, 0, 7, bytes(1400)),
+            opts=bytes([148, 4, 0, 0, 7, 7, 4, 0, 0, 0, 0, 1]))),
+        # Echo requests whose replies' RFC 1624 update gives 0: once right, once (all zeros)
+        # needing 0xffff.
+        "echo_request_csum_edge": rec(OP_IP, data=ip_packet(HOST_A, ADDR0, 1, icmp_msg(
+            8, 0, 0xFFFF0000, b""))) + rec(OP_IP, data=ip_packet(HOST_A, ADDR0, 1, icmp_msg(
+                8, 0, 0, b""))),
+        # More ICMP errors than the burst allows (20 in fuzz_stack).
+        "icmp_rate_limit": b"".join(rec(OP_IP, data=ip_packet(HOST_A, ADDR0, 17, udp,
+                                                              ident=i)) for i in range(25)),
+        # MTU 68: a 64 KB ping needs more fragments than the output allows; 1000 bytes fit.
+        "mtu_small_large_ping": rec(OP_MTU, 0, 68) + rec(OP_PING, PING_A, 65507) + rec(
+            OP_PING, PING_A, 1000),
+        # The address of port 1 goes: its gateway stays, with nothing to ask ARP with.
+        "addr_removed": rec(OP_ADDR, F_PORT1 | F_BCAST, (24 - 16) << 8 | 2) + rec(
+            OP_PING, PING_VIA_B, 56) + rec(OP_CLOCK, 0, 4000),
+        # Large pings to unanswered next hops until the pool (255 mbufs) runs dry, then
+        # traffic that needs buffers, then the timeout that frees everything.
+        "pool_exhaustion": rec(OP_PEER, 0, 0) + b"".join(
+            rec(OP_PING, d, 65507) for d in (PING_UNUSED0, PING_UNUSED0, PING_UNUSED0,
+                                             PING_UNUSED1, PING_UNUSED1, PING_UNUSED1,
+                                             PING_VIA_B, PING_VIA_B, PING_SMALL_MTU)) + rec(
+            OP_IP, data=echo(HOST_A, ADDR0, 56)) + rec(OP_IP, data=ip_packet(
+                HOST_A, ADDR0, 17, udp)) + rec(OP_ARP, F_BCAST, data=arp_body(
+                    1, MAC_PEER[0], [10, 0, 0, 9], bytes(6), ADDR0)) + rec(OP_CLOCK, 0, 4000),
+        # Forwarding to more next hops than the neighbour table (16) holds.
+        "neigh_table_full": b"".join(rec(OP_IP, data=echo(remote, [10, 0, 1, 10 + i], 56))
+                                     for i in range(20)),
+        # Reassembly limits: five datagrams in progress (4 allowed), nine fragments of one
+        # (8 allowed).
+        "reass_limits": b"".join(rec(OP_IP, data=fragments(echo(HOST_A, ADDR0, 100,
+                                                                ident=0x100 + i), 64)[0])
+                                 for i in range(5)) + b"".join(
+            rec(OP_IP, data=f) for f in fragments(echo(HOST_A, ADDR0, 600, ident=0x200), 64)),
+        # The NIC's checksum flags: "bad" on a good frame, "good" on a bad one (forwarded).
+        "nic_checksum_flags": rec(OP_RAW, F_OTHER, data=MAC_PORT[0] + MAC_PEER[0] +
+                                  b"\x08\x00" + echo(HOST_A, ADDR0, 56)) + rec(
+            OP_RAW, F_NOFIX, data=MAC_PORT[0] + MAC_PEER[0] + b"\x08\x00" + bytes(
+                echo(remote, [172, 16, 0, 5], 56)[:10]) + b"\x12\x34" + bytes(
+                    echo(remote, [172, 16, 0, 5], 56)[12:])),
         "peer_alt_mac": b"".join([
             rec(OP_PING, PING_B, 56), rec(OP_CLOCK, 0, 31000), rec(OP_PEER, 0, PEER_ARP |
                                                                   PEER_ECHO | PEER_ALT_MAC),
