@@ -60,24 +60,39 @@ else
 	add 0 1
 fi
 
-echo "== integration tests (kernel peer in network namespaces) =="
-if setup build; then
+# The integration suite runs twice: against the ASan/UBSan daemon (memory errors and leaks
+# in the real packet path fail the daemon's exit status, which every test checks) and
+# against the release build users run.
+integ() { # LABEL BUILD_DIR
+	echo "== integration tests, $1 (kernel peer in network namespaces) =="
+	local out=$log/integ-$1
 	# shellcheck disable=SC2086
-	/usr/bin/python3 -m pytest tests/integ -q -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 |
-		tee "$log/integ"
-	summary=$(grep -E '^(=+ )?[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)' "$log/integ" | tail -1)
+	DPSTACK_BUILD=$2 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 \
+		LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
+		/usr/bin/python3 -m pytest tests/integ -q -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 |
+		tee "$out"
+	local summary p f=0 n
+	summary=$(grep -E '^(=+ )?[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)' "$out" | tail -1)
 	p=$(echo "$summary" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
-	f=0
 	for n in $(echo "$summary" | grep -oE '[0-9]+ (failed|errors?)' | grep -oE '[0-9]+'); do
 		f=$((f + n))
 	done
 	if [ -z "$p" ] && [ "$f" -eq 0 ]; then
-		echo "integration tests: no result line"
+		echo "integration tests ($1): no result line"
 		f=1
 	fi
 	add "${p:-0}" "$f"
+}
+if [ -x build-asan/dpstackd ]; then
+	integ asan build-asan
 else
-	echo "integration tests: build failed"
+	echo "integration tests (asan): no daemon built"
+	add 0 1
+fi
+if setup build; then
+	integ release build
+else
+	echo "integration tests (release): build failed"
 	add 0 1
 fi
 

@@ -64,6 +64,12 @@ void arp_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
 		stack_drop(s, STACK_DROP_ARP_MALFORMED, m);
 		return;
 	}
+	/* No station owns 00:00:00:00:00:00 (neigh_learn ignores it too): a reply to it would
+	 * go to nobody. Dropped like the multicast senders arp_parse refuses. */
+	if (eth_addr_is_zero(&arp.sha)) {
+		stack_drop(s, STACK_DROP_ARP_MALFORMED, m);
+		return;
+	}
 	stack_count(s, arp.op == ARP_OP_REQUEST ? STACK_EV_ARP_RX_REQUEST : STACK_EV_ARP_RX_REPLY);
 
 	const struct eth_addr *ours = &s->cfg.ifaces[port].mac;

@@ -236,6 +236,10 @@ def stack_seeds():
                                          ADDR0)),
             rec(OP_ARP, F_BCAST | F_PORT1, data=arp_body(1, MAC_PEER[1], HOST_B, bytes(6),
                                                          HOST_B))]),
+        # A request from 00:00:00:00:00:00 (found by fuzz_stack: it was answered to that
+        # address); now dropped as arp.malformed.
+        "arp_request_zero_sender": rec(OP_ARP, F_BCAST, data=arp_body(
+            1, bytes(6), [10, 0, 0, 9], bytes(6), ADDR0)),
         "arp_golden": rec(OP_RAW, data=ARP_REQUEST_FRAME) + rec(OP_RAW, data=ARP_REPLY_FRAME),
         # Forwarding: there and back through the echoing peer, TTL 1, no route, blackhole,
         # fragmentation to MTU 576, DF (frag needed), an unanswered next hop (host
