@@ -72,9 +72,17 @@ void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m, unsigned how)
 		stack_drop(s, STACK_DROP_IP_BAD_CHECKSUM, m);
 		return;
 	}
+	/* Received frames arrive in one segment (stack_input linearizes them); our own
+	 * loopback datagrams may be chains. Either way the parser views the datagram through
+	 * its first segment, which must hold every header byte an IHL can name: the parser
+	 * reads no more than the header, and compares the rest by length only. */
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	if (rte_pktmbuf_data_len(m) < RTE_MIN(len, (uint32_t)IP4_HDR_MAX_LEN)) {
+		stack_drop(s, STACK_DROP_IP_TRUNCATED, m);
+		return;
+	}
 	struct ip4_repr ip;
-	enum wire_status st = ip4_parse(rte_pktmbuf_mtod(m, const uint8_t *),
-					rte_pktmbuf_data_len(m),
+	enum wire_status st = ip4_parse(rte_pktmbuf_mtod(m, const uint8_t *), len,
 					csum_flags != RTE_MBUF_F_RX_IP_CKSUM_GOOD, &ip);
 	if (st != WIRE_OK) {
 		stack_drop(s, ip4_parse_drop[st], m);

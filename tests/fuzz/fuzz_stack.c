@@ -28,21 +28,25 @@
  *            entry, 9: flush port p.
  *   6 PEER   what the simulated peers answer (PEER_* bits of arg).
  *   7 MTU    set the MTU of port F_PORT1 to arg.
- *   8 LINK   port F_PORT1 down, or up with F_BCAST (the flag bit 2).
- *   9 FWD    forwarding off, or on with F_PORT1 (bit 1).
+ *   8 LINK   port F_PORT1 down, or up with F_BCAST.
+ *   9 FWD    forwarding off, or on with F_PORT1.
  *  10 ADDR   add 10.0.p.h/(16 + arg>>8 & 15) to port F_PORT1 (p = the port, h = arg's low
  *            byte); with F_BCAST delete it instead; with F_OTHER announce it.
  *  11-15     as IP.
  *
- * The peers: every frame the stack sends goes to fuzz_xmit, which checks it (well-formed
- * Ethernet, ARP and IPv4 with a valid header checksum; ICMP checksums valid unless the input
- * itself fed an ICMP message with a bad one), frees it, and may queue an answer: an ARP reply
- * to a request (by default), an echo reply to an echo request (by default). Answers are fed
- * back after the current record, not from inside the callback.
+ * The peers: every frame the stack sends goes to fuzz_xmit, which checks it (a sound mbuf, at
+ * least 60 bytes, our source MAC, no zero destination; ARP that parses; IPv4 that parses with
+ * a valid header checksum unless the input lied with the "good" flag, and exactly fills the
+ * frame; unfragmented ICMP that parses with a valid checksum unless the input itself fed a
+ * truncated or bad one, which the stack forwards as is), frees it, and may queue an answer:
+ * an ARP reply to a request, an echo reply to an echo request (both on by default). Answers
+ * are fed back after the current record, not from inside the callback.
  *
  * After each input the harness restores the configuration, advances the clock by 10 minutes
- * (reassembly and neighbour timers expire), flushes the neighbour table and aborts unless
- * every mbuf is back in the pool: every leaked mbuf is a bug. */
+ * (in 100 ms ticks while a neighbour entry or a reassembly is pending, so their timers run
+ * and expire), flushes the neighbour table and aborts unless every mbuf is back in the pool:
+ * every leaked mbuf is a bug. The clock, the counters and the route table's history carry
+ * over between inputs; everything a packet can change is back to the start. */
 #include <errno.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -257,7 +261,11 @@ static void peer_answer_echo(uint16_t port, const uint8_t *frame, const struct e
 	icmp[ICMP4_OFF_TYPE] = ICMP4_ECHO_REPLY;
 	wire_put_be16(icmp + ICMP4_OFF_CSUM, 0);
 	wire_put_be16(icmp + ICMP4_OFF_CSUM, wire_csum(icmp, icmp_len));
-	peer_push(port, out, len < ETH_MIN_FRAME_LEN ? ETH_MIN_FRAME_LEN : len);
+	if (len < ETH_MIN_FRAME_LEN) {
+		memset(out + len, 0, ETH_MIN_FRAME_LEN - len);
+		len = ETH_MIN_FRAME_LEN;
+	}
+	peer_push(port, out, len);
 }
 
 /* Feeds the queued answers (which may cause more), at most budget of them. */

@@ -131,6 +131,22 @@ def test_stack_ping_kernel_answers(one_port, size):
     assert res["transmitted"] == 3 and res["received"] == 3, res
 
 
+@pytest.mark.parametrize("size", [56, 3000, 65507])
+def test_stack_ping_own_address_answered_without_fragmenting(one_port, size):
+    """Ping to one of our own addresses turns around inside the stack, chained mbufs and
+    all: nothing is fragmented, nothing leaves the port, nothing is dropped."""
+    d = one_port.daemon
+    before = d.stats()
+    r = d.ctl_result("ping", one_port.stack_ip, "count", 2, "size", size, "timeout-ms", 2000,
+                     json=True, timeout=30)
+    assert r.rc == 0, r
+    res = topo.jsonlib.loads(r.out)
+    assert res["received"] == 2 and all(x["bytes"] == size + 8 for x in res["replies"]), res
+    after = d.stats()
+    assert topo.drops_delta(before, after) == {}
+    assert d.counter("ip.fragmented", after) == d.counter("ip.fragmented", before)
+
+
 def test_stack_ping_text_output_one_line_per_reply(one_port):
     r = one_port.daemon.ctl_result("ping", one_port.peer_ip, "count", 2, "size", 8000,
                                    timeout=30)

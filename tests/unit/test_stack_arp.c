@@ -449,6 +449,15 @@ static void test_arp_multicast_sender_mac_dropped_malformed(void **state)
 	expect_arp_body_dropped(body, sizeof(body), STACK_DROP_ARP_MALFORMED);
 }
 
+static void test_arp_zero_sender_mac_dropped_malformed(void **state)
+{
+	(void)state;
+	uint8_t body[ARP_LEN];
+	struct arp_repr a = arp_of(ARP_OP_REQUEST, &ts_mac_zero, TS_HOST_A, &ts_mac_zero, TS_ADDR0);
+	arp_build(body, sizeof(body), &a);
+	expect_arp_body_dropped(body, sizeof(body), STACK_DROP_ARP_MALFORMED);
+}
+
 static void expect_bad_sender(uint32_t spa)
 {
 	struct arp_repr a = arp_of(ARP_OP_REQUEST, &ts_mac_a, spa, &ts_mac_zero, TS_ADDR0);
@@ -503,6 +512,7 @@ int main(void)
 		T(test_arp_wrong_hardware_type_dropped_malformed),
 		T(test_arp_unknown_opcode_dropped_malformed),
 		T(test_arp_multicast_sender_mac_dropped_malformed),
+		T(test_arp_zero_sender_mac_dropped_malformed),
 		T(test_arp_martian_sender_address_dropped_bad_sender),
 #undef T
 	};
