@@ -4,7 +4,8 @@
 #include "../wire/checksum.h"
 #include "../wire/icmp4.h"
 
-void ip4_forward(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip)
+void ip4_forward(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
+		 const struct route *r)
 {
 	/* RFC 1812 §5.3.7 / §4.2.2.11: never forward to a martian destination. */
 	if (ip4_is_zeronet(ip->dst) || ip4_is_loopback(ip->dst) || ip4_is_multicast(ip->dst) ||
@@ -25,7 +26,6 @@ void ip4_forward(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip)
 		stack_drop(s, STACK_DROP_IP_TTL_EXPIRED, m);
 		return;
 	}
-	const struct route *r = route_lookup(s->cfg.routes, ip->dst);
 	if (r == NULL || r->type == ROUTE_UNREACHABLE) {
 		icmp4_send_error(s, m, ICMP4_DEST_UNREACH, ICMP4_UNREACH_NET, 0);
 		stack_drop(s, STACK_DROP_IP_NO_ROUTE, m);

@@ -64,7 +64,7 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 	}
 }
 
-void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m, unsigned how)
+void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 {
 	stack_count(s, STACK_EV_IP_RX);
 	uint64_t csum_flags = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
@@ -133,6 +133,5 @@ void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m, unsigned how)
 		stack_drop(s, STACK_DROP_IP_NOT_OURS, m);
 		return;
 	}
-	(void)port;
-	ip4_forward(s, m, &ip);
+	ip4_forward(s, m, &ip, r);
 }

@@ -16,7 +16,8 @@ static void link_output_route(struct stack *s, struct rte_mbuf *m, const struct 
 	stack_count(s, STACK_EV_IP_TX);
 	if (r->type == ROUTE_LOCAL) {
 		/* To ourselves: turn around without touching a port. */
-		ip4_input(s, r->port, m, IP4_IN_LOOPBACK);
+		m->port = r->port; /* as if received there */
+		ip4_input(s, m, IP4_IN_LOOPBACK);
 		return;
 	}
 	if (r->type == ROUTE_BROADCAST) {

@@ -115,7 +115,7 @@ void stack_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
 	rte_pktmbuf_adj(m, (uint16_t)eth.hdr_len);
 	switch (eth.ethertype) {
 	case ETH_TYPE_IPV4:
-		ip4_input(s, port, m, eth_addr_is_multicast(&eth.dst) ? IP4_IN_LINK_BCAST : 0);
+		ip4_input(s, m, eth_addr_is_multicast(&eth.dst) ? IP4_IN_LINK_BCAST : 0);
 		break;
 	case ETH_TYPE_ARP:
 		arp_input(s, port, m);

@@ -19,8 +19,11 @@ void link_output_broadcast(struct stack *s, uint16_t port, struct rte_mbuf *m);
 /* How a datagram reached ip4_input. */
 #define IP4_IN_LINK_BCAST 0x1 /* in a link-layer broadcast/multicast frame */
 #define IP4_IN_LOOPBACK 0x2   /* sent by this stack to one of its own addresses */
-void ip4_input(struct stack *s, uint16_t port, struct rte_mbuf *m, unsigned how);
-void ip4_forward(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip);
+void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how);
+/* Forwards a datagram not addressed to us along r, ip4_input's lookup of its destination
+ * (NULL: no route). */
+void ip4_forward(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
+		 const struct route *r);
 /* Prepends an IPv4 header to the transport payload m and sends it. src 0 picks the source
  * from the route. Returns 0 or -errno (EHOSTUNREACH/ENETUNREACH: no route; the packet is
  * counted and freed in every case). */
