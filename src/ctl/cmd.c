@@ -101,6 +101,20 @@ int cmd_parse_port(struct daemon *d, const char *name, uint16_t *port, struct ct
 	return 0;
 }
 
+int cmd_parse_dev_filter(struct daemon *d, int argc, char **argv, int *port, struct ctl_out *o)
+{
+	*port = -1;
+	if (argc == 0)
+		return 0;
+	if (argc != 2 || strcmp(argv[0], "dev") != 0)
+		return -1;
+	uint16_t p = 0;
+	if (cmd_parse_port(d, argv[1], &p, o) != 0)
+		return -1;
+	*port = p;
+	return 0;
+}
+
 int cmd_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out, const char *what,
 		  struct ctl_out *o)
 {

@@ -22,6 +22,8 @@ cmd_handler cmd_ping;
 
 /* Argument helpers shared by the handlers: each returns 0, or -1 after ctl_error. */
 int cmd_parse_port(struct daemon *d, const char *name, uint16_t *port, struct ctl_out *o);
+/* An optional "dev PORT" filter: no words gives *port = -1 (every port). */
+int cmd_parse_dev_filter(struct daemon *d, int argc, char **argv, int *port, struct ctl_out *o);
 int cmd_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out, const char *what,
 		  struct ctl_out *o);
 /* Human-readable errno for command errors ("File exists" is not what a user wants). */

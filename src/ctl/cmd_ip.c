@@ -75,15 +75,9 @@ int cmd_addr_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 
 int cmd_addr_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
-	int only = -1;
-	if (argc == 2 && strcmp(argv[0], "dev") == 0) {
-		uint16_t p;
-		if (cmd_parse_port(d, argv[1], &p, o) != 0)
-			return -1;
-		only = p;
-	} else if (argc != 0) {
+	int only;
+	if (cmd_parse_dev_filter(d, argc, argv, &only, o) != 0)
 		return -1;
-	}
 	if (o->json)
 		json_arr_begin(o, NULL);
 	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++) {

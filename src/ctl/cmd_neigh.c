@@ -43,21 +43,13 @@ static int neigh_collect(struct stack *s, void *arg)
 
 int cmd_neigh_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
+	int only;
+	if (cmd_parse_dev_filter(d, argc, argv, &only, o) != 0)
+		return -1;
 	struct neigh_snapshot *snap = calloc(1, sizeof(*snap));
 	if (snap == NULL)
 		return ctl_error(o, "out of memory");
-	snap->only_port = -1;
-	if (argc == 2 && strcmp(argv[0], "dev") == 0) {
-		uint16_t p;
-		if (cmd_parse_port(d, argv[1], &p, o) != 0) {
-			free(snap);
-			return -1;
-		}
-		snap->only_port = p;
-	} else if (argc != 0) {
-		free(snap);
-		return -1;
-	}
+	snap->only_port = only;
 	daemon_each_worker(d, neigh_collect, snap);
 	if (o->json)
 		json_arr_begin(o, NULL);
@@ -164,14 +156,10 @@ int cmd_neigh_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 
 int cmd_neigh_flush(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
-	struct neigh_op op = {.all_ports = true};
-	if (argc == 2 && strcmp(argv[0], "dev") == 0) {
-		if (cmd_parse_port(d, argv[1], &op.port, o) != 0)
-			return -1;
-		op.all_ports = false;
-	} else if (argc != 0) {
+	int only;
+	if (cmd_parse_dev_filter(d, argc, argv, &only, o) != 0)
 		return -1;
-	}
+	struct neigh_op op = {.all_ports = only < 0, .port = only < 0 ? 0 : (uint16_t)only};
 	return daemon_each_worker(d, neigh_flush_stack, &op);
 }
 
