@@ -48,3 +48,10 @@ uint16_t wire_csum_update16(uint16_t csum, uint16_t old_word, uint16_t new_word)
 	sum += new_word;
 	return (uint16_t)~csum_fold(sum);
 }
+
+uint32_t wire_csum_pseudo4(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len)
+{
+	/* Six 16-bit words (the zero byte and proto form one): at most 6 * 0xffff, no carry
+	 * is lost in 32 bits. */
+	return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + len;
+}

@@ -24,4 +24,10 @@ uint16_t wire_csum(const void *buf, size_t len);
  * 0xffff verifies (callers that can produce all-zero data must check a 0 result). */
 uint16_t wire_csum_update16(uint16_t csum, uint16_t old_word, uint16_t new_word);
 
+/* The running sum of the IPv4 pseudo-header that TCP and UDP checksums cover (RFC 9293 §3.1,
+ * RFC 768): source and destination addresses, zero, protocol, and len, the length of the
+ * TCP or UDP header plus data (all host order). Pass the result as `sum` to wire_csum_add over
+ * the segment, then wire_csum_finish. */
+uint32_t wire_csum_pseudo4(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len);
+
 #endif

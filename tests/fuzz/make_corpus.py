@@ -2,10 +2,11 @@
 """Writes the seed corpus of the fuzzers: tests/fuzz/corpus/<target>/<seed>.
 
 The packets are the golden captures of the unit tests (tcpdump of the Linux kernel: ping,
-ARP, record route, timestamp, fragments, host unreachable), plus a few variants made from
-them (VLAN tag, options with routable addresses, address strings). The seeds of fuzz_stack
-are record sequences (see tests/fuzz/fuzz_stack.c) built from the same packets readdressed
-to its topology: ping in and out, fragments, ARP, forwarding, configuration changes.
+ARP, record route, timestamp, fragments, host unreachable; TCP from curl on lo), plus a few
+variants made from them (VLAN tag, options with routable addresses, address strings, TCP
+options). The seeds of fuzz_stack are record sequences (see tests/fuzz/fuzz_stack.c) built
+from the same packets readdressed to its topology: ping in and out, fragments, ARP,
+forwarding, configuration changes.
 Standard library only; the output is deterministic, so re-running it changes nothing.
 Usage: make_corpus.py [DIR]
 """
@@ -116,7 +117,113 @@ def seeds():
         "echo_reply": ECHO_REPLY_FRAME[34:],
         "host_unreach": HOST_UNREACH[20:],
     }
-    return {"eth": eth, "arp": arp, "ipv4": ipv4, "icmp4": icmp4, "stack": stack_seeds()}
+    return {"eth": eth, "arp": arp, "ipv4": ipv4, "icmp4": icmp4, "udp": udp_seeds(),
+            "tcp": tcp_seeds(), "stack": stack_seeds()}
+
+
+# --- fuzz_udp: IP payloads from 127.0.0.1 to 127.0.0.1 (the addresses fuzz_udp.c assumes) ---
+
+# tcpdump on lo of Python sockets corked with MSG_MORE (so the kernel computed the checksum
+# instead of leaving an offload's partial sum): a DNS query for example.com from port 40123
+# to 5300, its answer, "hello dpstack\n"; and "no checksum\n" from a socket with SO_NO_CHECK.
+UDP_DNS_QUERY = bytes.fromhex(
+    "9cbb14b400256699" "1a2b01000001000000000000076578616d706c6503636f6d0000010001")
+UDP_DNS_ANSWER = bytes.fromhex(
+    "14b49cbb00359c74" "1a2b81800001000100000000076578616d706c6503636f6d0000010001"
+    "c00c000100010000012c0004c000020a")
+UDP_HELLO = bytes.fromhex("9cbb14b40016680b" "68656c6c6f206470737461636b0a")
+UDP_NO_CHECKSUM = bytes.fromhex("9cbc14b400140000" "6e6f20636865636b73756d0a")
+UDP_LOOPBACK = bytes([127, 0, 0, 1])
+
+
+def udp_datagram(sport, dport, payload, src=UDP_LOOPBACK, dst=UDP_LOOPBACK):
+    """A UDP datagram with its RFC 768 checksum (a computed 0 sent as 0xffff)."""
+    hdr = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0)
+    pseudo = src + dst + struct.pack("!BBH", 0, 17, len(hdr) + len(payload))
+    c = csum(pseudo + hdr + payload) or 0xFFFF
+    return hdr[:6] + struct.pack("!H", c) + payload
+
+
+def udp_seeds():
+    # A two-byte payload that brings the one's-complement sum to 0xffff: checksum 0 → 0xffff.
+    pseudo_hdr = csum(UDP_LOOPBACK * 2 + struct.pack("!BBHHHHH", 0, 17, 10, 1234, 5678, 10, 0))
+    csum_zero = udp_datagram(1234, 5678, struct.pack("!H", pseudo_hdr))
+    return {
+        "dns_query": UDP_DNS_QUERY,
+        "dns_answer": UDP_DNS_ANSWER,
+        "hello": UDP_HELLO,
+        "no_checksum": UDP_NO_CHECKSUM,
+        "dns_query_padded": UDP_DNS_QUERY + bytes(3),
+        "csum_ffff": csum_zero,
+        "header_only": udp_datagram(7, 9, b""),
+        "src_port_zero": udp_datagram(0, 53, b"x"),
+        "dst_port_zero": UDP_HELLO[:2] + b"\0\0" + UDP_HELLO[4:],
+        "length_short": UDP_HELLO[:4] + struct.pack("!H", 4) + UDP_HELLO[6:],
+        "length_long": UDP_HELLO[:4] + struct.pack("!H", len(UDP_HELLO) + 1) + UDP_HELLO[6:],
+    }
+
+
+# --- fuzz_tcp: TCP segments (IP payloads) ---------------------------------------------------
+
+# tcpdump -w on a private network namespace's lo: curl --http1.0 http://127.0.0.1:8080/ to a
+# Python listener that answers and closes. Checksums as captured (lo leaves the partial sum).
+TCP_SYN = bytes.fromhex(
+    "ee3a1f90298a248e00000000a002ffd7fe3000000204ffd70402080a85169216000000000103030a")
+TCP_SYN_ACK = bytes.fromhex(
+    "1f90ee3aefd84c86298a248fa012ffcbfe3000000204ffd70402080ad2a4b2de851692160103030a")
+TCP_ACK_TS = bytes.fromhex(
+    "ee3a1f90298a248fefd84c8780100040fe2800000101080a85169216d2a4b2de")
+TCP_DATA = bytes.fromhex(
+    "ee3a1f90298a248fefd84c8780180040fe7600000101080a85169216d2a4b2de") + (
+    b"GET / HTTP/1.0\r\nHost: 127.0.0.1:8080\r\nUser-Agent: curl/7.88.1\r\n"
+    b"Accept: */*\r\n\r\n")
+TCP_SERVER_DATA = bytes.fromhex(
+    "1f90ee3aefd84c87298a24dd80180040fe5400000101080ad2a4b2de85169216") + (
+    b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
+TCP_FIN = bytes.fromhex(
+    "ee3a1f90298a24ddefd84cb480110040fe2800000101080a85169217d2a4b2df")
+TCP_NOP_NOP_TS = bytes.fromhex("0101080a85169217d2a4b2df")
+
+FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+
+
+def tcp_segment(flags, opts=b"", payload=b"", sport=40000, dport=80, seq=1000, ack=2000,
+                win=512):
+    """A TCP segment with options padded to 4 bytes with EOL; checksum left 0."""
+    opts += bytes(-len(opts) % 4)
+    return struct.pack("!HHIIBBHHH", sport, dport, seq, ack, (20 + len(opts)) // 4 << 4, flags,
+                       win, 0, 0) + opts + payload
+
+
+def sack_opt(n):
+    return struct.pack("!BB", 5, 2 + 8 * n) + b"".join(
+        struct.pack("!II", 3000 + 1000 * i, 3500 + 1000 * i) for i in range(n))
+
+
+def tcp_seeds():
+    return {
+        "syn": TCP_SYN,
+        "syn_ack": TCP_SYN_ACK,
+        "ack_ts": TCP_ACK_TS,
+        "data": TCP_DATA,
+        "server_data": TCP_SERVER_DATA,
+        "fin": TCP_FIN,
+        "rst": tcp_segment(RST | ACK),
+        # SACK blocks after NOP NOP TS as Linux sends them (3 fit), and 4 without TS.
+        "sack_1": tcp_segment(ACK, TCP_NOP_NOP_TS + b"\x01\x01" + sack_opt(1)),
+        "sack_2": tcp_segment(ACK, TCP_NOP_NOP_TS + b"\x01\x01" + sack_opt(2)),
+        "sack_3": tcp_segment(ACK, TCP_NOP_NOP_TS + b"\x01\x01" + sack_opt(3)),
+        "sack_4": tcp_segment(ACK, b"\x01\x01" + sack_opt(4), b"x"),
+        # A window scale of 15 (read as 14), a repeated MSS (the last wins), an unknown kind
+        # skipped by its length, MSS then EOL and padding.
+        "wscale_15": tcp_segment(SYN, bytes.fromhex("020405b4" "01030f"), seq=7, ack=0),
+        "mss_twice": tcp_segment(SYN, bytes.fromhex("020405b4" "02040218"), ack=0),
+        "unknown_option": tcp_segment(SYN | ACK, bytes.fromhex("1e06100102030204ffd7")),
+        "mss_eol": tcp_segment(SYN, bytes.fromhex("020405b4" "00") + b"\xff" * 3),
+        # Refused ones: SYN with FIN, a malformed MSS.
+        "syn_fin": tcp_segment(SYN | FIN),
+        "bad_mss_len": tcp_segment(SYN, bytes.fromhex("020305")),
+    }
 
 
 # --- fuzz_stack: records "op:u8 arg:be16 [arg bytes]", op = kind | flags << 4 ---------------

@@ -337,6 +337,90 @@ static void test_csum_update16_chained_updates_match_recompute(void **state)
 	assert_int_equal(hdr[IP4_OFF_TTL], 0);
 }
 
+/* ---- wire_csum_pseudo4 ---- */
+
+/* tcpdump on lo: curl's SYN from 127.0.0.1 to 127.0.0.1:8080, 40 bytes, checksum field as
+ * lo leaves it (0xfe30: the folded pseudo-header sum, CHECKSUM_PARTIAL); tcpdump -vv computes
+ * the complete checksum 0xdcee. */
+static const uint8_t golden_tcp_syn_lo[40] = {
+	0xee, 0x3a, 0x1f, 0x90, 0x29, 0x8a, 0x24, 0x8e, 0x00, 0x00, 0x00, 0x00,
+	0xa0, 0x02, 0xff, 0xd7, 0xfe, 0x30, 0x00, 0x00, 0x02, 0x04, 0xff, 0xd7,
+	0x04, 0x02, 0x08, 0x0a, 0x85, 0x16, 0x92, 0x16, 0x00, 0x00, 0x00, 0x00,
+	0x01, 0x03, 0x03, 0x0a,
+};
+
+/* The 12-byte pseudo-header of RFC 9293 §3.1 / RFC 768, written out. */
+static void pseudo_bytes(uint8_t out[12], uint32_t src, uint32_t dst, uint8_t proto,
+			 uint16_t len)
+{
+	wire_put_be32(out, src);
+	wire_put_be32(out + 4, dst);
+	out[8] = 0;
+	out[9] = proto;
+	wire_put_be16(out + 10, len);
+}
+
+static void test_csum_pseudo4_golden_loopback_syn_folds_to_captured_partial(void **state)
+{
+	uint32_t sum = wire_csum_pseudo4(0x7f000001u, 0x7f000001u, IP4_PROTO_TCP, 40);
+
+	(void)state;
+	assert_int_equal((uint16_t)~wire_csum_finish(sum), 0xfe30);
+}
+
+static void test_csum_pseudo4_golden_loopback_syn_completes_to_tcpdump_value(void **state)
+{
+	uint8_t seg[40];
+	uint32_t sum;
+
+	(void)state;
+	memcpy(seg, golden_tcp_syn_lo, sizeof(seg));
+	wire_put_be16(seg + 16, 0);
+	sum = wire_csum_pseudo4(0x7f000001u, 0x7f000001u, IP4_PROTO_TCP, sizeof(seg));
+	assert_int_equal(wire_csum_finish(wire_csum_add(sum, seg, sizeof(seg))), 0xdcee);
+}
+
+static void test_csum_pseudo4_equals_sum_of_written_pseudo_header(void **state)
+{
+	uint8_t hdr[12];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 1000; i++) {
+		uint32_t src = rng(), dst = rng(), r = rng();
+		uint8_t proto = (uint8_t)r;
+		uint16_t len = (uint16_t)(r >> 8);
+
+		pseudo_bytes(hdr, src, dst, proto, len);
+		assert_int_equal(wire_csum_finish(wire_csum_pseudo4(src, dst, proto, len)),
+				 ref_csum(hdr, sizeof(hdr)));
+	}
+}
+
+static void test_csum_pseudo4_all_ones_no_carry_lost(void **state)
+{
+	uint8_t hdr[12];
+
+	(void)state;
+	pseudo_bytes(hdr, 0xffffffffu, 0xffffffffu, 0xff, 0xffff);
+	assert_int_equal(wire_csum_finish(wire_csum_pseudo4(0xffffffffu, 0xffffffffu, 0xff,
+							    0xffff)),
+			 ref_csum(hdr, sizeof(hdr)));
+}
+
+static void test_csum_pseudo4_zero_is_zero(void **state)
+{
+	(void)state;
+	assert_int_equal(wire_csum_pseudo4(0, 0, 0, 0), 0);
+}
+
+static void test_csum_pseudo4_udp_proto_differs_from_tcp(void **state)
+{
+	(void)state;
+	assert_int_equal(wire_csum_pseudo4(1, 2, IP4_PROTO_UDP, 8) -
+			 wire_csum_pseudo4(1, 2, IP4_PROTO_TCP, 8), IP4_PROTO_UDP - IP4_PROTO_TCP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +446,12 @@ int main(void)
 		cmocka_unit_test(test_csum_update16_ttl_decrement_random_headers_matches_recompute),
 		cmocka_unit_test(test_csum_update16_any_word_change_matches_recompute),
 		cmocka_unit_test(test_csum_update16_chained_updates_match_recompute),
+		cmocka_unit_test(test_csum_pseudo4_golden_loopback_syn_folds_to_captured_partial),
+		cmocka_unit_test(test_csum_pseudo4_golden_loopback_syn_completes_to_tcpdump_value),
+		cmocka_unit_test(test_csum_pseudo4_equals_sum_of_written_pseudo_header),
+		cmocka_unit_test(test_csum_pseudo4_all_ones_no_carry_lost),
+		cmocka_unit_test(test_csum_pseudo4_zero_is_zero),
+		cmocka_unit_test(test_csum_pseudo4_udp_proto_differs_from_tcp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
