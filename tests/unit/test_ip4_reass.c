@@ -13,6 +13,7 @@
 #include <rte_mbuf.h>
 
 #include "test_eal.h"
+#include "test_rand.h"
 #include "../../src/proto/ip4_frag.h"
 #include "../../src/wire/bytes.h"
 #include "../../src/wire/checksum.h"
@@ -55,27 +56,6 @@ static struct frag frag_of(uint16_t off, uint16_t len, bool mf)
 static uint8_t pattern(uint32_t seed, uint32_t i)
 {
 	return (uint8_t)(i * 131u + (i >> 8) * 7u + seed * 29u + 3u);
-}
-
-/* xorshift32: deterministic random orders and sizes. */
-static uint32_t rnd(uint32_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 17;
-	*s ^= *s << 5;
-	return *s;
-}
-
-static void shuffle(unsigned *v, unsigned n, uint32_t seed)
-{
-	unsigned i;
-
-	for (i = n; i > 1; i--) {
-		unsigned j = rnd(&seed) % i, t = v[i - 1];
-
-		v[i - 1] = v[j];
-		v[j] = t;
-	}
 }
 
 /* Copies buf into a fresh mbuf chain of segments of seg bytes (0: one segment). */
