@@ -245,6 +245,8 @@ static int start_dataplane(struct daemon *d)
 			netcfg_iface_add(&s->cfg, p, i->name, &i->mac, i->mtu);
 		}
 	}
+	for (unsigned w = 0; w < d->nb_workers; w++)
+		worker_set_peers(&d->workers[w], d->workers, d->nb_workers);
 	for (unsigned w = 0; w < d->nb_workers; w++) {
 		rc = rte_eal_remote_launch(worker_main, &d->workers[w], d->workers[w].lcore);
 		if (rc != 0) {

@@ -11,6 +11,7 @@
 #include <rte_malloc.h>
 
 #define WORKER_MAILBOX_SIZE 64
+#define WORKER_NEIGH_RING_SIZE 1024 /* ARP news waiting for a worker; more are dropped */
 #define WORKER_DRAIN_US 100      /* longest a frame waits in a TX buffer under load */
 #define WORKER_TICK_MS 10        /* stack timers */
 #define WORKER_IDLE_POLLS 512    /* empty polls before the first sleep */
@@ -48,6 +49,33 @@ static struct rte_mbuf *worker_linearize(struct worker *w, struct rte_mbuf *m)
 	return c;
 }
 
+static void worker_neigh_learnt(void *ctx, uint16_t port, uint32_t ip,
+				const struct eth_addr *mac, unsigned flags)
+{
+	struct worker *w = ctx;
+	struct worker_neigh_msg msg = {.ip = ip, .port = port, .flags = (uint8_t)flags,
+				       .mac = *mac};
+	for (unsigned i = 0; i < w->nb_peers; i++) {
+		struct worker *peer = &w->peers[i];
+		/* A full ring loses the news, not correctness: that worker resolves by itself. */
+		if (peer != w)
+			rte_ring_mp_enqueue_elem(peer->neigh_in, &msg, sizeof(msg));
+	}
+}
+
+static void worker_run_neigh_news(struct worker *w)
+{
+	struct worker_neigh_msg msg;
+	while (rte_ring_sc_dequeue_elem(w->neigh_in, &msg, sizeof(msg)) == 0)
+		stack_neigh_learn(w->stack, msg.port, msg.ip, &msg.mac, msg.flags);
+}
+
+void worker_set_peers(struct worker *w, struct worker *all, unsigned n)
+{
+	w->peers = all;
+	w->nb_peers = n;
+}
+
 static void worker_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 {
 	struct worker *w = ctx;
@@ -70,7 +98,8 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	sp.id = index;
 	sp.socket_id = socket;
 	sp.pool = pool;
-	sp.ops = (struct stack_ops){.xmit = worker_xmit, .ctx = w};
+	sp.ops = (struct stack_ops){.xmit = worker_xmit, .neigh_learnt = worker_neigh_learnt,
+				    .ctx = w};
 	w->stack = stack_create(&sp);
 	if (w->stack == NULL)
 		return -rte_errno;
@@ -79,7 +108,11 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	snprintf(name, sizeof(name), "mbox_w%u", index);
 	w->mailbox = rte_ring_create(name, WORKER_MAILBOX_SIZE, socket,
 				     RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (w->mailbox == NULL) {
+	snprintf(name, sizeof(name), "neigh_w%u", index);
+	w->neigh_in = w->mailbox == NULL ? NULL
+		      : rte_ring_create_elem(name, sizeof(struct worker_neigh_msg),
+					     WORKER_NEIGH_RING_SIZE, socket, RING_F_SC_DEQ);
+	if (w->neigh_in == NULL) {
 		worker_fini(w);
 		return -rte_errno;
 	}
@@ -122,6 +155,8 @@ void worker_fini(struct worker *w)
 	w->stack = NULL;
 	rte_ring_free(w->mailbox);
 	w->mailbox = NULL;
+	rte_ring_free(w->neigh_in);
+	w->neigh_in = NULL;
 }
 
 static void worker_drain(struct worker *w)
@@ -192,6 +227,8 @@ int worker_main(void *arg)
 		}
 		if (rte_ring_count(w->mailbox) != 0)
 			worker_run_mailbox(w);
+		if (rte_ring_count(w->neigh_in) != 0)
+			worker_run_neigh_news(w);
 		/* Send at once when the queues are quiet (latency), batch while they are busy
 		 * (throughput), and never hold a frame longer than WORKER_DRAIN_US. */
 		if (got == 0 || now - last_drain >= drain_tsc) {

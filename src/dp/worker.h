@@ -29,11 +29,22 @@ struct worker_txq_ctx {
 	uint16_t port;
 };
 
+/* What one worker tells the others it learnt from ARP. */
+struct worker_neigh_msg {
+	uint32_t ip;
+	uint16_t port;
+	uint8_t flags;
+	struct eth_addr mac;
+} __attribute__((aligned(8)));
+
 struct worker {
 	unsigned index;
 	unsigned lcore;
 	struct stack *stack;
 	struct rte_ring *mailbox;
+	struct rte_ring *neigh_in;               /* worker_neigh_msg from the other workers */
+	struct worker *peers;                    /* all workers (this one included) */
+	unsigned nb_peers;
 	unsigned nb_rxq;
 	struct worker_rxq rxq[NETCFG_MAX_PORTS];
 	uint16_t txq[NETCFG_MAX_PORTS];          /* this worker's TX queue on each port */
@@ -62,6 +73,8 @@ struct worker_call {
  * thread-safe): -EINVAL otherwise. Returns 0 or -errno. */
 int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,
 		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us);
+/* Introduces the workers to each other (before they are launched), for ARP sharing. */
+void worker_set_peers(struct worker *w, struct worker *all, unsigned n);
 void worker_fini(struct worker *w);
 
 /* The lcore entry point (rte_eal_remote_launch); arg is the struct worker. */

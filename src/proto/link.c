@@ -101,6 +101,8 @@ void arp_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
 		}
 		if (rc == -ENOSPC)
 			s->drops[STACK_DROP_NEIGH_TABLE_FULL]++;
+		if (rc == 0 && s->ops.neigh_learnt != NULL)
+			s->ops.neigh_learnt(s->ops.ctx, port, arp.spa, &arp.sha, flags);
 	}
 	if (!for_us) {
 		/* Counted, not an error: requests for other hosts are normal broadcast noise. */
@@ -112,6 +114,13 @@ void arp_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
 		stack_count(s, STACK_EV_ARP_TX_REPLY);
 	}
 	rte_pktmbuf_free(m);
+}
+
+void stack_neigh_learn(struct stack *s, uint16_t port, uint32_t ip, const struct eth_addr *mac,
+		       unsigned flags)
+{
+	/* The receiving worker has counted the packet and any conflict already. */
+	neigh_learn(s->neigh, s->now_ms, port, ip, mac, flags);
 }
 
 void link_output(struct stack *s, uint16_t port, uint32_t nh, struct rte_mbuf *m)

@@ -22,6 +22,12 @@ struct stack_ops {
 	/* Send a complete Ethernet frame out of port. Always takes ownership of m; counts and
 	 * frees it itself when the queue is full. */
 	void (*xmit)(void *ctx, uint16_t port, struct rte_mbuf *m);
+	/* Optional: the stack learnt a neighbour from an ARP packet (neigh_learn flags). With
+	 * several workers, an ARP reply reaches only one of them while others may be waiting
+	 * for it: the worker passes the news on, and the others apply it through
+	 * stack_neigh_learn (DESIGN.md: per-worker copies fed by messages). */
+	void (*neigh_learnt)(void *ctx, uint16_t port, uint32_t ip, const struct eth_addr *mac,
+			     unsigned flags);
 	void *ctx;
 };
 
@@ -94,6 +100,10 @@ void stack_xmit(struct stack *s, uint16_t port, struct rte_mbuf *m);
 int stack_addr_add(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen, bool announce);
 int stack_addr_del(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen);
 int stack_iface_set_up(struct stack *s, uint16_t port, bool up);
+
+/* Applies what another worker learnt from ARP (see stack_ops.neigh_learnt). */
+void stack_neigh_learn(struct stack *s, uint16_t port, uint32_t ip, const struct eth_addr *mac,
+		       unsigned flags);
 
 /* Sends an echo request of size payload bytes (0..65507) to dst and arms s->ping for its
  * reply. Returns 0 or -errno (no route, no buffers, EMSGSIZE). */

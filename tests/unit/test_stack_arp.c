@@ -247,6 +247,73 @@ static void test_arp_reply_releases_queued_packets_in_order(void **state)
 	ts_expect_no_drops();
 }
 
+/* What the stack reports to the other workers (stack_ops.neigh_learnt). */
+static struct {
+	unsigned calls;
+	uint16_t port;
+	uint32_t ip;
+	struct eth_addr mac;
+	unsigned flags;
+} news;
+
+static void record_news(void *ctx, uint16_t port, uint32_t ip, const struct eth_addr *mac,
+			unsigned flags)
+{
+	(void)ctx;
+	news.calls++;
+	news.port = port;
+	news.ip = ip;
+	news.mac = *mac;
+	news.flags = flags;
+}
+
+static void test_arp_reply_learnt_reported_for_other_workers(void **state)
+{
+	(void)state;
+	struct stack_params p;
+	ts_params(&p);
+	p.ops.neigh_learnt = record_news;
+	ts_restart(&p, false);
+	memset(&news, 0, sizeof(news));
+	assert_int_equal(stack_ping_send(ts_s, TS_HOST_A, 0x4242, 1, 32), 0);
+	struct arp_repr a = arp_of(ARP_OP_REPLY, &ts_mac_a, TS_HOST_A, &ts_mac_port[0], TS_ADDR0);
+	ts_input_arp(0, &ts_mac_port[0], &a);
+	assert_int_equal(news.calls, 1);
+	assert_int_equal(news.port, 0);
+	assert_int_equal(news.ip, TS_HOST_A);
+	assert_memory_equal(news.mac.b, ts_mac_a.b, ETH_ADDR_LEN);
+	assert_int_equal(news.flags, NEIGH_F_CREATE | NEIGH_F_SOLICITED);
+}
+
+static void test_arp_static_conflict_not_reported_for_other_workers(void **state)
+{
+	(void)state;
+	struct stack_params p;
+	ts_params(&p);
+	p.ops.neigh_learnt = record_news;
+	ts_restart(&p, true);
+	memset(&news, 0, sizeof(news));
+	struct arp_repr a = arp_of(ARP_OP_REPLY, &ts_mac_other, TS_HOST_A, &ts_mac_port[0],
+				   TS_ADDR0);
+	ts_input_arp(0, &ts_mac_port[0], &a);
+	assert_int_equal(news.calls, 0);
+}
+
+/* Another worker heard the reply: its news resolves our entry and releases what waited. */
+static void test_arp_news_from_other_worker_releases_queued_packets(void **state)
+{
+	(void)state;
+	for (uint16_t seq = 1; seq <= 3; seq++)
+		assert_int_equal(stack_ping_send(ts_s, TS_HOST_A, 0x4242, seq, 32), 0);
+	ts_clear();
+	stack_neigh_learn(ts_s, 0, TS_HOST_A, &ts_mac_a, NEIGH_F_CREATE | NEIGH_F_SOLICITED);
+	assert_int_equal(ts_nframes, 3);
+	for (unsigned i = 0; i < 3; i++)
+		expect_echo_to_a(i, (uint16_t)(i + 1));
+	expect_neigh(0, TS_HOST_A, NEIGH_REACHABLE, &ts_mac_a);
+	ts_expect_no_drops();
+}
+
 static void test_arp_reply_learnt_entry_used_directly_afterwards(void **state)
 {
 	(void)state;
@@ -513,6 +580,9 @@ int main(void)
 		T(test_arp_unknown_opcode_dropped_malformed),
 		T(test_arp_multicast_sender_mac_dropped_malformed),
 		T(test_arp_zero_sender_mac_dropped_malformed),
+		T(test_arp_reply_learnt_reported_for_other_workers),
+		T(test_arp_static_conflict_not_reported_for_other_workers),
+		T(test_arp_news_from_other_worker_releases_queued_packets),
 		T(test_arp_martian_sender_address_dropped_bad_sender),
 #undef T
 	};
