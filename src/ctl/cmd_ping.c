@@ -1,4 +1,4 @@
-/* ping: echo requests from the stack itself (worker 0), so the stack's own output path —
+/* ping: echo requests from the stack itself (sent by worker 0, the reply taken by any), so the stack's own output path —
  * route, ARP, fragmentation — can be exercised and measured from the command line. */
 #include <errno.h>
 #include <string.h>
@@ -17,19 +17,34 @@ struct ping_op {
 	uint16_t id;
 	uint16_t seq;
 	uint32_t size;
-	struct stack_ping result;
+	uint64_t sent_tsc;
+	uint64_t reply_tsc;       /* the earliest any worker saw; 0: none yet */
+	uint32_t reply_len;
 };
+
+static int ping_arm_on_worker(struct stack *s, void *arg)
+{
+	struct ping_op *op = arg;
+	stack_ping_arm(s, op->id, op->seq);
+	return 0;
+}
 
 static int ping_send_on_worker(struct stack *s, void *arg)
 {
 	struct ping_op *op = arg;
-	return stack_ping_send(s, op->dst, op->id, op->seq, op->size);
+	int rc = stack_ping_send(s, op->dst, op->id, op->seq, op->size);
+	op->sent_tsc = s->ping.sent_tsc;
+	return rc;
 }
 
+/* The reply reaches whichever worker its hash picks. */
 static int ping_check_on_worker(struct stack *s, void *arg)
 {
 	struct ping_op *op = arg;
-	op->result = s->ping;
+	if (s->ping.reply_tsc != 0 && (op->reply_tsc == 0 || s->ping.reply_tsc < op->reply_tsc)) {
+		op->reply_tsc = s->ping.reply_tsc;
+		op->reply_len = s->ping.reply_len;
+	}
 	return 0;
 }
 
@@ -86,6 +101,8 @@ int cmd_ping(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	for (uint32_t k = 0; k < count && !(interrupted = daemon_interrupted(d)); k++) {
 		op.seq = (uint16_t)(k + 1);
 		uint64_t start = now_us();
+		op.reply_tsc = 0;
+		daemon_each_worker(d, ping_arm_on_worker, &op);
 		int rc = worker_call(w, ping_send_on_worker, &op);
 		if (rc != 0) {
 			if (!o->json)
@@ -95,12 +112,13 @@ int cmd_ping(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			/* Poll the worker for the reply until the timeout. */
 			do {
 				usleep(200);
-				worker_call(w, ping_check_on_worker, &op);
-			} while (op.result.rtt_tsc == 0 && now_us() - start < timeout_ms * 1000ull &&
+				daemon_each_worker(d, ping_check_on_worker, &op);
+			} while (op.reply_tsc == 0 && now_us() - start < timeout_ms * 1000ull &&
 				 !daemon_interrupted(d));
 		}
-		if (rc == 0 && op.result.rtt_tsc != 0) {
-			double ms = (double)op.result.rtt_tsc / tsc_per_ms;
+		if (rc == 0 && op.reply_tsc != 0) {
+			double ms = op.reply_tsc > op.sent_tsc
+					    ? (double)(op.reply_tsc - op.sent_tsc) / tsc_per_ms : 0;
 			rtt_min = received == 0 || ms < rtt_min ? ms : rtt_min;
 			rtt_max = ms > rtt_max ? ms : rtt_max;
 			rtt_sum += ms;
@@ -108,12 +126,12 @@ int cmd_ping(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			if (o->json) {
 				json_obj_begin(o, NULL);
 				json_u64(o, "seq", op.seq);
-				json_u64(o, "bytes", op.result.reply_len);
+				json_u64(o, "bytes", op.reply_len);
 				json_u64(o, "rtt_us", (uint64_t)(ms * 1000));
 				json_obj_end(o);
 			} else {
 				ctl_printf(o, "%u bytes from %s: seq=%u time=%.3f ms\n",
-					   op.result.reply_len, argv[0], op.seq, ms);
+					   op.reply_len, argv[0], op.seq, ms);
 			}
 		} else if (rc == 0 && !o->json) {
 			ctl_printf(o, "seq=%u: no reply within %u ms\n", op.seq, timeout_ms);
@@ -124,7 +142,7 @@ int cmd_ping(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		       !daemon_interrupted(d))
 			usleep(1000);
 	}
-	worker_call(w, ping_disarm_on_worker, NULL);
+	daemon_each_worker(d, ping_disarm_on_worker, NULL);
 	if (o->json) {
 		json_arr_end(o);
 		json_u64(o, "transmitted", sent);

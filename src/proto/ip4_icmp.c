@@ -77,10 +77,8 @@ void icmp4_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
 		return;
 	case ICMP4_ECHO_REPLY:
 		if (s->ping.id != 0 && ic.rest == ((uint32_t)s->ping.id << 16 | s->ping.seq) &&
-		    s->ping.rtt_tsc == 0) {
-			s->ping.rtt_tsc = rte_rdtsc() - s->ping.sent_tsc;
-			if (s->ping.rtt_tsc == 0)
-				s->ping.rtt_tsc = 1;
+		    s->ping.reply_tsc == 0) {
+			s->ping.reply_tsc = rte_rdtsc();
 			s->ping.reply_len = len;
 		}
 		rte_pktmbuf_free(m);
@@ -89,6 +87,11 @@ void icmp4_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
 		stack_drop(s, STACK_DROP_ICMP_UNHANDLED, m);
 		return;
 	}
+}
+
+void stack_ping_arm(struct stack *s, uint16_t id, uint16_t seq)
+{
+	s->ping = (struct stack_ping){.id = id, .seq = seq};
 }
 
 int stack_ping_send(struct stack *s, uint32_t dst, uint16_t id, uint16_t seq, uint32_t size)
@@ -126,7 +129,8 @@ int stack_ping_send(struct stack *s, uint32_t dst, uint16_t id, uint16_t seq, ui
 	rte_raw_cksum_mbuf(head, 0, total, &sum);
 	sum = (uint16_t)~sum;
 	memcpy(h + ICMP4_OFF_CSUM, &sum, sizeof(sum));
-	s->ping = (struct stack_ping){.id = id, .seq = seq, .sent_tsc = rte_rdtsc()};
+	stack_ping_arm(s, id, seq);
+	s->ping.sent_tsc = rte_rdtsc();
 	return ip4_output(s, head, IP4_PROTO_ICMP, 0, dst, 0, false);
 }
 

@@ -44,12 +44,14 @@ struct stack_params {
 
 void stack_params_default(struct stack_params *p);
 
-/* One echo request of `dpstackctl ping` in flight (RFC 792 echo), measured in TSC cycles. */
+/* One echo request of `dpstackctl ping` in flight (RFC 792 echo). The reply may reach any
+ * worker's queue, so every worker is armed for it and notes when it came (TSC, which DPDK
+ * requires to be invariant and shared by all cores). */
 struct stack_ping {
 	uint16_t id;            /* 0: no ping in progress */
 	uint16_t seq;           /* the request awaiting its reply */
-	uint64_t sent_tsc;
-	uint64_t rtt_tsc;       /* 0 until the reply arrives */
+	uint64_t sent_tsc;      /* on the worker that sent it */
+	uint64_t reply_tsc;     /* 0 until the reply arrives here */
 	uint32_t reply_len;     /* ICMP bytes in the reply */
 };
 
@@ -105,6 +107,8 @@ int stack_iface_set_up(struct stack *s, uint16_t port, bool up);
 void stack_neigh_learn(struct stack *s, uint16_t port, uint32_t ip, const struct eth_addr *mac,
 		       unsigned flags);
 
+/* Arms s->ping for the reply to echo request id/seq sent by another worker. */
+void stack_ping_arm(struct stack *s, uint16_t id, uint16_t seq);
 /* Sends an echo request of size payload bytes (0..65507) to dst and arms s->ping for its
  * reply. Returns 0 or -errno (no route, no buffers, EMSGSIZE). */
 int stack_ping_send(struct stack *s, uint32_t dst, uint16_t id, uint16_t seq, uint32_t size);

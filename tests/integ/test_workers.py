@@ -40,3 +40,15 @@ def test_two_workers_answer_and_resolve_in_both_directions(lab):
     for a in addrs:
         knowing = {e["worker"] for e in rows if e["dst"] == a and "lladdr" in e}
         assert knowing == {0, 1}, (a, rows)
+
+
+def test_two_workers_stack_ping_answered_whichever_worker_gets_the_reply(lab):
+    """dpstackctl ping sends from worker 0; the reply's hash picks the worker that takes it."""
+    peer = lab.add_peer("10.0.0.1")
+    d = lab.start_daemon(_two_worker_config(peer.root_ifname))
+    addrs = ["10.0.0.%d" % (11 + i) for i in range(8)]
+    for a in addrs:
+        peer.run("ip", "addr", "add", a + "/24", "dev", peer.ifname)
+    for a in addrs:
+        out = d.ctl("ping", a, "count", 2, "timeout-ms", 2000, json=True, timeout=30)
+        assert out["received"] == 2, (a, out)

@@ -350,7 +350,7 @@ static void test_ping_send_emits_echo_request(void **state)
 	expect_ping_request(0, 0x4242, 7, 56);
 	assert_int_equal(ts_s->ping.id, 0x4242);
 	assert_int_equal(ts_s->ping.seq, 7);
-	assert_int_equal(ts_s->ping.rtt_tsc, 0);
+	assert_int_equal(ts_s->ping.reply_tsc, 0);
 	assert_int_equal(ts_s->events[STACK_EV_IP_TX], 1);
 }
 
@@ -370,7 +370,7 @@ static void test_ping_reply_recorded(void **state)
 	(void)state;
 	assert_int_equal(stack_ping_send(ts_s, TS_HOST_A, 0x4242, 7, 56), 0);
 	reply_from_a(0x4242, 7, 56);
-	assert_int_not_equal(ts_s->ping.rtt_tsc, 0);
+	assert_int_not_equal(ts_s->ping.reply_tsc, 0);
 	assert_int_equal(ts_s->ping.reply_len, ICMP4_HDR_LEN + 56);
 	assert_int_equal(ts_nframes, 1); /* the reply is not answered */
 	ts_expect_no_drops();
@@ -382,7 +382,7 @@ static void test_ping_reply_with_other_seq_or_id_ignored(void **state)
 	assert_int_equal(stack_ping_send(ts_s, TS_HOST_A, 0x4242, 7, 56), 0);
 	reply_from_a(0x4242, 6, 56);
 	reply_from_a(0x4243, 7, 56);
-	assert_int_equal(ts_s->ping.rtt_tsc, 0);
+	assert_int_equal(ts_s->ping.reply_tsc, 0);
 	assert_int_equal(ts_s->ping.reply_len, 0);
 	ts_expect_no_drops();
 }
@@ -392,9 +392,9 @@ static void test_ping_duplicate_reply_keeps_first(void **state)
 	(void)state;
 	assert_int_equal(stack_ping_send(ts_s, TS_HOST_A, 0x4242, 7, 56), 0);
 	reply_from_a(0x4242, 7, 56);
-	uint64_t rtt = ts_s->ping.rtt_tsc;
+	uint64_t reply_at = ts_s->ping.reply_tsc;
 	reply_from_a(0x4242, 7, 20);
-	assert_int_equal(ts_s->ping.rtt_tsc, rtt);
+	assert_int_equal(ts_s->ping.reply_tsc, reply_at);
 	assert_int_equal(ts_s->ping.reply_len, ICMP4_HDR_LEN + 56);
 }
 
@@ -404,7 +404,7 @@ static void test_ping_reply_without_ping_ignored(void **state)
 	reply_from_a(0, 0, 8);
 	reply_from_a(1, 1, 8);
 	assert_int_equal(ts_s->ping.id, 0);
-	assert_int_equal(ts_s->ping.rtt_tsc, 0);
+	assert_int_equal(ts_s->ping.reply_tsc, 0);
 	assert_int_equal(ts_nframes, 0);
 	ts_expect_no_drops();
 }
@@ -460,7 +460,7 @@ static void test_ping_own_address_answered_without_a_frame(void **state)
 	(void)state;
 	assert_int_equal(stack_ping_send(ts_s, TS_ADDR1, 0x4242, 3, 24), 0);
 	assert_int_equal(ts_nframes, 0);
-	assert_int_not_equal(ts_s->ping.rtt_tsc, 0);
+	assert_int_not_equal(ts_s->ping.reply_tsc, 0);
 	assert_int_equal(ts_s->ping.reply_len, ICMP4_HDR_LEN + 24);
 	ts_expect_no_drops();
 }
