@@ -89,3 +89,9 @@ unsigned test_pool_in_use(void)
 {
 	return rte_mempool_in_use_count(test_pool());
 }
+
+int test_eal_group_setup(void **state)
+{
+	(void)state;
+	return test_pool() == NULL ? -1 : 0;
+}

@@ -20,6 +20,9 @@ int test_eal_init(void);
  * of TEST_POOL_DATA_ROOM bytes, no per-lcore cache so that in-use counts are exact. */
 struct rte_mempool *test_pool(void);
 
+/* A cmocka group setup that starts the EAL and creates test_pool(): -1 if either fails. */
+int test_eal_group_setup(void **state);
+
 /* Mbufs of test_pool() currently allocated. */
 unsigned test_pool_in_use(void);
 

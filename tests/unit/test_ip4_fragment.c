@@ -223,12 +223,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static int group_setup(void **state)
-{
-	test_pool();
-	return 0;
-}
-
 /* ---- Sizes ---- */
 
 static void test_fragment_fits_mtu_returns_one_copy(void **state)
@@ -561,5 +555,5 @@ int main(void)
 		T(test_fragment_random_sizes_and_mtus_round_trip),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, NULL);
+	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }

@@ -229,12 +229,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static int group_setup(void **state)
-{
-	test_pool();
-	return 0;
-}
-
 /* ---- Orders ---- */
 
 static void test_reass_two_frags_in_order_completes(void **state)
@@ -1007,5 +1001,5 @@ int main(void)
 		T(test_reass_verdict_str_names_every_verdict),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, NULL);
+	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }

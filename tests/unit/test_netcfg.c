@@ -21,12 +21,6 @@ static struct netcfg c;
 static const struct eth_addr mac0 = {{0x02, 0, 0, 0, 0, 0x10}};
 static const struct eth_addr mac1 = {{0x02, 0, 0, 0, 0, 0x11}};
 
-static int group_setup(void **state)
-{
-	(void)state;
-	return test_eal_init();
-}
-
 /* Two ports, no addresses. */
 static int setup(void **state)
 {
@@ -728,5 +722,5 @@ int main(void)
 		T(test_route_mtu_follows_port_mtu_change),
 #undef T
 	};
-	return cmocka_run_group_tests(tests, group_setup, NULL);
+	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }

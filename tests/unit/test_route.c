@@ -20,12 +20,6 @@
 
 static struct route_table *t;
 
-static int group_setup(void **state)
-{
-	(void)state;
-	return test_eal_init();
-}
-
 static int setup(void **state)
 {
 	(void)state;
@@ -582,5 +576,5 @@ int main(void)
 		T(test_route_random_prefixes_match_brute_force),
 #undef T
 	};
-	return cmocka_run_group_tests(tests, group_setup, NULL);
+	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }

@@ -586,5 +586,5 @@ int main(void)
 		T(test_arp_martian_sender_address_dropped_bad_sender),
 #undef T
 	};
-	return cmocka_run_group_tests(tests, ts_group_setup, NULL);
+	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }

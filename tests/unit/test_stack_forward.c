@@ -696,5 +696,5 @@ int main(void)
 #undef TB
 #undef T
 	};
-	return cmocka_run_group_tests(tests, ts_group_setup, NULL);
+	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }

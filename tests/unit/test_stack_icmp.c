@@ -769,5 +769,5 @@ int main(void)
 		T(test_icmp_fragments_held_at_destroy_are_freed),
 #undef T
 	};
-	return cmocka_run_group_tests(tests, ts_group_setup, NULL);
+	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }

@@ -602,5 +602,5 @@ int main(void)
 		T(test_ip_subnet_broadcast_in_link_broadcast_delivered),
 #undef T
 	};
-	return cmocka_run_group_tests(tests, ts_group_setup, NULL);
+	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }

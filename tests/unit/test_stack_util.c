@@ -56,12 +56,6 @@ static void ts_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 		fail_msg("xmit: capture full or frame of %u bytes too long", len);
 }
 
-int ts_group_setup(void **state)
-{
-	(void)state;
-	return test_pool() == NULL ? -1 : 0;
-}
-
 void ts_params(struct stack_params *p)
 {
 	stack_params_default(p);

@@ -18,6 +18,7 @@
 #include <rte_mbuf.h>
 
 #include "../../src/proto/stack.h"
+#include "test_eal.h"
 #include "../../src/wire/arp.h"
 #include "../../src/wire/bytes.h"
 #include "../../src/wire/checksum.h"
@@ -61,7 +62,6 @@ extern unsigned ts_nframes;
 void ts_clear(void);
 
 /* --- fixtures --- */
-int ts_group_setup(void **state);
 /* Standard topology with static neighbours A and B. */
 int ts_setup(void **state);
 /* Standard topology, empty neighbour table. */
