@@ -63,45 +63,32 @@ def lab(request):
         _close_lab(lab, request)
 
 
-@pytest.fixture(scope="module")
-def one_port():
-    lab = topo.Lab("one_port")
+def _warm_topology(kind, name, request=None):
+    """A lab holding one warmed-up topology of class kind; closed after the last use."""
+    lab = topo.Lab(name)
     try:
-        setup = topo.SinglePort(lab)
+        setup = kind(lab)
         setup.warm_up()
         yield setup
     finally:
-        _close_lab(lab)
+        _close_lab(lab, request)
+
+
+@pytest.fixture(scope="module")
+def one_port():
+    yield from _warm_topology(topo.SinglePort, "one_port")
 
 
 @pytest.fixture
 def fresh_one_port(request):
-    lab = topo.Lab(request.node.name[:40])
-    try:
-        setup = topo.SinglePort(lab)
-        setup.warm_up()
-        yield setup
-    finally:
-        _close_lab(lab, request)
+    yield from _warm_topology(topo.SinglePort, request.node.name[:40], request)
 
 
 @pytest.fixture(scope="module")
 def router():
-    lab = topo.Lab("router")
-    try:
-        setup = topo.Router(lab)
-        setup.warm_up()
-        yield setup
-    finally:
-        _close_lab(lab)
+    yield from _warm_topology(topo.Router, "router")
 
 
 @pytest.fixture
 def fresh_router(request):
-    lab = topo.Lab(request.node.name[:40])
-    try:
-        setup = topo.Router(lab)
-        setup.warm_up()
-        yield setup
-    finally:
-        _close_lab(lab, request)
+    yield from _warm_topology(topo.Router, request.node.name[:40], request)
