@@ -13,7 +13,7 @@
 #define WORKER_MAILBOX_SIZE 64
 #define WORKER_NEIGH_RING_SIZE 1024 /* ARP news waiting for a worker; more are dropped */
 #define WORKER_DRAIN_US 100      /* longest a frame waits in a TX buffer under load */
-#define WORKER_TICK_MS 10        /* stack timers */
+#define WORKER_TICK_MS 1         /* stack timers: TCP's delayed ACK wants ms resolution */
 #define WORKER_IDLE_POLLS 512    /* empty polls before the first sleep */
 #define WORKER_PREFETCH 4        /* packets whose headers are fetched ahead */
 
@@ -196,6 +196,7 @@ int worker_main(void *arg)
 	struct worker *w = arg;
 	const uint64_t hz = rte_get_tsc_hz();
 	const uint64_t per_ms = hz / 1000;
+	const uint64_t per_us = hz / 1000000;
 	const uint64_t drain_tsc = hz / 1000000 * WORKER_DRAIN_US;
 	uint64_t last_drain = rte_rdtsc(), last_tick = last_drain;
 	unsigned empty_polls = 0;
@@ -205,6 +206,7 @@ int worker_main(void *arg)
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
 		uint64_t now = rte_rdtsc();
 		w->stack->now_ms = now / per_ms;
+		w->stack->now_us = now / per_us;
 		unsigned got = 0;
 		for (unsigned i = 0; i < w->nb_rxq; i++) {
 			const struct worker_rxq *q = &w->rxq[i];

@@ -30,7 +30,52 @@
 	X(ICMP_RX_ERROR,      "icmp.rx_error",        "ICMP error messages received") \
 	X(ICMP_TX_UNREACH,    "icmp.tx_unreach",      "destination unreachable sent") \
 	X(ICMP_TX_TIME_EXCEEDED, "icmp.tx_time_exceeded", "time exceeded sent") \
-	X(ICMP_TX_PARAM_PROBLEM, "icmp.tx_param_problem", "parameter problem sent")
+	X(ICMP_TX_PARAM_PROBLEM, "icmp.tx_param_problem", "parameter problem sent") \
+	X(TCP_IN_SEGS,        "tcp.in_segs",          "TCP segments received") \
+	X(TCP_OUT_SEGS,       "tcp.out_segs",         "TCP segments sent") \
+	X(TCP_ACTIVE_OPENS,   "tcp.active_opens",     "connections opened by us (SYN-SENT)") \
+	X(TCP_PASSIVE_OPENS,  "tcp.passive_opens",    "connections accepted from LISTEN (SYN-RECEIVED)") \
+	X(TCP_SIMULTANEOUS_OPENS, "tcp.simultaneous_opens", "simultaneous opens (RFC 9293 §3.5)") \
+	X(TCP_ESTABLISHED,    "tcp.established",      "connections that reached ESTABLISHED") \
+	X(TCP_ESTAB_RESETS,   "tcp.estab_resets",     "established connections ended by an error") \
+	X(TCP_CONN_REFUSED,   "tcp.conn_refused",     "active opens answered by a reset") \
+	X(TCP_IN_RSTS,        "tcp.in_rsts",          "acceptable resets received") \
+	X(TCP_OUT_RSTS,       "tcp.out_rsts",         "resets sent") \
+	X(TCP_IN_FINS,        "tcp.in_fins",          "FINs received in order") \
+	X(TCP_NO_CONN,        "tcp.no_conn",          "segments for no connection or listener (answered by RST)") \
+	X(TCP_RETRANS_SEGS,   "tcp.retrans_segs",     "segments retransmitted") \
+	X(TCP_RTO,            "tcp.rto",              "retransmission timeouts") \
+	X(TCP_TIMEOUTS,       "tcp.timeouts",         "connections dropped after the retry limit or user timeout") \
+	X(TCP_FAST_RETRANS,   "tcp.fast_retrans",     "fast retransmits / recovery episodes") \
+	X(TCP_DUPACKS,        "tcp.dupacks",          "duplicate ACKs received") \
+	X(TCP_DUPACKS_AFTER_RTO, "tcp.dupacks_after_rto", "dupACK threshold reached for an already repaired loss (RFC 6582)") \
+	X(TCP_DSACKS_RX,      "tcp.dsacks_rx",        "D-SACKs received (spurious retransmissions, RFC 2883)") \
+	X(TCP_DUPLICATE_SEGS, "tcp.duplicate_segs",   "segments entirely already received") \
+	X(TCP_PARTIAL_DUPLICATES, "tcp.partial_duplicates", "segments partly already received") \
+	X(TCP_OOO_SEGS,       "tcp.ooo_segs",         "out-of-order segments kept") \
+	X(TCP_DELAYED_ACKS,   "tcp.delayed_acks",     "ACKs sent by the delayed-ACK timer") \
+	X(TCP_WINDOW_PROBES,  "tcp.window_probes",    "zero-window probes sent") \
+	X(TCP_KEEPALIVE_PROBES, "tcp.keepalive_probes", "keepalive probes sent") \
+	X(TCP_KEEPALIVE_TIMEOUTS, "tcp.keepalive_timeouts", "connections dropped by keepalive") \
+	X(TCP_FIN_WAIT2_TIMEOUTS, "tcp.fin_wait2_timeouts", "orphaned FIN-WAIT-2 connections expired") \
+	X(TCP_TIME_WAIT_REUSED, "tcp.time_wait_reused", "TIME-WAIT connections replaced by a new SYN (RFC 6191)") \
+	X(TCP_SYNCOOKIES_SENT, "tcp.syncookies_sent", "SYN-ACKs with a SYN cookie (SYN queue full)") \
+	X(TCP_SYNCOOKIES_RECV, "tcp.syncookies_recv", "connections restored from a SYN cookie") \
+	X(TCP_SYNCOOKIES_FAILED, "tcp.syncookies_failed", "ACKs to a listener with no valid cookie") \
+	X(TCP_LISTEN_OVERFLOWS, "tcp.listen_overflows", "SYNs dropped: accept queue full") \
+	X(TCP_CHALLENGE_ACKS, "tcp.challenge_acks",   "challenge ACKs sent (RFC 5961)") \
+	X(TCP_CHALLENGE_ACK_LIMITED, "tcp.challenge_ack_limited", "challenge ACKs not sent: rate limit (RFC 5961 §7)") \
+	X(TCP_RST_CHALLENGED, "tcp.rst_challenged",   "in-window resets not at RCV.NXT (RFC 5961 §3)") \
+	X(TCP_SYN_CHALLENGED, "tcp.syn_challenged",   "SYNs on synchronized connections (RFC 5961 §4)") \
+	X(TCP_ACK_CHALLENGED, "tcp.ack_challenged",   "ACKs outside [SND.UNA-MAX.SND.WND, SND.NXT] (RFC 5961 §5)") \
+	X(TCP_ABORT_ON_CLOSE, "tcp.abort_on_close",   "closed with unread data: reset sent (RFC 2525 §2.17)") \
+	X(TCP_ABORT_LINGER,   "tcp.abort_linger",     "closed with SO_LINGER 0: reset sent") \
+	X(TCP_ECN_CE_RX,      "tcp.ecn_ce_rx",        "segments received with CE (RFC 3168)") \
+	X(TCP_ECN_REDUCTIONS, "tcp.ecn_reductions",   "window reductions for ECE") \
+	X(TCP_ICMP_ERRORS,    "tcp.icmp_errors",      "ICMP errors matched to a connection") \
+	X(TCP_ICMP_IGNORED,   "tcp.icmp_ignored",     "ICMP errors quoting a sequence number not in flight (RFC 5927)") \
+	X(TCP_TX_NO_MBUF,     "tcp.tx_no_mbuf",       "segments not sent: no mbuf") \
+	X(TCP_NO_MEMORY,      "tcp.no_memory",        "connections refused: no memory for buffers")
 
 #define STACK_DROP_LIST(X) \
 	X(ETH_TRUNCATED,      "eth.truncated",        "frame shorter than an Ethernet header") \
@@ -81,7 +126,22 @@
 	X(ICMP_ERROR_SUPPRESSED, "icmp.error_suppressed", "no ICMP error about an ICMP error, fragment or broadcast (RFC 1122 §3.2.2)") \
 	X(TX_NO_MBUF,         "tx.no_mbuf",           "mbuf pool empty") \
 	X(TX_QUEUE_FULL,      "tx.queue_full",        "port TX queue full") \
-	X(TX_LINK_DOWN,       "tx.link_down",         "output port is administratively down")
+	X(TX_LINK_DOWN,       "tx.link_down",         "output port is administratively down") \
+	X(TCP_TRUNCATED,      "tcp.truncated",        "shorter than a TCP header") \
+	X(TCP_BAD_HDR_LEN,    "tcp.bad_hdr_len",      "data offset below 5 or past the segment") \
+	X(TCP_BAD_OPTION,     "tcp.bad_option",       "malformed TCP option") \
+	X(TCP_BAD_FLAGS,      "tcp.bad_flags",        "port 0, or SYN with FIN or RST") \
+	X(TCP_BAD_CHECKSUM,   "tcp.bad_checksum",     "TCP checksum mismatch") \
+	X(TCP_BCAST,          "tcp.bcast",            "TCP to a broadcast or multicast address (RFC 1122 §4.2.3.10)") \
+	X(TCP_FRAGMENTED,     "tcp.fragmented",       "TCP segment that arrived in IP fragments") \
+	X(TCP_PAWS,           "tcp.paws",             "segment with an old timestamp (RFC 7323 PAWS)") \
+	X(TCP_OUT_OF_WINDOW,  "tcp.out_of_window",    "segment outside the receive window (answered by ACK)") \
+	X(TCP_BAD_ACK,        "tcp.bad_ack",          "SYN-SENT: ACK for something never sent") \
+	X(TCP_NO_ACK,         "tcp.no_ack",           "synchronized state: segment without ACK") \
+	X(TCP_LISTEN_NO_SYN,  "tcp.listen_no_syn",    "segment to a listener that is no SYN") \
+	X(TCP_DATA_PAST_WINDOW, "tcp.data_past_window", "data beyond the receive window (trimmed)") \
+	X(TCP_DATA_AFTER_FIN, "tcp.data_after_fin",   "data after the peer's FIN") \
+	X(TCP_OOO_DROPPED,    "tcp.ooo_dropped",      "out-of-order segment dropped: too many holes")
 
 enum stack_event {
 #define STACK_ENUM(id, name, text) STACK_EV_##id,

@@ -1,6 +1,7 @@
 /* IPv4 input: validation (shared/STYLE.md order, RFC 791, RFC 1122 §3.2.1, RFC 1812 §5.2.2),
  * options (RFC 7126), then local delivery (with reassembly) or forwarding. */
 #include "stack_internal.h"
+#include "tcp_priv.h"
 #include "../wire/icmp4.h"
 
 static const enum stack_drop ip4_parse_drop[WIRE_STATUS_COUNT] = {
@@ -54,6 +55,9 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 	switch (ip->proto) {
 	case IP4_PROTO_ICMP:
 		icmp4_input(s, m, ip, bcast);
+		break;
+	case IP4_PROTO_TCP:
+		tcp_input(s, m, ip, bcast);
 		break;
 	default:
 		/* RFC 1122 §3.2.2.1: protocol unreachable for a transport we do not run. */

@@ -7,6 +7,7 @@
 #include <rte_errno.h>
 
 #include "stack_internal.h"
+#include "tcp_priv.h"
 #include "../wire/eth.h"
 #include "../wire/icmp4.h"
 
@@ -49,6 +50,12 @@ struct stack *stack_create(const struct stack_params *p)
 		return NULL;
 	}
 	ratelimit_init(&s->icmp_errors, p->icmp_rate, p->icmp_burst, 0);
+	rc = tcp_stack_init(s);
+	if (rc < 0) {
+		stack_destroy(s);
+		rte_errno = -rc;
+		return NULL;
+	}
 	return s;
 }
 
@@ -56,6 +63,7 @@ void stack_destroy(struct stack *s)
 {
 	if (s == NULL)
 		return;
+	tcp_stack_fini(s);
 	neigh_table_destroy(s->neigh);
 	ip4_reass_destroy(s->reass);
 	netcfg_fini(&s->cfg);
@@ -157,9 +165,12 @@ static void reass_timed_out(void *arg, const struct rte_mbuf *first)
 void stack_tick(struct stack *s, uint64_t now_ms)
 {
 	s->now_ms = now_ms;
+	if (s->now_us / 1000 != now_ms)
+		s->now_us = now_ms * 1000; /* callers without a finer clock (tests) */
 	neigh_tick(s->neigh, now_ms);
 	if (ip4_reass_expire(s->reass, now_ms, reass_timed_out, s) != 0)
 		stack_reass_sync_drops(s);
+	tcp_stack_tick(s);
 }
 
 int stack_addr_add(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen, bool announce)

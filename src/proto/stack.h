@@ -17,6 +17,7 @@
 #include "ratelimit.h"
 
 struct stack;
+struct tcp_stack;
 
 struct stack_ops {
 	/* Send a complete Ethernet frame out of port. Always takes ownership of m; counts and
@@ -58,6 +59,7 @@ struct stack_ping {
 struct stack {
 	unsigned id;
 	uint64_t now_ms;
+	uint64_t now_us;                 /* the same clock, finer: RTT samples (TCP) */
 	struct rte_mempool *pool;
 	struct stack_ops ops;
 	struct netcfg cfg;
@@ -66,6 +68,7 @@ struct stack {
 	struct ratelimit icmp_errors;
 	uint16_t next_ip_id;
 	struct stack_ping ping;
+	struct tcp_stack *tcp;
 	uint64_t events[STACK_EV_COUNT];
 	uint64_t drops[STACK_DROP_COUNT];
 	struct stack_port_counters ports[NETCFG_MAX_PORTS];
@@ -91,6 +94,12 @@ static inline void stack_drop(struct stack *s, enum stack_drop d, struct rte_mbu
 {
 	s->drops[d]++;
 	rte_pktmbuf_free(m);
+}
+
+/* Counts a drop whose packet the caller still owns (it frees it later). */
+static inline void stack_drop_count(struct stack *s, enum stack_drop d)
+{
+	s->drops[d]++;
 }
 
 /* Sends a finished frame and counts it on the port. */

@@ -1,0 +1,48 @@
+/* The socket layer's common part: what every transport endpoint of a worker's stack has, and
+ * how it tells its owner that something changed. Owners are the built-in services today and
+ * the application channel later (issue: apps on dpstack); both read and write the byte FIFOs
+ * and are woken through notify with epoll-style readiness bits, so the channel can forward
+ * them unchanged. Everything here runs on the worker that owns the socket. */
+#ifndef DPS_PROTO_SOCK_H
+#define DPS_PROTO_SOCK_H
+
+#include <stdint.h>
+
+#include "fifo.h"
+
+/* Readiness, with the values of <sys/epoll.h> so that nothing translates them. */
+#define SOCK_EV_IN 0x001     /* data, a FIN, or a connection to accept */
+#define SOCK_EV_OUT 0x004    /* room in the send FIFO, or a connect completed */
+#define SOCK_EV_ERR 0x008    /* sock.error is set */
+#define SOCK_EV_HUP 0x010    /* both directions are shut: nothing more will happen */
+#define SOCK_EV_RDHUP 0x2000 /* the peer sent FIN */
+
+struct sock;
+
+struct sock_owner {
+	/* Called on the worker, from packet or timer processing, with the bits that became
+	 * true. The owner must not free the socket from inside this call: it may read, write,
+	 * shut down and close (close defers the free). */
+	void (*notify)(struct sock *sk, uint32_t events);
+	void *ctx;
+};
+
+struct sock {
+	uint8_t proto;          /* IPPROTO_TCP or IPPROTO_UDP */
+	uint32_t laddr;         /* host order; 0 = any (listeners, unbound UDP) */
+	uint32_t raddr;
+	uint16_t lport;
+	uint16_t rport;
+	struct fifo *rx;        /* stack → owner */
+	struct fifo *tx;        /* owner → stack */
+	int error;              /* pending error (positive errno), read and cleared like SO_ERROR */
+	struct sock_owner owner;
+};
+
+static inline void sock_notify(struct sock *sk, uint32_t events)
+{
+	if (sk->owner.notify != NULL && events != 0)
+		sk->owner.notify(sk, events);
+}
+
+#endif

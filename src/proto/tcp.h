@@ -1,0 +1,119 @@
+/* TCP (RFC 9293) on one worker's stack: the calls a socket owner (built-in service, and later
+ * the application channel) makes. All of them run on the worker thread that owns the stack.
+ * Return values are 0 / a count, or -errno with the errno Linux gives for the same call. */
+#ifndef DPS_PROTO_TCP_H
+#define DPS_PROTO_TCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sock.h"
+
+struct stack;
+struct tcp_conn;
+struct tcp_cc_ops;
+
+/* The states of RFC 9293 §3.3.2, as one X-macro list so the CLI prints the same names. */
+#define TCP_STATE_LIST(X) \
+	X(CLOSED, "CLOSED") \
+	X(LISTEN, "LISTEN") \
+	X(SYN_SENT, "SYN-SENT") \
+	X(SYN_RECEIVED, "SYN-RECEIVED") \
+	X(ESTABLISHED, "ESTABLISHED") \
+	X(FIN_WAIT_1, "FIN-WAIT-1") \
+	X(FIN_WAIT_2, "FIN-WAIT-2") \
+	X(CLOSE_WAIT, "CLOSE-WAIT") \
+	X(CLOSING, "CLOSING") \
+	X(LAST_ACK, "LAST-ACK") \
+	X(TIME_WAIT, "TIME-WAIT")
+
+enum tcp_state {
+#define TCP_STATE_ENUM(id, name) TCP_##id,
+	TCP_STATE_LIST(TCP_STATE_ENUM)
+#undef TCP_STATE_ENUM
+	TCP_STATE_COUNT
+};
+
+const char *tcp_state_name(enum tcp_state st);
+
+/* Per-socket options (SO_* and TCP_* of the socket API). Defaults: tcp_sockopts_default. */
+struct tcp_sockopts {
+	uint32_t rcvbuf;            /* receive FIFO bytes (rounded up to a power of two) */
+	uint32_t sndbuf;            /* send FIFO bytes (idem) */
+	bool nodelay;               /* TCP_NODELAY: no Nagle (RFC 9293 §3.7.4) */
+	bool keepalive;             /* SO_KEEPALIVE (RFC 1122 §4.2.3.6) */
+	uint32_t keep_idle_ms;      /* TCP_KEEPIDLE */
+	uint32_t keep_intvl_ms;     /* TCP_KEEPINTVL */
+	uint32_t keep_cnt;          /* TCP_KEEPCNT */
+	uint32_t user_timeout_ms;   /* TCP_USER_TIMEOUT (RFC 5482); 0 = the retry limit decides */
+	uint16_t mss;               /* TCP_MAXSEG: cap on our MSS; 0 = from the route */
+	bool ecn;                   /* ask for ECN on active opens (RFC 3168 §6.1.1) */
+	bool linger;                /* SO_LINGER with linger_ms 0: close aborts with RST */
+	const struct tcp_cc_ops *cc; /* TCP_CONGESTION; NULL = the stack's default */
+};
+
+void tcp_sockopts_default(struct tcp_sockopts *o);
+
+/* A listening socket on laddr:lport (laddr 0 = every address). backlog bounds the accept
+ * queue and, doubled, the SYN queue; beyond that SYN cookies answer (RFC 4987 §3.6). New
+ * connections inherit opts and owner; the listener's owner gets SOCK_EV_IN when one is ready
+ * to accept. -EADDRINUSE when another listener holds the address. */
+int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog,
+	       const struct tcp_sockopts *opts, const struct sock_owner *owner,
+	       struct tcp_conn **out);
+/* The next established connection of a listener, or NULL (-EAGAIN in *err). The owner of the
+ * returned connection is owner (the listener's when NULL). */
+struct tcp_conn *tcp_accept(struct tcp_conn *listener, const struct sock_owner *owner);
+
+/* An active open to raddr:rport (RFC 9293 §3.10.1). laddr 0 and lport 0 are chosen by the
+ * stack. Completion is reported with SOCK_EV_OUT, failure with SOCK_EV_ERR and sk.error
+ * (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH). */
+int tcp_connect(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
+		const struct tcp_sockopts *opts, const struct sock_owner *owner,
+		struct tcp_conn **out);
+
+/* Copies up to len bytes into the send FIFO and sends what the windows allow. Returns the
+ * count, -EAGAIN when the FIFO is full, -EPIPE after shutdown or on a reset connection,
+ * -ENOTCONN before the connection is established. */
+ssize_t tcp_send(struct tcp_conn *c, const void *buf, size_t len);
+/* Copies up to len received bytes out. Returns the count, 0 at end of stream (the peer's FIN,
+ * all data read), -EAGAIN when nothing is there yet, -ECONNRESET after a reset. */
+ssize_t tcp_recv(struct tcp_conn *c, void *buf, size_t len);
+/* The owner wrote into the send FIFO or read from the receive FIFO directly (zero-copy and
+ * the application channel): send what can go, and open the window if it grew enough. */
+void tcp_kick(struct tcp_conn *c);
+
+/* shutdown(2): SHUT_RD, SHUT_WR or SHUT_RDWR. Writing side: a FIN follows the queued data. */
+int tcp_shutdown(struct tcp_conn *c, int how);
+/* close(2): the owner lets go. Unread data or SO_LINGER 0 aborts with RST (RFC 9293
+ * §3.10.4, RFC 2525 §2.17); otherwise a FIN follows the queued data and the stack finishes the
+ * connection alone (FIN-WAIT, TIME-WAIT) and frees it. c must not be used afterwards. */
+void tcp_close(struct tcp_conn *c);
+
+struct sock *tcp_sock(struct tcp_conn *c);
+enum tcp_state tcp_conn_state(const struct tcp_conn *c);
+
+/* What TCP_INFO and `sock show` report about one connection. */
+struct tcp_conn_info {
+	enum tcp_state state;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	uint32_t rx_queued, tx_queued;      /* bytes in the FIFOs */
+	uint32_t snd_mss, rcv_mss;
+	uint32_t cwnd, ssthresh;            /* bytes */
+	uint32_t srtt_us, rttvar_us, rto_ms;
+	uint32_t snd_wnd, rcv_wnd;
+	uint8_t snd_wscale, rcv_wscale;
+	bool sack, timestamps, ecn;
+	uint64_t segs_in, segs_out, bytes_acked, bytes_received, retransmits;
+	const char *cc;
+};
+
+void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out);
+/* Calls fn for every connection of the stack (listeners included); stops when fn returns
+ * non-zero and returns that. */
+int tcp_walk(struct stack *s, int (*fn)(const struct tcp_conn *c, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,392 @@
+/* TCP connection blocks: allocation, the per-worker tables (rte_hash: 4-tuple → connection,
+ * (address, port) → listener), state changes, and the calls a socket owner makes (tcp.h). */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_hash.h>
+#include <rte_jhash.h>
+
+#include "tcp_priv.h"
+
+#define TCP_CONN_MAX 65536
+#define TCP_LISTEN_MAX 1024
+
+struct tcp_key {
+	uint32_t laddr;
+	uint32_t raddr;
+	uint16_t lport;
+	uint16_t rport;
+};
+
+static const char *const tcp_state_names[] = {
+#define TCP_STATE_NAME(id, name) [TCP_##id] = name,
+	TCP_STATE_LIST(TCP_STATE_NAME)
+#undef TCP_STATE_NAME
+};
+
+const char *tcp_state_name(enum tcp_state st)
+{
+	return st < TCP_STATE_COUNT ? tcp_state_names[st] : "?";
+}
+
+void tcp_sockopts_default(struct tcp_sockopts *o)
+{
+	/* Linux's tcp_rmem/tcp_wmem maxima are 6 MB and 4 MB after autotuning; a fixed 256 KB
+	 * fills a LAN path and the FIFO pages are only touched when used. */
+	*o = (struct tcp_sockopts){
+		.rcvbuf = 256 * 1024,
+		.sndbuf = 256 * 1024,
+		.keep_idle_ms = 7200 * 1000,  /* RFC 1122 §4.2.3.6: at least two hours */
+		.keep_intvl_ms = 75 * 1000,
+		.keep_cnt = 9,
+	};
+}
+
+static struct rte_hash *tcp_hash_create(const char *what, unsigned id, uint32_t entries,
+					uint32_t key_len)
+{
+	char name[RTE_HASH_NAMESIZE];
+	snprintf(name, sizeof(name), "tcp_%s_w%u", what, id);
+	struct rte_hash_parameters p = {
+		.name = name,
+		.entries = entries,
+		.key_len = key_len,
+		.hash_func = rte_jhash,
+		.socket_id = SOCKET_ID_ANY,
+	};
+	return rte_hash_create(&p);
+}
+
+int tcp_stack_init(struct stack *s)
+{
+	struct tcp_stack *t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return -ENOMEM;
+	s->tcp = t;
+	TAILQ_INIT(&t->all);
+	TAILQ_INIT(&t->reap);
+	TAILQ_INIT(&t->notify_q);
+	t->conns = tcp_hash_create("conns", s->id, TCP_CONN_MAX, sizeof(struct tcp_key));
+	t->listeners = tcp_hash_create("listen", s->id, TCP_LISTEN_MAX,
+				       sizeof(struct tcp_listen_key));
+	t->timers = timer_wheel_create(s->now_ms);
+	if (t->conns == NULL || t->listeners == NULL || t->timers == NULL) {
+		tcp_stack_fini(s);
+		return -ENOMEM;
+	}
+	int rc = tcp_secret_init_random(&t->secret);
+	if (rc < 0) {
+		tcp_stack_fini(s);
+		return rc;
+	}
+	t->default_cc = tcp_cc_default();
+	t->next_ephemeral = (uint16_t)(TCP_EPHEMERAL_LO + t->secret.isn_key.k0 %
+				       (TCP_EPHEMERAL_HI - TCP_EPHEMERAL_LO + 1));
+	return 0;
+}
+
+void tcp_stack_fini(struct stack *s)
+{
+	struct tcp_stack *t = s->tcp;
+	if (t == NULL)
+		return;
+	struct tcp_conn *c;
+	while ((c = TAILQ_FIRST(&t->all)) != NULL)
+		tcp_conn_free(c);
+	tcp_reap(s);
+	rte_hash_free(t->conns);
+	rte_hash_free(t->listeners);
+	timer_wheel_destroy(t->timers);
+	free(t);
+	s->tcp = NULL;
+}
+
+struct tcp_conn *tcp_conn_alloc(struct stack *s, const struct tcp_sockopts *opts)
+{
+	struct tcp_conn *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->s = s;
+	c->sk.proto = IPPROTO_TCP;
+	c->opts = *opts;
+	c->state = TCP_CLOSED;
+	TAILQ_INIT(&c->syn_q);
+	TAILQ_INIT(&c->accept_q);
+	for (unsigned k = 0; k < TCP_T_COUNT; k++) {
+		tw_timer_init(&c->timers[k].tw);
+		c->timers[k].kind = (uint8_t)k;
+	}
+	tcp_ooo_init(&c->ooo);
+	tcp_sb_init(&c->sb);
+	c->rto_ms = TCP_RTO_INIT_MS;
+	c->snd_mss = TCP_MSS_DEFAULT;
+	tcp_cc_init(&c->cc, opts->cc != NULL ? opts->cc : s->tcp->default_cc, c->snd_mss);
+	TAILQ_INSERT_TAIL(&s->tcp->all, c, all_link);
+	s->tcp->nconns++;
+	return c;
+}
+
+static uint32_t fifo_size_for(uint32_t bytes)
+{
+	uint32_t size = 4096;
+	while (size < bytes && size < (1u << 30))
+		size <<= 1;
+	return size;
+}
+
+static struct fifo *tcp_fifo_alloc(uint32_t want)
+{
+	uint32_t size = fifo_size_for(want);
+	/* The FIFO header keeps head and tail on cache lines of their own. */
+	size_t bytes = (fifo_footprint(size) + 63) & ~(size_t)63;
+	struct fifo *f = aligned_alloc(_Alignof(struct fifo), bytes);
+	if (f != NULL && fifo_init(f, size) != 0) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+int tcp_conn_buffers_alloc(struct tcp_conn *c)
+{
+	if (c->sk.rx == NULL)
+		c->sk.rx = tcp_fifo_alloc(c->opts.rcvbuf);
+	if (c->sk.tx == NULL)
+		c->sk.tx = tcp_fifo_alloc(c->opts.sndbuf);
+	return c->sk.rx != NULL && c->sk.tx != NULL ? 0 : -ENOMEM;
+}
+
+static void tcp_conn_buffers_free(struct tcp_conn *c)
+{
+	free(c->sk.rx);
+	free(c->sk.tx);
+	c->sk.rx = NULL;
+	c->sk.tx = NULL;
+}
+
+static void tcp_key_of(const struct tcp_conn *c, struct tcp_key *k)
+{
+	*k = (struct tcp_key){.laddr = c->sk.laddr, .raddr = c->sk.raddr,
+			      .lport = c->sk.lport, .rport = c->sk.rport};
+}
+
+int tcp_conn_insert(struct tcp_conn *c)
+{
+	struct tcp_key k;
+	tcp_key_of(c, &k);
+	int rc = rte_hash_add_key_data(c->s->tcp->conns, &k, c);
+	if (rc == 0)
+		c->flags |= TCPF_IN_TABLE;
+	return rc;
+}
+
+static void tcp_conn_unhash(struct tcp_conn *c)
+{
+	if (!(c->flags & TCPF_IN_TABLE))
+		return;
+	if (c->state == TCP_LISTEN) {
+		struct tcp_listen_key lk = {.laddr = c->sk.laddr, .lport = c->sk.lport};
+		rte_hash_del_key(c->s->tcp->listeners, &lk);
+	} else {
+		struct tcp_key k;
+		tcp_key_of(c, &k);
+		rte_hash_del_key(c->s->tcp->conns, &k);
+	}
+	c->flags &= ~TCPF_IN_TABLE;
+}
+
+struct tcp_conn *tcp_conn_lookup(struct stack *s, uint32_t laddr, uint16_t lport,
+				 uint32_t raddr, uint16_t rport)
+{
+	struct tcp_key k = {.laddr = laddr, .raddr = raddr, .lport = lport, .rport = rport};
+	void *data;
+	return rte_hash_lookup_data(s->tcp->conns, &k, &data) >= 0 ? data : NULL;
+}
+
+struct tcp_conn *tcp_listener_lookup(struct stack *s, uint32_t laddr, uint16_t lport)
+{
+	struct tcp_listen_key k = {.laddr = laddr, .lport = lport};
+	void *data;
+	if (rte_hash_lookup_data(s->tcp->listeners, &k, &data) >= 0)
+		return data;
+	k.laddr = 0;
+	return rte_hash_lookup_data(s->tcp->listeners, &k, &data) >= 0 ? data : NULL;
+}
+
+/* Frees c now. Children of a listener are reset first: nobody will accept them. */
+void tcp_conn_free(struct tcp_conn *c)
+{
+	struct stack *s = c->s;
+	if (c->flags & TCPF_FREED)
+		return;
+	struct tcp_conn *child;
+	while ((child = TAILQ_FIRST(&c->syn_q)) != NULL ||
+	       (child = TAILQ_FIRST(&c->accept_q)) != NULL) {
+		if (child->state != TCP_CLOSED && child->state != TCP_TIME_WAIT)
+			tcp_send_rst(child);
+		tcp_conn_free(child);
+	}
+	if (c->parent != NULL) {
+		if (c->state == TCP_SYN_RECEIVED) {
+			TAILQ_REMOVE(&c->parent->syn_q, c, q_link);
+			c->parent->syn_qlen--;
+		} else {
+			TAILQ_REMOVE(&c->parent->accept_q, c, q_link);
+			c->parent->accept_qlen--;
+		}
+		c->parent = NULL;
+	}
+	tcp_conn_unhash(c);
+	tcp_timers_cancel(c);
+	tcp_conn_buffers_free(c);
+	if (c->pending_events != 0) {
+		TAILQ_REMOVE(&s->tcp->notify_q, c, notify_link);
+		c->pending_events = 0;
+	}
+	if (c->state != TCP_CLOSED)
+		tcp_set_state(c, TCP_CLOSED);
+	/* The memory goes at the end of the current input or tick (tcp_reap): code up the
+	 * call stack, or an owner inside notify, may still hold c. */
+	TAILQ_REMOVE(&s->tcp->all, c, all_link);
+	TAILQ_INSERT_TAIL(&s->tcp->reap, c, all_link);
+	c->flags |= TCPF_FREED;
+	s->tcp->nconns--;
+}
+
+void tcp_reap(struct stack *s)
+{
+	struct tcp_conn *c;
+	while ((c = TAILQ_FIRST(&s->tcp->reap)) != NULL) {
+		TAILQ_REMOVE(&s->tcp->reap, c, all_link);
+		free(c);
+	}
+}
+
+void tcp_set_state(struct tcp_conn *c, enum tcp_state st)
+{
+	if (c->state == TCP_ESTABLISHED || c->state == TCP_CLOSE_WAIT)
+		c->s->tcp->curr_estab--;
+	if (st == TCP_ESTABLISHED || st == TCP_CLOSE_WAIT)
+		c->s->tcp->curr_estab++;
+	c->state = st;
+}
+
+void tcp_conn_done(struct tcp_conn *c, int err)
+{
+	if (c->state == TCP_ESTABLISHED || c->state == TCP_CLOSE_WAIT) {
+		if (err != 0)
+			stack_count(c->s, STACK_EV_TCP_ESTAB_RESETS);
+	}
+	tcp_set_state(c, TCP_CLOSED);
+	tcp_timers_cancel(c);
+	tcp_conn_unhash(c);
+	if (c->flags & TCPF_ORPHAN || c->parent != NULL) {
+		tcp_conn_free(c);
+		return;
+	}
+	if (err != 0 && c->sk.error == 0)
+		c->sk.error = err;
+	tcp_notify(c, SOCK_EV_HUP | SOCK_EV_IN | SOCK_EV_OUT | SOCK_EV_RDHUP |
+			    (err != 0 ? SOCK_EV_ERR : 0));
+}
+
+void tcp_conn_enter_time_wait(struct tcp_conn *c)
+{
+	tcp_set_state(c, TCP_TIME_WAIT);
+	tcp_timer_cancel(c, TCP_T_RTX);
+	tcp_timer_cancel(c, TCP_T_DELACK);
+	/* RFC 9293 §3.10.7.4: 2 MSL. The FIFOs are no longer needed, unless the owner still
+	 * has data to read. */
+	tcp_timer_arm(c, TCP_T_KEEP, 2 * TCP_MSL_MS);
+	if (c->flags & TCPF_ORPHAN)
+		tcp_conn_buffers_free(c);
+	tcp_notify(c, SOCK_EV_HUP | SOCK_EV_IN | SOCK_EV_RDHUP);
+}
+
+/* RFC 9293 §3.7.1 and RFC 6691: the MSS we send is the peer's (536 without the option),
+ * capped by our route MTU minus 40, by TCP_MAXSEG, and by what one mbuf holds; timestamps
+ * take 12 bytes of every segment. The MSS we announce comes from the route MTU. */
+void tcp_conn_set_mss(struct tcp_conn *c, uint16_t peer_mss)
+{
+	struct stack *s = c->s;
+	uint32_t mtu = 1500;
+	const struct route *r = route_lookup(s->cfg.routes, c->sk.raddr);
+	if (r != NULL)
+		mtu = netcfg_route_mtu(&s->cfg, r);
+	uint32_t room = rte_pktmbuf_data_room_size(s->pool) - RTE_PKTMBUF_HEADROOM;
+	uint32_t mine = mtu - 40;
+	if (room - TCP_HDR_MAX_LEN < mine)
+		mine = room - TCP_HDR_MAX_LEN;
+	if (c->opts.mss != 0 && c->opts.mss < mine)
+		mine = c->opts.mss;
+	c->rcv_mss = (uint16_t)mine;
+	if (c->state == TCP_SYN_SENT && peer_mss == 0)
+		return; /* before the SYN: announce only */
+	uint32_t mss = peer_mss != 0 ? peer_mss : TCP_MSS_DEFAULT;
+	if (mss < TCP_MSS_MIN)
+		mss = TCP_MSS_MIN;
+	if (mss > mine)
+		mss = mine;
+	if (c->flags & TCPF_TS_OK)
+		mss -= TCPOLEN_TSTAMP_ALIGNED;
+	c->snd_mss = (uint16_t)mss;
+	c->cc.mss = mss;
+}
+
+/* The smallest shift that lets the whole receive FIFO be announced (RFC 7323 §2.3). */
+uint8_t tcp_wscale_for(uint32_t rcvbuf)
+{
+	uint8_t shift = 0;
+	while (shift < TCP_WSCALE_MAX && (rcvbuf >> shift) > UINT16_MAX)
+		shift++;
+	return shift;
+}
+
+int tcp_conn_established(struct tcp_conn *c)
+{
+	int rc = tcp_conn_buffers_alloc(c);
+	if (rc < 0)
+		return rc;
+	tcp_set_state(c, TCP_ESTABLISHED);
+	tcp_cc_init(&c->cc, c->cc.ops, c->snd_mss);
+	c->backoff = 0;
+	c->retries = 0;
+	c->rtx_since_ms = 0;
+	c->last_rx_ms = c->s->now_ms;
+	tcp_timer_keepalive_arm(c);
+	stack_count(c->s, STACK_EV_TCP_ESTABLISHED);
+	struct tcp_conn *l = c->parent;
+	if (l != NULL) {
+		TAILQ_REMOVE(&l->syn_q, c, q_link);
+		l->syn_qlen--;
+		TAILQ_INSERT_TAIL(&l->accept_q, c, q_link);
+		l->accept_qlen++;
+		tcp_notify(l, SOCK_EV_IN);
+	} else {
+		tcp_notify(c, SOCK_EV_OUT);
+	}
+	return 0;
+}
+
+void tcp_notify(struct tcp_conn *c, uint32_t events)
+{
+	if (c->sk.owner.notify == NULL || (c->flags & TCPF_FREED) || events == 0)
+		return;
+	if (c->pending_events == 0)
+		TAILQ_INSERT_TAIL(&c->s->tcp->notify_q, c, notify_link);
+	c->pending_events |= events;
+}
+
+void tcp_deliver_events(struct stack *s)
+{
+	struct tcp_conn *c;
+	while ((c = TAILQ_FIRST(&s->tcp->notify_q)) != NULL) {
+		TAILQ_REMOVE(&s->tcp->notify_q, c, notify_link);
+		uint32_t ev = c->pending_events;
+		c->pending_events = 0;
+		sock_notify(&c->sk, ev);
+	}
+}

@@ -1,0 +1,909 @@
+/* TCP input (RFC 9293 §3.10.7 "SEGMENT ARRIVES"): validation, demultiplexing to a connection
+ * or listener, the handshake, the synchronized-state checks in the RFC's order (PAWS, sequence
+ * acceptability, RST, SYN, ACK, data, FIN) with the RFC 5961 defences, and the ACK-driven
+ * parts of loss recovery and congestion control. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "tcp_priv.h"
+#include "tcp_syncookie.h"
+#include "../wire/icmp4.h"
+#include "../wire/ipv4.h"
+
+#define IP_ECN_MASK 0x03
+#define IP_ECN_CE 0x03
+#define PAWS_IDLE_MS (24ull * 24 * 3600 * 1000) /* RFC 7323 §5.5: 24 days */
+
+/* One received segment, parsed and checked. */
+struct tcp_seg {
+	struct tcp_repr th;
+	const struct ip4_repr *ip;
+	const uint8_t *payload;
+	uint32_t len;          /* payload bytes */
+	uint8_t ecn;           /* the IP header's ECN field */
+};
+
+static uint32_t seg_seq_len(const struct tcp_seg *g)
+{
+	return g->len + !!(g->th.flags & TCP_FLAG_SYN) + !!(g->th.flags & TCP_FLAG_FIN);
+}
+
+/* Options a SYN brings (RFC 7323 §2.2, RFC 2018 §2, RFC 3168 §6.1.1). */
+static void tcp_negotiate(struct tcp_conn *c, const struct tcp_seg *g, bool we_offered_all)
+{
+	const struct tcp_options *o = &g->th.options;
+	c->flags &= ~(TCPF_SACK_OK | TCPF_TS_OK | TCPF_WSCALE_OK);
+	if (o->sack_permitted)
+		c->flags |= TCPF_SACK_OK;
+	if (o->has_timestamps) {
+		c->flags |= TCPF_TS_OK;
+		c->ts_recent = o->tsval;
+		c->ts_recent_ms = c->s->now_ms;
+	}
+	if (o->has_wscale) {
+		c->flags |= TCPF_WSCALE_OK;
+		c->snd_wscale = o->wscale;
+	} else {
+		c->snd_wscale = 0;
+		c->rcv_wscale = 0;
+	}
+	(void)we_offered_all;
+	tcp_conn_set_mss(c, o->has_mss ? o->mss : TCP_MSS_DEFAULT);
+}
+
+/* ---- LISTEN (RFC 9293 §3.10.7.2) ---- */
+
+static struct tcp_conn *tcp_child_create(struct tcp_conn *l, const struct tcp_seg *g)
+{
+	struct stack *s = l->s;
+	struct tcp_conn *c = tcp_conn_alloc(s, &l->opts);
+	if (c == NULL)
+		return NULL;
+	c->sk.laddr = g->ip->dst;
+	c->sk.lport = g->th.dst_port;
+	c->sk.raddr = g->ip->src;
+	c->sk.rport = g->th.src_port;
+	c->sk.owner = l->sk.owner;
+	if (tcp_conn_insert(c) != 0) {
+		tcp_conn_free(c);
+		return NULL;
+	}
+	c->ts_offset = tcp_isn(&s->tcp->secret, c->sk.laddr, c->sk.lport, c->sk.raddr,
+			       c->sk.rport, 0);
+	c->irs = g->th.seq;
+	c->rcv_nxt = g->th.seq + 1;
+	c->rcv_wscale = tcp_wscale_for(c->opts.rcvbuf);
+	c->state = TCP_SYN_RECEIVED;
+	tcp_negotiate(c, g, true);
+	c->snd_wnd = g->th.window; /* never scaled in a SYN (RFC 7323 §2.2) */
+	c->max_sndwnd = c->snd_wnd;
+	c->snd_wl1 = g->th.seq;
+	return c;
+}
+
+/* A SYN when the SYN queue is full: answer statelessly with a cookie (RFC 4987 §3.6). */
+static void tcp_syncookie_reply(struct tcp_conn *l, const struct tcp_seg *g)
+{
+	struct stack *s = l->s;
+	const struct tcp_options *in = &g->th.options;
+	uint16_t mss;
+	uint32_t isn = tcp_syncookie_make(&s->tcp->secret, g->ip->dst, g->th.dst_port, g->ip->src,
+					  g->th.src_port, g->th.seq,
+					  in->has_mss ? in->mss : TCP_MSS_DEFAULT, s->now_ms, &mss);
+	struct tcp_seg_out o = {
+		.laddr = g->ip->dst,
+		.raddr = g->ip->src,
+		.lport = g->th.dst_port,
+		.rport = g->th.src_port,
+		.seq = isn,
+		.ack = g->th.seq + 1,
+		.flags = TCP_FLAG_SYN | TCP_FLAG_ACK,
+		.window = (uint16_t)(l->opts.rcvbuf > UINT16_MAX ? UINT16_MAX : l->opts.rcvbuf),
+	};
+	o.opts.has_mss = true;
+	o.opts.mss = mss;
+	/* Without timestamps there is nowhere to keep the other options: offer none, as
+	 * Linux does. */
+	if (in->has_timestamps) {
+		struct tcp_syncookie_opts co = {
+			.mss = mss,
+			.sack_ok = in->sack_permitted,
+			.wscale_ok = in->has_wscale,
+			.wscale = tcp_wscale_for(l->opts.rcvbuf),
+			.ecn_ok = (g->th.flags & (TCP_FLAG_ECE | TCP_FLAG_CWR)) ==
+				  (TCP_FLAG_ECE | TCP_FLAG_CWR),
+			.ts_ok = true,
+		};
+		o.opts.has_timestamps = true;
+		o.opts.tsval = tcp_syncookie_tsval(&co, tcp_now_ts(s));
+		o.opts.tsecr = in->tsval;
+		o.opts.sack_permitted = co.sack_ok;
+		o.opts.has_wscale = co.wscale_ok;
+		o.opts.wscale = co.wscale;
+		if (co.ecn_ok)
+			o.flags |= TCP_FLAG_ECE;
+	}
+	stack_count(s, STACK_EV_TCP_SYNCOOKIES_SENT);
+	tcp_seg_send(s, &o);
+}
+
+/* The ACK completing a cookie handshake: rebuild the connection (RFC 4987 §3.6). */
+static struct tcp_conn *tcp_syncookie_accept(struct tcp_conn *l, const struct tcp_seg *g)
+{
+	struct stack *s = l->s;
+	uint16_t mss;
+	if (tcp_syncookie_check(&s->tcp->secret, g->ip->dst, g->th.dst_port, g->ip->src,
+				g->th.src_port, g->th.seq - 1, g->th.ack - 1, s->now_ms, &mss) != 0) {
+		stack_count(s, STACK_EV_TCP_SYNCOOKIES_FAILED);
+		return NULL;
+	}
+	if (l->accept_qlen >= l->backlog) {
+		stack_count(s, STACK_EV_TCP_LISTEN_OVERFLOWS);
+		return NULL;
+	}
+	struct tcp_conn *c = tcp_conn_alloc(s, &l->opts);
+	if (c == NULL)
+		return NULL;
+	c->sk.laddr = g->ip->dst;
+	c->sk.lport = g->th.dst_port;
+	c->sk.raddr = g->ip->src;
+	c->sk.rport = g->th.src_port;
+	c->sk.owner = l->sk.owner;
+	if (tcp_conn_insert(c) != 0) {
+		tcp_conn_free(c);
+		return NULL;
+	}
+	c->flags |= TCPF_COOKIE;
+	c->irs = g->th.seq - 1;
+	c->rcv_nxt = g->th.seq;
+	c->iss = g->th.ack - 1;
+	c->snd_una = g->th.ack - 1; /* the ACK below moves it past the SYN */
+	c->snd_nxt = g->th.ack;
+	c->snd_max = g->th.ack;
+	c->snd_wl1 = g->th.seq;
+	c->snd_wl2 = g->th.ack;
+	const struct tcp_options *in = &g->th.options;
+	if (in->has_timestamps) {
+		struct tcp_syncookie_opts co;
+		tcp_syncookie_tsecr_decode(in->tsecr, &co);
+		c->flags |= TCPF_TS_OK;
+		c->ts_recent = in->tsval;
+		c->ts_recent_ms = s->now_ms;
+		if (co.sack_ok)
+			c->flags |= TCPF_SACK_OK;
+		if (co.wscale_ok) {
+			c->flags |= TCPF_WSCALE_OK;
+			c->snd_wscale = co.wscale;
+			c->rcv_wscale = tcp_wscale_for(l->opts.rcvbuf);
+		}
+		if (co.ecn_ok)
+			c->flags |= TCPF_ECN_OK;
+	}
+	c->state = TCP_SYN_RECEIVED;
+	tcp_conn_set_mss(c, mss);
+	c->parent = l;
+	TAILQ_INSERT_TAIL(&l->syn_q, c, q_link);
+	l->syn_qlen++;
+	stack_count(s, STACK_EV_TCP_SYNCOOKIES_RECV);
+	return c;
+}
+
+/* Returns the new child to continue processing the segment in, or NULL when done. */
+static struct tcp_conn *tcp_listen_input(struct tcp_conn *l, const struct tcp_seg *g)
+{
+	struct stack *s = l->s;
+	const uint8_t fl = g->th.flags;
+	if (fl & TCP_FLAG_RST)
+		return NULL; /* RFC 9293 §3.10.7.2: ignore */
+	if (fl & TCP_FLAG_ACK) {
+		if (!(fl & TCP_FLAG_SYN)) {
+			struct tcp_conn *c = tcp_syncookie_accept(l, g);
+			if (c != NULL)
+				return c;
+		}
+		tcp_send_rst_reply(s, g->ip, &g->th, g->len);
+		return NULL;
+	}
+	if (!(fl & TCP_FLAG_SYN)) {
+		stack_drop_count(s, STACK_DROP_TCP_LISTEN_NO_SYN);
+		return NULL;
+	}
+	if (l->accept_qlen >= l->backlog) {
+		/* Linux drops the SYN too: a connection nobody accepts helps no one. */
+		stack_count(s, STACK_EV_TCP_LISTEN_OVERFLOWS);
+		return NULL;
+	}
+	if (l->syn_qlen >= 2 * l->backlog) {
+		tcp_syncookie_reply(l, g);
+		return NULL;
+	}
+	struct tcp_conn *c = tcp_child_create(l, g);
+	if (c == NULL) {
+		stack_count(s, STACK_EV_TCP_NO_MEMORY);
+		return NULL;
+	}
+	if ((fl & (TCP_FLAG_ECE | TCP_FLAG_CWR)) == (TCP_FLAG_ECE | TCP_FLAG_CWR))
+		c->flags |= TCPF_ECN_OK; /* RFC 3168 §6.1.1: we always accept ECN */
+	c->parent = l;
+	TAILQ_INSERT_TAIL(&l->syn_q, c, q_link);
+	l->syn_qlen++;
+	c->iss = tcp_isn(&s->tcp->secret, c->sk.laddr, c->sk.lport, c->sk.raddr, c->sk.rport,
+			 s->now_us);
+	c->snd_una = c->iss;
+	c->snd_nxt = c->iss;
+	c->snd_max = c->iss;
+	stack_count(s, STACK_EV_TCP_PASSIVE_OPENS);
+	/* Data in a SYN is not kept (no TCP Fast Open): the peer sends it again. */
+	tcp_output(c, false);
+	return NULL;
+}
+
+/* ---- SYN-SENT (RFC 9293 §3.10.7.3) ---- */
+
+static void tcp_syn_sent_input(struct tcp_conn *c, const struct tcp_seg *g)
+{
+	struct stack *s = c->s;
+	const uint8_t fl = g->th.flags;
+	bool ack_ok = false;
+	if (fl & TCP_FLAG_ACK) {
+		if (seq_le(g->th.ack, c->iss) || seq_gt(g->th.ack, c->snd_max)) {
+			if (!(fl & TCP_FLAG_RST))
+				tcp_send_rst_reply(s, g->ip, &g->th, g->len);
+			stack_drop_count(s, STACK_DROP_TCP_BAD_ACK);
+			return;
+		}
+		ack_ok = true;
+	}
+	if (fl & TCP_FLAG_RST) {
+		/* RFC 5961 §3.2 keeps RFC 793's rule here: a reset counts only with an
+		 * acceptable ACK. */
+		if (ack_ok) {
+			stack_count(s, STACK_EV_TCP_CONN_REFUSED);
+			tcp_conn_done(c, ECONNREFUSED);
+		}
+		return;
+	}
+	if (!(fl & TCP_FLAG_SYN))
+		return;
+	c->irs = g->th.seq;
+	c->rcv_nxt = g->th.seq + 1;
+	tcp_negotiate(c, g, true);
+	if (c->opts.ecn && (fl & (TCP_FLAG_ECE | TCP_FLAG_CWR)) == TCP_FLAG_ECE)
+		c->flags |= TCPF_ECN_OK; /* RFC 3168 §6.1.1: ECE without CWR in the SYN-ACK */
+	if (ack_ok) {
+		c->snd_una = g->th.ack;
+		c->snd_wnd = (uint32_t)g->th.window << c->snd_wscale;
+		c->snd_wnd = g->th.window; /* the SYN-ACK's window is not scaled */
+		c->max_sndwnd = c->snd_wnd;
+		c->snd_wl1 = g->th.seq;
+		c->snd_wl2 = g->th.ack;
+		if (c->flags & TCPF_RTT_TIMING || c->retries == 0)
+			tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
+		c->flags &= ~TCPF_RTT_TIMING;
+		tcp_timer_cancel(c, TCP_T_RTX);
+		if (tcp_conn_established(c) < 0) {
+			tcp_send_rst(c);
+			tcp_conn_done(c, ENOMEM);
+			return;
+		}
+		c->flags |= TCPF_ACK_NOW;
+		return;
+	}
+	/* Simultaneous open (RFC 9293 §3.5, figure 7): SYN-RECEIVED, SYN-ACK from our ISS. */
+	stack_count(s, STACK_EV_TCP_SIMULTANEOUS_OPENS);
+	c->state = TCP_SYN_RECEIVED;
+	c->snd_wnd = g->th.window;
+	c->snd_wl1 = g->th.seq;
+	c->snd_nxt = c->iss;
+	tcp_output(c, false);
+}
+
+/* ---- Synchronized states (RFC 9293 §3.10.7.4) ---- */
+
+/* RFC 9293 §3.10.7.4 "first, check sequence number": the four cases of the acceptability
+ * table against the window we advertised. */
+static bool tcp_seq_acceptable(const struct tcp_conn *c, const struct tcp_seg *g)
+{
+	uint32_t wnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	uint32_t len = seg_seq_len(g);
+	uint32_t seq = g->th.seq;
+	if (len == 0)
+		return wnd == 0 ? seq == c->rcv_nxt : seq_in(seq, c->rcv_nxt, c->rcv_nxt + wnd);
+	if (wnd == 0)
+		return false;
+	return seq_in(seq, c->rcv_nxt, c->rcv_nxt + wnd) ||
+	       seq_in(seq + len - 1, c->rcv_nxt, c->rcv_nxt + wnd);
+}
+
+/* RFC 7323 §5.3 PAWS: a segment whose TSval is older than TS.Recent is a duplicate from an
+ * earlier wrap of the sequence space. TS.Recent older than 24 days is no longer trusted. */
+static bool tcp_paws_reject(struct tcp_conn *c, const struct tcp_seg *g)
+{
+	if (!(c->flags & TCPF_TS_OK) || !g->th.options.has_timestamps || g->th.flags & TCP_FLAG_RST)
+		return false;
+	if (!seq_lt(g->th.options.tsval, c->ts_recent))
+		return false;
+	if (c->s->now_ms - c->ts_recent_ms > PAWS_IDLE_MS) {
+		c->ts_recent = g->th.options.tsval;
+		return false;
+	}
+	return true;
+}
+
+static void tcp_rst_input(struct tcp_conn *c, const struct tcp_seg *g)
+{
+	struct stack *s = c->s;
+	/* RFC 5961 §3.2: only a reset at exactly RCV.NXT resets; one elsewhere in the window
+	 * gets a challenge ACK, so a blind attacker must hit one number in 2^32. */
+	if (g->th.seq != c->rcv_nxt) {
+		stack_count(s, STACK_EV_TCP_RST_CHALLENGED);
+		tcp_send_challenge_ack(c);
+		return;
+	}
+	stack_count(s, STACK_EV_TCP_IN_RSTS);
+	switch (c->state) {
+	case TCP_SYN_RECEIVED:
+		/* From LISTEN: back to it quietly; from an active open: refused. */
+		tcp_conn_done(c, c->parent != NULL ? 0 : ECONNREFUSED);
+		break;
+	case TCP_CLOSING:
+	case TCP_LAST_ACK:
+	case TCP_TIME_WAIT:
+		tcp_conn_done(c, 0);
+		break;
+	default:
+		tcp_conn_done(c, c->state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET);
+		break;
+	}
+}
+
+static bool tcp_fin_acked(const struct tcp_conn *c)
+{
+	return c->flags & TCPF_FIN_SENT && c->snd_una == c->snd_max;
+}
+
+/* Enters fast recovery on the third duplicate ACK (RFC 5681 §3.2) or when the SACK scoreboard
+ * says the first segment is lost (RFC 6675 §5), unless the ACK covers no more than "recover"
+ * (RFC 6582 §3.2 step 1: a loss already being repaired). */
+static void tcp_enter_recovery(struct tcp_conn *c)
+{
+	struct stack *s = c->s;
+	uint32_t flight = tcp_flight(c);
+	c->recover = c->snd_max;
+	c->cc.ssthresh = c->cc.ops->ssthresh(&c->cc, flight, s->now_us);
+	c->flags |= TCPF_IN_RECOVERY;
+	c->flags &= ~TCPF_RTT_TIMING;
+	c->high_rxt = c->snd_una;
+	stack_count(s, STACK_EV_TCP_FAST_RETRANS);
+	if (c->flags & TCPF_ECN_OK)
+		c->flags |= TCPF_CWR;
+	uint32_t len = tcp_flight(c) < c->snd_mss ? tcp_flight(c) : c->snd_mss;
+	if (c->snd_una + len == c->snd_max && c->flags & TCPF_FIN_SENT && len > 0)
+		len--; /* the FIN is resent by output, not as data */
+	if (c->flags & TCPF_SACK_OK) {
+		c->cc.cwnd = c->cc.ssthresh;
+		tcp_recovery_send(c);
+		return;
+	}
+	/* RFC 6582 §3.2 step 2: retransmit, cwnd = ssthresh + 3*SMSS. */
+	c->cc.cwnd = c->cc.ssthresh + 3 * c->snd_mss;
+	if (len > 0 && tcp_send_segment(c, c->snd_una, len, TCP_FLAG_ACK) >= 0) {
+		c->retransmits++;
+		stack_count(s, STACK_EV_TCP_RETRANS_SEGS);
+	}
+	tcp_timer_rtx_arm(c);
+}
+
+static void tcp_dupack(struct tcp_conn *c, const struct tcp_seg *g)
+{
+	c->dupacks++;
+	stack_count(c->s, STACK_EV_TCP_DUPACKS);
+	if (c->flags & TCPF_IN_RECOVERY) {
+		if (!(c->flags & TCPF_SACK_OK))
+			c->cc.cwnd += c->snd_mss; /* RFC 6582 §3.2 step 4: inflate */
+		tcp_recovery_send(c);
+		return;
+	}
+	bool lost = c->flags & TCPF_SACK_OK && tcp_sb_is_lost(&c->sb, c->snd_una, c->snd_mss);
+	if ((c->dupacks >= TCP_DUPTHRESH || lost) && seq_gt(g->th.ack, c->recover))
+		tcp_enter_recovery(c);
+	else if (c->dupacks >= TCP_DUPTHRESH && !seq_gt(g->th.ack, c->recover))
+		stack_count(c->s, STACK_EV_TCP_DUPACKS_AFTER_RTO);
+}
+
+/* An ACK that moved SND.UNA. */
+static void tcp_new_ack(struct tcp_conn *c, const struct tcp_seg *g, uint32_t acked)
+{
+	struct stack *s = c->s;
+	uint32_t flight = tcp_flight(c);
+	uint32_t data = acked;
+	if (tcp_fin_acked(c) || (c->flags & TCPF_FIN_SENT && g->th.ack == c->snd_max))
+		data--; /* the FIN's sequence number is not a byte in the FIFO */
+	uint32_t queued = fifo_used(c->sk.tx);
+	fifo_consume(c->sk.tx, data < queued ? data : queued);
+	c->bytes_acked += data;
+	/* RTT: the timestamp echo, else the timed segment (Karn: never across a resend). */
+	uint32_t rtt_us = 0;
+	if (c->flags & TCPF_RTT_TIMING && seq_gt(g->th.ack, c->rtt_seq)) {
+		rtt_us = (uint32_t)(s->now_us - c->rtt_start_us);
+		c->flags &= ~TCPF_RTT_TIMING;
+	} else if (c->flags & TCPF_TS_OK && g->th.options.has_timestamps &&
+		   g->th.options.tsecr != 0 && c->backoff == 0) {
+		uint32_t ms = tcp_now_ts(s) + c->ts_offset - g->th.options.tsecr;
+		if (ms < TCP_RTO_MAX_MS)
+			rtt_us = ms * 1000;
+	}
+	if (rtt_us != 0)
+		tcp_rtt_sample(c, rtt_us);
+	c->snd_una = g->th.ack;
+	if (seq_lt(c->snd_nxt, c->snd_una))
+		c->snd_nxt = c->snd_una;
+	c->backoff = 0;
+	c->retries = 0;
+	c->rtx_since_ms = 0;
+	c->dupacks = 0;
+	if (seq_lt(c->high_rxt, c->snd_una))
+		c->high_rxt = c->snd_una;
+
+	if (c->flags & TCPF_IN_RECOVERY) {
+		if (seq_ge(g->th.ack, c->recover)) {
+			/* Full ACK (RFC 6582 §3.2 step 3, RFC 6675 §5 step 4): leave recovery. */
+			c->flags &= ~TCPF_IN_RECOVERY;
+			c->cc.ops->on_recovery_exit(&c->cc, tcp_flight(c), s->now_us);
+		} else if (!(c->flags & TCPF_SACK_OK)) {
+			/* Partial ACK (RFC 6582 §3.2 step 5): resend the next hole, deflate. */
+			uint32_t len = tcp_flight(c) < c->snd_mss ? tcp_flight(c) : c->snd_mss;
+			if (len > 0 && tcp_send_segment(c, c->snd_una, len, TCP_FLAG_ACK) >= 0) {
+				c->retransmits++;
+				stack_count(s, STACK_EV_TCP_RETRANS_SEGS);
+			}
+			c->cc.cwnd = c->cc.cwnd > acked ? c->cc.cwnd - acked : 0;
+			c->cc.cwnd += c->snd_mss;
+			tcp_timer_rtx_arm(c);
+		}
+	} else {
+		struct tcp_cc_ack a = {
+			.acked = data,
+			.in_flight = flight,
+			.rtt_us = rtt_us,
+			.now_us = s->now_us,
+			.app_limited = flight + c->snd_mss < c->cc.cwnd && tcp_unsent(c) == 0,
+		};
+		c->cc.ops->on_ack(&c->cc, &a);
+	}
+	/* RFC 3168 §6.1.2: react to ECE once per window of data, like a loss without resend. */
+	if (c->flags & TCPF_ECN_OK && g->th.flags & TCP_FLAG_ECE &&
+	    seq_gt(g->th.ack, c->ecn_recover) && !(c->flags & TCPF_IN_RECOVERY)) {
+		c->cc.ssthresh = c->cc.ops->ssthresh(&c->cc, flight, s->now_us);
+		c->cc.cwnd = c->cc.ssthresh;
+		c->ecn_recover = c->snd_max;
+		c->flags |= TCPF_CWR;
+		stack_count(s, STACK_EV_TCP_ECN_REDUCTIONS);
+	}
+	if (c->snd_una == c->snd_max)
+		tcp_timer_cancel(c, TCP_T_RTX);
+	else
+		tcp_timer_rtx_arm(c);
+	if (c->sk.tx != NULL && fifo_free(c->sk.tx) > 0)
+		tcp_notify(c, SOCK_EV_OUT);
+}
+
+/* RFC 9293 §3.10.7.4 "fifth, check the ACK field". Returns false when the segment is done. */
+static bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg *g)
+{
+	struct stack *s = c->s;
+	uint32_t ack = g->th.ack;
+	/* RFC 5961 §5.2: acceptable only in [SND.UNA - MAX.SND.WND, SND.NXT]. */
+	if (seq_gt(ack, c->snd_max) || seq_lt(ack, c->snd_una - c->max_sndwnd)) {
+		stack_count(s, STACK_EV_TCP_ACK_CHALLENGED);
+		tcp_send_challenge_ack(c);
+		return false;
+	}
+	if (c->state == TCP_SYN_RECEIVED) {
+		if (!seq_gt(ack, c->snd_una)) {
+			tcp_send_rst_reply(s, g->ip, &g->th, g->len);
+			return false;
+		}
+		c->snd_wnd = (uint32_t)g->th.window << c->snd_wscale;
+		c->max_sndwnd = c->snd_wnd;
+		c->snd_wl1 = g->th.seq;
+		c->snd_wl2 = ack;
+		c->snd_una++; /* the SYN */
+		tcp_timer_cancel(c, TCP_T_RTX);
+		if (c->retries == 0 && !(c->flags & TCPF_COOKIE) && c->rtt_start_us != 0)
+			tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
+		if (tcp_conn_established(c) < 0) {
+			stack_count(s, STACK_EV_TCP_NO_MEMORY);
+			tcp_send_rst(c);
+			tcp_conn_done(c, ENOMEM);
+			return false;
+		}
+	}
+	if (c->flags & TCPF_SACK_OK && g->th.options.sack_count != 0) {
+		struct tcp_sb_result r;
+		tcp_sb_update(&c->sb, c->snd_una, c->snd_max, ack, g->th.options.sack_blocks,
+			      g->th.options.sack_count, &r);
+		if (r.dsack)
+			stack_count(s, STACK_EV_TCP_DSACKS_RX);
+	} else if (c->flags & TCPF_SACK_OK) {
+		struct tcp_sb_result r;
+		tcp_sb_update(&c->sb, c->snd_una, c->snd_max, ack, NULL, 0, &r);
+	}
+	uint32_t acked = ack - c->snd_una;
+	/* RFC 9293 §3.10.7.4: take the window from the newest segment only (SND.WL1/WL2). */
+	bool window_changed = false;
+	if (seq_lt(c->snd_wl1, g->th.seq) ||
+	    (c->snd_wl1 == g->th.seq && seq_le(c->snd_wl2, ack))) {
+		uint32_t wnd = (uint32_t)g->th.window << c->snd_wscale;
+		window_changed = wnd != c->snd_wnd;
+		c->snd_wnd = wnd;
+		c->snd_wl1 = g->th.seq;
+		c->snd_wl2 = ack;
+		if (wnd > c->max_sndwnd)
+			c->max_sndwnd = wnd;
+	}
+	if (acked != 0 && seq_gt(ack, c->snd_una)) {
+		tcp_new_ack(c, g, acked);
+	} else if (ack == c->snd_una && c->snd_una != c->snd_max && g->len == 0 &&
+		   !window_changed && !(g->th.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN))) {
+		tcp_dupack(c, g);
+	}
+	switch (c->state) {
+	case TCP_FIN_WAIT_1:
+		if (tcp_fin_acked(c)) {
+			tcp_set_state(c, TCP_FIN_WAIT_2);
+			tcp_timer_cancel(c, TCP_T_RTX);
+			if (c->flags & TCPF_ORPHAN)
+				tcp_timer_arm(c, TCP_T_KEEP, TCP_FIN_WAIT2_MS);
+		}
+		break;
+	case TCP_CLOSING:
+		if (tcp_fin_acked(c))
+			tcp_conn_enter_time_wait(c);
+		break;
+	case TCP_LAST_ACK:
+		if (tcp_fin_acked(c)) {
+			tcp_conn_done(c, 0);
+			return false;
+		}
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+/* RFC 9293 §3.10.7.4 "seventh, process the segment text". */
+static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
+{
+	struct stack *s = c->s;
+	uint32_t seq = g->th.seq;
+	const uint8_t *p = g->payload;
+	uint32_t len = g->len;
+	if (seq_lt(seq, c->rcv_nxt)) {
+		uint32_t dup = c->rcv_nxt - seq;
+		if (dup >= len) {
+			/* All old: a retransmission we already have (RFC 2883 D-SACK). */
+			c->dsack = (struct tcp_sack_block){seq, seq + len};
+			c->has_dsack = true;
+			c->flags |= TCPF_ACK_NOW;
+			stack_count(s, STACK_EV_TCP_DUPLICATE_SEGS);
+			return;
+		}
+		c->dsack = (struct tcp_sack_block){seq, c->rcv_nxt};
+		c->has_dsack = true;
+		seq += dup;
+		p += dup;
+		len -= dup;
+		stack_count(s, STACK_EV_TCP_PARTIAL_DUPLICATES);
+	}
+	uint32_t wnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	uint32_t room = fifo_free(c->sk.rx);
+	uint32_t limit = wnd < room ? room : wnd; /* the FIFO may have grown past the window */
+	if (limit > room)
+		limit = room;
+	uint32_t off = seq - c->rcv_nxt;
+	if (off >= limit) {
+		stack_drop_count(s, STACK_DROP_TCP_DATA_PAST_WINDOW);
+		c->flags |= TCPF_ACK_NOW;
+		g->th.flags &= (uint8_t)~TCP_FLAG_FIN;
+		return;
+	}
+	if (off + len > limit) {
+		/* RFC 9293 §3.10.7.4: trim what lies beyond the window; the FIN goes with it. */
+		stack_drop_count(s, STACK_DROP_TCP_DATA_PAST_WINDOW);
+		len = limit - off;
+		g->th.flags &= (uint8_t)~TCP_FLAG_FIN;
+	}
+	if (off != 0) {
+		struct tcp_sack_block d;
+		bool has_d = false;
+		int n = tcp_ooo_add(&c->ooo, c->rcv_nxt, seq, len, &d, &has_d);
+		if (n < 0) {
+			stack_drop_count(s, STACK_DROP_TCP_OOO_DROPPED);
+		} else {
+			fifo_write_at(c->sk.rx, off, p, len);
+			stack_count(s, STACK_EV_TCP_OOO_SEGS);
+			if (has_d) {
+				c->dsack = d;
+				c->has_dsack = true;
+			}
+		}
+		/* RFC 5681 §4.2: an out-of-order segment is acknowledged at once (dupACK with
+		 * SACK blocks), and so is one that fills a hole. */
+		c->flags |= TCPF_ACK_NOW;
+		g->th.flags &= (uint8_t)~TCP_FLAG_FIN; /* a FIN beyond a hole waits for a resend */
+		return;
+	}
+	fifo_write_at(c->sk.rx, 0, p, len);
+	uint32_t nxt = c->rcv_nxt + len;
+	bool had_ooo = !tcp_ooo_empty(&c->ooo);
+	if (had_ooo) {
+		nxt = tcp_ooo_advance(&c->ooo, nxt);
+		c->flags |= TCPF_ACK_NOW;
+	}
+	uint32_t delivered = nxt - c->rcv_nxt;
+	fifo_produce(c->sk.rx, delivered);
+	c->rcv_nxt = nxt;
+	c->bytes_received += delivered;
+	if (c->flags & TCPF_RD_SHUT)
+		fifo_consume(c->sk.rx, delivered);
+	else
+		tcp_notify(c, SOCK_EV_IN);
+	/* RFC 9293 §3.8.6.3 / RFC 5681 §4.2: ACK at least every second full-sized segment,
+	 * otherwise within the delayed-ACK time. */
+	if (len >= c->rcv_mss || c->segs_unacked > 0)
+		c->segs_unacked++;
+	if (c->segs_unacked >= 2)
+		c->flags |= TCPF_ACK_NOW;
+	else if (!(c->flags & TCPF_ACK_NOW) && !tcp_timer_armed(c, TCP_T_DELACK))
+		tcp_timer_arm(c, TCP_T_DELACK, TCP_DELACK_MS);
+}
+
+/* RFC 9293 §3.10.7.4 "eighth, check the FIN bit". */
+static void tcp_fin_input(struct tcp_conn *c, const struct tcp_seg *g)
+{
+	if (g->th.seq + g->len != c->rcv_nxt && !(g->len == 0 && g->th.seq == c->rcv_nxt))
+		return;
+	c->rcv_nxt++;
+	c->flags |= TCPF_ACK_NOW;
+	stack_count(c->s, STACK_EV_TCP_IN_FINS);
+	switch (c->state) {
+	case TCP_SYN_RECEIVED:
+	case TCP_ESTABLISHED:
+		tcp_set_state(c, TCP_CLOSE_WAIT);
+		break;
+	case TCP_FIN_WAIT_1:
+		if (tcp_fin_acked(c))
+			tcp_conn_enter_time_wait(c);
+		else
+			tcp_set_state(c, TCP_CLOSING);
+		break;
+	case TCP_FIN_WAIT_2:
+		tcp_conn_enter_time_wait(c);
+		break;
+	case TCP_TIME_WAIT:
+		tcp_timer_arm(c, TCP_T_KEEP, 2 * TCP_MSL_MS);
+		break;
+	default:
+		break;
+	}
+	tcp_notify(c, SOCK_EV_IN | SOCK_EV_RDHUP);
+}
+
+static void tcp_established_input(struct tcp_conn *c, struct tcp_seg *g)
+{
+	struct stack *s = c->s;
+	const uint8_t fl = g->th.flags;
+	if (tcp_paws_reject(c, g)) {
+		stack_drop_count(s, STACK_DROP_TCP_PAWS);
+		tcp_send_ack(c);
+		return;
+	}
+	if (!tcp_seq_acceptable(c, g)) {
+		stack_drop_count(s, STACK_DROP_TCP_OUT_OF_WINDOW);
+		if (!(fl & TCP_FLAG_RST))
+			tcp_send_ack(c);
+		return;
+	}
+	if (fl & TCP_FLAG_RST) {
+		tcp_rst_input(c, g);
+		return;
+	}
+	if (fl & TCP_FLAG_SYN) {
+		/* RFC 5961 §4.2: any SYN on a synchronized connection gets a challenge ACK. In
+		 * SYN-RECEIVED a resent SYN from the same peer only means our SYN-ACK was lost. */
+		if (c->state == TCP_SYN_RECEIVED && g->th.seq == c->irs) {
+			c->snd_nxt = c->iss;
+			tcp_output(c, false);
+			return;
+		}
+		stack_count(s, STACK_EV_TCP_SYN_CHALLENGED);
+		tcp_send_challenge_ack(c);
+		return;
+	}
+	if (!(fl & TCP_FLAG_ACK)) {
+		stack_drop_count(s, STACK_DROP_TCP_NO_ACK);
+		return;
+	}
+	/* RFC 7323 §4.3: remember the timestamp of the segment at the left window edge. */
+	if (c->flags & TCPF_TS_OK && g->th.options.has_timestamps &&
+	    seq_le(g->th.seq, c->last_ack_sent) && seq_ge(g->th.options.tsval, c->ts_recent)) {
+		c->ts_recent = g->th.options.tsval;
+		c->ts_recent_ms = s->now_ms;
+	}
+	if (!tcp_ack_input(c, g))
+		return;
+	c->last_rx_ms = s->now_ms;
+	c->probes = 0;
+	/* RFC 3168 §6.1.3: a CE mark is echoed with ECE until the sender's CWR. */
+	if (c->flags & TCPF_ECN_OK) {
+		if ((g->ecn & IP_ECN_MASK) == IP_ECN_CE) {
+			c->flags |= TCPF_ECE | TCPF_ACK_NOW;
+			stack_count(s, STACK_EV_TCP_ECN_CE_RX);
+		} else if (fl & TCP_FLAG_CWR) {
+			c->flags &= ~TCPF_ECE;
+		}
+	}
+	if (g->len != 0) {
+		switch (c->state) {
+		case TCP_ESTABLISHED:
+		case TCP_FIN_WAIT_1:
+		case TCP_FIN_WAIT_2:
+			tcp_data_input(c, g);
+			break;
+		default:
+			/* RFC 9293: after the peer's FIN, more text is ignored; say so. */
+			stack_drop_count(s, STACK_DROP_TCP_DATA_AFTER_FIN);
+			c->flags |= TCPF_ACK_NOW;
+			break;
+		}
+	}
+	if (g->th.flags & TCP_FLAG_FIN)
+		tcp_fin_input(c, g);
+}
+
+/* RFC 6191 / Linux: a SYN for a connection in TIME-WAIT may start a new incarnation when its
+ * sequence number (or timestamp) is newer than the old one's. */
+static bool tcp_time_wait_reusable(const struct tcp_conn *c, const struct tcp_seg *g)
+{
+	if ((g->th.flags & (TCP_FLAG_SYN | TCP_FLAG_ACK | TCP_FLAG_RST)) != TCP_FLAG_SYN)
+		return false;
+	if (c->flags & TCPF_TS_OK && g->th.options.has_timestamps)
+		return seq_gt(g->th.options.tsval, c->ts_recent);
+	return seq_gt(g->th.seq, c->rcv_nxt);
+}
+
+static bool tcp_checksum_ok(struct stack *s, const struct rte_mbuf *m, const struct ip4_repr *ip,
+			    const uint8_t *seg, size_t len)
+{
+	uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	if (f == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+		return true;
+	if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+		return false;
+	(void)s;
+	return tcp_checksum(ip->src, ip->dst, seg, len) == 0;
+}
+
+void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast)
+{
+	stack_count(s, STACK_EV_TCP_IN_SEGS);
+	if (bcast) {
+		/* RFC 1122 §4.2.3.10: no TCP to broadcast or multicast addresses. */
+		stack_drop(s, STACK_DROP_TCP_BCAST, m);
+		return;
+	}
+	if (m->nb_segs != 1) {
+		/* A reassembled TCP datagram: our MSS and DF keep real peers from sending one. */
+		stack_drop(s, STACK_DROP_TCP_FRAGMENTED, m);
+		return;
+	}
+	const uint8_t *seg = rte_pktmbuf_mtod_offset(m, const uint8_t *, ip->hdr_len);
+	size_t seg_len = ip->total_len - ip->hdr_len;
+	struct tcp_seg g = {.ip = ip, .ecn = ip->tos & IP_ECN_MASK};
+	enum wire_status st = tcp_parse(seg, seg_len, &g.th);
+	if (st != WIRE_OK) {
+		stack_drop(s, st == WIRE_TRUNCATED ? STACK_DROP_TCP_TRUNCATED
+			   : st == WIRE_BAD_HDR_LEN ? STACK_DROP_TCP_BAD_HDR_LEN
+			   : st == WIRE_BAD_OPTION ? STACK_DROP_TCP_BAD_OPTION
+			   : STACK_DROP_TCP_BAD_FLAGS, m);
+		return;
+	}
+	if (!tcp_checksum_ok(s, m, ip, seg, seg_len)) {
+		stack_drop(s, STACK_DROP_TCP_BAD_CHECKSUM, m);
+		return;
+	}
+	g.payload = seg + g.th.hdr_len;
+	g.len = (uint32_t)(seg_len - g.th.hdr_len);
+
+	struct tcp_conn *c = tcp_conn_lookup(s, ip->dst, g.th.dst_port, ip->src, g.th.src_port);
+	if (c != NULL && c->state == TCP_TIME_WAIT && tcp_time_wait_reusable(c, &g)) {
+		stack_count(s, STACK_EV_TCP_TIME_WAIT_REUSED);
+		tcp_conn_done(c, 0);
+		tcp_conn_free(c);
+		c = NULL;
+	}
+	if (c == NULL) {
+		struct tcp_conn *l = tcp_listener_lookup(s, ip->dst, g.th.dst_port);
+		if (l == NULL) {
+			/* RFC 9293 §3.10.7.1: CLOSED answers everything but a reset with one. */
+			stack_count(s, STACK_EV_TCP_NO_CONN);
+			tcp_send_rst_reply(s, ip, &g.th, g.len);
+			rte_pktmbuf_free(m);
+			return;
+		}
+		c = tcp_listen_input(l, &g);
+		if (c == NULL) {
+			rte_pktmbuf_free(m);
+			tcp_deliver_events(s);
+			tcp_reap(s);
+			return;
+		}
+	}
+	c->segs_in++;
+	if (c->state == TCP_SYN_SENT)
+		tcp_syn_sent_input(c, &g);
+	else
+		tcp_established_input(c, &g);
+	if (!(c->flags & TCPF_FREED) && c->state != TCP_CLOSED) {
+		if (c->flags & TCPF_ACK_NOW)
+			tcp_output(c, true);
+		else
+			tcp_output(c, false);
+	}
+	rte_pktmbuf_free(m);
+	tcp_deliver_events(s);
+	tcp_reap(s);
+}
+
+/* An ICMP error quoting a segment we sent (RFC 1122 §4.2.3.9, RFC 5927). The quoted sequence
+ * number must lie in [SND.UNA, SND.MAX) or the message is forged or stale. Frag-needed lowers
+ * the MSS and resends (RFC 1191 §6.4); unreachable ports and protocols end an opening
+ * connection (as Linux does); other errors are soft: remembered and reported only if the
+ * connection then times out. */
+void tcp_icmp_error(struct stack *s, const struct ip4_repr *qip, const uint8_t *l4,
+		    size_t l4_len, uint8_t type, uint8_t code, uint32_t info)
+{
+	if (l4_len < 8)
+		return;
+	uint16_t sport = (uint16_t)(l4[0] << 8 | l4[1]);
+	uint16_t dport = (uint16_t)(l4[2] << 8 | l4[3]);
+	uint32_t seq = (uint32_t)l4[4] << 24 | (uint32_t)l4[5] << 16 | (uint32_t)l4[6] << 8 | l4[7];
+	struct tcp_conn *c = tcp_conn_lookup(s, qip->src, sport, qip->dst, dport);
+	if (c == NULL || c->state == TCP_TIME_WAIT)
+		return;
+	if (!seq_in(seq, c->snd_una, c->snd_max) && !(c->snd_una == c->snd_max && seq == c->snd_una)) {
+		stack_count(s, STACK_EV_TCP_ICMP_IGNORED);
+		return;
+	}
+	stack_count(s, STACK_EV_TCP_ICMP_ERRORS);
+	if (type == ICMP4_DEST_UNREACH && code == ICMP4_UNREACH_FRAG_NEEDED) {
+		uint32_t mtu = info & 0xffff;
+		uint32_t ts = c->flags & TCPF_TS_OK ? TCPOLEN_TSTAMP_ALIGNED : 0;
+		if (mtu < 68 || mtu - 40 - ts >= c->snd_mss)
+			return;
+		uint32_t mss = mtu - 40 - ts;
+		c->snd_mss = (uint16_t)(mss < TCP_MSS_MIN ? TCP_MSS_MIN : mss);
+		c->cc.mss = c->snd_mss;
+		c->snd_nxt = c->snd_una;
+		tcp_output(c, false);
+		tcp_deliver_events(s);
+		return;
+	}
+	int err = EHOSTUNREACH;
+	if (type == ICMP4_DEST_UNREACH) {
+		if (code == ICMP4_UNREACH_PORT || code == ICMP4_UNREACH_PROTO)
+			err = ECONNREFUSED;
+		else if (code == ICMP4_UNREACH_NET)
+			err = ENETUNREACH;
+	}
+	if (c->state == TCP_SYN_SENT && err == ECONNREFUSED) {
+		tcp_conn_done(c, err);
+	} else {
+		c->soft_error = err;
+	}
+	tcp_deliver_events(s);
+	tcp_reap(s);
+}

@@ -1,0 +1,394 @@
+/* TCP output: building segments (header, options, payload from the send FIFO, checksum) and
+ * deciding what to send: SYN and SYN-ACK, data within min(cwnd, peer window) with Nagle and
+ * sender SWS avoidance (RFC 9293 §3.7.4, §3.8.6.2.1), FIN after the data, pure ACKs with SACK
+ * blocks (RFC 2018) and timestamps (RFC 7323), ECN marks (RFC 3168), and resets. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "tcp_priv.h"
+#include "../wire/ipv4.h"
+
+#define IP_ECN_ECT0 0x02
+
+uint32_t tcp_now_ts(const struct stack *s)
+{
+	return (uint32_t)s->now_ms;
+}
+
+int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(s->pool);
+	if (m == NULL) {
+		stack_count(s, STACK_EV_TCP_TX_NO_MBUF);
+		return -ENOBUFS;
+	}
+	struct tcp_repr th = {
+		.src_port = o->lport,
+		.dst_port = o->rport,
+		.seq = o->seq,
+		.ack = o->ack,
+		.flags = o->flags,
+		.window = o->window,
+		.options = o->opts,
+	};
+	uint8_t *buf = (uint8_t *)rte_pktmbuf_append(m, TCP_HDR_MAX_LEN + o->len);
+	if (buf == NULL) {
+		rte_pktmbuf_free(m);
+		stack_count(s, STACK_EV_TCP_TX_NO_MBUF);
+		return -EMSGSIZE;
+	}
+	size_t hlen = tcp_build(buf, TCP_HDR_MAX_LEN, &th);
+	/* The header may be shorter than the room kept for it: the payload follows it. */
+	uint32_t copied = o->len == 0 ? 0 : fifo_peek(o->fifo, o->fifo_off, buf + hlen, o->len);
+	rte_pktmbuf_trim(m, (uint16_t)(TCP_HDR_MAX_LEN - hlen + (o->len - copied)));
+	size_t seg_len = hlen + copied;
+	uint16_t csum = tcp_checksum(o->laddr, o->raddr, buf, seg_len);
+	buf[TCP_OFF_CSUM] = (uint8_t)(csum >> 8);
+	buf[TCP_OFF_CSUM + 1] = (uint8_t)csum;
+	stack_count(s, STACK_EV_TCP_OUT_SEGS);
+	if (o->flags & TCP_FLAG_RST)
+		stack_count(s, STACK_EV_TCP_OUT_RSTS);
+	int rc = ip4_output(s, m, IP4_PROTO_TCP, o->laddr, o->raddr, o->tos, true);
+	return rc < 0 ? rc : (int)copied;
+}
+
+uint32_t tcp_unsent(const struct tcp_conn *c)
+{
+	if (c->sk.tx == NULL)
+		return 0;
+	uint32_t queued = fifo_used(c->sk.tx);
+	uint32_t off = c->snd_nxt - c->snd_una;
+	return off < queued ? queued - off : 0;
+}
+
+uint32_t tcp_flight(const struct tcp_conn *c)
+{
+	return c->snd_max - c->snd_una;
+}
+
+/* The window to advertise, unscaled: the receive FIFO's free room (out-of-order data sits
+ * beyond its tail, inside that room), rounded down to the scale unit, never moving the right
+ * edge back (RFC 9293 §3.8.6.2.2 / RFC 7323 §2.4), and only moved forward by at least
+ * min(half the buffer, one MSS) (receiver SWS avoidance, RFC 9293 §3.8.6.2.2). */
+uint32_t tcp_rcv_window(const struct tcp_conn *c)
+{
+	uint32_t free_room = c->sk.rx != NULL ? fifo_free(c->sk.rx) : c->opts.rcvbuf;
+	uint32_t max = (uint32_t)UINT16_MAX << c->rcv_wscale;
+	if (free_room > max)
+		free_room = max;
+	free_room &= ~((1u << c->rcv_wscale) - 1);
+	uint32_t cur = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	if (free_room <= cur)
+		return cur;
+	uint32_t buf = c->sk.rx != NULL ? c->sk.rx->size : c->opts.rcvbuf;
+	uint32_t step = buf / 2 < c->rcv_mss ? buf / 2 : c->rcv_mss;
+	if (free_room - cur < step && cur != 0)
+		return cur;
+	return free_room;
+}
+
+static void tcp_fill_common(const struct tcp_conn *c, struct tcp_seg_out *o, uint32_t seq,
+			    uint8_t flags)
+{
+	*o = (struct tcp_seg_out){
+		.laddr = c->sk.laddr,
+		.raddr = c->sk.raddr,
+		.lport = c->sk.lport,
+		.rport = c->sk.rport,
+		.seq = seq,
+		.ack = c->rcv_nxt,
+		.flags = flags,
+	};
+	if (c->flags & TCPF_TS_OK || (flags & TCP_FLAG_SYN && c->state == TCP_SYN_SENT)) {
+		o->opts.has_timestamps = true;
+		o->opts.tsval = tcp_now_ts(c->s) + c->ts_offset;
+		o->opts.tsecr = c->ts_recent;
+	}
+}
+
+/* Sends one segment of c: flags at seq, with len bytes of the send FIFO from seq. */
+int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
+{
+	struct tcp_seg_out o;
+	tcp_fill_common(c, &o, seq, flags);
+	if (flags & TCP_FLAG_SYN) {
+		/* RFC 9293 §3.7.1, RFC 7323 §2.2, RFC 2018 §2: offered in SYNs only. */
+		o.opts.has_mss = true;
+		o.opts.mss = c->rcv_mss;
+		o.opts.has_wscale = c->state == TCP_SYN_SENT || c->flags & TCPF_WSCALE_OK;
+		o.opts.wscale = c->rcv_wscale;
+		o.opts.sack_permitted = c->state == TCP_SYN_SENT || c->flags & TCPF_SACK_OK;
+		o.window = (uint16_t)(tcp_rcv_window(c) > UINT16_MAX ? UINT16_MAX
+								   : tcp_rcv_window(c));
+		if (c->state == TCP_SYN_SENT && c->opts.ecn)
+			o.flags |= TCP_FLAG_ECE | TCP_FLAG_CWR; /* RFC 3168 §6.1.1 */
+		else if (c->state == TCP_SYN_RECEIVED && c->flags & TCPF_ECN_OK)
+			o.flags |= TCP_FLAG_ECE;
+	} else {
+		uint32_t wnd = tcp_rcv_window(c);
+		o.window = (uint16_t)(wnd >> c->rcv_wscale);
+		if (c->flags & TCPF_SACK_OK && (c->has_dsack || !tcp_ooo_empty(&c->ooo))) {
+			unsigned max = o.opts.has_timestamps ? 3 : TCP_SACK_MAX_BLOCKS;
+			o.opts.sack_count = (uint8_t)tcp_ooo_sack_blocks(
+				&c->ooo, c->has_dsack ? &c->dsack : NULL, o.opts.sack_blocks, max);
+		}
+		if (c->flags & TCPF_ECN_OK) {
+			if (c->flags & TCPF_ECE)
+				o.flags |= TCP_FLAG_ECE;
+			/* RFC 3168 §6.1.5: data is ECN-capable, retransmissions and pure ACKs
+			 * are not; CWR rides on the first new data after a reduction. */
+			if (len != 0 && seq_ge(seq, c->snd_max)) {
+				o.tos = IP_ECN_ECT0;
+				if (c->flags & TCPF_CWR) {
+					o.flags |= TCP_FLAG_CWR;
+					c->flags &= ~TCPF_CWR;
+				}
+			}
+		}
+	}
+	if (len != 0) {
+		uint32_t data_start = c->snd_una + (c->state == TCP_SYN_SENT ||
+						    c->state == TCP_SYN_RECEIVED);
+		o.fifo = c->sk.tx;
+		o.fifo_off = seq - data_start;
+		o.len = len;
+	}
+	int rc = tcp_seg_send(c->s, &o);
+	if (rc < 0)
+		return rc;
+	c->segs_out++;
+	if (flags & TCP_FLAG_ACK) {
+		c->rcv_adv = c->rcv_nxt + (flags & TCP_FLAG_SYN ? o.window
+								 : (uint32_t)o.window << c->rcv_wscale);
+		c->last_ack_sent = c->rcv_nxt;
+		c->segs_unacked = 0;
+		c->has_dsack = false;
+		c->flags &= ~TCPF_ACK_NOW;
+		tcp_timer_cancel(c, TCP_T_DELACK);
+	}
+	c->last_send_ms = c->s->now_ms;
+	return rc;
+}
+
+void tcp_send_ack(struct tcp_conn *c)
+{
+	tcp_send_segment(c, c->snd_nxt, 0, TCP_FLAG_ACK);
+}
+
+void tcp_send_challenge_ack(struct tcp_conn *c)
+{
+	struct tcp_stack *t = c->s->tcp;
+	if (c->s->now_ms - t->challenge_window_ms >= 1000) {
+		t->challenge_window_ms = c->s->now_ms;
+		t->challenge_acks = 0;
+	}
+	if (t->challenge_acks >= TCP_CHALLENGE_ACK_PER_S) {
+		stack_count(c->s, STACK_EV_TCP_CHALLENGE_ACK_LIMITED);
+		return;
+	}
+	t->challenge_acks++;
+	stack_count(c->s, STACK_EV_TCP_CHALLENGE_ACKS);
+	tcp_send_ack(c);
+}
+
+void tcp_send_rst(struct tcp_conn *c)
+{
+	struct tcp_seg_out o;
+	tcp_fill_common(c, &o, c->snd_nxt, TCP_FLAG_RST | TCP_FLAG_ACK);
+	o.opts.has_timestamps = false;
+	tcp_seg_send(c->s, &o);
+}
+
+void tcp_send_rst_reply(struct stack *s, const struct ip4_repr *ip, const struct tcp_repr *th,
+			uint32_t payload_len)
+{
+	/* RFC 9293 §3.10.7.1: never answer a reset; otherwise <SEQ=SEG.ACK><CTL=RST> when the
+	 * segment had ACK, else <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>. */
+	if (th->flags & TCP_FLAG_RST)
+		return;
+	struct tcp_seg_out o = {
+		.laddr = ip->dst,
+		.raddr = ip->src,
+		.lport = th->dst_port,
+		.rport = th->src_port,
+	};
+	if (th->flags & TCP_FLAG_ACK) {
+		o.seq = th->ack;
+		o.flags = TCP_FLAG_RST;
+	} else {
+		o.ack = th->seq + payload_len + !!(th->flags & TCP_FLAG_SYN) +
+			!!(th->flags & TCP_FLAG_FIN);
+		o.flags = TCP_FLAG_RST | TCP_FLAG_ACK;
+	}
+	tcp_seg_send(s, &o);
+}
+
+/* Nagle (RFC 9293 §3.7.4) and sender SWS avoidance (§3.8.6.2.1): a short segment goes only
+ * when it carries everything queued and nothing is unacknowledged (or TCP_NODELAY), or when
+ * it fills half of the largest window the peer ever offered. */
+static bool tcp_short_segment_ok(const struct tcp_conn *c, uint32_t len, uint32_t unsent)
+{
+	if (len == unsent && (c->opts.nodelay || c->snd_nxt == c->snd_una ||
+			      c->flags & TCPF_FIN_QUEUED))
+		return true;
+	return c->max_sndwnd != 0 && len >= c->max_sndwnd / 2;
+}
+
+static bool tcp_fin_pending(const struct tcp_conn *c)
+{
+	if (!(c->flags & TCPF_FIN_QUEUED))
+		return false;
+	if (c->state != TCP_FIN_WAIT_1 && c->state != TCP_CLOSING && c->state != TCP_LAST_ACK)
+		return false;
+	return c->snd_nxt == c->snd_una + fifo_used(c->sk.tx);
+}
+
+/* Sends new (or, after an RTO, resent) data from snd_nxt within the usable window. Returns
+ * the number of segments sent. */
+static unsigned tcp_output_data(struct tcp_conn *c)
+{
+	unsigned sent = 0;
+	for (;;) {
+		uint32_t wnd = c->snd_wnd < c->cc.cwnd ? c->snd_wnd : c->cc.cwnd;
+		uint32_t in_use = c->snd_nxt - c->snd_una;
+		uint32_t usable = wnd > in_use ? wnd - in_use : 0;
+		uint32_t unsent = tcp_unsent(c);
+		uint32_t len = unsent < c->snd_mss ? unsent : c->snd_mss;
+		if (len > usable)
+			len = usable;
+		if (len == 0)
+			break;
+		if (len < c->snd_mss && !tcp_short_segment_ok(c, len, unsent))
+			break;
+		uint8_t flags = TCP_FLAG_ACK;
+		if (len == unsent)
+			flags |= TCP_FLAG_PSH;
+		bool resend = seq_lt(c->snd_nxt, c->snd_max);
+		if (!resend && !(c->flags & TCPF_RTT_TIMING)) {
+			/* Time one segment per window (RFC 6298 §3, Karn: never a resent one). */
+			c->flags |= TCPF_RTT_TIMING;
+			c->rtt_seq = c->snd_nxt;
+			c->rtt_start_us = c->s->now_us;
+		}
+		int rc = tcp_send_segment(c, c->snd_nxt, len, flags);
+		if (rc < 0)
+			break;
+		if (resend) {
+			c->retransmits++;
+			stack_count(c->s, STACK_EV_TCP_RETRANS_SEGS);
+		}
+		c->snd_nxt += len;
+		if (seq_gt(c->snd_nxt, c->snd_max))
+			c->snd_max = c->snd_nxt;
+		sent++;
+	}
+	if (tcp_fin_pending(c)) {
+		if (tcp_send_segment(c, c->snd_nxt, 0, TCP_FLAG_FIN | TCP_FLAG_ACK) >= 0) {
+			c->flags |= TCPF_FIN_SENT;
+			c->snd_nxt++;
+			if (seq_gt(c->snd_nxt, c->snd_max))
+				c->snd_max = c->snd_nxt;
+			sent++;
+		}
+	}
+	return sent;
+}
+
+void tcp_output(struct tcp_conn *c, bool force_ack)
+{
+	switch (c->state) {
+	case TCP_CLOSED:
+	case TCP_LISTEN:
+		return;
+	case TCP_SYN_SENT:
+	case TCP_SYN_RECEIVED:
+		if (c->snd_nxt == c->iss) {
+			uint8_t flags = TCP_FLAG_SYN | (c->state == TCP_SYN_RECEIVED ? TCP_FLAG_ACK : 0);
+			if (tcp_send_segment(c, c->iss, 0, flags) >= 0) {
+				c->snd_nxt = c->iss + 1;
+				c->snd_max = c->snd_nxt;
+			}
+			if (!tcp_timer_armed(c, TCP_T_RTX))
+				tcp_timer_rtx_arm(c);
+		} else if (force_ack || c->flags & TCPF_ACK_NOW) {
+			tcp_send_ack(c);
+		}
+		return;
+	case TCP_TIME_WAIT:
+		if (force_ack || c->flags & TCPF_ACK_NOW)
+			tcp_send_ack(c);
+		return;
+	default:
+		break;
+	}
+	/* RFC 5681 §4.1 / RFC 7661: after an idle period longer than the RTO, restart from the
+	 * initial window rather than bursting a stale cwnd. */
+	if (c->snd_una == c->snd_max && c->s->now_ms - c->last_send_ms > c->rto_ms &&
+	    c->last_send_ms != 0 && c->cc.ops->on_idle != NULL)
+		c->cc.ops->on_idle(&c->cc, c->rto_ms, c->s->now_ms - c->last_send_ms);
+	unsigned sent = tcp_output_data(c);
+	if (sent == 0 && (force_ack || c->flags & TCPF_ACK_NOW))
+		tcp_send_ack(c);
+	if (c->snd_una != c->snd_max) {
+		if (!tcp_timer_armed(c, TCP_T_RTX))
+			tcp_timer_rtx_arm(c);
+	} else if (tcp_unsent(c) != 0 && c->snd_wnd == 0 && !tcp_timer_armed(c, TCP_T_RTX)) {
+		/* RFC 9293 §3.8.6.1: the peer closed its window: probe it. */
+		tcp_timer_arm(c, TCP_T_RTX, c->rto_ms < TCP_PERSIST_MIN_MS ? TCP_PERSIST_MIN_MS
+									  : c->rto_ms);
+	}
+}
+
+/* RFC 6675 §5 (with SACK): while the pipe leaves room for a segment, send NextSeg: a lost
+ * segment, else new data, else an unsacked one that may be lost. Without SACK (RFC 6582),
+ * the segment at snd_una is resent once per partial ACK by the caller and new data follows
+ * the inflated window. */
+void tcp_recovery_send(struct tcp_conn *c)
+{
+	if (!(c->flags & TCPF_SACK_OK)) {
+		tcp_output_data(c);
+		return;
+	}
+	for (unsigned guard = 0; guard < 64; guard++) {
+		uint32_t pipe = tcp_sb_pipe(&c->sb, c->snd_una, c->snd_max, c->high_rxt, c->snd_mss);
+		if (pipe + c->snd_mss > c->cc.cwnd)
+			break;
+		uint32_t seq, len;
+		if (tcp_sb_next_seg(&c->sb, c->snd_una, c->snd_max, c->high_rxt, c->snd_mss, false,
+				    &seq, &len)) {
+			if (tcp_send_segment(c, seq, len, TCP_FLAG_ACK) < 0)
+				break;
+			c->high_rxt = seq + len;
+			c->retransmits++;
+			stack_count(c->s, STACK_EV_TCP_RETRANS_SEGS);
+			continue;
+		}
+		if (tcp_unsent(c) != 0 && c->snd_nxt == c->snd_max) {
+			if (tcp_output_data(c) == 0)
+				break;
+			continue;
+		}
+		if (tcp_sb_next_seg(&c->sb, c->snd_una, c->snd_max, c->high_rxt, c->snd_mss, true,
+				    &seq, &len)) {
+			if (tcp_send_segment(c, seq, len, TCP_FLAG_ACK) < 0)
+				break;
+			c->high_rxt = seq + len;
+			c->retransmits++;
+			stack_count(c->s, STACK_EV_TCP_RETRANS_SEGS);
+			continue;
+		}
+		break;
+	}
+}
+
+bool tcp_window_update_due(const struct tcp_conn *c)
+{
+	if (c->sk.rx == NULL)
+		return false;
+	uint32_t wnd_now = tcp_rcv_window(c);
+	uint32_t adv = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	/* The owner read: tell the peer when the window grew by two segments or half the
+	 * buffer, since it may be waiting on a zero or small window (RFC 9293 §3.8.6.2.2). */
+	return wnd_now >= adv + 2u * c->rcv_mss || wnd_now >= adv + c->sk.rx->size / 2;
+}

@@ -1,0 +1,256 @@
+/* TCP internals shared by tcp_*.c: the connection block (RFC 9293 §3.3.1's TCB) and the calls
+ * between input, output, timers and tables. Not for use outside src/proto. */
+#ifndef DPS_PROTO_TCP_PRIV_H
+#define DPS_PROTO_TCP_PRIV_H
+
+#include <sys/queue.h>
+
+#include <rte_mbuf.h>
+
+#include "stack_internal.h"
+#include "tcp.h"
+#include "tcp_cc.h"
+#include "tcp_isn.h"
+#include "tcp_ooo.h"
+#include "tcp_sack.h"
+#include "tcp_seq.h"
+#include "timer_wheel.h"
+#include "../wire/tcp.h"
+
+#define TCP_MSS_DEFAULT 536        /* RFC 9293 §3.7.1: when the peer sends no MSS option */
+#define TCP_MSS_MIN 88             /* smallest MSS we accept from a peer (Linux: 88) */
+#define TCP_RTO_INIT_MS 1000       /* RFC 6298 §2.1 */
+#define TCP_RTO_MIN_MS 200         /* below RFC 6298's 1 s, as Linux: LAN RTTs are µs */
+#define TCP_RTO_MAX_MS 120000      /* RFC 6298 §2.5 allows a maximum of at least 60 s */
+#define TCP_SYN_RETRIES 6          /* Linux tcp_syn_retries: ~127 s */
+#define TCP_SYNACK_RETRIES 5
+#define TCP_DATA_RETRIES 15        /* Linux tcp_retries2: ~15 min of backoff */
+#define TCP_DELACK_MS 40           /* RFC 9293 §3.8.6.3: < 0.5 s; Linux's minimum */
+#define TCP_MSL_MS 30000           /* TIME-WAIT lasts 2*MSL = 60 s, as Linux */
+#define TCP_FIN_WAIT2_MS 60000     /* orphaned FIN-WAIT-2 (Linux tcp_fin_timeout) */
+#define TCP_PERSIST_MIN_MS 200
+#define TCP_DUPTHRESH 3            /* RFC 5681 §3.2 */
+#define TCPOLEN_TSTAMP_ALIGNED 12   /* NOP, NOP, timestamps */
+#define TCP_CHALLENGE_ACK_PER_S 1000 /* RFC 5961 §7: bounded */
+
+#define TCP_EPHEMERAL_LO 32768     /* Linux ip_local_port_range */
+#define TCP_EPHEMERAL_HI 60999
+
+/* Key of the listener table; laddr 0 listens on every address. */
+struct tcp_listen_key {
+	uint32_t laddr;
+	uint16_t lport;
+	uint16_t zero;
+};
+
+/* Per-connection flags. */
+#define TCPF_SACK_OK 0x0001        /* both sides sent SACK-permitted */
+#define TCPF_TS_OK 0x0002          /* both sides sent timestamps */
+#define TCPF_WSCALE_OK 0x0004      /* both sides sent window scale */
+#define TCPF_ECN_OK 0x0008         /* ECN negotiated (RFC 3168 §6.1.1) */
+#define TCPF_FIN_QUEUED 0x0010     /* the owner shut writing: FIN follows the data */
+#define TCPF_FIN_SENT 0x0020
+#define TCPF_RD_SHUT 0x0040        /* SHUT_RD: received data is discarded */
+#define TCPF_ORPHAN 0x0080         /* the owner closed: the stack frees it when done */
+#define TCPF_ACK_NOW 0x0100        /* send an ACK at the end of this input */
+#define TCPF_ECE 0x0200            /* echo ECE until the peer's CWR (RFC 3168 §6.1.3) */
+#define TCPF_CWR 0x0400            /* set CWR on the next data segment */
+#define TCPF_IN_RECOVERY 0x0800    /* fast recovery (RFC 6582 / RFC 6675) */
+#define TCPF_COOKIE 0x1000         /* opened from a SYN cookie */
+#define TCPF_IN_TABLE 0x2000
+#define TCPF_FREED 0x4000          /* closed inside a callback: free after it returns */
+#define TCPF_RTT_TIMING 0x8000     /* rtt_seq is being timed (no timestamps) */
+
+/* The timers of one connection (RFC 9293 §3.8, RFC 1122 §4.2.3.6). The kind is stored with
+ * the wheel entry so one fire function finds its connection. */
+enum tcp_timer_kind {
+	TCP_T_RTX,       /* retransmission, or persist when the peer's window is zero */
+	TCP_T_DELACK,    /* delayed ACK */
+	TCP_T_KEEP,      /* keepalive; FIN-WAIT-2 and TIME-WAIT expiry */
+	TCP_T_COUNT
+};
+
+struct tcp_timer {
+	struct tw_timer tw;
+	uint8_t kind;
+};
+
+/* A segment to send, independent of any connection: replies to strays (RST) and SYN-cookie
+ * SYN-ACKs have none. Payload comes from fifo at fifo_off. */
+struct tcp_seg_out {
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	uint32_t seq, ack;
+	uint8_t flags;
+	uint16_t window;                  /* as on the wire */
+	uint8_t tos;
+	struct tcp_options opts;
+	const struct fifo *fifo;
+	uint32_t fifo_off;
+	uint32_t len;
+};
+
+struct tcp_conn {
+	struct sock sk;
+	struct stack *s;
+	enum tcp_state state;
+	uint32_t flags;
+	struct tcp_sockopts opts;
+
+	/* Listener (state LISTEN) */
+	TAILQ_HEAD(, tcp_conn) syn_q;     /* SYN-RECEIVED children */
+	TAILQ_HEAD(, tcp_conn) accept_q;  /* established, not yet accepted */
+	unsigned syn_qlen, accept_qlen, backlog;
+	/* Child of a listener until accepted */
+	struct tcp_conn *parent;
+	TAILQ_ENTRY(tcp_conn) q_link;
+	TAILQ_ENTRY(tcp_conn) all_link;   /* every connection of the stack (tcp_walk) */
+	TAILQ_ENTRY(tcp_conn) notify_link;
+	uint32_t pending_events;          /* SOCK_EV_* not yet told to the owner */
+
+	/* Send sequence space (RFC 9293 §3.3.1) */
+	uint32_t iss;
+	uint32_t snd_una;
+	uint32_t snd_nxt;
+	uint32_t snd_max;                 /* highest sequence sent + 1 (snd_nxt drops back on RTO) */
+	uint32_t snd_wnd;                 /* scaled */
+	uint32_t snd_wl1, snd_wl2;
+	uint32_t max_sndwnd;              /* largest window offered by the peer (SWS) */
+	uint8_t snd_wscale, rcv_wscale;
+	uint16_t snd_mss;                 /* payload bytes per segment (options excluded) */
+	uint16_t rcv_mss;                 /* what we advertised */
+
+	/* Receive sequence space */
+	uint32_t irs;
+	uint32_t rcv_nxt;
+	uint32_t rcv_adv;                 /* right edge of the window we advertised */
+	struct tcp_ooo ooo;
+	struct tcp_sack_block dsack;      /* to report in the next ACK (RFC 2883) */
+	bool has_dsack;
+
+	/* RFC 7323 timestamps */
+	uint32_t ts_recent;
+	uint64_t ts_recent_ms;            /* when ts_recent was set (PAWS 24-day rule) */
+	uint32_t last_ack_sent;
+
+	/* RTT and retransmission (RFC 6298) */
+	uint32_t srtt_us, rttvar_us;
+	uint32_t rto_ms;
+	uint32_t rtt_seq;                 /* timed segment without timestamps (Karn) */
+	uint64_t rtt_start_us;
+	uint8_t backoff;                  /* RTO doublings since the last new ACK */
+	uint8_t retries;
+	uint64_t rtx_since_ms;            /* first unanswered retransmission (user timeout) */
+	int soft_error;                   /* last ICMP soft error: reported instead of ETIMEDOUT */
+
+	/* Loss recovery and congestion control */
+	struct tcp_cc cc;
+	struct tcp_scoreboard sb;
+	uint32_t dupacks;
+	uint32_t recover;                 /* RFC 6582 "recover" */
+	uint32_t high_rxt;                /* RFC 6675 HighRxt */
+	uint32_t ecn_recover;             /* one ECN reaction per window (RFC 3168 §6.1.2) */
+	uint64_t last_send_ms;            /* idle restart (RFC 5681 §4.1) */
+
+	/* ACK policy */
+	uint8_t segs_unacked;             /* full segments received since our last ACK */
+
+	/* Keepalive, persist, timers */
+	uint64_t last_rx_ms;
+	uint8_t probes;                   /* keepalive or zero-window probes unanswered */
+	struct tcp_timer timers[TCP_T_COUNT];
+	uint32_t ts_offset;               /* RFC 7323 §7.1: a per-connection TSval offset */
+
+	/* Statistics */
+	uint64_t segs_in, segs_out, bytes_acked, bytes_received, retransmits;
+};
+
+/* Per-stack TCP state (one per worker). */
+struct tcp_stack {
+	struct rte_hash *conns;           /* 4-tuple → tcp_conn */
+	struct rte_hash *listeners;       /* (laddr, lport) → listening tcp_conn */
+	struct timer_wheel *timers;
+	TAILQ_HEAD(, tcp_conn) all;
+	TAILQ_HEAD(, tcp_conn) reap;      /* freed, memory released by tcp_reap */
+	TAILQ_HEAD(, tcp_conn) notify_q;  /* connections with pending_events */
+	unsigned nconns;
+	unsigned curr_estab;               /* ESTABLISHED + CLOSE-WAIT (RFC 4022 tcpCurrEstab) */
+	uint16_t next_ephemeral;
+	uint64_t challenge_window_ms;     /* RFC 5961 §7 challenge ACK budget */
+	unsigned challenge_acks;
+	const struct tcp_cc_ops *default_cc;
+	struct tcp_secret secret;
+};
+
+int tcp_stack_init(struct stack *s);
+void tcp_stack_fini(struct stack *s);
+void tcp_stack_tick(struct stack *s);
+
+/* Owners hear about events after the stack has finished with the segment or timer that caused
+ * them (tcp_deliver_events), never from the middle of protocol processing: an owner that
+ * sends, reads or closes from its callback then finds the connection in a consistent state. */
+void tcp_notify(struct tcp_conn *c, uint32_t events);
+void tcp_deliver_events(struct stack *s);
+
+/* tcp_input.c */
+void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast);
+/* An ICMP error quoting one of our segments (RFC 5927 checks, RFC 1122 §4.2.3.9). */
+void tcp_icmp_error(struct stack *s, const struct ip4_repr *quoted_ip, const uint8_t *l4,
+		    size_t l4_len, uint8_t type, uint8_t code, uint32_t info);
+
+/* tcp_output.c */
+/* Sends what the windows and Nagle allow; with force, at least an ACK. */
+void tcp_output(struct tcp_conn *c, bool force_ack);
+void tcp_send_ack(struct tcp_conn *c);
+/* Sends one segment of flags at seq with up to len bytes of queued data from seq. Returns
+ * the data bytes sent, or -errno. */
+int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags);
+int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o);
+/* Retransmits during loss recovery (RFC 6675 §5 with SACK, RFC 6582 without). */
+void tcp_recovery_send(struct tcp_conn *c);
+/* A reset answering the segment th/ip that reached no connection (RFC 9293 §3.10.7.1). */
+void tcp_send_rst_reply(struct stack *s, const struct ip4_repr *ip, const struct tcp_repr *th,
+			uint32_t payload_len);
+void tcp_send_rst(struct tcp_conn *c);
+/* An ACK that does not move anything, answering a suspicious segment (RFC 5961 §3–5),
+ * limited to TCP_CHALLENGE_ACK_PER_S per second per worker. */
+void tcp_send_challenge_ack(struct tcp_conn *c);
+uint32_t tcp_rcv_window(const struct tcp_conn *c);
+/* The owner read enough that the peer should hear of the larger window. */
+bool tcp_window_update_due(const struct tcp_conn *c);
+/* Bytes queued for sending that have not been sent yet (FIN excluded). */
+uint32_t tcp_unsent(const struct tcp_conn *c);
+uint32_t tcp_now_ts(const struct stack *s);
+
+/* tcp_timer.c */
+void tcp_timer_arm(struct tcp_conn *c, enum tcp_timer_kind k, uint64_t delay_ms);
+void tcp_timer_cancel(struct tcp_conn *c, enum tcp_timer_kind k);
+bool tcp_timer_armed(const struct tcp_conn *c, enum tcp_timer_kind k);
+void tcp_timer_rtx_arm(struct tcp_conn *c);
+void tcp_timer_keepalive_arm(struct tcp_conn *c);
+void tcp_timers_cancel(struct tcp_conn *c);
+void tcp_rtt_sample(struct tcp_conn *c, uint32_t rtt_us);
+
+/* tcp_conn.c */
+/* Unlinks c from everything; its memory goes in tcp_reap. Idempotent. */
+void tcp_conn_free(struct tcp_conn *c);
+void tcp_reap(struct stack *s);
+struct tcp_conn *tcp_conn_alloc(struct stack *s, const struct tcp_sockopts *opts);
+int tcp_conn_buffers_alloc(struct tcp_conn *c);
+int tcp_conn_insert(struct tcp_conn *c);
+struct tcp_conn *tcp_conn_lookup(struct stack *s, uint32_t laddr, uint16_t lport,
+				 uint32_t raddr, uint16_t rport);
+struct tcp_conn *tcp_listener_lookup(struct stack *s, uint32_t laddr, uint16_t lport);
+void tcp_set_state(struct tcp_conn *c, enum tcp_state st);
+/* The connection ends with err (0: orderly): the owner is told, an orphan is freed. */
+void tcp_conn_done(struct tcp_conn *c, int err);
+void tcp_conn_enter_time_wait(struct tcp_conn *c);
+/* Picks snd_mss from the peer's MSS, our route MTU and the options in use. */
+void tcp_conn_set_mss(struct tcp_conn *c, uint16_t peer_mss);
+/* SYN-RECEIVED or SYN-SENT → ESTABLISHED: FIFOs, congestion state, the accept queue or the
+ * owner's SOCK_EV_OUT. -ENOMEM when the FIFOs cannot be had. */
+int tcp_conn_established(struct tcp_conn *c);
+uint8_t tcp_wscale_for(uint32_t rcvbuf);
+uint32_t tcp_flight(const struct tcp_conn *c);
+
+#endif

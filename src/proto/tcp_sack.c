@@ -1,0 +1,303 @@
+/* The sender's SACK scoreboard (see tcp_sack.h).
+ *
+ * Validation works on offsets from snd_una: a block is in [snd_una, snd_nxt] exactly when
+ * left - snd_una < right - snd_una <= snd_nxt - snd_una in plain unsigned arithmetic, which
+ * rejects reversed, wrapped and out-of-window blocks in one comparison. Once on the board,
+ * ranges lie within the flight (below 2^31), where seq_lt and friends order them. With at most
+ * TCP_SB_MAX_RANGES entries, linear scans and memmove are all that is needed. */
+#include <stdint.h>
+#include <string.h>
+
+#include "tcp_sack.h"
+#include "tcp_seq.h"
+
+void tcp_sb_init(struct tcp_scoreboard *sb)
+{
+	memset(sb, 0, sizeof(*sb));
+}
+
+void tcp_sb_clear(struct tcp_scoreboard *sb)
+{
+	tcp_sb_init(sb);
+}
+
+uint32_t tcp_sb_sacked_bytes(const struct tcp_scoreboard *sb)
+{
+	return sb->sacked;
+}
+
+unsigned tcp_sb_count(const struct tcp_scoreboard *sb)
+{
+	return sb->n;
+}
+
+bool tcp_sb_highest_sacked(const struct tcp_scoreboard *sb, uint32_t *right)
+{
+	if (sb->n == 0)
+		return false;
+	*right = sb->r[sb->n - 1].right;
+	return true;
+}
+
+bool tcp_sb_is_sacked(const struct tcp_scoreboard *sb, uint32_t seq)
+{
+	for (unsigned k = 0; k < sb->n; k++)
+		if (seq_in(seq, sb->r[k].left, sb->r[k].right))
+			return true;
+	return false;
+}
+
+static void sb_remove(struct tcp_scoreboard *sb, unsigned i, unsigned count)
+{
+	for (unsigned k = i; k < i + count; k++)
+		sb->sacked -= sb->r[k].right - sb->r[k].left;
+	memmove(&sb->r[i], &sb->r[i + count], (sb->n - i - count) * sizeof(sb->r[0]));
+	sb->n -= count;
+}
+
+/* Forgets what the cumulative ack now covers. */
+static void sb_advance(struct tcp_scoreboard *sb, uint32_t ack)
+{
+	unsigned gone = 0;
+
+	while (gone < sb->n && seq_le(sb->r[gone].right, ack))
+		gone++;
+	if (gone)
+		sb_remove(sb, 0, gone);
+	if (sb->n && seq_lt(sb->r[0].left, ack)) {
+		sb->sacked -= ack - sb->r[0].left;
+		sb->r[0].left = ack;
+	}
+}
+
+/* Merges [left, right) (validated, at or above every range's base) into the board, dropping
+ * the highest range when it would need one slot too many (see tcp_sack.h). */
+static void sb_insert(struct tcp_scoreboard *sb, uint32_t left, uint32_t right)
+{
+	unsigned i, j;
+
+	/* [i, j): the ranges that overlap or touch [left, right). */
+	for (i = 0; i < sb->n && seq_lt(sb->r[i].right, left); i++)
+		;
+	for (j = i; j < sb->n && seq_le(sb->r[j].left, right); j++)
+		;
+
+	if (i == j) {
+		if (sb->n == TCP_SB_MAX_RANGES) {
+			if (i == sb->n)
+				return;         /* the new block is the highest: it goes */
+			sb_remove(sb, sb->n - 1, 1);
+		}
+		memmove(&sb->r[i + 1], &sb->r[i], (sb->n - i) * sizeof(sb->r[0]));
+		sb->n++;
+		sb->r[i].left = left;
+		sb->r[i].right = right;
+		sb->sacked += right - left;
+		return;
+	}
+
+	uint32_t lo = seq_min(left, sb->r[i].left);
+	uint32_t hi = seq_max(right, sb->r[j - 1].right);
+
+	sb_remove(sb, i + 1, j - i - 1);
+	sb->sacked += (hi - lo) - (sb->r[i].right - sb->r[i].left);
+	sb->r[i].left = lo;
+	sb->r[i].right = hi;
+}
+
+/* Octets in a but not in b (both sorted, disjoint, over the same ordered span). */
+static uint32_t sb_difference(const struct tcp_scoreboard *a, const struct tcp_scoreboard *b)
+{
+	uint32_t sum = 0;
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < a->n; i++) {
+		uint32_t l = a->r[i].left, r = a->r[i].right;
+
+		sum += r - l;
+		while (k < b->n && seq_le(b->r[k].right, l))
+			k++;
+		for (unsigned m = k; m < b->n && seq_lt(b->r[m].left, r); m++) {
+			uint32_t ol = seq_max(l, b->r[m].left);
+			uint32_t orr = seq_min(r, b->r[m].right);
+
+			sum -= orr - ol;
+		}
+	}
+	return sum;
+}
+
+/* left < right <= snd_nxt, no further than TCP_SB_DSACK_MAX_SPAN below snd_nxt. */
+static bool sb_dsack_valid(const struct tcp_sack_block *b, uint32_t snd_nxt)
+{
+	uint32_t back_l = snd_nxt - b->left;
+	uint32_t back_r = snd_nxt - b->right;
+
+	return back_r < back_l && back_l <= TCP_SB_DSACK_MAX_SPAN;
+}
+
+/* snd_una <= left < right <= snd_nxt. */
+static bool sb_block_valid(const struct tcp_sack_block *b, uint32_t snd_una, uint32_t snd_nxt)
+{
+	uint32_t l = b->left - snd_una;
+	uint32_t r = b->right - snd_una;
+
+	return l < r && r <= snd_nxt - snd_una;
+}
+
+uint32_t tcp_sb_update(struct tcp_scoreboard *sb, uint32_t snd_una, uint32_t ack,
+		       uint32_t snd_nxt, const struct tcp_sack_block *blocks, unsigned nblocks,
+		       struct tcp_sb_result *res)
+{
+	struct tcp_sb_result local;
+	struct tcp_scoreboard before;
+	unsigned first = 0;
+
+	if (!res)
+		res = &local;
+	memset(res, 0, sizeof(*res));
+
+	/* RFC 2883 §4: how the sender tells a D-SACK block from a SACK block. */
+	if (nblocks > 0) {
+		const struct tcp_sack_block *b0 = &blocks[0];
+		bool is_dsack = false;
+
+		if (seq_lt(b0->left, ack)) {
+			is_dsack = true;
+		} else if (nblocks > 1 && sb_block_valid(b0, snd_una, snd_nxt) &&
+			   sb_block_valid(&blocks[1], snd_una, snd_nxt) &&
+			   seq_ge(b0->left, blocks[1].left) && seq_le(b0->right, blocks[1].right)) {
+			is_dsack = true;
+		}
+		if (is_dsack) {
+			first = 1;
+			if (sb_dsack_valid(b0, snd_nxt)) {
+				res->dsack = true;
+				res->dsack_block = *b0;
+			} else {
+				res->ignored++;
+			}
+		}
+	}
+
+	sb_advance(sb, ack);
+	before = *sb;
+
+	for (unsigned k = first; k < nblocks; k++) {
+		const struct tcp_sack_block *b = &blocks[k];
+
+		if (!sb_block_valid(b, snd_una, snd_nxt)) {
+			res->ignored++;
+			continue;
+		}
+		if (seq_le(b->right, ack))
+			continue;               /* valid but already covered by the ack */
+		sb_insert(sb, seq_max(b->left, ack), b->right);
+	}
+
+	res->newly_sacked = sb_difference(sb, &before);
+	res->forgotten = sb_difference(&before, sb);
+	return res->newly_sacked;
+}
+
+bool tcp_sb_is_lost(const struct tcp_scoreboard *sb, uint32_t seq, uint32_t smss)
+{
+	uint64_t limit = (uint64_t)(TCP_SB_DUPTHRESH - 1) * smss;
+	uint64_t above = 0;
+	unsigned ranges = 0;
+
+	/* From the top down: stop at the first range with no octet above seq. */
+	for (unsigned k = sb->n; k-- > 0;) {
+		const struct tcp_sack_block *r = &sb->r[k];
+
+		if (seq_lt(seq, r->left))
+			above += r->right - r->left;
+		else if (seq_lt(seq, r->right - 1))
+			above += r->right - 1 - seq;
+		else
+			break;
+		ranges++;
+		if (ranges >= TCP_SB_DUPTHRESH || above > limit)
+			return true;
+	}
+	return false;
+}
+
+uint32_t tcp_sb_pipe(const struct tcp_scoreboard *sb, uint32_t snd_una, uint32_t snd_nxt,
+		     uint32_t high_rxt, uint32_t smss)
+{
+	uint64_t limit = (uint64_t)(TCP_SB_DUPTHRESH - 1) * smss;
+	uint32_t win = snd_nxt - snd_una;
+	uint32_t rxt = seq_lt(high_rxt, snd_una) ? 0 : high_rxt - snd_una;
+	uint32_t top = win;             /* the hole under inspection ends here (offset) */
+	uint64_t above = 0;             /* SACKed octets above that hole */
+	unsigned ranges = 0;            /* ranges above that hole */
+	uint32_t pipe = 0;
+
+	if (seq_le(snd_nxt, snd_una))
+		return 0;
+	if (rxt > win)
+		rxt = win;
+
+	/* Holes from the top down; inside a hole IsLost does not change (tcp_sack.h), and for
+	 * the hole just below range k it sees exactly ranges k..n-1 above. */
+	for (unsigned k = sb->n + 1; k-- > 0;) {
+		uint32_t lo = 0, next_top = 0;
+
+		if (k > 0) {
+			const struct tcp_sack_block *r = &sb->r[k - 1];
+
+			lo = seq_le(r->right, snd_una) ? 0 : r->right - snd_una;
+			next_top = seq_le(r->left, snd_una) ? 0 : r->left - snd_una;
+			if (lo > win)
+				lo = win;
+			if (next_top > win)
+				next_top = win;
+		}
+		if (lo < top) {
+			bool lost = ranges >= TCP_SB_DUPTHRESH || above > limit;
+
+			if (!lost)
+				pipe += top - lo;
+			if (rxt > lo)
+				pipe += (rxt < top ? rxt : top) - lo;
+		}
+		if (k > 0) {
+			above += sb->r[k - 1].right - sb->r[k - 1].left;
+			ranges++;
+			if (next_top < top)
+				top = next_top;
+		}
+	}
+	return pipe;
+}
+
+bool tcp_sb_next_seg(const struct tcp_scoreboard *sb, uint32_t snd_una, uint32_t snd_nxt,
+		     uint32_t high_rxt, uint32_t smss, bool rule3, uint32_t *seq, uint32_t *len)
+{
+	uint32_t s = seq_max(high_rxt, snd_una);
+
+	if (smss == 0)
+		return false;
+	for (unsigned k = 0; k < sb->n; k++) {
+		const struct tcp_sack_block *r = &sb->r[k];
+		uint32_t n;
+
+		if (seq_le(r->right, s))
+			continue;
+		if (seq_le(r->left, s)) {
+			s = r->right;           /* s is SACKed: skip the range */
+			continue;
+		}
+		/* s is the lowest unSACKed octet >= the start, below r (1.a, 1.b). */
+		if (!seq_lt(s, snd_nxt))
+			return false;
+		if (!rule3 && !tcp_sb_is_lost(sb, s, smss))
+			return false;
+		n = r->left - s;
+		*seq = s;
+		*len = n < smss ? n : smss;
+		return true;
+	}
+	return false;
+}

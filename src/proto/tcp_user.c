@@ -1,0 +1,278 @@
+/* The calls a socket owner makes (tcp.h), RFC 9293 §3.10.1–3.10.6: OPEN, SEND, RECEIVE,
+ * CLOSE, ABORT, STATUS, mapped onto BSD semantics and Linux's errno values. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_hash.h>
+
+#include "tcp_priv.h"
+
+int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog,
+	       const struct tcp_sockopts *opts, const struct sock_owner *owner,
+	       struct tcp_conn **out)
+{
+	if (lport == 0)
+		return -EINVAL;
+	if (laddr != 0 && !netcfg_addr_is_local(&s->cfg, laddr))
+		return -EADDRNOTAVAIL;
+	struct tcp_listen_key k = {.laddr = laddr, .lport = lport};
+	if (rte_hash_lookup(s->tcp->listeners, &k) >= 0)
+		return -EADDRINUSE;
+	struct tcp_conn *c = tcp_conn_alloc(s, opts);
+	if (c == NULL)
+		return -ENOMEM;
+	c->sk.laddr = laddr;
+	c->sk.lport = lport;
+	c->sk.owner = *owner;
+	/* Linux caps the backlog at somaxconn (4096). */
+	c->backlog = backlog == 0 ? 1 : backlog > 4096 ? 4096 : backlog;
+	c->state = TCP_LISTEN;
+	if (rte_hash_add_key_data(s->tcp->listeners, &k, c) < 0) {
+		tcp_conn_free(c);
+		return -ENOBUFS;
+	}
+	c->flags |= TCPF_IN_TABLE;
+	*out = c;
+	return 0;
+}
+
+struct tcp_conn *tcp_accept(struct tcp_conn *l, const struct sock_owner *owner)
+{
+	struct tcp_conn *c = TAILQ_FIRST(&l->accept_q);
+	if (c == NULL)
+		return NULL;
+	TAILQ_REMOVE(&l->accept_q, c, q_link);
+	l->accept_qlen--;
+	c->parent = NULL;
+	c->sk.owner = owner != NULL ? *owner : l->sk.owner;
+	return c;
+}
+
+/* An ephemeral port for laddr → raddr:rport that no connection uses. */
+static int tcp_pick_port(struct stack *s, uint32_t laddr, uint32_t raddr, uint16_t rport,
+			 uint16_t *out)
+{
+	const unsigned range = TCP_EPHEMERAL_HI - TCP_EPHEMERAL_LO + 1;
+	for (unsigned i = 0; i < range; i++) {
+		uint16_t p = s->tcp->next_ephemeral;
+		s->tcp->next_ephemeral = p >= TCP_EPHEMERAL_HI ? TCP_EPHEMERAL_LO : p + 1;
+		if (tcp_conn_lookup(s, laddr, p, raddr, rport) == NULL &&
+		    tcp_listener_lookup(s, laddr, p) == NULL) {
+			*out = p;
+			return 0;
+		}
+	}
+	return -EADDRNOTAVAIL;
+}
+
+int tcp_connect(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
+		const struct tcp_sockopts *opts, const struct sock_owner *owner,
+		struct tcp_conn **out)
+{
+	if (raddr == 0 || rport == 0)
+		return -EINVAL;
+	const struct route *r = route_lookup(s->cfg.routes, raddr);
+	if (r == NULL || r->type == ROUTE_BLACKHOLE || r->type == ROUTE_UNREACHABLE)
+		return -ENETUNREACH;
+	if (r->type == ROUTE_BROADCAST)
+		return -ENETUNREACH; /* Linux: connect() to a broadcast address */
+	if (laddr == 0)
+		laddr = r->src != 0 ? r->src : netcfg_source_for(&s->cfg, r->port, raddr);
+	if (laddr == 0)
+		return -EADDRNOTAVAIL;
+	if (!netcfg_addr_is_local(&s->cfg, laddr))
+		return -EADDRNOTAVAIL;
+	if (lport == 0) {
+		int rc = tcp_pick_port(s, laddr, raddr, rport, &lport);
+		if (rc < 0)
+			return rc;
+	} else if (tcp_conn_lookup(s, laddr, lport, raddr, rport) != NULL) {
+		return -EADDRINUSE;
+	}
+	struct tcp_conn *c = tcp_conn_alloc(s, opts);
+	if (c == NULL)
+		return -ENOMEM;
+	c->sk.laddr = laddr;
+	c->sk.lport = lport;
+	c->sk.raddr = raddr;
+	c->sk.rport = rport;
+	c->sk.owner = *owner;
+	int rc = tcp_conn_buffers_alloc(c);
+	if (rc == 0 && tcp_conn_insert(c) != 0)
+		rc = -ENOBUFS;
+	if (rc < 0) {
+		tcp_conn_free(c);
+		return rc;
+	}
+	c->iss = tcp_isn(&s->tcp->secret, laddr, lport, raddr, rport, s->now_ms * 1000);
+	c->snd_una = c->iss;
+	c->snd_nxt = c->iss;
+	c->snd_max = c->iss;
+	tcp_conn_set_mss(c, 0);
+	tcp_set_state(c, TCP_SYN_SENT);
+	stack_count(s, STACK_EV_TCP_ACTIVE_OPENS);
+	*out = c;
+	tcp_output(c, false);
+	return 0;
+}
+
+static bool tcp_can_send(const struct tcp_conn *c)
+{
+	return c->state == TCP_ESTABLISHED || c->state == TCP_CLOSE_WAIT;
+}
+
+ssize_t tcp_send(struct tcp_conn *c, const void *buf, size_t len)
+{
+	if (c->sk.error != 0 && c->state == TCP_CLOSED)
+		return -EPIPE;
+	if (c->flags & TCPF_FIN_QUEUED)
+		return -EPIPE;
+	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED)
+		return -EAGAIN;
+	if (!tcp_can_send(c))
+		return c->state == TCP_LISTEN || c->state == TCP_CLOSED ? -ENOTCONN : -EPIPE;
+	if (len > UINT32_MAX)
+		len = UINT32_MAX;
+	uint32_t n = fifo_enqueue(c->sk.tx, buf, (uint32_t)len);
+	if (n == 0)
+		return -EAGAIN;
+	tcp_output(c, false);
+	tcp_deliver_events(c->s);
+	return n;
+}
+
+ssize_t tcp_recv(struct tcp_conn *c, void *buf, size_t len)
+{
+	if (c->sk.rx == NULL || (c->state == TCP_CLOSED && c->sk.error != 0)) {
+		int err = c->sk.error;
+		return err != 0 ? -err : 0;
+	}
+	if (len > UINT32_MAX)
+		len = UINT32_MAX;
+	uint32_t n = fifo_dequeue(c->sk.rx, buf, (uint32_t)len);
+	if (n > 0) {
+		tcp_kick(c);
+		return n;
+	}
+	switch (c->state) {
+	case TCP_LISTEN:
+		return -ENOTCONN;
+	case TCP_SYN_SENT:
+	case TCP_SYN_RECEIVED:
+	case TCP_ESTABLISHED:
+	case TCP_FIN_WAIT_1:
+	case TCP_FIN_WAIT_2:
+		return -EAGAIN;
+	default:
+		return 0; /* the peer's FIN has been read */
+	}
+}
+
+void tcp_kick(struct tcp_conn *c)
+{
+	if (c->state == TCP_CLOSED || c->state == TCP_LISTEN || c->state == TCP_TIME_WAIT)
+		return;
+	tcp_output(c, tcp_window_update_due(c));
+	tcp_deliver_events(c->s);
+}
+
+int tcp_shutdown(struct tcp_conn *c, int how)
+{
+	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
+		return -EINVAL;
+	if (c->state == TCP_LISTEN || c->state == TCP_CLOSED || c->state == TCP_SYN_SENT)
+		return -ENOTCONN;
+	if (how != SHUT_WR)
+		c->flags |= TCPF_RD_SHUT;
+	if (how != SHUT_RD && !(c->flags & TCPF_FIN_QUEUED)) {
+		c->flags |= TCPF_FIN_QUEUED;
+		tcp_output(c, false);
+	}
+	return 0;
+}
+
+void tcp_close(struct tcp_conn *c)
+{
+	c->flags |= TCPF_ORPHAN;
+	c->sk.owner = (struct sock_owner){0};
+	switch (c->state) {
+	case TCP_LISTEN:
+	case TCP_CLOSED:
+	case TCP_SYN_SENT:
+		tcp_conn_free(c);
+		return;
+	case TCP_TIME_WAIT:
+		return; /* the 2MSL timer frees it */
+	default:
+		break;
+	}
+	bool unread = c->sk.rx != NULL && fifo_used(c->sk.rx) > 0;
+	if (unread || (c->opts.linger && c->state != TCP_SYN_RECEIVED)) {
+		/* RFC 2525 §2.17 / RFC 9293 §3.10.4: data the application never read is lost:
+		 * tell the peer with a reset instead of a FIN. */
+		stack_count(c->s, unread ? STACK_EV_TCP_ABORT_ON_CLOSE : STACK_EV_TCP_ABORT_LINGER);
+		tcp_send_rst(c);
+		tcp_conn_free(c);
+		return;
+	}
+	if (!(c->flags & TCPF_FIN_QUEUED)) {
+		c->flags |= TCPF_FIN_QUEUED;
+		tcp_output(c, false);
+	}
+}
+
+struct sock *tcp_sock(struct tcp_conn *c)
+{
+	return &c->sk;
+}
+
+enum tcp_state tcp_conn_state(const struct tcp_conn *c)
+{
+	return c->state;
+}
+
+void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *o)
+{
+	*o = (struct tcp_conn_info){
+		.state = c->state,
+		.laddr = c->sk.laddr,
+		.raddr = c->sk.raddr,
+		.lport = c->sk.lport,
+		.rport = c->sk.rport,
+		.rx_queued = c->sk.rx != NULL ? fifo_used(c->sk.rx) : c->accept_qlen,
+		.tx_queued = c->sk.tx != NULL ? fifo_used(c->sk.tx) : c->syn_qlen,
+		.snd_mss = c->snd_mss,
+		.rcv_mss = c->rcv_mss,
+		.cwnd = c->cc.cwnd,
+		.ssthresh = c->cc.ssthresh,
+		.srtt_us = c->srtt_us,
+		.rttvar_us = c->rttvar_us,
+		.rto_ms = c->rto_ms,
+		.snd_wnd = c->snd_wnd,
+		.rcv_wnd = c->rcv_adv - c->rcv_nxt,
+		.snd_wscale = c->snd_wscale,
+		.rcv_wscale = c->rcv_wscale,
+		.sack = c->flags & TCPF_SACK_OK,
+		.timestamps = c->flags & TCPF_TS_OK,
+		.ecn = c->flags & TCPF_ECN_OK,
+		.segs_in = c->segs_in,
+		.segs_out = c->segs_out,
+		.bytes_acked = c->bytes_acked,
+		.bytes_received = c->bytes_received,
+		.retransmits = c->retransmits,
+		.cc = c->cc.ops->name,
+	};
+}
+
+int tcp_walk(struct stack *s, int (*fn)(const struct tcp_conn *c, void *arg), void *arg)
+{
+	const struct tcp_conn *c;
+	TAILQ_FOREACH(c, &s->tcp->all, all_link) {
+		int rc = fn(c, arg);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
