@@ -135,8 +135,8 @@ static void cubic_avoid(struct tcp_cc *cc, uint32_t acked, uint64_t now_us)
 	/* §4.4 (cwnd < W_max, concave) and §4.5 (convex) grow alike: the target is
 	 * W_cubic(t + RTT) clamped to [cwnd, 1.5 cwnd], and cwnd += (target - cwnd) / cwnd per
 	 * segment acked, that is (target - cwnd) * acked / cwnd bytes. */
-	target = tcp_cc_cubic_window((t_us + cc->min_rtt_us) / 1000, c->k_ms, c->w_max,
-				     cc->mss);
+	target = tcp_cc_cubic_window(cubic_add_sat(t_us, cc->min_rtt_us) / 1000, c->k_ms,
+				     c->w_max, cc->mss);
 	most = cwnd + cwnd / 2;		/* cwnd <= 2^31: no wrap */
 	if (target > most)
 		target = most;

@@ -350,7 +350,8 @@ int tcp_conn_established(struct tcp_conn *c)
 	int rc = tcp_conn_buffers_alloc(c);
 	if (rc < 0)
 		return rc;
-	tcp_set_state(c, TCP_ESTABLISHED);
+	/* A close during the handshake left the FIN queued (tcp_queue_fin). */
+	tcp_set_state(c, c->flags & TCPF_FIN_QUEUED ? TCP_FIN_WAIT_1 : TCP_ESTABLISHED);
 	tcp_cc_init(&c->cc, c->cc.ops, c->snd_mss);
 	c->backoff = 0;
 	c->retries = 0;

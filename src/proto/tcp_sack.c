@@ -74,6 +74,7 @@ static void sb_advance(struct tcp_scoreboard *sb, uint32_t ack)
  * the highest range when it would need one slot too many (see tcp_sack.h). */
 static void sb_insert(struct tcp_scoreboard *sb, uint32_t left, uint32_t right)
 {
+	uint32_t lo, hi;
 	unsigned i, j;
 
 	/* [i, j): the ranges that overlap or touch [left, right). */
@@ -96,9 +97,9 @@ static void sb_insert(struct tcp_scoreboard *sb, uint32_t left, uint32_t right)
 		return;
 	}
 
-	uint32_t lo = seq_min(left, sb->r[i].left);
-	uint32_t hi = seq_max(right, sb->r[j - 1].right);
-
+	/* Collapse r[i..j) and the block into r[i]. */
+	lo = seq_min(left, sb->r[i].left);
+	hi = seq_max(right, sb->r[j - 1].right);
 	sb_remove(sb, i + 1, j - i - 1);
 	sb->sacked += (hi - lo) - (sb->r[i].right - sb->r[i].left);
 	sb->r[i].left = lo;
@@ -118,10 +119,10 @@ static uint32_t sb_difference(const struct tcp_scoreboard *a, const struct tcp_s
 		while (k < b->n && seq_le(b->r[k].right, l))
 			k++;
 		for (unsigned m = k; m < b->n && seq_lt(b->r[m].left, r); m++) {
-			uint32_t ol = seq_max(l, b->r[m].left);
-			uint32_t orr = seq_min(r, b->r[m].right);
+			uint32_t ovl = seq_max(l, b->r[m].left);
+			uint32_t ovr = seq_min(r, b->r[m].right);
 
-			sum -= orr - ol;
+			sum -= ovr - ovl;
 		}
 	}
 	return sum;
@@ -152,6 +153,7 @@ uint32_t tcp_sb_update(struct tcp_scoreboard *sb, uint32_t snd_una, uint32_t ack
 	struct tcp_sb_result local;
 	struct tcp_scoreboard before;
 	unsigned first = 0;
+	bool changed = false;
 
 	if (!res)
 		res = &local;
@@ -181,7 +183,6 @@ uint32_t tcp_sb_update(struct tcp_scoreboard *sb, uint32_t snd_una, uint32_t ack
 	}
 
 	sb_advance(sb, ack);
-	before = *sb;
 
 	for (unsigned k = first; k < nblocks; k++) {
 		const struct tcp_sack_block *b = &blocks[k];
@@ -192,11 +193,17 @@ uint32_t tcp_sb_update(struct tcp_scoreboard *sb, uint32_t snd_una, uint32_t ack
 		}
 		if (seq_le(b->right, ack))
 			continue;               /* valid but already covered by the ack */
+		if (!changed) {
+			before = *sb;   /* to tell new octets from known ones below */
+			changed = true;
+		}
 		sb_insert(sb, seq_max(b->left, ack), b->right);
 	}
 
-	res->newly_sacked = sb_difference(sb, &before);
-	res->forgotten = sb_difference(&before, sb);
+	if (changed) {
+		res->newly_sacked = sb_difference(sb, &before);
+		res->forgotten = sb_difference(&before, sb);
+	}
 	return res->newly_sacked;
 }
 

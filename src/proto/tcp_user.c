@@ -178,6 +178,20 @@ void tcp_kick(struct tcp_conn *c)
 	tcp_deliver_events(c->s);
 }
 
+/* RFC 9293 §3.10.4 CLOSE: the FIN is queued after the data; ESTABLISHED goes to FIN-WAIT-1
+ * and CLOSE-WAIT to LAST-ACK at once. In SYN-RECEIVED the FIN waits for the handshake. */
+static void tcp_queue_fin(struct tcp_conn *c)
+{
+	if (c->flags & TCPF_FIN_QUEUED)
+		return;
+	c->flags |= TCPF_FIN_QUEUED;
+	if (c->state == TCP_ESTABLISHED)
+		tcp_set_state(c, TCP_FIN_WAIT_1);
+	else if (c->state == TCP_CLOSE_WAIT)
+		tcp_set_state(c, TCP_LAST_ACK);
+	tcp_output(c, false);
+}
+
 int tcp_shutdown(struct tcp_conn *c, int how)
 {
 	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
@@ -186,10 +200,9 @@ int tcp_shutdown(struct tcp_conn *c, int how)
 		return -ENOTCONN;
 	if (how != SHUT_WR)
 		c->flags |= TCPF_RD_SHUT;
-	if (how != SHUT_RD && !(c->flags & TCPF_FIN_QUEUED)) {
-		c->flags |= TCPF_FIN_QUEUED;
-		tcp_output(c, false);
-	}
+	if (how != SHUT_RD)
+		tcp_queue_fin(c);
+	tcp_deliver_events(c->s);
 	return 0;
 }
 
@@ -217,10 +230,7 @@ void tcp_close(struct tcp_conn *c)
 		tcp_conn_free(c);
 		return;
 	}
-	if (!(c->flags & TCPF_FIN_QUEUED)) {
-		c->flags |= TCPF_FIN_QUEUED;
-		tcp_output(c, false);
-	}
+	tcp_queue_fin(c);
 }
 
 struct sock *tcp_sock(struct tcp_conn *c)
