@@ -522,13 +522,13 @@ static bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg *g)
 	}
 	if (c->flags & TCPF_SACK_OK && g->th.options.sack_count != 0) {
 		struct tcp_sb_result r;
-		tcp_sb_update(&c->sb, c->snd_una, c->snd_max, ack, g->th.options.sack_blocks,
+		tcp_sb_update(&c->sb, c->snd_una, ack, c->snd_max, g->th.options.sack_blocks,
 			      g->th.options.sack_count, &r);
 		if (r.dsack)
 			stack_count(s, STACK_EV_TCP_DSACKS_RX);
 	} else if (c->flags & TCPF_SACK_OK) {
 		struct tcp_sb_result r;
-		tcp_sb_update(&c->sb, c->snd_una, c->snd_max, ack, NULL, 0, &r);
+		tcp_sb_update(&c->sb, c->snd_una, ack, c->snd_max, NULL, 0, &r);
 	}
 	uint32_t acked = ack - c->snd_una;
 	/* RFC 9293 §3.10.7.4: take the window from the newest segment only (SND.WL1/WL2). */
