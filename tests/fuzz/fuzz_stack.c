@@ -48,21 +48,18 @@
  * every leaked mbuf is a bug. The clock, the counters and the route table's history carry
  * over between inputs; everything a packet can change is back to the start. */
 #include <errno.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <rte_eal.h>
-#include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
 #include "fuzz_check.h"
+#include "fuzz_eal.h"
 #include "../../src/proto/stack.h"
 #include "../../src/wire/arp.h"
 #include "../../src/wire/bytes.h"
@@ -124,7 +121,6 @@ static const uint32_t ping_dst[16] = {
 static struct rte_mempool *pool;
 static struct stack *stk;
 static unsigned pool_baseline;
-static char runtime_dir[256];
 static struct neigh_params neigh_defaults;
 
 /* FUZZ_STACK_VERBOSE=1 in the environment: print each input's records and the counters that
@@ -645,44 +641,17 @@ static void fuzz_cleanup(void)
 	stk = NULL;
 	rte_mempool_free(pool);
 	pool = NULL;
-	rte_eal_cleanup();
-	/* With --no-shconf the EAL leaves only its empty runtime directory behind. */
-	if (runtime_dir[0] != '\0')
-		(void)rmdir(runtime_dir);
-}
-
-/* Lcore 0 runs on the first CPU this process may use (CPU 0 may be outside a container's
- * cpuset): -l 0 where CPU 0 is allowed. */
-static int first_allowed_cpu(void)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-			if (CPU_ISSET(cpu, &set))
-				return cpu;
-	return 0;
+	fuzz_eal_cleanup();
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char prefix[64], lcores[32];
-	char *eal_argv[] = {
-		"fuzz_stack", "--no-huge", "-m", "256", "--no-pci", "--no-shconf",
-		"--no-telemetry", "--log-level=error", lcores, prefix, NULL,
-	};
 	struct stack_params p;
 
 	(void)argc;
 	(void)argv;
 	verbose = getenv("FUZZ_STACK_VERBOSE") != NULL;
-	snprintf(prefix, sizeof(prefix), "--file-prefix=dpsfuzz%ld", (long)getpid());
-	snprintf(lcores, sizeof(lcores), "--lcores=0@%d", first_allowed_cpu());
-	if (rte_eal_init((int)RTE_DIM(eal_argv) - 1, eal_argv) < 0) {
-		fprintf(stderr, "rte_eal_init: %s\n", rte_strerror(rte_errno));
-		abort();
-	}
-	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
+	fuzz_eal_init("fuzz_stack");
 	atexit(fuzz_cleanup);
 	pool = rte_pktmbuf_pool_create("fuzz_pool", POOL_MBUFS, 0, 0, POOL_DATA_ROOM,
 				       SOCKET_ID_ANY);

@@ -118,7 +118,7 @@ def seeds():
         "host_unreach": HOST_UNREACH[20:],
     }
     return {"eth": eth, "arp": arp, "ipv4": ipv4, "icmp4": icmp4, "udp": udp_seeds(),
-            "tcp": tcp_seeds(), "stack": stack_seeds()}
+            "tcp": tcp_seeds(), "stack": stack_seeds(), "tcp_conn": tcp_conn_seeds()}
 
 
 # --- fuzz_udp: IP payloads from 127.0.0.1 to 127.0.0.1 (the addresses fuzz_udp.c assumes) ---
@@ -435,6 +435,51 @@ def stack_seeds():
             rec(OP_PING, PING_B, 56), rec(OP_CLOCK, 0, 31000), rec(OP_PEER, 0, PEER_ARP |
                                                                   PEER_ECHO | PEER_ALT_MAC),
             rec(OP_PING, PING_B, 56), rec(OP_CLOCK, 0, 6000), rec(OP_PING, PING_B, 56)]),
+    }
+
+
+# fuzz_tcp_conn records (see tests/fuzz/fuzz_tcp_conn.c).
+LINUX_SYN_OPTS = bytes.fromhex("020405b40402080a0000138800000000" "01030307")
+
+
+def tcp_rec_seg(who, flags, dseq=0, dack=0, window=65535, tos=0, opts=b"", payload_len=0):
+    return (bytes([0, who, flags]) + struct.pack(">hhHB", dseq, dack, window, tos) +
+            bytes([len(opts)]) + opts + struct.pack(">H", payload_len))
+
+
+def tcp_rec_clock(ms):
+    return bytes([1]) + struct.pack(">H", ms)
+
+
+def tcp_rec_app(what, arg):
+    return bytes([2, what]) + struct.pack(">H", arg)
+
+
+def tcp_conn_seeds():
+    SYN, ACK, FIN, RST, PSH = 0x02, 0x10, 0x01, 0x04, 0x08
+    passive = tcp_rec_seg(1, SYN, opts=LINUX_SYN_OPTS) + tcp_rec_seg(1, ACK)
+    active = tcp_rec_seg(0, SYN | ACK, opts=LINUX_SYN_OPTS)
+    return {
+        "passive_open_data_close": passive + tcp_rec_app(0, 0x100) +
+            tcp_rec_seg(1, ACK | PSH, payload_len=100) + tcp_rec_app(2, 0x1ff) +
+            tcp_rec_app(1, 0x1400) + tcp_rec_seg(1, ACK) + tcp_rec_seg(1, FIN | ACK) +
+            tcp_rec_app(4, 0x100),
+        "active_open_echo": active + tcp_rec_app(1, 3000) + tcp_rec_seg(0, ACK) +
+            tcp_rec_seg(0, ACK | PSH, payload_len=500) + tcp_rec_clock(50),
+        "ooo_and_holes": passive + tcp_rec_seg(1, ACK, dseq=1000, payload_len=500) +
+            tcp_rec_seg(1, ACK, dseq=3000, payload_len=500) +
+            tcp_rec_seg(1, ACK, payload_len=1000) + tcp_rec_app(0, 0x100),
+        "rst_and_challenges": active + tcp_rec_seg(0, RST, dseq=10) + tcp_rec_seg(0, SYN) +
+            tcp_rec_seg(0, ACK, dack=5000) + tcp_rec_seg(0, RST),
+        "syn_flood_cookies": b"".join(tcp_rec_seg(w, SYN, opts=LINUX_SYN_OPTS)
+                                      for w in (1, 2, 3, 1, 2, 3)) +
+            tcp_rec_seg(3, ACK) + tcp_rec_app(0, 0x200),
+        "loss_and_rto": active + tcp_rec_app(1, 20000) + tcp_rec_clock(1500) +
+            tcp_rec_seg(0, ACK, dack=-8000) + tcp_rec_seg(0, ACK, dack=-8000) +
+            tcp_rec_seg(0, ACK, dack=-8000) + tcp_rec_seg(0, ACK, dack=-8000) +
+            tcp_rec_clock(3000),
+        "zero_window": active + tcp_rec_app(1, 30000) + tcp_rec_seg(0, ACK, window=0) +
+            tcp_rec_clock(4000) + tcp_rec_seg(0, ACK),
     }
 
 

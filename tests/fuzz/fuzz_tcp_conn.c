@@ -1,0 +1,300 @@
+/* libFuzzer target: TCP connections driven by sequences of peer segments, clock steps and
+ * owner calls (lwIP's test/fuzz idea, aimed at the state machine). Each input starts with a
+ * listener on 10.0.0.2:80 (backlog 2, so the SYN-cookie path is reachable) and an active
+ * open from 10.0.0.2:6000 to the peer 10.0.0.1:5000. The peer remembers the last segment the
+ * stack sent on each of its four ports, so fuzzed sequence and acknowledgement numbers are
+ * offsets from what a real peer would send, and deep states are reachable.
+ *
+ * Records (until the input ends):
+ *   0 SEG   who:u8 flags:u8 dseq:be16 dack:be16 window:be16 tos:u8 optlen:u8 opts[optlen]
+ *           len:be16 — the peer on port (who & 3: 5000 is the active open's peer, 40000-
+ *           40002 talk to the listener) sends flags with seq = its next seq + (int16)dseq
+ *           and ack = the stack's last seq+len + (int16)dack; len bytes of payload (≤ 1460).
+ *           With dseq 0 the peer's next seq advances.
+ *   1 CLOCK ms:be16 — advance the virtual clock in 1 ms ticks (a worker's cadence).
+ *   2 APP   what:u8 arg:be16 — accept, send arg bytes, read up to arg bytes, shutdown
+ *           (arg & 3), close, or connect again, on owned connection (arg >> 8) & 3.
+ * After each input every owned socket is closed, the clock runs for an hour of virtual time
+ * (every retransmission, FIN-WAIT-2 and TIME-WAIT expires), and the harness aborts unless the
+ * stack holds no connection and every mbuf is back in the pool. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "fuzz_check.h"
+#include "fuzz_eal.h"
+#include "../../src/proto/stack.h"
+#include "../../src/proto/tcp.h"
+#include "../../src/proto/tcp_priv.h"
+#include "../../src/wire/bytes.h"
+#include "../../src/wire/eth.h"
+#include "../../src/wire/ipv4.h"
+#include "../../src/wire/tcp.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+#define IP4(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+#define ADDR IP4(10, 0, 0, 2)
+#define PEER IP4(10, 0, 0, 1)
+#define POOL_MBUFS 1023u
+#define MAX_OWNED 4
+#define SETTLE_MS (3600u * 1000u)
+
+enum { OP_SEG, OP_CLOCK, OP_APP, OP_COUNT };
+enum { APP_ACCEPT, APP_SEND, APP_RECV, APP_SHUTDOWN, APP_CLOSE, APP_CONNECT, APP_COUNT };
+
+static const struct eth_addr mac_port = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x00}};
+static const struct eth_addr mac_peer = {{0x02, 0xaa, 0x00, 0x00, 0x00, 0x01}};
+static const uint16_t peer_ports[4] = {5000, 40000, 40001, 40002};
+
+static struct rte_mempool *pool;
+static struct stack *stk;
+static unsigned pool_baseline;
+
+/* What the peer on each port last heard, and its own next sequence number. */
+struct peer_view {
+	uint32_t stack_next;    /* the stack's last seq + its length */
+	uint32_t my_next;
+	uint32_t tsval;
+};
+static struct peer_view views[4];
+static struct tcp_conn *listener;
+static struct tcp_conn *owned[MAX_OWNED];
+
+static void fuzz_notify(struct sock *sk, uint32_t events)
+{
+	(void)sk;
+	(void)events;
+}
+
+static const struct sock_owner owner = {.notify = fuzz_notify};
+
+static int view_of_port(uint16_t port)
+{
+	for (int i = 0; i < 4; i++)
+		if (peer_ports[i] == port)
+			return i;
+	return -1;
+}
+
+/* Every frame the stack sends: checked as a peer would, then noted and freed. */
+static void fuzz_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
+{
+	(void)ctx;
+	(void)port;
+	FUZZ_CHECK(m->nb_segs == 1);
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	size_t len = rte_pktmbuf_data_len(m);
+	struct eth_repr eth;
+	FUZZ_CHECK(eth_parse(f, len, &eth) == WIRE_OK);
+	if (eth.ethertype == ETH_TYPE_IPV4) {
+		struct ip4_repr ip;
+		const uint8_t *l3 = f + ETH_HDR_LEN;
+		FUZZ_CHECK(ip4_parse(l3, len - ETH_HDR_LEN, true, &ip) == WIRE_OK);
+		if (ip.proto == IP4_PROTO_TCP) {
+			const uint8_t *l4 = l3 + ip.hdr_len;
+			size_t l4_len = ip.total_len - ip.hdr_len;
+			struct tcp_repr th;
+			FUZZ_CHECK(tcp_parse(l4, l4_len, &th) == WIRE_OK);
+			FUZZ_CHECK(tcp_checksum(ip.src, ip.dst, l4, l4_len) == 0);
+			int v = view_of_port(th.dst_port);
+			if (v >= 0 && !(th.flags & TCP_FLAG_RST)) {
+				views[v].stack_next = th.seq + (uint32_t)(l4_len - th.hdr_len) +
+						      !!(th.flags & TCP_FLAG_SYN) +
+						      !!(th.flags & TCP_FLAG_FIN);
+				if (th.options.has_timestamps)
+					views[v].tsval = th.options.tsval;
+			}
+		}
+	}
+	rte_pktmbuf_free(m);
+}
+
+static void feed_segment(unsigned who, uint8_t flags, int16_t dseq, int16_t dack,
+			 uint16_t window, uint8_t tos, const uint8_t *opts, size_t optlen,
+			 uint16_t paylen)
+{
+	static uint8_t frame[ETH_HDR_LEN + IP4_HDR_MIN_LEN + TCP_HDR_MAX_LEN + 1500];
+	struct peer_view *v = &views[who];
+	uint16_t sport = peer_ports[who];
+	uint16_t dport = who == 0 ? 6000 : 80;
+	uint8_t *ip = frame + ETH_HDR_LEN;
+	uint8_t *th = ip + IP4_HDR_MIN_LEN;
+	size_t hdr = TCP_HDR_MIN_LEN + ((optlen + 3) & ~(size_t)3);
+	if (paylen > 1460)
+		paylen = 1460;
+	memset(th, 0, hdr);
+	wire_put_be16(th + TCP_OFF_SRC_PORT, sport);
+	wire_put_be16(th + TCP_OFF_DST_PORT, dport);
+	wire_put_be32(th + TCP_OFF_SEQ, v->my_next + (uint32_t)(int32_t)dseq);
+	wire_put_be32(th + TCP_OFF_ACK, v->stack_next + (uint32_t)(int32_t)dack);
+	th[TCP_OFF_DATA_OFF] = (uint8_t)((hdr / 4) << 4);
+	th[TCP_OFF_FLAGS] = flags;
+	wire_put_be16(th + TCP_OFF_WINDOW, window);
+	memcpy(th + TCP_HDR_MIN_LEN, opts, optlen);
+	for (size_t i = 0; i < paylen; i++)
+		th[hdr + i] = (uint8_t)i;
+	wire_put_be16(th + TCP_OFF_CSUM, tcp_checksum(PEER, ADDR, th, hdr + paylen));
+	struct ip4_repr r = {.tos = tos, .total_len = (uint16_t)(IP4_HDR_MIN_LEN + hdr + paylen),
+			     .id = 1, .df = true, .ttl = 64, .proto = IP4_PROTO_TCP,
+			     .src = PEER, .dst = ADDR, .hdr_len = IP4_HDR_MIN_LEN};
+	FUZZ_CHECK(ip4_build(ip, IP4_HDR_MIN_LEN, &r) == IP4_HDR_MIN_LEN);
+	struct eth_repr e = {.dst = mac_port, .src = mac_peer, .ethertype = ETH_TYPE_IPV4};
+	eth_build(frame, ETH_HDR_LEN, &e);
+	size_t flen = ETH_HDR_LEN + IP4_HDR_MIN_LEN + hdr + paylen;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	if (m == NULL)
+		return;
+	memcpy(rte_pktmbuf_append(m, (uint16_t)flen), frame, flen);
+	if (dseq == 0)
+		v->my_next += paylen + !!(flags & TCP_FLAG_SYN) + !!(flags & TCP_FLAG_FIN);
+	stack_input(stk, 0, m);
+}
+
+static void clock_advance(uint64_t ms, uint64_t step)
+{
+	for (uint64_t t = 0; t < ms; t += step) {
+		stk->now_us += step * 1000;
+		stack_tick(stk, stk->now_us / 1000);
+	}
+}
+
+static void app_op(uint8_t what, uint16_t arg)
+{
+	static uint8_t buf[65536];
+	unsigned i = (arg >> 8) & (MAX_OWNED - 1);
+	struct tcp_conn *c = owned[i];
+	switch (what % APP_COUNT) {
+	case APP_ACCEPT:
+		if (c == NULL)
+			owned[i] = tcp_accept(listener, &owner);
+		break;
+	case APP_SEND:
+		if (c != NULL) {
+			for (size_t k = 0; k < arg; k++)
+				buf[k] = (uint8_t)k;
+			(void)tcp_send(c, buf, arg);
+		}
+		break;
+	case APP_RECV:
+		if (c != NULL)
+			(void)tcp_recv(c, buf, arg);
+		break;
+	case APP_SHUTDOWN:
+		if (c != NULL)
+			(void)tcp_shutdown(c, arg & 3);
+		break;
+	case APP_CLOSE:
+		if (c != NULL) {
+			tcp_close(c);
+			owned[i] = NULL;
+		}
+		break;
+	case APP_CONNECT:
+		if (c == NULL) {
+			struct tcp_sockopts o;
+			tcp_sockopts_default(&o);
+			o.ecn = arg & 1;
+			o.nodelay = arg & 2;
+			views[0] = (struct peer_view){.my_next = views[0].my_next + 100000};
+			if (tcp_connect(stk, 0, 6000, PEER, 5000, &o, &owner, &owned[i]) != 0)
+				owned[i] = NULL;
+		}
+		break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct tcp_sockopts o;
+	tcp_sockopts_default(&o);
+	o.rcvbuf = 8192; /* small windows: zero-window and trimming paths */
+	o.sndbuf = 8192;
+	memset(views, 0, sizeof(views));
+	memset(owned, 0, sizeof(owned));
+	for (unsigned i = 0; i < 4; i++)
+		views[i].my_next = 1000u * (i + 1);
+	FUZZ_CHECK(tcp_listen(stk, 0, 80, 2, &o, &owner, &listener) == 0);
+	FUZZ_CHECK(tcp_connect(stk, 0, 6000, PEER, 5000, &o, &owner, &owned[0]) == 0);
+
+	size_t at = 0;
+	while (at < size) {
+		uint8_t op = data[at++];
+		switch (op % OP_COUNT) {
+		case OP_SEG: {
+			if (size - at < 10)
+				goto done;
+			const uint8_t *r = data + at;
+			size_t optlen = r[9] > 40 ? 40 : r[9];
+			at += 10;
+			if (size - at < optlen + 2)
+				goto done;
+			const uint8_t *opts = data + at;
+			at += optlen;
+			uint16_t paylen = wire_get_be16(data + at);
+			at += 2;
+			feed_segment(r[0] & 3, r[1], (int16_t)wire_get_be16(r + 2),
+				     (int16_t)wire_get_be16(r + 4), wire_get_be16(r + 6), r[8],
+				     opts, optlen, paylen);
+			break;
+		}
+		case OP_CLOCK:
+			if (size - at < 2)
+				goto done;
+			clock_advance(wire_get_be16(data + at) % 4096, 1);
+			at += 2;
+			break;
+		case OP_APP:
+			if (size - at < 3)
+				goto done;
+			app_op(data[at], wire_get_be16(data + at + 1));
+			at += 3;
+			break;
+		}
+	}
+done:
+	for (unsigned i = 0; i < MAX_OWNED; i++)
+		if (owned[i] != NULL)
+			tcp_close(owned[i]);
+	tcp_close(listener);
+	clock_advance(SETTLE_MS, 100);
+	FUZZ_CHECK(stk->tcp->nconns == 0);
+	FUZZ_CHECK(rte_mempool_in_use_count(pool) == pool_baseline);
+	return 0;
+}
+
+static void fuzz_cleanup(void)
+{
+	stack_destroy(stk);
+	rte_mempool_free(pool);
+	fuzz_eal_cleanup();
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_eal_init("fuzz_tcp_conn");
+	atexit(fuzz_cleanup);
+	pool = rte_pktmbuf_pool_create("fuzz_tcp_pool", POOL_MBUFS, 0, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	FUZZ_CHECK(pool != NULL);
+	struct stack_params p;
+	stack_params_default(&p);
+	p.pool = pool;
+	p.ops.xmit = fuzz_xmit;
+	stk = stack_create(&p);
+	FUZZ_CHECK(stk != NULL);
+	FUZZ_CHECK(netcfg_iface_add(&stk->cfg, 0, "port0", &mac_port, 1500) == 0);
+	FUZZ_CHECK(stack_addr_add(stk, 0, ADDR, 24, false) == 0);
+	FUZZ_CHECK(neigh_add_static(stk->neigh, 0, PEER, &mac_peer) == 0);
+	pool_baseline = rte_mempool_in_use_count(pool);
+	return 0;
+}
