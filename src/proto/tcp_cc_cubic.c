@@ -114,6 +114,11 @@ static void cubic_avoid(struct tcp_cc *cc, uint32_t acked, uint64_t now_us)
 	uint64_t den = CUBIC_ALPHA_DEN * (uint64_t)cwnd;
 	uint32_t w_t, target, most;
 
+	/* Both rules are per segment acknowledged; an ACK counts for at most one window, so
+	 * a stretch ACK (possible when the flight exceeds a reduced cwnd) cannot add more than
+	 * a round trip's growth. */
+	if (acked > cwnd)
+		acked = cwnd;
 	/* §4.3 Figure 4: W_est += α_cubic * segments_acked / cwnd, in bytes
 	 * α * acked * mss / cwnd; α becomes 1 once W_est has reached cwnd_prior. */
 	c->est_frac += (c->w_est >= c->cwnd_prior ? CUBIC_ALPHA_ONE : CUBIC_ALPHA_NUM) *

@@ -87,9 +87,10 @@ static void vegas_on_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
 
 	if (a->acked == 0)
 		return;
-	if (a->acked >= v->round_left) {
-		/* The data in flight when this round began is acknowledged: judge the round,
-		 * then start the next one with what is in flight now. */
+	if (a->acked > v->round_left) {
+		/* This ACK covers data sent after the round began (everything in flight then is
+		 * acknowledged): judge the round, then start the next one, which ends once what
+		 * is in flight now has been acknowledged. */
 		v->active = v->round_samples >= VEGAS_MIN_SAMPLES;
 		if (v->active && !a->app_limited)
 			vegas_adjust(cc);

@@ -353,6 +353,8 @@ int tcp_conn_established(struct tcp_conn *c)
 	/* A close during the handshake left the FIN queued (tcp_queue_fin). */
 	tcp_set_state(c, c->flags & TCPF_FIN_QUEUED ? TCP_FIN_WAIT_1 : TCP_ESTABLISHED);
 	tcp_cc_init(&c->cc, c->cc.ops, c->snd_mss);
+	if (c->srtt_us != 0 && c->cc.ops->on_rtt != NULL)
+		c->cc.ops->on_rtt(&c->cc, c->srtt_us, c->s->now_us); /* the handshake's sample */
 	c->backoff = 0;
 	c->retries = 0;
 	c->rtx_since_ms = 0;

@@ -322,10 +322,11 @@ void tcp_output(struct tcp_conn *c, bool force_ack)
 	default:
 		break;
 	}
-	/* RFC 5681 §4.1 / RFC 7661: after an idle period longer than the RTO, restart from the
-	 * initial window rather than bursting a stale cwnd. */
-	if (c->snd_una == c->snd_max && c->s->now_ms - c->last_send_ms > c->rto_ms &&
-	    c->last_send_ms != 0 && c->cc.ops->on_idle != NULL)
+	/* RFC 5681 §4.1, RFC 9438 §5.8: new data after an idle period (nothing in flight): the
+	 * controller restarts from the initial window when the pause exceeded the RTO, and
+	 * CUBIC takes the pause out of its clock. */
+	if (c->snd_una == c->snd_max && c->last_send_ms != 0 && tcp_unsent(c) != 0 &&
+	    c->s->now_ms > c->last_send_ms && c->cc.ops->on_idle != NULL)
 		c->cc.ops->on_idle(&c->cc, c->rto_ms, c->s->now_ms - c->last_send_ms);
 	unsigned sent = tcp_output_data(c);
 	if (sent == 0 && (force_ack || c->flags & TCPF_ACK_NOW))

@@ -264,7 +264,7 @@ done:
 		if (owned[i] != NULL)
 			tcp_close(owned[i]);
 	tcp_close(listener);
-	clock_advance(SETTLE_MS, 100);
+	clock_advance(SETTLE_MS, 1000);
 	FUZZ_CHECK(stk->tcp->nconns == 0);
 	FUZZ_CHECK(rte_mempool_in_use_count(pool) == pool_baseline);
 	return 0;
