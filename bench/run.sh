@@ -4,3 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bench/l3fwd.sh
+bench/tcp.sh

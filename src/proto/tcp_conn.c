@@ -159,7 +159,7 @@ int tcp_conn_buffers_alloc(struct tcp_conn *c)
 	return c->sk.rx != NULL && c->sk.tx != NULL ? 0 : -ENOMEM;
 }
 
-static void tcp_conn_buffers_free(struct tcp_conn *c)
+void tcp_conn_buffers_free(struct tcp_conn *c)
 {
 	free(c->sk.rx);
 	free(c->sk.tx);

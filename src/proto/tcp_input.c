@@ -273,14 +273,12 @@ static void tcp_syn_sent_input(struct tcp_conn *c, const struct tcp_seg *g)
 		c->flags |= TCPF_ECN_OK; /* RFC 3168 §6.1.1: ECE without CWR in the SYN-ACK */
 	if (ack_ok) {
 		c->snd_una = g->th.ack;
-		c->snd_wnd = (uint32_t)g->th.window << c->snd_wscale;
-		c->snd_wnd = g->th.window; /* the SYN-ACK's window is not scaled */
+		c->snd_wnd = g->th.window; /* never scaled in a SYN (RFC 7323 §2.2) */
 		c->max_sndwnd = c->snd_wnd;
 		c->snd_wl1 = g->th.seq;
 		c->snd_wl2 = g->th.ack;
-		if (c->flags & TCPF_RTT_TIMING || c->retries == 0)
+		if (c->retries == 0) /* Karn: no sample from a retransmitted SYN */
 			tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
-		c->flags &= ~TCPF_RTT_TIMING;
 		tcp_timer_cancel(c, TCP_T_RTX);
 		if (tcp_conn_established(c) < 0) {
 			tcp_send_rst(c);
@@ -600,9 +598,7 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 	}
 	uint32_t wnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 	uint32_t room = fifo_free(c->sk.rx);
-	uint32_t limit = wnd < room ? room : wnd; /* the FIFO may have grown past the window */
-	if (limit > room)
-		limit = room;
+	uint32_t limit = wnd < room ? wnd : room;
 	uint32_t off = seq - c->rcv_nxt;
 	if (off >= limit) {
 		stack_drop_count(s, STACK_DROP_TCP_DATA_PAST_WINDOW);

@@ -83,7 +83,7 @@ uint32_t tcp_rcv_window(const struct tcp_conn *c)
 		return cur;
 	uint32_t buf = c->sk.rx != NULL ? c->sk.rx->size : c->opts.rcvbuf;
 	uint32_t step = buf / 2 < c->rcv_mss ? buf / 2 : c->rcv_mss;
-	if (free_room - cur < step && cur != 0)
+	if (free_room - cur < step)
 		return cur;
 	return free_room;
 }
@@ -229,6 +229,8 @@ void tcp_send_rst_reply(struct stack *s, const struct ip4_repr *ip, const struct
  * it fills half of the largest window the peer ever offered. */
 static bool tcp_short_segment_ok(const struct tcp_conn *c, uint32_t len, uint32_t unsent)
 {
+	if (c->flags & TCPF_SWS_OVERRIDE)
+		return true;
 	if (len == unsent && (c->opts.nodelay || c->snd_nxt == c->snd_una ||
 			      c->flags & TCPF_FIN_QUEUED))
 		return true;
@@ -308,6 +310,8 @@ void tcp_output(struct tcp_conn *c, bool force_ack)
 			if (tcp_send_segment(c, c->iss, 0, flags) >= 0) {
 				c->snd_nxt = c->iss + 1;
 				c->snd_max = c->snd_nxt;
+				if (c->retries == 0)
+					c->rtt_start_us = c->s->now_us; /* the handshake's RTT */
 			}
 			if (!tcp_timer_armed(c, TCP_T_RTX))
 				tcp_timer_rtx_arm(c);
@@ -328,14 +332,23 @@ void tcp_output(struct tcp_conn *c, bool force_ack)
 	if (c->snd_una == c->snd_max && c->last_send_ms != 0 && tcp_unsent(c) != 0 &&
 	    c->s->now_ms > c->last_send_ms && c->cc.ops->on_idle != NULL)
 		c->cc.ops->on_idle(&c->cc, c->rto_ms, c->s->now_ms - c->last_send_ms);
-	unsigned sent = tcp_output_data(c);
+	unsigned sent;
+	if ((c->flags & (TCPF_IN_RECOVERY | TCPF_SACK_OK)) == (TCPF_IN_RECOVERY | TCPF_SACK_OK)) {
+		uint32_t before = c->segs_out;
+		tcp_recovery_send(c);
+		sent = c->segs_out != before;
+	} else {
+		sent = tcp_output_data(c);
+	}
 	if (sent == 0 && (force_ack || c->flags & TCPF_ACK_NOW))
 		tcp_send_ack(c);
 	if (c->snd_una != c->snd_max) {
 		if (!tcp_timer_armed(c, TCP_T_RTX))
 			tcp_timer_rtx_arm(c);
-	} else if (tcp_unsent(c) != 0 && c->snd_wnd == 0 && !tcp_timer_armed(c, TCP_T_RTX)) {
-		/* RFC 9293 §3.8.6.1: the peer closed its window: probe it. */
+	} else if (tcp_unsent(c) != 0 && !tcp_timer_armed(c, TCP_T_RTX)) {
+		/* RFC 9293 §3.8.6.1: the peer closed its window: probe it. With a window too
+		 * small for SWS avoidance to send into, the same timer is the override timeout
+		 * of §3.8.6.2.1. */
 		tcp_timer_arm(c, TCP_T_RTX, c->rto_ms < TCP_PERSIST_MIN_MS ? TCP_PERSIST_MIN_MS
 									  : c->rto_ms);
 	}

@@ -60,6 +60,7 @@ struct tcp_listen_key {
 #define TCPF_IN_TABLE 0x2000
 #define TCPF_FREED 0x4000          /* closed inside a callback: free after it returns */
 #define TCPF_RTT_TIMING 0x8000     /* rtt_seq is being timed (no timestamps) */
+#define TCPF_SWS_OVERRIDE 0x10000  /* the persist timer fired into an open window */
 
 /* The timers of one connection (RFC 9293 §3.8, RFC 1122 §4.2.3.6). The kind is stored with
  * the wheel entry so one fire function finds its connection. */
@@ -237,6 +238,7 @@ void tcp_conn_free(struct tcp_conn *c);
 void tcp_reap(struct stack *s);
 struct tcp_conn *tcp_conn_alloc(struct stack *s, const struct tcp_sockopts *opts);
 int tcp_conn_buffers_alloc(struct tcp_conn *c);
+void tcp_conn_buffers_free(struct tcp_conn *c);
 int tcp_conn_insert(struct tcp_conn *c);
 struct tcp_conn *tcp_conn_lookup(struct stack *s, uint32_t laddr, uint16_t lport,
 				 uint32_t raddr, uint16_t rport);

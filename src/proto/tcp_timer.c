@@ -83,6 +83,14 @@ static bool tcp_gave_up(struct tcp_conn *c, unsigned limit)
 static void tcp_timer_rtx_fire(struct tcp_conn *c)
 {
 	struct stack *s = c->s;
+	if (c->snd_una == c->snd_max && tcp_unsent(c) != 0 && c->snd_wnd != 0) {
+		/* Sender SWS avoidance held back a short segment for too long (RFC 9293
+		 * §3.8.6.2.1 override timeout): send what the window takes. */
+		c->flags |= TCPF_SWS_OVERRIDE;
+		tcp_output(c, false);
+		c->flags &= ~TCPF_SWS_OVERRIDE;
+		return;
+	}
 	if (c->snd_una == c->snd_max && tcp_unsent(c) != 0) {
 		/* Persist: probe the zero window with an old sequence number, which draws an ACK
 		 * carrying the current window without putting new data at risk. */

@@ -106,7 +106,9 @@ int tcp_connect(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t raddr,
 		tcp_conn_free(c);
 		return rc;
 	}
-	c->iss = tcp_isn(&s->tcp->secret, laddr, lport, raddr, rport, s->now_ms * 1000);
+	c->iss = tcp_isn(&s->tcp->secret, laddr, lport, raddr, rport, s->now_us);
+	c->ts_offset = tcp_isn(&s->tcp->secret, laddr, lport, raddr, rport, 0);
+	c->rcv_wscale = tcp_wscale_for(c->opts.rcvbuf);
 	c->snd_una = c->iss;
 	c->snd_nxt = c->iss;
 	c->snd_max = c->iss;
@@ -217,7 +219,8 @@ void tcp_close(struct tcp_conn *c)
 		tcp_conn_free(c);
 		return;
 	case TCP_TIME_WAIT:
-		return; /* the 2MSL timer frees it */
+		tcp_conn_buffers_free(c); /* the 2MSL timer frees the rest */
+		return;
 	default:
 		break;
 	}
