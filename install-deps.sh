@@ -19,6 +19,8 @@ packages=(
   python3 python3-pytest python3-scapy
   iproute2 iputils-ping iputils-arping iputils-tracepath traceroute ethtool nftables
   tshark tcpdump procps psmisc
+  # clients of the built-in services (tests/integ/test_services.py)
+  curl netcat-openbsd
 )
 
 export DEBIAN_FRONTEND=noninteractive

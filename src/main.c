@@ -54,6 +54,8 @@ static void usage(FILE *f)
 		"  then any dpstackctl command, e.g.\n"
 		"    ip addr add 10.0.0.2/24 dev port0\n"
 		"    ip route add default via 10.0.0.1\n"
+		"    service add http tcp 80      (built-in services: echo, discard,\n"
+		"                                  chargen, http; see 'dpstackctl help')\n"
 		"\n"
 		"Environment:\n"
 		"  " DPSTACK_CTL_ENV "   control socket (default " DPSTACK_CTL_DEFAULT ")\n"
@@ -260,6 +262,8 @@ static int start_dataplane(struct daemon *d)
 
 static void stop_dataplane(struct daemon *d)
 {
+	/* Services close their sockets on their workers' threads while those still run. */
+	cmd_service_fini(d);
 	if (d->workers_running) {
 		for (unsigned w = 0; w < d->nb_workers; w++)
 			atomic_store(&d->workers[w].stop, true);

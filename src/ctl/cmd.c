@@ -38,6 +38,12 @@ static const struct cmd cmds[] = {
 	{"stats", cmd_stats_show, "stats"},
 	{"ping", cmd_ping,
 	 "ping ADDR [count N] [size BYTES] [interval-ms N] [timeout-ms N]"},
+	{"service add", cmd_service_add,
+	 "service add { echo | discard | chargen | http } { tcp | udp } PORT [size BYTES] "
+	 "[backlog N]"},
+	{"service del", cmd_service_del, "service del { tcp | udp } PORT"},
+	{"service show", cmd_service_show, "service show"},
+	{"service", cmd_service_show, NULL},
 };
 
 /* How many of argv's leading words spell c->words; 0 when they do not. */

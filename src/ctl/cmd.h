@@ -19,6 +19,10 @@ cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding, cmd
 cmd_handler cmd_neigh_show, cmd_neigh_add, cmd_neigh_del, cmd_neigh_flush, cmd_neigh_params;
 cmd_handler cmd_stats_show;
 cmd_handler cmd_ping;
+cmd_handler cmd_service_add, cmd_service_del, cmd_service_show;
+
+/* Stops every built-in service on every worker (before the workers stop). */
+void cmd_service_fini(struct daemon *d);
 
 /* Argument helpers shared by the handlers: each returns 0, or -1 after ctl_error. */
 int cmd_parse_port(struct daemon *d, const char *name, uint16_t *port, struct ctl_out *o);

@@ -15,6 +15,8 @@
 
 #define DAEMON_MAX_EAL_ARGS 64
 
+struct svc_table;
+
 struct daemon {
 	/* From the config's first part (before the ports start). */
 	char *eal_argv[DAEMON_MAX_EAL_ARGS];
@@ -32,6 +34,9 @@ struct daemon {
 	struct worker workers[WORKER_MAX];
 	bool workers_running;
 	struct netcfg master;
+	/* Built-in services of worker i (src/svc), made by the first `service add`; each is
+	 * used only on its worker's thread (cmd_service.c). */
+	struct svc_table *svc[WORKER_MAX];
 	int sig_fd;                      /* readable when SIGINT/SIGTERM is pending */
 	int client_fd;                   /* the control client being served, or -1 */
 };

@@ -31,6 +31,11 @@
 	X(ICMP_TX_UNREACH,    "icmp.tx_unreach",      "destination unreachable sent") \
 	X(ICMP_TX_TIME_EXCEEDED, "icmp.tx_time_exceeded", "time exceeded sent") \
 	X(ICMP_TX_PARAM_PROBLEM, "icmp.tx_param_problem", "parameter problem sent") \
+	X(UDP_IN_DATAGRAMS,   "udp.in_datagrams",     "UDP datagrams delivered to sockets") \
+	X(UDP_OUT_DATAGRAMS,  "udp.out_datagrams",    "UDP datagrams sent") \
+	X(UDP_ZERO_CHECKSUM,  "udp.zero_checksum",    "datagrams received without a checksum (accepted, RFC 768)") \
+	X(UDP_ICMP_ERRORS,    "udp.icmp_errors",      "ICMP errors reported to a connected socket (RFC 1122 §4.1.3.3)") \
+	X(UDP_ICMP_UNMATCHED, "udp.icmp_unmatched",   "ICMP errors about UDP of no connected socket (ignored)") \
 	X(TCP_IN_SEGS,        "tcp.in_segs",          "TCP segments received") \
 	X(TCP_OUT_SEGS,       "tcp.out_segs",         "TCP segments sent") \
 	X(TCP_ACTIVE_OPENS,   "tcp.active_opens",     "connections opened by us (SYN-SENT)") \
@@ -124,9 +129,17 @@
 	X(ICMP_UNHANDLED,     "icmp.unhandled",       "ICMP type not handled") \
 	X(ICMP_RATE_LIMITED,  "icmp.rate_limited",    "ICMP error not sent: rate limit (RFC 1812 §4.3.2.8)") \
 	X(ICMP_ERROR_SUPPRESSED, "icmp.error_suppressed", "no ICMP error about an ICMP error, fragment or broadcast (RFC 1122 §3.2.2)") \
+	X(ICMP_BAD_QUOTE,     "icmp.bad_quote",       "ICMP error not quoting the start of a datagram we sent") \
 	X(TX_NO_MBUF,         "tx.no_mbuf",           "mbuf pool empty") \
 	X(TX_QUEUE_FULL,      "tx.queue_full",        "port TX queue full") \
 	X(TX_LINK_DOWN,       "tx.link_down",         "output port is administratively down") \
+	X(UDP_TRUNCATED,      "udp.truncated",        "shorter than a UDP header") \
+	X(UDP_BAD_LENGTH,     "udp.bad_length",       "length field below 8 or past the IP payload") \
+	X(UDP_BAD_PORT,       "udp.bad_port",         "destination port 0") \
+	X(UDP_BAD_CHECKSUM,   "udp.bad_checksum",     "UDP checksum mismatch") \
+	X(UDP_NO_PORT,        "udp.no_port",          "no socket for the port (answered by port unreachable)") \
+	X(UDP_IGNORED_BCAST,  "udp.ignored_bcast",    "broadcast for a port no socket has (no ICMP, RFC 1122 §4.1.3.1)") \
+	X(UDP_RCVBUF_ERRORS,  "udp.rcvbuf_errors",    "datagram dropped: socket receive buffer full") \
 	X(TCP_TRUNCATED,      "tcp.truncated",        "shorter than a TCP header") \
 	X(TCP_BAD_HDR_LEN,    "tcp.bad_hdr_len",      "data offset below 5 or past the segment") \
 	X(TCP_BAD_OPTION,     "tcp.bad_option",       "malformed TCP option") \

@@ -8,6 +8,8 @@
 #include <rte_ip.h>
 
 #include "stack_internal.h"
+#include "tcp_priv.h"
+#include "udp_priv.h"
 #include "../wire/bytes.h"
 #include "../wire/checksum.h"
 #include "../wire/icmp4.h"
@@ -38,6 +40,75 @@ static void icmp4_echo_reply(struct stack *s, struct rte_mbuf *m, const struct i
 	 * record route and timestamp). */
 	if (ip4_output(s, m, IP4_PROTO_ICMP, ip->dst, ip->src, ip->tos, false) == 0)
 		stack_count(s, STACK_EV_ICMP_TX_ECHO_REPLY);
+}
+
+/* Validates the datagram an ICMP error quotes, q[0..len): RFC 792 quotes its IPv4 header
+ * and at least the first 64 bits of its data. Anyone can send such a message, so before a
+ * transport sees it: a whole IPv4 header, 8 bytes past it, a total length that held them, the
+ * first fragment (the only one with ports), and a source that is one of our addresses (we
+ * sent it). The quoted checksum is not checked: routers and NATs rewrite quoted headers. Sets
+ * *l4_len to the quoted transport bytes, no further than the quoted total length. */
+static bool icmp4_quote_parse(struct stack *s, const uint8_t *q, size_t len,
+			      struct ip4_repr *out, size_t *l4_len)
+{
+	if (len < IP4_HDR_MIN_LEN || q[IP4_OFF_VER_IHL] >> 4 != 4)
+		return false;
+	size_t hl = (size_t)(q[IP4_OFF_VER_IHL] & 0xf) * 4;
+	if (hl < IP4_HDR_MIN_LEN || len < hl + 8)
+		return false;
+	uint16_t total = wire_get_be16(q + IP4_OFF_TOTAL_LEN);
+	uint16_t frag = wire_get_be16(q + IP4_OFF_FRAG);
+	if (total < hl + 8 || (frag & IP4_FRAG_OFF_MASK) != 0)
+		return false;
+	*out = (struct ip4_repr){
+		.hdr_len = hl,
+		.tos = q[IP4_OFF_TOS],
+		.total_len = total,
+		.id = wire_get_be16(q + IP4_OFF_ID),
+		.df = (frag & IP4_FLAG_DF) != 0,
+		.mf = (frag & IP4_FLAG_MF) != 0,
+		.ttl = q[IP4_OFF_TTL],
+		.proto = q[IP4_OFF_PROTO],
+		.src = wire_get_be32(q + IP4_OFF_SRC),
+		.dst = wire_get_be32(q + IP4_OFF_DST),
+	};
+	const struct route *r = route_lookup(s->cfg.routes, out->src);
+	if (r == NULL || r->type != ROUTE_LOCAL)
+		return false;
+	*l4_len = (len < total ? len : total) - hl;
+	return true;
+}
+
+/* Destination unreachable, time exceeded, parameter problem: to the transport that sent the
+ * quoted datagram (RFC 1122 §3.2.2.1, §4.1.3.3, §4.2.3.9). Frees m. */
+static void icmp4_error_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
+			      const struct icmp4_repr *ic)
+{
+	/* Read through one bounded copy: a reassembled message may span segments. */
+	uint8_t copy[ICMP4_ERROR_MAX_LEN];
+	uint32_t off = (uint32_t)ip->hdr_len + ICMP4_HDR_LEN;
+	uint32_t len = rte_pktmbuf_pkt_len(m) - off;
+	if (len > sizeof(copy))
+		len = sizeof(copy);
+	const uint8_t *q = rte_pktmbuf_read(m, off, len, copy);
+	struct ip4_repr qip;
+	size_t l4_len;
+	if (q == NULL || !icmp4_quote_parse(s, q, len, &qip, &l4_len)) {
+		stack_drop(s, STACK_DROP_ICMP_BAD_QUOTE, m);
+		return;
+	}
+	const uint8_t *l4 = q + qip.hdr_len;
+	switch (qip.proto) {
+	case IP4_PROTO_UDP:
+		udp_icmp_error(s, &qip, l4, l4_len, ic->type, ic->code, ic->rest);
+		break;
+	case IP4_PROTO_TCP:
+		tcp_icmp_error(s, &qip, l4, l4_len, ic->type, ic->code, ic->rest);
+		break;
+	default:
+		break; /* about our ICMP (echo): nobody to tell */
+	}
+	rte_pktmbuf_free(m);
 }
 
 void icmp4_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast)
@@ -71,9 +142,8 @@ void icmp4_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
 	case ICMP4_DEST_UNREACH:
 	case ICMP4_TIME_EXCEEDED:
 	case ICMP4_PARAM_PROBLEM:
-		/* Delivered to the transport that sent the quoted datagram once one exists. */
 		stack_count(s, STACK_EV_ICMP_RX_ERROR);
-		rte_pktmbuf_free(m);
+		icmp4_error_input(s, m, ip, &ic);
 		return;
 	case ICMP4_ECHO_REPLY:
 		if (s->ping.id != 0 && ic.rest == ((uint32_t)s->ping.id << 16 | s->ping.seq) &&

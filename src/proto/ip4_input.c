@@ -2,6 +2,7 @@
  * options (RFC 7126), then local delivery (with reassembly) or forwarding. */
 #include "stack_internal.h"
 #include "tcp_priv.h"
+#include "udp_priv.h"
 #include "../wire/icmp4.h"
 
 static const enum stack_drop ip4_parse_drop[WIRE_STATUS_COUNT] = {
@@ -50,6 +51,8 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		ip->total_len = (uint16_t)rte_pktmbuf_pkt_len(m);
 		ip->mf = false;
 		ip->frag_off = 0;
+		/* A NIC's L4 checksum verdict was about one fragment, not the datagram. */
+		m->ol_flags &= ~RTE_MBUF_F_RX_L4_CKSUM_MASK;
 	}
 	stack_count(s, STACK_EV_IP_DELIVERED);
 	switch (ip->proto) {
@@ -58,6 +61,9 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		break;
 	case IP4_PROTO_TCP:
 		tcp_input(s, m, ip, bcast);
+		break;
+	case IP4_PROTO_UDP:
+		udp_input(s, m, ip, bcast);
 		break;
 	default:
 		/* RFC 1122 §3.2.2.1: protocol unreachable for a transport we do not run. */

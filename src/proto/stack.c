@@ -8,6 +8,7 @@
 
 #include "stack_internal.h"
 #include "tcp_priv.h"
+#include "udp_priv.h"
 #include "../wire/eth.h"
 #include "../wire/icmp4.h"
 
@@ -51,6 +52,8 @@ struct stack *stack_create(const struct stack_params *p)
 	}
 	ratelimit_init(&s->icmp_errors, p->icmp_rate, p->icmp_burst, 0);
 	rc = tcp_stack_init(s);
+	if (rc == 0)
+		rc = udp_stack_init(s);
 	if (rc < 0) {
 		stack_destroy(s);
 		rte_errno = -rc;
@@ -63,6 +66,7 @@ void stack_destroy(struct stack *s)
 {
 	if (s == NULL)
 		return;
+	udp_stack_fini(s);
 	tcp_stack_fini(s);
 	neigh_table_destroy(s->neigh);
 	ip4_reass_destroy(s->reass);

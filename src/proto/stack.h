@@ -18,6 +18,7 @@
 
 struct stack;
 struct tcp_stack;
+struct udp_stack;
 
 struct stack_ops {
 	/* Send a complete Ethernet frame out of port. Always takes ownership of m; counts and
@@ -69,6 +70,7 @@ struct stack {
 	uint16_t next_ip_id;
 	struct stack_ping ping;
 	struct tcp_stack *tcp;
+	struct udp_stack *udp;
 	uint64_t events[STACK_EV_COUNT];
 	uint64_t drops[STACK_DROP_COUNT];
 	struct stack_port_counters ports[NETCFG_MAX_PORTS];

@@ -280,13 +280,16 @@ void tcp_conn_done(struct tcp_conn *c, int err)
 		if (err != 0)
 			stack_count(c->s, STACK_EV_TCP_ESTAB_RESETS);
 	}
-	tcp_set_state(c, TCP_CLOSED);
-	tcp_timers_cancel(c);
-	tcp_conn_unhash(c);
+	/* Freed before the state changes: tcp_conn_free finds a child's queue (SYN or accept)
+	 * from its state, and a CLOSED SYN-RECEIVED child would be unlinked from the wrong
+	 * one. tcp_conn_free also does what follows (CLOSED, timers, tables). */
 	if (c->flags & TCPF_ORPHAN || c->parent != NULL) {
 		tcp_conn_free(c);
 		return;
 	}
+	tcp_set_state(c, TCP_CLOSED);
+	tcp_timers_cancel(c);
+	tcp_conn_unhash(c);
 	if (err != 0 && c->sk.error == 0)
 		c->sk.error = err;
 	tcp_notify(c, SOCK_EV_HUP | SOCK_EV_IN | SOCK_EV_OUT | SOCK_EV_RDHUP |
@@ -306,22 +309,28 @@ void tcp_conn_enter_time_wait(struct tcp_conn *c)
 	tcp_notify(c, SOCK_EV_HUP | SOCK_EV_IN | SOCK_EV_RDHUP);
 }
 
-/* RFC 9293 §3.7.1 and RFC 6691: the MSS we send is the peer's (536 without the option),
- * capped by our route MTU minus 40, by TCP_MAXSEG, and by what one mbuf holds; timestamps
- * take 12 bytes of every segment. The MSS we announce comes from the route MTU. */
-void tcp_conn_set_mss(struct tcp_conn *c, uint16_t peer_mss)
+uint16_t tcp_mss_ours(struct stack *s, uint32_t raddr, const struct tcp_sockopts *o)
 {
-	struct stack *s = c->s;
 	uint32_t mtu = 1500;
-	const struct route *r = route_lookup(s->cfg.routes, c->sk.raddr);
+	const struct route *r = route_lookup(s->cfg.routes, raddr);
 	if (r != NULL)
 		mtu = netcfg_route_mtu(&s->cfg, r);
 	uint32_t room = rte_pktmbuf_data_room_size(s->pool) - RTE_PKTMBUF_HEADROOM;
 	uint32_t mine = mtu - 40;
 	if (room - TCP_HDR_MAX_LEN < mine)
 		mine = room - TCP_HDR_MAX_LEN;
-	if (c->opts.mss != 0 && c->opts.mss < mine)
-		mine = c->opts.mss;
+	if (o->mss != 0 && o->mss < mine)
+		mine = o->mss;
+	return (uint16_t)mine;
+}
+
+/* RFC 9293 §3.7.1 and RFC 6691: the MSS we send is the peer's (536 without the option),
+ * capped by our route MTU minus 40, by TCP_MAXSEG, and by what one mbuf holds; timestamps
+ * take 12 bytes of every segment. The MSS we announce comes from the route MTU. */
+void tcp_conn_set_mss(struct tcp_conn *c, uint16_t peer_mss)
+{
+	struct stack *s = c->s;
+	uint32_t mine = tcp_mss_ours(s, c->sk.raddr, &c->opts);
 	c->rcv_mss = (uint16_t)mine;
 	if (c->state == TCP_SYN_SENT && peer_mss == 0)
 		return; /* before the SYN: announce only */
@@ -353,6 +362,11 @@ int tcp_conn_established(struct tcp_conn *c)
 	/* A close during the handshake left the FIN queued (tcp_queue_fin). */
 	tcp_set_state(c, c->flags & TCPF_FIN_QUEUED ? TCP_FIN_WAIT_1 : TCP_ESTABLISHED);
 	tcp_cc_init(&c->cc, c->cc.ops, c->snd_mss);
+	/* RFC 6582 §3.2: "recover" starts at the ISS (so does the once-per-window ECN guard,
+	 * RFC 3168 §6.1.2). Left at 0, seq_gt(ack, 0) fails for half of all random ISSs, and
+	 * those connections would neither enter fast recovery nor react to ECE. */
+	c->recover = c->iss;
+	c->ecn_recover = c->iss;
 	if (c->srtt_us != 0 && c->cc.ops->on_rtt != NULL)
 		c->cc.ops->on_rtt(&c->cc, c->srtt_us, c->s->now_us); /* the handshake's sample */
 	c->backoff = 0;

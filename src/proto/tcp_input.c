@@ -73,6 +73,9 @@ static struct tcp_conn *tcp_child_create(struct tcp_conn *l, const struct tcp_se
 			       c->sk.rport, 0);
 	c->irs = g->th.seq;
 	c->rcv_nxt = g->th.seq + 1;
+	/* No window advertised yet: without this, rcv_adv = 0 reads as a huge window
+	 * (tcp_rcv_window keeps the right edge) for half of the peers' ISNs. */
+	c->rcv_adv = c->rcv_nxt;
 	c->rcv_wscale = tcp_wscale_for(c->opts.rcvbuf);
 	c->state = TCP_SYN_RECEIVED;
 	tcp_negotiate(c, g, true);
@@ -101,8 +104,10 @@ static void tcp_syncookie_reply(struct tcp_conn *l, const struct tcp_seg *g)
 		.flags = TCP_FLAG_SYN | TCP_FLAG_ACK,
 		.window = (uint16_t)(l->opts.rcvbuf > UINT16_MAX ? UINT16_MAX : l->opts.rcvbuf),
 	};
+	/* The option announces what we can receive (RFC 9293 §3.7.1); the cookie keeps the
+	 * peer's MSS (mss), as Linux's cookie SYN-ACKs do. */
 	o.opts.has_mss = true;
-	o.opts.mss = mss;
+	o.opts.mss = tcp_mss_ours(s, g->ip->src, &l->opts);
 	/* Without timestamps there is nowhere to keep the other options: offer none, as
 	 * Linux does. */
 	if (in->has_timestamps) {
@@ -110,7 +115,7 @@ static void tcp_syncookie_reply(struct tcp_conn *l, const struct tcp_seg *g)
 			.mss = mss,
 			.sack_ok = in->sack_permitted,
 			.wscale_ok = in->has_wscale,
-			.wscale = tcp_wscale_for(l->opts.rcvbuf),
+			.wscale = in->wscale, /* the peer's shift: restored as snd_wscale */
 			.ecn_ok = (g->th.flags & (TCP_FLAG_ECE | TCP_FLAG_CWR)) ==
 				  (TCP_FLAG_ECE | TCP_FLAG_CWR),
 			.ts_ok = true,
@@ -120,7 +125,7 @@ static void tcp_syncookie_reply(struct tcp_conn *l, const struct tcp_seg *g)
 		o.opts.tsecr = in->tsval;
 		o.opts.sack_permitted = co.sack_ok;
 		o.opts.has_wscale = co.wscale_ok;
-		o.opts.wscale = co.wscale;
+		o.opts.wscale = tcp_wscale_for(l->opts.rcvbuf); /* ours, as the accept restores */
 		if (co.ecn_ok)
 			o.flags |= TCP_FLAG_ECE;
 	}
@@ -128,8 +133,10 @@ static void tcp_syncookie_reply(struct tcp_conn *l, const struct tcp_seg *g)
 	tcp_seg_send(s, &o);
 }
 
-/* The ACK completing a cookie handshake: rebuild the connection (RFC 4987 §3.6). */
-static struct tcp_conn *tcp_syncookie_accept(struct tcp_conn *l, const struct tcp_seg *g)
+/* The ACK completing a cookie handshake: rebuild the connection (RFC 4987 §3.6). NULL with
+ * *valid set: a good cookie but no room (accept queue full, no memory). */
+static struct tcp_conn *tcp_syncookie_accept(struct tcp_conn *l, const struct tcp_seg *g,
+					     bool *valid)
 {
 	struct stack *s = l->s;
 	uint16_t mss;
@@ -138,6 +145,7 @@ static struct tcp_conn *tcp_syncookie_accept(struct tcp_conn *l, const struct tc
 		stack_count(s, STACK_EV_TCP_SYNCOOKIES_FAILED);
 		return NULL;
 	}
+	*valid = true;
 	if (l->accept_qlen >= l->backlog) {
 		stack_count(s, STACK_EV_TCP_LISTEN_OVERFLOWS);
 		return NULL;
@@ -157,6 +165,8 @@ static struct tcp_conn *tcp_syncookie_accept(struct tcp_conn *l, const struct tc
 	c->flags |= TCPF_COOKIE;
 	c->irs = g->th.seq - 1;
 	c->rcv_nxt = g->th.seq;
+	/* The window the cookie SYN-ACK offered (tcp_syncookie_reply, unscaled). */
+	c->rcv_adv = c->rcv_nxt + (l->opts.rcvbuf > UINT16_MAX ? UINT16_MAX : l->opts.rcvbuf);
 	c->iss = g->th.ack - 1;
 	c->snd_una = g->th.ack - 1; /* the ACK below moves it past the SYN */
 	c->snd_nxt = g->th.ack;
@@ -198,9 +208,15 @@ static struct tcp_conn *tcp_listen_input(struct tcp_conn *l, const struct tcp_se
 		return NULL; /* RFC 9293 §3.10.7.2: ignore */
 	if (fl & TCP_FLAG_ACK) {
 		if (!(fl & TCP_FLAG_SYN)) {
-			struct tcp_conn *c = tcp_syncookie_accept(l, g);
+			bool valid = false;
+			struct tcp_conn *c = tcp_syncookie_accept(l, g, &valid);
 			if (c != NULL)
 				return c;
+			/* A good cookie without room is dropped, not reset (Linux with
+			 * tcp_abort_on_overflow 0): the cookie stays valid, and the peer's
+			 * next segment may find room. */
+			if (valid)
+				return NULL;
 		}
 		tcp_send_rst_reply(s, g->ip, &g->th, g->len);
 		return NULL;
@@ -268,6 +284,7 @@ static void tcp_syn_sent_input(struct tcp_conn *c, const struct tcp_seg *g)
 		return;
 	c->irs = g->th.seq;
 	c->rcv_nxt = g->th.seq + 1;
+	c->rcv_adv = c->rcv_nxt; /* nothing advertised for this sequence space yet */
 	tcp_negotiate(c, g, true);
 	if (c->opts.ecn && (fl & (TCP_FLAG_ECE | TCP_FLAG_CWR)) == TCP_FLAG_ECE)
 		c->flags |= TCPF_ECN_OK; /* RFC 3168 §6.1.1: ECE without CWR in the SYN-ACK */
@@ -541,6 +558,13 @@ static bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg *g)
 		if (wnd > c->max_sndwnd)
 			c->max_sndwnd = wnd;
 	}
+	if (window_changed && c->snd_wnd != 0 && c->snd_una == c->snd_max) {
+		/* Nothing in flight, so the timer running is the persist timer, set for the old
+		 * window: stop it and its backoff (Linux tcp_ack_probe). Output arms what fits
+		 * the new window, a full un-backed-off RTO for the data it sends now. */
+		tcp_timer_cancel(c, TCP_T_RTX);
+		c->backoff = 0;
+	}
 	if (acked != 0 && seq_gt(ack, c->snd_una)) {
 		tcp_new_ack(c, g, acked);
 	} else if (ack == c->snd_una && c->snd_una != c->snd_max && g->len == 0 &&
@@ -648,8 +672,10 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 	else
 		tcp_notify(c, SOCK_EV_IN);
 	/* RFC 9293 §3.8.6.3 / RFC 5681 §4.2: ACK at least every second full-sized segment,
-	 * otherwise within the delayed-ACK time. */
-	if (len >= c->rcv_mss || c->segs_unacked > 0)
+	 * otherwise within the delayed-ACK time. With timestamps a full-sized segment carries
+	 * 12 bytes less than the MSS we announced (RFC 6691 §3). */
+	uint32_t full = c->rcv_mss - (c->flags & TCPF_TS_OK ? TCPOLEN_TSTAMP_ALIGNED : 0);
+	if (len >= full || c->segs_unacked > 0)
 		c->segs_unacked++;
 	if (c->segs_unacked >= 2)
 		c->flags |= TCPF_ACK_NOW;
@@ -697,26 +723,41 @@ static void tcp_established_input(struct tcp_conn *c, struct tcp_seg *g)
 		tcp_send_ack(c);
 		return;
 	}
-	if (!tcp_seq_acceptable(c, g)) {
-		stack_drop_count(s, STACK_DROP_TCP_OUT_OF_WINDOW);
-		if (!(fl & TCP_FLAG_RST))
-			tcp_send_ack(c);
-		return;
-	}
-	if (fl & TCP_FLAG_RST) {
-		tcp_rst_input(c, g);
-		return;
-	}
 	if (fl & TCP_FLAG_SYN) {
-		/* RFC 5961 §4.2: any SYN on a synchronized connection gets a challenge ACK. In
-		 * SYN-RECEIVED a resent SYN from the same peer only means our SYN-ACK was lost. */
-		if (c->state == TCP_SYN_RECEIVED && g->th.seq == c->irs) {
+		/* RFC 5961 §4.2: a SYN on a synchronized connection gets a challenge ACK
+		 * "irrespective of the sequence number", so before the window check (Linux:
+		 * tcp_validate_incoming's syn_challenge). In SYN-RECEIVED a resent SYN from the
+		 * same peer (at IRS, hence left of the window) only means our SYN-ACK was lost:
+		 * send it again (Linux: tcp_check_req). */
+		if (c->state == TCP_SYN_RECEIVED && g->th.seq == c->irs &&
+		    !(fl & TCP_FLAG_ACK)) {
 			c->snd_nxt = c->iss;
 			tcp_output(c, false);
 			return;
 		}
 		stack_count(s, STACK_EV_TCP_SYN_CHALLENGED);
 		tcp_send_challenge_ack(c);
+		return;
+	}
+	if (!tcp_seq_acceptable(c, g)) {
+		stack_drop_count(s, STACK_DROP_TCP_OUT_OF_WINDOW);
+		if (fl & TCP_FLAG_RST)
+			return;
+		/* RFC 2883 §4: data already received (a resend whose ACK was lost, or a
+		 * spurious retransmission) is reported by a D-SACK in the ACK (as Linux's
+		 * tcp_send_dupack): the only way the sender learns the resend was not needed. */
+		if (c->flags & TCPF_SACK_OK && g->len != 0 && seq_lt(g->th.seq, c->rcv_nxt)) {
+			uint32_t end = g->th.seq + g->len;
+			c->dsack = (struct tcp_sack_block){g->th.seq, seq_lt(end, c->rcv_nxt) ? end
+											   : c->rcv_nxt};
+			c->has_dsack = true;
+			stack_count(s, STACK_EV_TCP_DUPLICATE_SEGS);
+		}
+		tcp_send_ack(c);
+		return;
+	}
+	if (fl & TCP_FLAG_RST) {
+		tcp_rst_input(c, g);
 		return;
 	}
 	if (!(fl & TCP_FLAG_ACK)) {

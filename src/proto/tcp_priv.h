@@ -247,6 +247,8 @@ void tcp_set_state(struct tcp_conn *c, enum tcp_state st);
 /* The connection ends with err (0: orderly): the owner is told, an orphan is freed. */
 void tcp_conn_done(struct tcp_conn *c, int err);
 void tcp_conn_enter_time_wait(struct tcp_conn *c);
+/* The MSS we announce to raddr: route MTU - 40, capped by the mbuf size and TCP_MAXSEG. */
+uint16_t tcp_mss_ours(struct stack *s, uint32_t raddr, const struct tcp_sockopts *o);
 /* Picks snd_mss from the peer's MSS, our route MTU and the options in use. */
 void tcp_conn_set_mss(struct tcp_conn *c, uint16_t peer_mss);
 /* SYN-RECEIVED or SYN-SENT → ESTABLISHED: FIFOs, congestion state, the accept queue or the

@@ -569,6 +569,8 @@ static void test_forward_other_subnet_broadcast_delivered_not_forwarded(void **s
 {
 	(void)state;
 	size_t n = build(TS_HOST_A, TS_BCAST1, 64, false, 16);
+	dgram[IP4_OFF_PROTO] = 253; /* RFC 3692 experimental: delivered to no transport */
+	ts_ip_fix_csum(dgram);
 	ts_input_ip(0, dgram, n);
 	assert_int_equal(ts_nframes, 0);
 	assert_int_equal(ts_s->events[STACK_EV_IP_FORWARDED], 0);

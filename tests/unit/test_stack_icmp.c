@@ -478,13 +478,17 @@ static void test_ping_subnet_broadcast_sent_to_broadcast_mac(void **state)
 
 /* --- errors we send --- */
 
-static size_t udp_dgram(uint32_t src, uint32_t dst, size_t payload_len)
+/* RFC 3692: protocol 253 is for experiments, so no stack runs it. */
+#define PROTO_EXPERIMENTAL 253
+
+/* A datagram of a protocol we do not run, with payload_len pattern bytes. */
+static size_t unknown_proto_dgram(uint32_t src, uint32_t dst, size_t payload_len)
 {
-	static uint8_t udp[IP4_MAX_LEN];
+	static uint8_t payload[IP4_MAX_LEN];
 	for (size_t k = 0; k < payload_len; k++)
-		udp[k] = ts_pattern(k);
-	struct ts_ip ip = ts_ip_of(src, dst, IP4_PROTO_UDP);
-	ip.payload = udp;
+		payload[k] = ts_pattern(k);
+	struct ts_ip ip = ts_ip_of(src, dst, PROTO_EXPERIMENTAL);
+	ip.payload = payload;
 	ip.len = payload_len;
 	return ts_ip_build(dgram, sizeof(dgram), &ip);
 }
@@ -492,7 +496,7 @@ static size_t udp_dgram(uint32_t src, uint32_t dst, size_t payload_len)
 static void test_icmp_unknown_protocol_answered_protocol_unreachable(void **state)
 {
 	(void)state;
-	size_t n = udp_dgram(TS_HOST_A, TS_ADDR0, 12);
+	size_t n = unknown_proto_dgram(TS_HOST_A, TS_ADDR0, 12);
 	ts_input_ip(0, dgram, n);
 	assert_int_equal(ts_nframes, 1);
 	ts_expect_icmp_error(0, 0, &ts_mac_a, TS_ADDR0, TS_HOST_A, ICMP4_DEST_UNREACH,
@@ -504,7 +508,7 @@ static void test_icmp_unknown_protocol_answered_protocol_unreachable(void **stat
 static void test_icmp_protocol_unreachable_quote_capped_at_576_bytes(void **state)
 {
 	(void)state;
-	size_t n = udp_dgram(TS_HOST_A, TS_ADDR0, 1200);
+	size_t n = unknown_proto_dgram(TS_HOST_A, TS_ADDR0, 1200);
 	ts_input_ip(0, dgram, n);
 	assert_int_equal(ts_nframes, 1);
 	ts_expect_icmp_error(0, 0, &ts_mac_a, TS_ADDR0, TS_HOST_A, ICMP4_DEST_UNREACH,
@@ -517,7 +521,7 @@ static void test_icmp_protocol_unreachable_quote_capped_at_576_bytes(void **stat
 static void test_icmp_protocol_unreachable_for_other_port_address_from_it(void **state)
 {
 	(void)state;
-	size_t n = udp_dgram(TS_HOST_B, TS_ADDR0, 12);
+	size_t n = unknown_proto_dgram(TS_HOST_B, TS_ADDR0, 12);
 	ts_input_ip(1, dgram, n);
 	assert_int_equal(ts_nframes, 1);
 	/* From the address of the port it came in on, in the sender's subnet. */
@@ -528,7 +532,7 @@ static void test_icmp_protocol_unreachable_for_other_port_address_from_it(void *
 static void test_icmp_unknown_protocol_to_broadcast_not_answered(void **state)
 {
 	(void)state;
-	size_t n = udp_dgram(TS_HOST_A, TS_BCAST0, 12);
+	size_t n = unknown_proto_dgram(TS_HOST_A, TS_BCAST0, 12);
 	ts_input_ip(0, dgram, n);
 	assert_int_equal(ts_nframes, 0);
 	ts_expect_drop(STACK_DROP_IP_UNKNOWN_PROTO, 1);
@@ -537,7 +541,7 @@ static void test_icmp_unknown_protocol_to_broadcast_not_answered(void **state)
 static void test_icmp_unknown_protocol_from_zero_source_suppressed(void **state)
 {
 	(void)state;
-	size_t n = udp_dgram(0, TS_ADDR0, 12);
+	size_t n = unknown_proto_dgram(0, TS_ADDR0, 12);
 	ts_input_ip(0, dgram, n);
 	assert_int_equal(ts_nframes, 0);
 	assert_int_equal(ts_s->drops[STACK_DROP_ICMP_ERROR_SUPPRESSED], 1);
@@ -550,7 +554,7 @@ static void test_icmp_unknown_protocol_from_zero_source_suppressed(void **state)
 static void test_icmp_unknown_protocol_from_subnet_broadcast_source_not_answered(void **state)
 {
 	(void)state;
-	size_t n = udp_dgram(TS_BCAST0, TS_ADDR0, 12);
+	size_t n = unknown_proto_dgram(TS_BCAST0, TS_ADDR0, 12);
 	ts_input_ip(0, dgram, n);
 	assert_int_equal(ts_nframes, 0);
 	ts_expect_drop(STACK_DROP_IP_BAD_FIELD, 1);
@@ -561,7 +565,7 @@ static void test_icmp_unknown_protocol_from_class_e_source_suppressed(void **sta
 	(void)state;
 	assert_int_equal(netcfg_route_add(&ts_s->cfg, &(struct route){.prefix = 0, .plen = 0,
 			 .type = ROUTE_GATEWAY, .port = NETCFG_PORT_ANY, .gateway = TS_HOST_A}), 0);
-	size_t n = udp_dgram(IP4(240, 0, 0, 1), TS_ADDR0, 12);
+	size_t n = unknown_proto_dgram(IP4(240, 0, 0, 1), TS_ADDR0, 12);
 	ts_input_ip(0, dgram, n);
 	assert_int_equal(ts_nframes, 0);
 	assert_int_equal(ts_s->drops[STACK_DROP_ICMP_ERROR_SUPPRESSED], 1);
@@ -573,7 +577,7 @@ static void test_icmp_unknown_protocol_in_link_broadcast_not_answered(void **sta
 {
 	(void)state;
 	uint8_t frame[128];
-	size_t n = udp_dgram(TS_HOST_A, TS_ADDR0, 12);
+	size_t n = unknown_proto_dgram(TS_HOST_A, TS_ADDR0, 12);
 	size_t fl = ts_eth_build(frame, &eth_addr_broadcast, &ts_mac_a, ETH_TYPE_IPV4, dgram, n);
 	ts_input_frame(0, frame, fl);
 	assert_int_equal(ts_nframes, 0);
@@ -583,7 +587,7 @@ static void test_icmp_unknown_protocol_in_link_broadcast_not_answered(void **sta
 static void test_icmp_unknown_protocol_reassembled_answered_quoting_it(void **state)
 {
 	(void)state;
-	size_t n = udp_dgram(TS_HOST_A, TS_ADDR0, 3000);
+	size_t n = unknown_proto_dgram(TS_HOST_A, TS_ADDR0, 3000);
 	unsigned k = ts_fragment(dgram, n, 1480, frags, 64);
 	feed_fragments(0, k, false);
 	assert_int_equal(ts_nframes, 1);
@@ -607,7 +611,7 @@ static void restart_rate_limited(uint32_t rate, uint32_t burst)
 
 static void send_unknown_protocol(unsigned count)
 {
-	size_t n = udp_dgram(TS_HOST_A, TS_ADDR0, 12);
+	size_t n = unknown_proto_dgram(TS_HOST_A, TS_ADDR0, 12);
 	for (unsigned i = 0; i < count; i++)
 		ts_input_ip(0, dgram, n);
 }
@@ -692,7 +696,7 @@ static void test_icmp_reassembly_timeout_of_broadcast_datagram_suppressed(void *
 	(void)state;
 	struct ip4_reass_params rp;
 	ip4_reass_params_default(&rp);
-	size_t n = udp_dgram(TS_HOST_A, TS_BCAST0, 3000);
+	size_t n = unknown_proto_dgram(TS_HOST_A, TS_BCAST0, 3000);
 	unsigned k = ts_fragment(dgram, n, 1480, frags, 64);
 	assert_true(k > 1);
 	ts_input_ip(0, frags[0].data, frags[0].len);

@@ -1,0 +1,105 @@
+/* Internals of the built-in services: the table, one service, one TCP connection, and the
+ * operations each kind (svc_echo.c, svc_discard.c, svc_chargen.c, svc_http.c) provides.
+ *
+ * svc.c owns the life cycle: it accepts connections, calls the kind's run() whenever the
+ * socket layer reports readiness, and frees the connection when run() says it is finished
+ * or the socket reports HUP/ERR. A kind's run() is written level-triggered: it makes all the
+ * progress it can (read, write) and returns when the socket would block, since the socket
+ * layer reports each change once. Not for use outside src/svc. */
+#ifndef DPS_SVC_SVC_PRIV_H
+#define DPS_SVC_SVC_PRIV_H
+
+#include <stddef.h>
+#include <sys/queue.h>
+
+#include "svc.h"
+#include "../proto/tcp.h"
+
+struct udp_sock;
+
+/* The RFC 864 pattern: lines of 72 characters of printable ASCII (32..126), each line
+ * starting one character further, CR LF after each; it repeats after 95 lines. */
+#define SVC_PATTERN_LINE 72
+#define SVC_PATTERN_PERIOD (95 * (SVC_PATTERN_LINE + 2))
+
+/* A per-worker read buffer: the largest UDP payload, and large TCP reads. */
+#define SVC_SCRATCH (SVC_UDP_PAYLOAD_MAX + 1)
+
+struct svc;
+
+/* One accepted TCP connection. Kinds with state of their own embed this first and set
+ * conn_size in their ops. */
+struct svc_conn {
+	struct svc *sv;
+	struct tcp_conn *c;
+	TAILQ_ENTRY(svc_conn) link;
+};
+
+/* What run() tells svc.c. */
+enum svc_run {
+	SVC_RUN_WAIT,      /* blocked on input or output: readiness will call again */
+	SVC_RUN_DONE,      /* finished: close the connection (FIN after the queued data) */
+	SVC_RUN_ERROR,     /* failed: count an error and close */
+};
+
+struct svc_kind_ops {
+	bool tcp, udp;
+	size_t conn_size;                  /* >= sizeof(struct svc_conn) */
+	/* Keeps TCP_NODELAY on: request/response kinds answer in one write and must not
+	 * wait for an ACK of the previous answer (Nagle with delayed ACKs). */
+	bool nodelay;
+	/* After accept, before the first run (state beyond the zeroed conn_size bytes). */
+	void (*open)(struct svc_conn *sc);
+	enum svc_run (*run)(struct svc_conn *sc);
+	/* One received datagram (in the table's scratch buffer). */
+	void (*datagram)(struct svc *sv, uint8_t *buf, size_t len, size_t cap, uint32_t raddr,
+			 uint16_t rport);
+};
+
+struct svc_table {
+	struct stack *s;
+	TAILQ_HEAD(, svc) list;
+	unsigned n;
+	uint64_t rng;                        /* xorshift state: chargen's random lengths */
+	/* Two periods of the pattern, so that any offset has a whole period after it. */
+	uint8_t pattern[2 * SVC_PATTERN_PERIOD];
+	uint8_t scratch[SVC_SCRATCH];
+};
+
+struct svc {
+	struct svc_table *t;
+	enum svc_kind kind;
+	const struct svc_kind_ops *ops;
+	uint8_t proto;
+	uint16_t port;
+	struct svc_opts opts;
+	struct tcp_conn *listener;
+	struct udp_sock *udp;
+	TAILQ_HEAD(, svc_conn) conns;
+	struct svc_counters cnt;
+	TAILQ_ENTRY(svc) link;
+};
+
+extern const struct svc_kind_ops svc_echo_ops;
+extern const struct svc_kind_ops svc_discard_ops;
+extern const struct svc_kind_ops svc_chargen_ops;
+extern const struct svc_kind_ops svc_http_ops;
+
+/* Fills dst with len bytes of the pattern from offset (any offset: it wraps). */
+void svc_pattern_fill(uint8_t *dst, size_t len, uint64_t offset);
+
+/* Reads and drops everything readable. Returns SVC_RUN_DONE at end of stream,
+ * SVC_RUN_ERROR after a reset, SVC_RUN_WAIT otherwise. */
+enum svc_run svc_conn_drain(struct svc_conn *sc);
+
+/* Queues bytes from the pattern at *offset, at most *left (UINT64_MAX: no limit) and as much
+ * as the send FIFO takes; advances both. Returns SVC_RUN_WAIT when the FIFO is full,
+ * SVC_RUN_DONE when *left reached 0, SVC_RUN_ERROR when the connection refuses data. */
+enum svc_run svc_conn_send_pattern(struct svc_conn *sc, uint32_t *offset, uint64_t *left);
+
+/* Sends one datagram back from the service's socket; counts bytes or an error. */
+void svc_udp_reply(struct svc *sv, const void *buf, size_t len, uint32_t raddr, uint16_t rport);
+
+uint32_t svc_rand(struct svc_table *t);
+
+#endif
