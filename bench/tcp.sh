@@ -40,6 +40,7 @@ ip -n dpsb-k link set lo up
 
 cat >"$work/dpstack.conf" <<CONF
 workers 1
+idle-sleep-us ${IDLE_SLEEP_US:-100}
 port add port0 net_af_xdp0,iface=dpsb0
 ip addr add 10.0.0.2/24 dev port0
 service add discard tcp 9
@@ -68,3 +69,4 @@ run() {
 run stream 9 9 MB/s
 run cps 7 9 conn/s
 "$BUILD/tools/dpstackctl/dpstackctl" service show
+[ -n "${BENCH_STATS:-}" ] && "$BUILD/tools/dpstackctl/dpstackctl" stats | grep -E "tcp\.|drop|tx\." || true

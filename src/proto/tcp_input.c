@@ -398,6 +398,19 @@ static void tcp_enter_recovery(struct tcp_conn *c)
 		len--; /* the FIN is resent by output, not as data */
 	if (c->flags & TCPF_SACK_OK) {
 		c->cc.cwnd = c->cc.ssthresh;
+		/* RFC 6675 §5 step 4.3: the first segment presumed lost is resent now, whatever
+		 * the pipe (it may exceed the new cwnd when many segments lie above the hole);
+		 * NextSeg() and the pipe govern only what follows (step 4.4). */
+		uint32_t seq = c->snd_una, n = len;
+		tcp_sb_next_seg(&c->sb, c->snd_una, c->snd_max, c->high_rxt, c->snd_mss, true,
+				&seq, &n);
+		if (n > len)
+			n = len;
+		if (n > 0 && tcp_send_segment(c, seq, n, TCP_FLAG_ACK) >= 0) {
+			c->high_rxt = seq + n;
+			c->retransmits++;
+			stack_count(s, STACK_EV_TCP_RETRANS_SEGS);
+		}
 		tcp_recovery_send(c);
 		return;
 	}
@@ -546,10 +559,13 @@ static bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg *g)
 		tcp_sb_update(&c->sb, c->snd_una, ack, c->snd_max, NULL, 0, &r);
 	}
 	uint32_t acked = ack - c->snd_una;
-	/* RFC 9293 §3.10.7.4: take the window from the newest segment only (SND.WL1/WL2). */
+	/* RFC 9293 §3.10.7.4: take the window from the newest segment only (SND.WL1/WL2), and
+	 * only when SND.UNA =< SEG.ACK: an old ACK's window is relative to that old ACK (Linux:
+	 * tcp_ack's old_ack path). */
 	bool window_changed = false;
-	if (seq_lt(c->snd_wl1, g->th.seq) ||
-	    (c->snd_wl1 == g->th.seq && seq_le(c->snd_wl2, ack))) {
+	if (seq_ge(ack, c->snd_una) &&
+	    (seq_lt(c->snd_wl1, g->th.seq) ||
+	     (c->snd_wl1 == g->th.seq && seq_le(c->snd_wl2, ack)))) {
 		uint32_t wnd = (uint32_t)g->th.window << c->snd_wscale;
 		window_changed = wnd != c->snd_wnd;
 		c->snd_wnd = wnd;

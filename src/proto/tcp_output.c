@@ -379,7 +379,16 @@ void tcp_recovery_send(struct tcp_conn *c)
 			continue;
 		}
 		if (tcp_unsent(c) != 0 && c->snd_nxt == c->snd_max) {
-			if (tcp_output_data(c) == 0)
+			/* Rule 2, one new segment. The pipe checked above is the measure of the
+			 * flight here (RFC 6675 §5 step C), not SND.NXT - SND.UNA, which still
+			 * counts SACKed and lost segments and would hold new data back for the
+			 * whole recovery: give output a window of one segment past SND.NXT (the
+			 * peer's window still applies). */
+			uint32_t cwnd = c->cc.cwnd;
+			c->cc.cwnd = c->snd_nxt - c->snd_una + c->snd_mss;
+			unsigned n = tcp_output_data(c);
+			c->cc.cwnd = cwnd;
+			if (n == 0)
 				break;
 			continue;
 		}

@@ -75,8 +75,7 @@ void tcp_rtt_sample(struct tcp_conn *c, uint32_t rtt_us)
 static bool tcp_gave_up(struct tcp_conn *c, unsigned limit)
 {
 	if (c->opts.user_timeout_ms != 0)
-		return c->rtx_since_ms != 0 &&
-		       c->s->now_ms - c->rtx_since_ms >= c->opts.user_timeout_ms;
+		return c->s->now_ms - c->rtx_since_ms >= c->opts.user_timeout_ms;
 	return c->retries >= limit;
 }
 
@@ -106,8 +105,11 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c)
 	bool handshake = c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED;
 	unsigned limit = c->state == TCP_SYN_SENT ? TCP_SYN_RETRIES
 			 : c->state == TCP_SYN_RECEIVED ? TCP_SYNACK_RETRIES : TCP_DATA_RETRIES;
-	if (c->rtx_since_ms == 0)
-		c->rtx_since_ms = s->now_ms;
+	if (c->retries == 0)
+		/* RFC 5482 §2: the user timeout bounds how long data stays unacknowledged, so
+		 * it runs from when this timer was armed (the send, or the last ACK that made
+		 * progress), one RTO ago, not from this first retransmission. */
+		c->rtx_since_ms = s->now_ms - tcp_backed_off_rto(c);
 	if (tcp_gave_up(c, limit)) {
 		stack_count(s, STACK_EV_TCP_TIMEOUTS);
 		if (!handshake)
@@ -142,6 +144,12 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c)
 		c->backoff++;
 	/* RFC 6298 §5.5–5.6: back off, then retransmit the earliest unacknowledged segment. */
 	tcp_timer_rtx_arm(c);
+	if (c->opts.user_timeout_ms != 0) {
+		/* Never sleep past the user timeout (Linux tcp_clamp_rto_to_user_timeout). */
+		uint64_t end = c->rtx_since_ms + c->opts.user_timeout_ms;
+		if (end > s->now_ms && end - s->now_ms < tcp_backed_off_rto(c))
+			tcp_timer_arm(c, TCP_T_RTX, end - s->now_ms);
+	}
 	tcp_output(c, false);
 }
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 /* Adds the 16-bit big-endian words of buf[0..len) to the running 32-bit sum `sum` and returns
- * the new unfolded sum. An odd trailing byte is padded with zero, so chunks other than the last
+ * a 32-bit sum equivalent to the total modulo 0xffff (not necessarily the unfolded one). An odd trailing byte is padded with zero, so chunks other than the last
  * one must have even length. */
 uint32_t wire_csum_add(uint32_t sum, const void *buf, size_t len);
 

@@ -351,6 +351,32 @@ static void test_established_old_ack_within_max_snd_wnd_data_accepted(void **sta
 	assert_int_equal(ts_s->events[STACK_EV_TCP_CHALLENGE_ACKS], 0);
 }
 
+/* RFC 9293 §3.10.7.4: the window is taken only when SND.UNA =< SEG.ACK =< SND.NXT; an old
+ * ACK's window is relative to that old ACK (Linux: tcp_ack's old_ack path skips it). */
+static void test_established_old_ack_does_not_update_send_window(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	uint32_t old = p.rcv_nxt;
+	assert_int_equal(tcp_send(c, "0123456789", 10), 10);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	p.rcv_nxt = g.th.seq + 10;
+	tp_send(&p, TCP_FLAG_ACK | TCP_FLAG_PSH, "ab", 2, NULL);
+	uint32_t wnd = c->snd_wnd;
+	assert_int_equal(wnd, (uint32_t)p.window << p.wscale);
+	/* Reordered: newer data, but sent before the peer saw our 10 bytes. */
+	p.window = 1;
+	tp_send_at(&p, p.snd_nxt, old, TCP_FLAG_ACK | TCP_FLAG_PSH, "late", 4, NULL);
+	p.snd_nxt += 4;
+	assert_int_equal(c->snd_wnd, wnd);
+	char b[8];
+	assert_int_equal(tcp_recv(c, b, sizeof(b)), 6);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_ACK_CHALLENGED], 0);
+}
+
 /* ---- data outside the window (RFC 9293 §3.10.7.4 "first") ---- */
 
 static void test_established_data_beyond_window_acked_not_delivered(void **state)
@@ -675,6 +701,7 @@ int main(void)
 		T(test_established_ack_beyond_snd_nxt_does_not_move_snd_una),
 		T(test_established_ack_older_than_max_snd_wnd_gets_challenge_ack),
 		T(test_established_old_ack_within_max_snd_wnd_data_accepted),
+		T(test_established_old_ack_does_not_update_send_window),
 		T(test_established_data_beyond_window_acked_not_delivered),
 		T(test_established_old_data_acked_not_delivered_again),
 		T(test_established_out_of_window_acks_are_not_rate_limited_challenges),

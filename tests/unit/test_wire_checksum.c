@@ -57,11 +57,19 @@ static uint16_t ref_csum(const uint8_t *p, size_t len)
 	return (uint16_t)~sum;
 }
 
+/* wire_csum_add returns some sum equivalent modulo 0xffff: compare folded values. */
+static uint32_t fold(uint64_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint32_t)sum;
+}
+
 static void test_csum_rfc1071_example_sum_is_ddf2(void **state)
 {
 	(void)state;
 	/* RFC 1071 §3: the words add to 2ddf0, which folds to ddf2. */
-	assert_int_equal(wire_csum_add(0, rfc1071_example, sizeof(rfc1071_example)), 0x2ddf0);
+	assert_int_equal(fold(wire_csum_add(0, rfc1071_example, sizeof(rfc1071_example))), 0xddf2);
 	assert_int_equal(wire_csum_finish(0x2ddf0), (uint16_t)~0xddf2);
 	assert_int_equal(wire_csum(rfc1071_example, sizeof(rfc1071_example)), 0x220d);
 }
@@ -146,7 +154,7 @@ static void test_csum_chunks_of_even_length_equal_whole(void **state)
 static void test_csum_start_sum_is_added(void **state)
 {
 	(void)state;
-	assert_int_equal(wire_csum_add(0x1234, rfc1071_example, 8), 0x1234 + 0x2ddf0);
+	assert_int_equal(fold(wire_csum_add(0x1234, rfc1071_example, 8)), fold(0x1234 + 0x2ddf0));
 }
 
 static void test_csum_all_ones_data_gives_zero(void **state)
