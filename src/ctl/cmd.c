@@ -44,6 +44,9 @@ static const struct cmd cmds[] = {
 	{"service del", cmd_service_del, "service del { tcp | udp } PORT"},
 	{"service show", cmd_service_show, "service show"},
 	{"service", cmd_service_show, NULL},
+	{"tcp params", cmd_tcp_params,
+	 "tcp params [{ syn-retries | synack-retries | retries | rto-min-ms | delack-ms | "
+	 "fin-timeout-ms | time-wait-ms | syncookies } N]... [cc { cubic | newreno | vegas }]"},
 };
 
 /* How many of argv's leading words spell c->words; 0 when they do not. */

@@ -20,6 +20,7 @@ cmd_handler cmd_neigh_show, cmd_neigh_add, cmd_neigh_del, cmd_neigh_flush, cmd_n
 cmd_handler cmd_stats_show;
 cmd_handler cmd_ping;
 cmd_handler cmd_service_add, cmd_service_del, cmd_service_show;
+cmd_handler cmd_tcp_params;
 
 /* Stops every built-in service on every worker (before the workers stop). */
 void cmd_service_fini(struct daemon *d);

@@ -56,6 +56,23 @@ struct tcp_sockopts {
 
 void tcp_sockopts_default(struct tcp_sockopts *o);
 
+/* Stack-wide TCP tunables (`dpstackctl tcp params`), the counterparts of Linux's sysctls. */
+struct tcp_params {
+	uint32_t syn_retries;       /* SYN retransmissions before ETIMEDOUT (tcp_syn_retries) */
+	uint32_t synack_retries;    /* SYN-ACK retransmissions before giving up */
+	uint32_t retries;           /* data retransmissions before ETIMEDOUT (tcp_retries2) */
+	uint32_t rto_min_ms;        /* floor of the RTO (RFC 6298 §2.4 asks 1 s; LANs want less) */
+	uint32_t delack_ms;         /* delayed-ACK time (RFC 9293 §3.8.6.3: < 500 ms) */
+	uint32_t fin_timeout_ms;    /* orphaned FIN-WAIT-2 lifetime (tcp_fin_timeout) */
+	uint32_t time_wait_ms;      /* TIME-WAIT, 2*MSL (RFC 9293 §3.4.2) */
+	uint32_t syncookies;        /* 1: SYN cookies when the SYN queue is full (RFC 4987) */
+};
+
+void tcp_params_default(struct tcp_params *p);
+void tcp_get_params(const struct stack *s, struct tcp_params *p);
+/* -EINVAL when a value is out of range (nothing changed). */
+int tcp_set_params(struct stack *s, const struct tcp_params *p);
+
 /* A listening socket on laddr:lport (laddr 0 = every address). backlog bounds the accept
  * queue and, doubled, the SYN queue; beyond that SYN cookies answer (RFC 4987 §3.6). New
  * connections inherit opts and owner; the listener's owner gets SOCK_EV_IN when one is ready

@@ -82,7 +82,7 @@ int tcp_stack_init(struct stack *s)
 		tcp_stack_fini(s);
 		return rc;
 	}
-	t->default_cc = tcp_cc_default();
+	tcp_params_default(&t->params);
 	t->next_ephemeral = (uint16_t)(TCP_EPHEMERAL_LO + t->secret.isn_key.k0 %
 				       (TCP_EPHEMERAL_HI - TCP_EPHEMERAL_LO + 1));
 	return 0;
@@ -123,7 +123,7 @@ struct tcp_conn *tcp_conn_alloc(struct stack *s, const struct tcp_sockopts *opts
 	tcp_sb_init(&c->sb);
 	c->rto_ms = TCP_RTO_INIT_MS;
 	c->snd_mss = TCP_MSS_DEFAULT;
-	tcp_cc_init(&c->cc, opts->cc != NULL ? opts->cc : s->tcp->default_cc, c->snd_mss);
+	tcp_cc_init(&c->cc, opts->cc != NULL ? opts->cc : tcp_cc_default(), c->snd_mss);
 	TAILQ_INSERT_TAIL(&s->tcp->all, c, all_link);
 	s->tcp->nconns++;
 	return c;
@@ -303,7 +303,7 @@ void tcp_conn_enter_time_wait(struct tcp_conn *c)
 	tcp_timer_cancel(c, TCP_T_DELACK);
 	/* RFC 9293 §3.10.7.4: 2 MSL. The FIFOs are no longer needed, unless the owner still
 	 * has data to read. */
-	tcp_timer_arm(c, TCP_T_KEEP, 2 * TCP_MSL_MS);
+	tcp_timer_arm(c, TCP_T_KEEP, c->s->tcp->params.time_wait_ms);
 	if (c->flags & TCPF_ORPHAN)
 		tcp_conn_buffers_free(c);
 	tcp_notify(c, SOCK_EV_HUP | SOCK_EV_IN | SOCK_EV_RDHUP);

@@ -231,7 +231,10 @@ static struct tcp_conn *tcp_listen_input(struct tcp_conn *l, const struct tcp_se
 		return NULL;
 	}
 	if (l->syn_qlen >= 2 * l->backlog) {
-		tcp_syncookie_reply(l, g);
+		if (s->tcp->params.syncookies)
+			tcp_syncookie_reply(l, g);
+		else
+			stack_count(s, STACK_EV_TCP_SYN_QUEUE_OVERFLOWS);
 		return NULL;
 	}
 	struct tcp_conn *c = tcp_child_create(l, g);
@@ -593,7 +596,7 @@ static bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg *g)
 			tcp_set_state(c, TCP_FIN_WAIT_2);
 			tcp_timer_cancel(c, TCP_T_RTX);
 			if (c->flags & TCPF_ORPHAN)
-				tcp_timer_arm(c, TCP_T_KEEP, TCP_FIN_WAIT2_MS);
+				tcp_timer_arm(c, TCP_T_KEEP, s->tcp->params.fin_timeout_ms);
 		}
 		break;
 	case TCP_CLOSING:
@@ -696,7 +699,7 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 	if (c->segs_unacked >= 2)
 		c->flags |= TCPF_ACK_NOW;
 	else if (!(c->flags & TCPF_ACK_NOW) && !tcp_timer_armed(c, TCP_T_DELACK))
-		tcp_timer_arm(c, TCP_T_DELACK, TCP_DELACK_MS);
+		tcp_timer_arm(c, TCP_T_DELACK, s->tcp->params.delack_ms);
 }
 
 /* RFC 9293 §3.10.7.4 "eighth, check the FIN bit". */
@@ -722,7 +725,7 @@ static void tcp_fin_input(struct tcp_conn *c, const struct tcp_seg *g)
 		tcp_conn_enter_time_wait(c);
 		break;
 	case TCP_TIME_WAIT:
-		tcp_timer_arm(c, TCP_T_KEEP, 2 * TCP_MSL_MS);
+		tcp_timer_arm(c, TCP_T_KEEP, c->s->tcp->params.time_wait_ms);
 		break;
 	default:
 		break;

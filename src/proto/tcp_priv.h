@@ -141,7 +141,7 @@ struct tcp_conn {
 	uint64_t rtt_start_us;
 	uint8_t backoff;                  /* RTO doublings since the last new ACK */
 	uint8_t retries;
-	uint64_t rtx_since_ms;            /* first unanswered retransmission (user timeout) */
+	uint64_t rtx_since_ms;            /* data unacknowledged since (user timeout, RFC 5482) */
 	int soft_error;                   /* last ICMP soft error: reported instead of ETIMEDOUT */
 
 	/* Loss recovery and congestion control */
@@ -179,7 +179,7 @@ struct tcp_stack {
 	uint16_t next_ephemeral;
 	uint64_t challenge_window_ms;     /* RFC 5961 §7 challenge ACK budget */
 	unsigned challenge_acks;
-	const struct tcp_cc_ops *default_cc;
+	struct tcp_params params;
 	struct tcp_secret secret;
 };
 

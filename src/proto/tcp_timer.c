@@ -67,7 +67,8 @@ void tcp_rtt_sample(struct tcp_conn *c, uint32_t rtt_us)
 	}
 	uint32_t var = 4 * c->rttvar_us < 1000 ? 1000 : 4 * c->rttvar_us;
 	uint32_t rto = (c->srtt_us + var + 999) / 1000;
-	c->rto_ms = rto < TCP_RTO_MIN_MS ? TCP_RTO_MIN_MS : rto > TCP_RTO_MAX_MS ? TCP_RTO_MAX_MS : rto;
+	uint32_t floor = c->s->tcp->params.rto_min_ms;
+	c->rto_ms = rto < floor ? floor : rto > TCP_RTO_MAX_MS ? TCP_RTO_MAX_MS : rto;
 	if (c->cc.ops->on_rtt != NULL)
 		c->cc.ops->on_rtt(&c->cc, rtt_us, c->s->now_us);
 }
@@ -103,8 +104,9 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c)
 	if (c->snd_una == c->snd_max)
 		return;
 	bool handshake = c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED;
-	unsigned limit = c->state == TCP_SYN_SENT ? TCP_SYN_RETRIES
-			 : c->state == TCP_SYN_RECEIVED ? TCP_SYNACK_RETRIES : TCP_DATA_RETRIES;
+	const struct tcp_params *tp = &s->tcp->params;
+	unsigned limit = c->state == TCP_SYN_SENT ? tp->syn_retries
+			 : c->state == TCP_SYN_RECEIVED ? tp->synack_retries : tp->retries;
 	if (c->retries == 0)
 		/* RFC 5482 §2: the user timeout bounds how long data stays unacknowledged, so
 		 * it runs from when this timer was armed (the send, or the last ACK that made

@@ -289,3 +289,36 @@ int tcp_walk(struct stack *s, int (*fn)(const struct tcp_conn *c, void *arg), vo
 	}
 	return 0;
 }
+
+void tcp_params_default(struct tcp_params *p)
+{
+	*p = (struct tcp_params){
+		.syn_retries = TCP_SYN_RETRIES,
+		.synack_retries = TCP_SYNACK_RETRIES,
+		.retries = TCP_DATA_RETRIES,
+		.rto_min_ms = TCP_RTO_MIN_MS,
+		.delack_ms = TCP_DELACK_MS,
+		.fin_timeout_ms = TCP_FIN_WAIT2_MS,
+		.time_wait_ms = 2 * TCP_MSL_MS,
+		.syncookies = 1,
+	};
+}
+
+void tcp_get_params(const struct stack *s, struct tcp_params *p)
+{
+	*p = s->tcp->params;
+}
+
+int tcp_set_params(struct stack *s, const struct tcp_params *p)
+{
+	/* Each bound keeps the timers meaningful: a retry limit of 0 would give up before the
+	 * first retransmission, a delayed ACK of 500 ms or more breaks RFC 9293 §3.8.6.3. */
+	if (p->syn_retries < 1 || p->syn_retries > 127 || p->synack_retries < 1 ||
+	    p->synack_retries > 127 || p->retries < 1 || p->retries > 127 ||
+	    p->rto_min_ms < 1 || p->rto_min_ms > TCP_RTO_INIT_MS || p->delack_ms < 1 ||
+	    p->delack_ms >= 500 || p->fin_timeout_ms < 1 || p->time_wait_ms < 1 ||
+	    p->syncookies > 1)
+		return -EINVAL;
+	s->tcp->params = *p;
+	return 0;
+}

@@ -41,6 +41,12 @@ BAD_COMMANDS = [
     ("neigh_params_zero", ["neigh", "params", "reachable-ms", "0"]),
     ("neigh_params_missing_value", ["neigh", "params", "reachable-ms"]),
     ("neigh_params_not_a_number", ["neigh", "params", "delay-ms", "soon"]),
+    ("tcp_params_unknown", ["tcp", "params", "bogus", "5"]),
+    ("tcp_params_zero_retries", ["tcp", "params", "retries", "0"]),
+    ("tcp_params_delack_too_long", ["tcp", "params", "delack-ms", "500"]),
+    ("tcp_params_missing_value", ["tcp", "params", "retries"]),
+    ("tcp_params_unknown_cc", ["tcp", "params", "cc", "bbr9"]),
+    ("tcp_params_syncookies_two", ["tcp", "params", "syncookies", "2"]),
     ("link_unknown_port", ["link", "show", "port9"]),
     ("link_mtu_too_small", ["link", "set", "port0", "mtu", "10"]),
     ("link_set_bogus", ["link", "set", "port0", "sideways"]),
@@ -69,6 +75,7 @@ def snapshot(d):
         "routes": d.ctl("ip", "route", "show", json=True),
         "static_neigh": neigh,
         "neigh_params": d.ctl("neigh", "params", json=True),
+        "tcp_params": d.ctl("tcp", "params", json=True),
         "forwarding": d.ctl("ip", "forwarding", json=True),
     }
 
@@ -133,7 +140,8 @@ def test_help_lists_every_command(one_port):
 
 @pytest.mark.parametrize("args", [["link", "show"], ["ip", "addr", "show"],
                                   ["ip", "route", "show"], ["neigh", "show"], ["stats"],
-                                  ["neigh", "params"], ["ip", "forwarding"]],
+                                  ["neigh", "params"], ["ip", "forwarding"],
+                                  ["tcp", "params"]],
                          ids=lambda a: "_".join(a))
 def test_show_commands_give_valid_json(one_port, args):
     out = one_port.ctl(*args, json=True)
@@ -191,3 +199,18 @@ def test_link_down_stops_answering_and_up_restores(one_port):
         s.ctl("link", "set", "port0", "up")
     assert s.ctl("link", "show", "port0", json=True)[0]["admin_up"] is True
     s.ping_ok()
+
+
+def test_tcp_params_set_show_and_restore(fresh_one_port):
+    d = fresh_one_port.daemon
+    before = d.ctl("tcp", "params", json=True)
+    assert before["cc"] == "cubic"
+    assert set(before["cc_available"]) == {"cubic", "newreno", "vegas"}
+    d.ctl("tcp", "params", "retries", "3", "time-wait-ms", "1000", "cc", "newreno")
+    after = d.ctl("tcp", "params", json=True)
+    assert after["retries"] == 3 and after["time-wait-ms"] == 1000
+    assert after["cc"] == "newreno"
+    assert after["syn-retries"] == before["syn-retries"]
+    d.ctl("tcp", "params", "retries", str(before["retries"]), "time-wait-ms",
+          str(before["time-wait-ms"]), "cc", "cubic")
+    assert d.ctl("tcp", "params", json=True) == before
