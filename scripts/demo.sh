@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo: dpstackd with two ports, each on a veth whose other end is the Linux kernel in a
 # network namespace. Kernel A pings the stack and through it (the stack routes) kernel B; the
-# stack pings back; large pings cross fragmentation and reassembly both ways.
+# stack pings back; large pings cross fragmentation and reassembly both ways; kernel A's curl
+# and nc talk TCP and UDP to the stack's built-in services.
 #
 #   kernel A 10.0.0.1 --veth-- [port0 10.0.0.2  dpstackd  10.0.1.2 port1] --veth-- kernel B 10.0.1.1
 set -euo pipefail
@@ -58,6 +59,22 @@ ip netns exec dpsdemo-a ping -c 5 -i 0.2 10.0.1.1
 
 step "traceroute from kernel A to kernel B: dpstack answers TTL expiry"
 ip netns exec dpsdemo-a traceroute -n -q 1 -w 1 10.0.1.1
+
+step "TCP and UDP: built-in services on dpstack, kernel clients (curl, nc)"
+ctl service add http tcp 80
+ctl service add echo tcp 7
+ctl service add echo udp 7
+ip netns exec dpsdemo-a curl -sS -m 10 -D - http://10.0.0.2/
+echo "hello over TCP" | ip netns exec dpsdemo-a nc -N -w 5 10.0.0.2 7
+echo "hello over UDP" | ip netns exec dpsdemo-a nc -u -w 1 -q 1 10.0.0.2 7 || true
+step "10 MB through the echo service: the SHA-256 sent and received match"
+head -c 10000000 /dev/urandom >"$work/10mb"
+sha_sent=$(sha256sum <"$work/10mb" | cut -d' ' -f1)
+sha_back=$(ip netns exec dpsdemo-a nc -N -w 10 10.0.0.2 7 <"$work/10mb" | sha256sum | cut -d' ' -f1)
+echo "sent     $sha_sent"
+echo "received $sha_back"
+[ "$sha_sent" = "$sha_back" ]
+ctl service show
 
 step "What dpstack learnt and counted"
 ctl ip addr show
