@@ -499,7 +499,9 @@ static void tcp_new_ack(struct tcp_conn *c, const struct tcp_seg *g, uint32_t ac
 			.in_flight = flight,
 			.rtt_us = rtt_us,
 			.now_us = s->now_us,
-			.app_limited = flight + c->snd_mss < c->cc.cwnd && tcp_unsent(c) == 0,
+			/* cwnd was not the limit: the application or the peer's window was
+			 * (RFC 7661); growing cwnd then only inflates it. */
+			.app_limited = flight + c->snd_mss < c->cc.cwnd,
 		};
 		c->cc.ops->on_ack(&c->cc, &a);
 	}
