@@ -13,7 +13,8 @@
 #define WORKER_MAILBOX_SIZE 64
 #define WORKER_NEIGH_RING_SIZE 1024 /* ARP news waiting for a worker; more are dropped */
 #define WORKER_DRAIN_US 100      /* longest a frame waits in a TX buffer under load */
-#define WORKER_TICK_MS 1         /* stack timers: TCP's delayed ACK wants ms resolution */
+#define WORKER_TICK_MS 10        /* all stack timers */
+#define WORKER_FAST_TICK_MS 1    /* TCP's: delayed ACKs and RTOs want ms resolution */
 #define WORKER_IDLE_POLLS 512    /* empty polls before the first sleep */
 #define WORKER_PREFETCH 4        /* packets whose headers are fetched ahead */
 
@@ -198,7 +199,7 @@ int worker_main(void *arg)
 	const uint64_t per_ms = hz / 1000;
 	const uint64_t per_us = hz / 1000000;
 	const uint64_t drain_tsc = hz / 1000000 * WORKER_DRAIN_US;
-	uint64_t last_drain = rte_rdtsc(), last_tick = last_drain;
+	uint64_t last_drain = rte_rdtsc(), last_tick = last_drain, last_fast_tick = last_drain;
 	unsigned empty_polls = 0;
 	uint32_t sleep_us = 1;
 	struct rte_mbuf *burst[WORKER_BURST];
@@ -226,6 +227,10 @@ int worker_main(void *arg)
 		if (now - last_tick >= per_ms * WORKER_TICK_MS) {
 			stack_tick(w->stack, now / per_ms);
 			last_tick = now;
+			last_fast_tick = now;
+		} else if (now - last_fast_tick >= per_ms * WORKER_FAST_TICK_MS) {
+			stack_tick_transport(w->stack, now / per_ms);
+			last_fast_tick = now;
 		}
 		if (rte_ring_count(w->mailbox) != 0)
 			worker_run_mailbox(w);

@@ -177,6 +177,14 @@ void stack_tick(struct stack *s, uint64_t now_ms)
 	tcp_stack_tick(s);
 }
 
+void stack_tick_transport(struct stack *s, uint64_t now_ms)
+{
+	s->now_ms = now_ms;
+	if (s->now_us / 1000 != now_ms)
+		s->now_us = now_ms * 1000;
+	tcp_stack_tick(s);
+}
+
 int stack_addr_add(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen, bool announce)
 {
 	int rc = netcfg_addr_add(&s->cfg, port, addr, plen);

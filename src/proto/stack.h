@@ -83,9 +83,14 @@ void stack_destroy(struct stack *s);
 
 /* Receives one frame that arrived on port at now_ms. Always takes ownership of m. */
 void stack_input(struct stack *s, uint16_t port, struct rte_mbuf *m);
-/* Advances the clock and runs timers (neighbour state machine, reassembly timeouts). Call
- * at least every 100 ms. */
+/* Advances the clock and runs every timer: the neighbour state machine, reassembly timeouts
+ * and the transport's. Call at least every 100 ms. */
 void stack_tick(struct stack *s, uint64_t now_ms);
+/* Advances the clock and runs only the transport's timers (TCP's delayed ACKs and RTOs want
+ * millisecond resolution; the neighbour and reassembly walks cover whole tables and their
+ * timers are hundreds of ms long). A worker calls this every millisecond and stack_tick
+ * every few. */
+void stack_tick_transport(struct stack *s, uint64_t now_ms);
 
 static inline void stack_count(struct stack *s, enum stack_event e)
 {

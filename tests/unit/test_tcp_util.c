@@ -33,7 +33,11 @@ void tp_advance(uint64_t ms)
 {
 	for (uint64_t i = 0; i < ms; i++) {
 		ts_s->now_us = (ts_s->now_ms + 1) * 1000;
-		stack_tick(ts_s, ts_s->now_ms + 1);
+		/* As a worker does: TCP's timers every millisecond, all of them every 10. */
+		if ((ts_s->now_ms + 1) % 10 == 0)
+			stack_tick(ts_s, ts_s->now_ms + 1);
+		else
+			stack_tick_transport(ts_s, ts_s->now_ms + 1);
 	}
 }
 
