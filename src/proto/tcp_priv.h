@@ -25,6 +25,7 @@
 #define TCP_SYN_RETRIES 6          /* Linux tcp_syn_retries: ~127 s */
 #define TCP_SYNACK_RETRIES 5
 #define TCP_DATA_RETRIES 15        /* Linux tcp_retries2: ~15 min of backoff */
+#define TCP_ORPHAN_RETRIES 8       /* Linux's tcp_orphan_retries default */
 #define TCP_DELACK_MS 40           /* RFC 9293 §3.8.6.3: < 0.5 s; Linux's minimum */
 #define TCP_MSL_MS 30000           /* TIME-WAIT lasts 2*MSL = 60 s, as Linux */
 #define TCP_FIN_WAIT2_MS 60000     /* orphaned FIN-WAIT-2 (Linux tcp_fin_timeout) */

@@ -93,7 +93,17 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c)
 	}
 	if (c->snd_una == c->snd_max && tcp_unsent(c) != 0) {
 		/* Persist: probe the zero window with an old sequence number, which draws an ACK
-		 * carrying the current window without putting new data at risk. */
+		 * carrying the current window without putting new data at risk. A peer that
+		 * answers keeps the connection for as long as it likes (RFC 9293 §3.8.6.1, any
+		 * segment resets c->probes); one that stays silent through the retry limit (fewer
+		 * for an orphan, as Linux's tcp_orphan_retries) is gone. */
+		unsigned limit = c->flags & TCPF_ORPHAN ? TCP_ORPHAN_RETRIES : s->tcp->params.retries;
+		if (c->probes >= limit) {
+			stack_count(s, STACK_EV_TCP_TIMEOUTS);
+			tcp_conn_done(c, ETIMEDOUT);
+			return;
+		}
+		c->probes++;
 		stack_count(s, STACK_EV_TCP_WINDOW_PROBES);
 		tcp_send_segment(c, c->snd_una - 1, 0, TCP_FLAG_ACK);
 		if (c->backoff < 16)
