@@ -732,6 +732,51 @@ static void test_established_peer_zero_window_probed_with_backoff(void **state)
 	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
 }
 
+static void test_established_peer_answering_zero_window_probes_keeps_connection(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	uint32_t una;
+	struct tcp_conn *c = open_zero_window(&p, &una);
+	for (unsigned i = 0; i < TCP_DATA_RETRIES + 5; i++) {
+		tp_advance(TCP_RTO_MAX_MS);
+		ts_clear();
+		peer_ack(&p, una); /* alive, window still shut */
+	}
+	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
+}
+
+static void test_established_silent_peer_zero_window_probes_give_up(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	uint32_t una;
+	struct tcp_conn *c = open_zero_window(&p, &una);
+	for (unsigned i = 0; i <= TCP_DATA_RETRIES + 1; i++)
+		tp_advance(TCP_RTO_MAX_MS);
+	assert_int_equal(tcp_conn_state(c), TCP_CLOSED);
+	assert_int_equal(tcp_sock(c)->error, ETIMEDOUT);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_WINDOW_PROBES], TCP_DATA_RETRIES);
+	tcp_close(c);
+}
+
+static void test_orphan_silent_peer_zero_window_freed_after_orphan_retries(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	uint32_t una;
+	struct tcp_conn *c = open_zero_window(&p, &una);
+	unsigned before = ts_s->tcp->nconns;
+	tcp_close(c);
+	for (unsigned i = 0; i <= TCP_ORPHAN_RETRIES + 1; i++)
+		tp_advance(TCP_RTO_MAX_MS);
+	assert_int_equal(ts_s->tcp->nconns, before - 1);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_WINDOW_PROBES], TCP_ORPHAN_RETRIES);
+}
+
 static void test_established_window_opening_resumes_transfer(void **state)
 {
 	(void)state;
@@ -900,6 +945,9 @@ int main(void)
 		T(test_established_nagle_full_segment_not_held),
 		T(test_established_nodelay_second_small_write_goes_at_once),
 		T(test_established_peer_zero_window_probed_with_backoff),
+		T(test_established_peer_answering_zero_window_probes_keeps_connection),
+		T(test_established_silent_peer_zero_window_probes_give_up),
+		T(test_orphan_silent_peer_zero_window_freed_after_orphan_retries),
 		T(test_established_window_opening_resumes_transfer),
 		T(test_established_window_opening_after_probes_restarts_rto_unbacked),
 		T(test_established_window_opening_before_probe_gives_data_full_rto),
