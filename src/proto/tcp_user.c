@@ -234,6 +234,10 @@ void tcp_close(struct tcp_conn *c)
 		return;
 	}
 	tcp_queue_fin(c);
+	/* Already half-closed and acknowledged: nobody will read what the peer still sends,
+	 * and the peer may never close; bound the wait as tcp_fin_timeout does. */
+	if (c->state == TCP_FIN_WAIT_2)
+		tcp_timer_arm(c, TCP_T_KEEP, c->s->tcp->params.fin_timeout_ms);
 }
 
 struct sock *tcp_sock(struct tcp_conn *c)

@@ -211,6 +211,19 @@ static void app_op(uint8_t what, uint16_t arg)
 	}
 }
 
+/* What a connection that outlived the settle time looked like: the clue to the bug. */
+static int print_leftover(const struct tcp_conn *c, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "left over: %s flags %#x snd_una %u snd_nxt %u snd_max %u snd_wnd %u "
+		"unsent %u rcv_nxt %u timers rtx %d delack %d keep %d retries %u probes %u\n",
+		tcp_state_name(c->state), c->flags, c->snd_una, c->snd_nxt, c->snd_max, c->snd_wnd,
+		tcp_unsent(c), c->rcv_nxt, tcp_timer_armed(c, TCP_T_RTX),
+		tcp_timer_armed(c, TCP_T_DELACK), tcp_timer_armed(c, TCP_T_KEEP), c->retries,
+		c->probes);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tcp_sockopts o;
@@ -270,6 +283,8 @@ done:
 			tcp_close(owned[i]);
 	tcp_close(listener);
 	clock_advance(SETTLE_MS, 1000);
+	if (stk->tcp->nconns != 0)
+		tcp_walk(stk, print_leftover, NULL);
 	FUZZ_CHECK(stk->tcp->nconns == 0);
 	FUZZ_CHECK(rte_mempool_in_use_count(pool) == pool_baseline);
 	return 0;

@@ -262,6 +262,23 @@ static void test_orphan_fin_wait_2_expires(void **state)
 	assert_int_equal(ts_s->events[STACK_EV_TCP_FIN_WAIT2_TIMEOUTS], 1);
 }
 
+static void test_close_in_fin_wait_2_bounds_the_wait(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	unsigned n = ts_s->tcp->nconns;
+	tcp_shutdown(c, SHUT_WR);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	ack_all(&p, &g);
+	assert_int_equal(tcp_conn_state(c), TCP_FIN_WAIT_2);
+	tcp_close(c); /* after the FIN was acknowledged: now an orphan in FIN-WAIT-2 */
+	tp_advance(TCP_FIN_WAIT2_MS);
+	assert_int_equal(ts_s->tcp->nconns, n - 1);
+}
+
 static void test_fin_retransmitted_when_not_acked(void **state)
 {
 	(void)state;
@@ -320,6 +337,7 @@ int main(void)
 		T(test_close_with_unread_data_sends_rst),
 		T(test_close_with_linger_zero_sends_rst),
 		T(test_orphan_fin_wait_2_expires),
+		T(test_close_in_fin_wait_2_bounds_the_wait),
 		T(test_fin_retransmitted_when_not_acked),
 		T(test_time_wait_new_syn_with_higher_seq_reopens),
 	};
