@@ -879,8 +879,9 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 	struct tcp_conn *c = tcp_conn_lookup(s, ip->dst, g.th.dst_port, ip->src, g.th.src_port);
 	if (c != NULL && c->state == TCP_TIME_WAIT && tcp_time_wait_reusable(c, &g)) {
 		stack_count(s, STACK_EV_TCP_TIME_WAIT_REUSED);
+		/* Out of the table for the new incarnation; freed now if orphaned, else when
+		 * its owner closes it. */
 		tcp_conn_done(c, 0);
-		tcp_conn_free(c);
 		c = NULL;
 	}
 	if (c == NULL) {

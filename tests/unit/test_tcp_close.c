@@ -317,6 +317,31 @@ static void test_time_wait_new_syn_with_higher_seq_reopens(void **state)
 	assert_int_equal(ts_s->events[STACK_EV_TCP_TIME_WAIT_REUSED], 1);
 }
 
+static void test_time_wait_reused_while_owner_holds_it_stays_valid(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	tcp_shutdown(c, SHUT_WR);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	ack_all(&p, &g);
+	tp_send(&p, TCP_FLAG_FIN | TCP_FLAG_ACK, NULL, 0, NULL);
+	tp_expect_one(&g);
+	/* The owner has not closed c when the new SYN takes its 4-tuple. */
+	p.tsval += 1000;
+	struct tcp_options o = tp_linux_syn_opts(&p);
+	p.snd_nxt += 100000;
+	tp_send(&p, TCP_FLAG_SYN, NULL, 0, &o);
+	tp_expect_one(&g);
+	assert_int_equal(g.th.flags, TCP_FLAG_SYN | TCP_FLAG_ACK);
+	assert_int_equal(tcp_conn_state(c), TCP_CLOSED);
+	char b[4];
+	assert_int_equal(tcp_recv(c, b, sizeof(b)), 0);
+	tcp_close(c);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, tp_setup, tp_teardown)
 
 int main(void)
@@ -340,6 +365,7 @@ int main(void)
 		T(test_close_in_fin_wait_2_bounds_the_wait),
 		T(test_fin_retransmitted_when_not_acked),
 		T(test_time_wait_new_syn_with_higher_seq_reopens),
+		T(test_time_wait_reused_while_owner_holds_it_stays_valid),
 	};
 	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }
