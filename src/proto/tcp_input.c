@@ -334,6 +334,17 @@ static bool tcp_seq_acceptable(const struct tcp_conn *c, const struct tcp_seg *g
 	       seq_in(seq + len - 1, c->rcv_nxt, c->rcv_nxt + wnd);
 }
 
+/* A segment carrying text (or FIN) into a zero window at RCV.NXT: its ACK still counts. */
+static bool tcp_zero_window_ack(const struct tcp_conn *c, const struct tcp_seg *g)
+{
+	uint32_t wnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	uint32_t len = seg_seq_len(g);
+	if (wnd != 0 || len == 0 || !(g->th.flags & TCP_FLAG_ACK) ||
+	    g->th.flags & (TCP_FLAG_SYN | TCP_FLAG_RST))
+		return false;
+	return seq_le(g->th.seq, c->rcv_nxt) && seq_gt(g->th.seq + len, c->rcv_nxt);
+}
+
 /* RFC 7323 §5.3 PAWS: a segment whose TSval is older than TS.Recent is a duplicate from an
  * earlier wrap of the sequence space. TS.Recent older than 24 days is no longer trusted. */
 static bool tcp_paws_reject(struct tcp_conn *c, const struct tcp_seg *g)
@@ -759,6 +770,15 @@ static void tcp_established_input(struct tcp_conn *c, struct tcp_seg *g)
 		stack_count(s, STACK_EV_TCP_SYN_CHALLENGED);
 		tcp_send_challenge_ack(c);
 		return;
+	}
+	if (tcp_zero_window_ack(c, g)) {
+		/* RFC 9293 §3.10.7.4: with RCV.WND zero no segment is acceptable, "but special
+		 * allowance should be made to accept valid ACKs": keep the ACK, drop the text. A
+		 * sender blocked on our zero window would otherwise never see its data acked. */
+		stack_drop_count(s, STACK_DROP_TCP_DATA_PAST_WINDOW);
+		g->len = 0;
+		g->th.flags &= (uint8_t)~TCP_FLAG_FIN;
+		c->flags |= TCPF_ACK_NOW;
 	}
 	if (!tcp_seq_acceptable(c, g)) {
 		stack_drop_count(s, STACK_DROP_TCP_OUT_OF_WINDOW);

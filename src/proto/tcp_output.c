@@ -73,12 +73,24 @@ uint32_t tcp_flight(const struct tcp_conn *c)
  * min(half the buffer, one MSS) (receiver SWS avoidance, RFC 9293 §3.8.6.2.2). */
 uint32_t tcp_rcv_window(const struct tcp_conn *c)
 {
-	uint32_t free_room = c->sk.rx != NULL ? fifo_free(c->sk.rx) : c->opts.rcvbuf;
+	const uint32_t unit = 1u << c->rcv_wscale;
+	const uint32_t real_free = c->sk.rx != NULL ? fifo_free(c->sk.rx) : c->opts.rcvbuf;
+	/* A scaled window field cannot say "cur" exactly: keeping the right edge where it was
+	 * (RFC 7323 §2.4) rounds cur up by less than a unit at every ACK whose RCV.NXT is not
+	 * aligned with the edge, so the edge creeps forward (Linux does the same and relies on
+	 * buffer slack). New window is offered only up to the room less a slack of 16 units,
+	 * which the creep may use; in the corner where even that is used up, the edge steps
+	 * back by less than a unit rather than promise bytes the FIFO cannot hold. */
+	const uint32_t slack = unit > 1 ? 16 * unit : 0;
+	uint32_t free_room = real_free > slack ? real_free - slack : 0;
 	uint32_t max = (uint32_t)UINT16_MAX << c->rcv_wscale;
 	if (free_room > max)
 		free_room = max;
-	free_room &= ~((1u << c->rcv_wscale) - 1);
+	free_room &= ~(unit - 1);
 	uint32_t cur = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	cur = (uint32_t)(((uint64_t)cur + unit - 1) & ~(uint64_t)(unit - 1));
+	if (cur > real_free)
+		cur = real_free & ~(unit - 1);
 	if (free_room <= cur)
 		return cur;
 	uint32_t buf = c->sk.rx != NULL ? c->sk.rx->size : c->opts.rcvbuf;

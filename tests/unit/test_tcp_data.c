@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -356,8 +358,74 @@ static void test_established_zero_window_data_dropped_and_acked(void **state)
 	tp_expect_one(&g);
 	assert_int_equal(g.th.ack, P0 + 4096);
 	assert_int_equal(g.th.window, 0);
-	ts_expect_drop(STACK_DROP_TCP_OUT_OF_WINDOW, 1);
+	/* At RCV.NXT: the text is dropped, the segment's ACK still counts (RFC 9293). */
+	ts_expect_drop(STACK_DROP_TCP_DATA_PAST_WINDOW, 1);
 	assert_int_equal(tcp_recv(c, buf, sizeof(buf)), 4096);
+}
+
+static void test_established_zero_window_segment_ack_still_processed(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = open_rcvbuf(&p, 4096);
+	peer_fill(&p, 0, 4096);
+	tp_advance(TCP_DELACK_MS);
+	tp_collect(segs, TS_MAX_FRAMES);
+	assert_int_equal(tcp_send(c, "reply", 5), 5);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	uint32_t our_end = g.th.seq + 5;
+	/* The peer sends on into our zero window, acknowledging our reply. */
+	tp_send_at(&p, P0 + 4096, our_end, TCP_FLAG_ACK, pat, 100, NULL);
+	tp_collect(segs, TS_MAX_FRAMES);
+	struct tcp_conn_info ci;
+	tcp_conn_info(c, &ci);
+	assert_int_equal(ci.tx_queued, 0); /* acknowledged, so released */
+	assert_false(tcp_timer_armed(c, TCP_T_RTX));
+}
+
+/* RFC 7323 §2.4: with a scaled window the right edge (ACK + window << scale) we offer moves
+ * left by less than one unit at most, and rarely; a peer that fills exactly what we offered
+ * never has a byte trimmed (the edge never passes the FIFO's room), whatever odd sizes its
+ * segments have while the owner does not read. */
+static void test_scaled_window_right_edge_never_retracts(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	assert_true(c->rcv_wscale > 0);
+	uint32_t edge = c->rcv_adv, off = 0;
+	unsigned retractions = 0;
+	static const uint32_t sizes[] = {1, 999, 1448, 7, 1000, 333, 1448, 1448, 65};
+	for (unsigned round = 0; round < 2000; round++) {
+		uint32_t room = edge - (P0 + off);
+		if (room == 0)
+			break;
+		uint32_t len = sizes[round % 9];
+		if (len > room)
+			len = room;
+		tp_send_at(&p, P0 + off, p.rcv_nxt, TCP_FLAG_ACK | TCP_FLAG_PSH, pat, len, NULL);
+		off += len;
+		tp_advance(TCP_DELACK_MS);
+		unsigned n = tp_collect(segs, TS_MAX_FRAMES);
+		for (unsigned i = 0; i < n; i++) {
+			uint32_t e = segs[i].th.ack + ((uint32_t)segs[i].th.window << c->rcv_wscale);
+			if (seq_lt(e, edge)) {
+				/* RFC 7323 §2.4: only by less than the scale's granularity. */
+				assert_true(edge - e < (1u << c->rcv_wscale));
+				retractions++;
+			}
+			edge = e;
+		}
+	}
+	assert_int_equal(ts_s->drops[STACK_DROP_TCP_DATA_PAST_WINDOW], 0);
+	assert_int_equal(c->rcv_nxt, P0 + off);
+	assert_true(seq_ge(edge, c->rcv_nxt));
+	assert_true(fifo_free(c->sk.rx) >= edge - c->rcv_nxt);
+	/* The slack absorbs the creep for a long while: retractions stay rare. */
+	assert_true(retractions < 350 / 4);
 }
 
 static void test_established_two_full_segments_acked_at_once(void **state)
@@ -928,6 +996,8 @@ int main(void)
 		T(test_established_data_past_window_trimmed_and_counted),
 		T(test_established_segment_beyond_window_dropped_and_acked),
 		T(test_established_zero_window_data_dropped_and_acked),
+		T(test_established_zero_window_segment_ack_still_processed),
+		T(test_scaled_window_right_edge_never_retracts),
 		T(test_established_two_full_segments_acked_at_once),
 		T(test_established_two_full_segments_without_timestamps_acked_at_once),
 		T(test_established_single_small_segment_acked_after_40ms),
