@@ -19,8 +19,8 @@ packages=(
   python3 python3-pytest python3-scapy
   iproute2 iputils-ping iputils-arping iputils-tracepath traceroute ethtool nftables
   tshark tcpdump procps psmisc
-  # clients of the built-in services (tests/integ/test_services.py)
-  curl netcat-openbsd
+  # clients of the built-in services (tests/integ/test_services.py, test_iperf3.py)
+  curl netcat-openbsd iperf3
 )
 
 export DEBIAN_FRONTEND=noninteractive
@@ -31,6 +31,8 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   # tshark asks whether non-root users may capture; answer once, non-interactively.
   echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+  # iperf3 asks whether to run a server at boot: no, it would take port 5201 on the host.
+  echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi

@@ -55,7 +55,7 @@ static void usage(FILE *f)
 		"    ip addr add 10.0.0.2/24 dev port0\n"
 		"    ip route add default via 10.0.0.1\n"
 		"    service add http tcp 80      (built-in services: echo, discard,\n"
-		"                                  chargen, http; see 'dpstackctl help')\n"
+		"                                  chargen, http, iperf3; see 'dpstackctl help')\n"
 		"\n"
 		"Environment:\n"
 		"  " DPSTACK_CTL_ENV "   control socket (default " DPSTACK_CTL_DEFAULT ")\n"

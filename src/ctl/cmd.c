@@ -39,8 +39,8 @@ static const struct cmd cmds[] = {
 	{"ping", cmd_ping,
 	 "ping ADDR [count N] [size BYTES] [interval-ms N] [timeout-ms N]"},
 	{"service add", cmd_service_add,
-	 "service add { echo | discard | chargen | http } { tcp | udp } PORT [size BYTES] "
-	 "[backlog N]"},
+	 "service add { echo | discard | chargen | http | iperf3 } { tcp | udp } PORT "
+	 "[size BYTES] [backlog N]"},
 	{"service del", cmd_service_del, "service del { tcp | udp } PORT"},
 	{"service show", cmd_service_show, "service show"},
 	{"service", cmd_service_show, NULL},

@@ -135,13 +135,18 @@ int cmd_service_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	struct service_op op = {.d = d};
 	int kind = svc_kind_parse(argv[0]);
 	if (kind < 0)
-		return ctl_error(o, "unknown service '%s' (echo, discard, chargen or http)",
+		return ctl_error(o, "unknown service '%s' (echo, discard, chargen, http or iperf3)",
 				 argv[0]);
 	op.kind = (enum svc_kind)kind;
 	if (service_parse_proto(argv[1], &op.proto, o) != 0)
 		return -1;
 	if (!svc_kind_supports(op.kind, op.proto))
 		return ctl_error(o, "%s runs over tcp only", argv[0]);
+	/* An iperf3 test is a control connection and its streams, which must meet on one
+	 * worker's table; RSS spreads a client's connections over the workers. */
+	if (op.kind == SVC_IPERF3 && d->nb_workers > 1)
+		return ctl_error(o, "iperf3 needs 'workers 1' (a test's connections must all reach "
+				 "one worker; RSS spreads them)");
 	if (service_parse_port(argv[2], &op.port, o) != 0)
 		return -1;
 	bool seen_size = false, seen_backlog = false;

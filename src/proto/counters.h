@@ -115,6 +115,7 @@
 	X(IP_FRAG_FAILED,     "ip.frag_failed",       "could not fragment (no buffers)") \
 	X(IP_BAD_DST,         "ip.bad_dst",           "destination is multicast, broadcast or zero-net on a forwarding path") \
 	X(IP_LINK_BCAST,      "ip.link_bcast",        "unicast destination in a link-layer broadcast or multicast frame (RFC 1122 §3.3.6)") \
+	X(IP_LOOPBACK_FULL,   "ip.loopback_full",     "datagram to our own address dropped: loopback queue full") \
 	X(IP_UNKNOWN_PROTO,   "ip.unknown_proto",     "no handler for the IP protocol") \
 	X(IP_REASS_DUPLICATE, "ip.reass_duplicate",   "duplicate fragment") \
 	X(IP_REASS_OVERLAP,   "ip.reass_overlap",     "overlapping fragments: datagram discarded") \

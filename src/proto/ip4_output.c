@@ -15,9 +15,11 @@ static void link_output_route(struct stack *s, struct rte_mbuf *m, const struct 
 {
 	stack_count(s, STACK_EV_IP_TX);
 	if (r->type == ROUTE_LOCAL) {
-		/* To ourselves: turn around without touching a port. */
+		/* To ourselves: turn around without touching a port, but later (stack_loopback_
+		 * drain), never from inside the sender: a TCP connection whose segment reaches
+		 * its peer on this stack must not see the answer before its own send returns. */
 		m->port = r->port; /* as if received there */
-		ip4_input(s, m, IP4_IN_LOOPBACK);
+		stack_loopback_queue(s, m);
 		return;
 	}
 	if (r->type == ROUTE_BROADCAST) {

@@ -67,6 +67,11 @@ void stack_destroy(struct stack *s)
 	if (s == NULL)
 		return;
 	udp_stack_fini(s);
+	while (s->lo_count != 0) {
+		rte_pktmbuf_free(s->loopback[s->lo_head]);
+		s->lo_head = (s->lo_head + 1) % STACK_LOOPBACK_MAX;
+		s->lo_count--;
+	}
 	tcp_stack_fini(s);
 	neigh_table_destroy(s->neigh);
 	ip4_reass_destroy(s->reass);
@@ -85,7 +90,16 @@ void stack_xmit(struct stack *s, uint16_t port, struct rte_mbuf *m)
 /* The Ethernet layer (IEEE 802.3): accept frames addressed to us, to broadcast or to a group
  * address, and dispatch by EtherType. VLAN-tagged frames are counted and dropped: no VLAN
  * sub-interfaces exist yet, and accepting them untagged would leak traffic between VLANs. */
+static void stack_input_frame(struct stack *s, uint16_t port, struct rte_mbuf *m);
+
 void stack_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
+{
+	stack_input_frame(s, port, m);
+	if (s->lo_count != 0)
+		stack_loopback_drain(s);
+}
+
+static void stack_input_frame(struct stack *s, uint16_t port, struct rte_mbuf *m)
 {
 	stack_count(s, STACK_EV_ETH_RX);
 	if (port >= NETCFG_MAX_PORTS || !s->cfg.ifaces[port].up) {
@@ -166,6 +180,27 @@ static void reass_timed_out(void *arg, const struct rte_mbuf *first)
 	icmp4_send_error(s, first, ICMP4_TIME_EXCEEDED, ICMP4_TIMEX_REASS, 0);
 }
 
+void stack_loopback_queue(struct stack *s, struct rte_mbuf *m)
+{
+	if (s->lo_count == STACK_LOOPBACK_MAX) {
+		stack_drop(s, STACK_DROP_IP_LOOPBACK_FULL, m);
+		return;
+	}
+	s->loopback[(s->lo_head + s->lo_count++) % STACK_LOOPBACK_MAX] = m;
+}
+
+void stack_loopback_drain(struct stack *s)
+{
+	/* What the drained datagrams answer is queued behind them and delivered in the same
+	 * call, up to a bound, so two endpoints talking to each other cannot livelock us. */
+	for (unsigned budget = 2 * STACK_LOOPBACK_MAX; s->lo_count != 0 && budget != 0; budget--) {
+		struct rte_mbuf *m = s->loopback[s->lo_head];
+		s->lo_head = (s->lo_head + 1) % STACK_LOOPBACK_MAX;
+		s->lo_count--;
+		ip4_input(s, m, IP4_IN_LOOPBACK);
+	}
+}
+
 void stack_tick(struct stack *s, uint64_t now_ms)
 {
 	s->now_ms = now_ms;
@@ -175,6 +210,7 @@ void stack_tick(struct stack *s, uint64_t now_ms)
 	if (ip4_reass_expire(s->reass, now_ms, reass_timed_out, s) != 0)
 		stack_reass_sync_drops(s);
 	tcp_stack_tick(s);
+	stack_loopback_drain(s);
 }
 
 void stack_tick_transport(struct stack *s, uint64_t now_ms)
@@ -183,6 +219,7 @@ void stack_tick_transport(struct stack *s, uint64_t now_ms)
 	if (s->now_us / 1000 != now_ms)
 		s->now_us = now_ms * 1000;
 	tcp_stack_tick(s);
+	stack_loopback_drain(s);
 }
 
 int stack_addr_add(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen, bool announce)

@@ -57,6 +57,8 @@ struct stack_ping {
 	uint32_t reply_len;     /* ICMP bytes in the reply */
 };
 
+#define STACK_LOOPBACK_MAX 1024
+
 struct stack {
 	unsigned id;
 	uint64_t now_ms;
@@ -70,6 +72,9 @@ struct stack {
 	uint16_t next_ip_id;
 	struct stack_ping ping;
 	struct tcp_stack *tcp;
+	/* Datagrams to our own addresses, delivered by stack_loopback_drain. */
+	struct rte_mbuf *loopback[STACK_LOOPBACK_MAX];
+	unsigned lo_head, lo_count;
 	struct udp_stack *udp;
 	uint64_t events[STACK_EV_COUNT];
 	uint64_t drops[STACK_DROP_COUNT];
@@ -83,6 +88,11 @@ void stack_destroy(struct stack *s);
 
 /* Receives one frame that arrived on port at now_ms. Always takes ownership of m. */
 void stack_input(struct stack *s, uint16_t port, struct rte_mbuf *m);
+/* Delivers the datagrams the stack sent to its own addresses (and what they cause in turn,
+ * up to a bound per call). stack_input and the ticks call it; so does a worker with
+ * nothing else to do. */
+void stack_loopback_drain(struct stack *s);
+
 /* Advances the clock and runs every timer: the neighbour state machine, reassembly timeouts
  * and the transport's. Call at least every 100 ms. */
 void stack_tick(struct stack *s, uint64_t now_ms);

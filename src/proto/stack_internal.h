@@ -34,6 +34,9 @@ int ip4_output(struct stack *s, struct rte_mbuf *m, uint8_t proto, uint32_t src,
 void ip4_route_output(struct stack *s, struct rte_mbuf *m, const struct route *r, uint32_t dst,
 		      bool forwarded);
 
+/* Datagrams to our own addresses wait here until stack_loopback_drain (stack.c). */
+void stack_loopback_queue(struct stack *s, struct rte_mbuf *m);
+
 /* Copies the reassembly table's drop counts into s->drops (stack.c). */
 void stack_reass_sync_drops(struct stack *s);
 

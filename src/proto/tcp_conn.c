@@ -399,11 +399,18 @@ void tcp_notify(struct tcp_conn *c, uint32_t events)
 
 void tcp_deliver_events(struct stack *s)
 {
+	struct tcp_stack *t = s->tcp;
+	/* An owner's call from inside a callback (tcp_send, tcp_close, ...) queues its events
+	 * for the loop below instead of calling other owners from inside this one. */
+	if (t->delivering)
+		return;
+	t->delivering = true;
 	struct tcp_conn *c;
-	while ((c = TAILQ_FIRST(&s->tcp->notify_q)) != NULL) {
-		TAILQ_REMOVE(&s->tcp->notify_q, c, notify_link);
+	while ((c = TAILQ_FIRST(&t->notify_q)) != NULL) {
+		TAILQ_REMOVE(&t->notify_q, c, notify_link);
 		uint32_t ev = c->pending_events;
 		c->pending_events = 0;
 		sock_notify(&c->sk, ev);
 	}
+	t->delivering = false;
 }

@@ -564,12 +564,14 @@ static bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg *g)
 			return false;
 		}
 	}
+	uint32_t newly_sacked = 0;
 	if (c->flags & TCPF_SACK_OK && g->th.options.sack_count != 0) {
 		struct tcp_sb_result r;
 		tcp_sb_update(&c->sb, c->snd_una, ack, c->snd_max, g->th.options.sack_blocks,
 			      g->th.options.sack_count, &r);
 		if (r.dsack)
 			stack_count(s, STACK_EV_TCP_DSACKS_RX);
+		newly_sacked = r.newly_sacked;
 	} else if (c->flags & TCPF_SACK_OK) {
 		struct tcp_sb_result r;
 		tcp_sb_update(&c->sb, c->snd_una, ack, c->snd_max, NULL, 0, &r);
@@ -597,10 +599,16 @@ static bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg *g)
 		tcp_timer_cancel(c, TCP_T_RTX);
 		c->backoff = 0;
 	}
+	/* Duplicate ACKs: RFC 5681 §2's definition (no data, no window change, nothing new),
+	 * or with SACK RFC 6675 §2's: any ACK at SND.UNA that SACKs new data, whatever its
+	 * window or payload; Linux peers change their window on nearly every ACK. */
+	bool dup_5681 = g->len == 0 && !window_changed &&
+			!(g->th.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN));
 	if (acked != 0 && seq_gt(ack, c->snd_una)) {
 		tcp_new_ack(c, g, acked);
-	} else if (ack == c->snd_una && c->snd_una != c->snd_max && g->len == 0 &&
-		   !window_changed && !(g->th.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN))) {
+	} else if (ack == c->snd_una && c->snd_una != c->snd_max &&
+		   (newly_sacked != 0 || (dup_5681 && !(c->flags & TCPF_SACK_OK)) ||
+		    (dup_5681 && c->flags & TCPF_SACK_OK && g->th.options.sack_count == 0))) {
 		tcp_dupack(c, g);
 	}
 	switch (c->state) {

@@ -175,6 +175,7 @@ struct tcp_stack {
 	TAILQ_HEAD(, tcp_conn) all;
 	TAILQ_HEAD(, tcp_conn) reap;      /* freed, memory released by tcp_reap */
 	TAILQ_HEAD(, tcp_conn) notify_q;  /* connections with pending_events */
+	bool delivering;                  /* tcp_deliver_events is running */
 	unsigned nconns;
 	unsigned curr_estab;               /* ESTABLISHED + CLOSE-WAIT (RFC 4022 tcpCurrEstab) */
 	uint16_t next_ephemeral;

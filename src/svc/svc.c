@@ -14,6 +14,7 @@ static const struct svc_kind_ops *const svc_kinds[SVC_KIND_COUNT] = {
 	[SVC_DISCARD] = &svc_discard_ops,
 	[SVC_CHARGEN] = &svc_chargen_ops,
 	[SVC_HTTP] = &svc_http_ops,
+	[SVC_IPERF3] = &svc_iperf3_ops,
 };
 
 static const char *const svc_kind_names[SVC_KIND_COUNT] = {
@@ -94,27 +95,67 @@ static struct svc *svc_find(struct svc_table *t, int proto, uint16_t port)
  * Unread input is read first, because closing with unread data is an abort (RST) that would
  * throw away the answer still queued (RFC 2525 §2.17); input still on its way is dropped
  * (SHUT_RD) for the same reason, so a client that sent more than we answered (a pipelined
- * request after "Connection: close", the rest of a too long head) still reads our answer. */
+ * request after "Connection: close", the rest of a too long head) still reads our answer.
+ *
+ * The socket calls below deliver other sockets' readiness synchronously: sc stays marked as
+ * running (so a nested end of it is a no-op), its owner is cleared before it is freed, and
+ * it is freed last. */
 static void svc_conn_close(struct svc_conn *sc)
 {
 	struct svc *sv = sc->sv;
 	struct tcp_conn *c = sc->c;
+	sc->running = true;
+	if (sv->ops->close != NULL)
+		sv->ops->close(sc);
 	svc_conn_drain(sc);
+	tcp_sock(c)->owner = (struct sock_owner){0};
 	TAILQ_REMOVE(&sv->conns, sc, link);
 	sv->cnt.active--;
-	free(sc);
 	tcp_shutdown(c, SHUT_RD);   /* -ENOTCONN once reset: nothing to keep out then */
 	tcp_close(c);
+	free(sc);
+}
+
+/* Closes sc now, or once the run() or close in progress on it returns. */
+static void svc_conn_finish(struct svc_conn *sc, enum svc_run r)
+{
+	if (sc->running) {
+		if (r > sc->doom)
+			sc->doom = (uint8_t)r;   /* ERROR outranks DONE */
+		return;
+	}
+	if (r == SVC_RUN_ERROR)
+		sc->sv->cnt.errors++;
+	svc_conn_close(sc);
+}
+
+void svc_conn_end(struct svc_conn *sc, bool error)
+{
+	svc_conn_finish(sc, error ? SVC_RUN_ERROR : SVC_RUN_DONE);
 }
 
 static void svc_conn_run(struct svc_conn *sc)
 {
-	enum svc_run r = sc->sv->ops->run(sc);
-	if (r == SVC_RUN_WAIT)
+	if (sc->running) {
+		sc->rerun = true;
 		return;
-	if (r == SVC_RUN_ERROR)
-		sc->sv->cnt.errors++;
-	svc_conn_close(sc);
+	}
+	sc->running = true;
+	enum svc_run r;
+	do {
+		sc->rerun = false;
+		r = sc->sv->ops->run(sc);
+	} while (r == SVC_RUN_WAIT && sc->rerun && sc->doom == SVC_RUN_WAIT);
+	sc->running = false;
+	if (sc->doom > r)
+		r = (enum svc_run)sc->doom;
+	if (r != SVC_RUN_WAIT)
+		svc_conn_finish(sc, r);
+}
+
+void svc_conn_kick(struct svc_conn *sc)
+{
+	svc_conn_run(sc);
 }
 
 static void svc_conn_notify(struct sock *sk, uint32_t events)
@@ -122,9 +163,7 @@ static void svc_conn_notify(struct sock *sk, uint32_t events)
 	struct svc_conn *sc = sk->owner.ctx;
 	if (events & (SOCK_EV_ERR | SOCK_EV_HUP)) {
 		/* Reset, timed out, or finished both ways: nothing more can be sent. */
-		if (events & SOCK_EV_ERR)
-			sc->sv->cnt.errors++;
-		svc_conn_close(sc);
+		svc_conn_finish(sc, events & SOCK_EV_ERR ? SVC_RUN_ERROR : SVC_RUN_DONE);
 		return;
 	}
 	svc_conn_run(sc);
@@ -298,7 +337,11 @@ int svc_add(struct svc_table *t, enum svc_kind kind, int proto, uint16_t port,
 	sv->port = port;
 	sv->opts = *opts;
 	TAILQ_INIT(&sv->conns);
-	int rc;
+	int rc = sv->ops->init != NULL ? sv->ops->init(sv) : 0;
+	if (rc != 0) {
+		free(sv);
+		return rc;
+	}
 	if (proto == IPPROTO_TCP) {
 		struct tcp_sockopts o;
 		tcp_sockopts_default(&o);
@@ -312,6 +355,8 @@ int svc_add(struct svc_table *t, enum svc_kind kind, int proto, uint16_t port,
 		rc = udp_bind(t->s, 0, port, 0, &owner, &sv->udp);
 	}
 	if (rc != 0) {
+		if (sv->ops->fini != NULL)
+			sv->ops->fini(sv);
 		free(sv);
 		return rc;
 	}
@@ -323,12 +368,17 @@ int svc_add(struct svc_table *t, enum svc_kind kind, int proto, uint16_t port,
 static void svc_stop(struct svc_table *t, struct svc *sv)
 {
 	struct svc_conn *sc;
+	if (sv->ops->stop != NULL)
+		sv->ops->stop(sv);
+	/* Runs on the worker between polls: no run() or close is in progress. */
 	while ((sc = TAILQ_FIRST(&sv->conns)) != NULL)
 		svc_conn_close(sc);
 	if (sv->listener != NULL)
 		tcp_close(sv->listener);     /* resets what is still in its queues */
 	if (sv->udp != NULL)
 		udp_close(sv->udp);
+	if (sv->ops->fini != NULL)
+		sv->ops->fini(sv);
 	TAILQ_REMOVE(&t->list, sv, link);
 	t->n--;
 	free(sv);

@@ -1,7 +1,7 @@
-/* Built-in services of dpstackd: echo (RFC 862), discard (RFC 863), chargen (RFC 864) and a
- * minimal HTTP/1.1 server, run by the workers on the stack's own socket layer, so that TCP
- * and UDP can be tested and benchmarked with ordinary clients (nc, curl, wrk, iperf-like
- * scripts) before any application attaches.
+/* Built-in services of dpstackd: echo (RFC 862), discard (RFC 863), chargen (RFC 864), a
+ * minimal HTTP/1.1 server and an iperf3 server (TCP tests of the iperf3 program), run by the
+ * workers on the stack's own socket layer, so that TCP and UDP can be tested and benchmarked
+ * with ordinary clients (nc, curl, wrk, iperf3) before any application attaches.
  *
  * Every worker has its own service table (DESIGN.md: shared-nothing workers): the control
  * thread adds the same service to every worker, each worker listens on 0.0.0.0:PORT and
@@ -22,7 +22,8 @@ struct svc_table;
 	X(ECHO, "echo") \
 	X(DISCARD, "discard") \
 	X(CHARGEN, "chargen") \
-	X(HTTP, "http")
+	X(HTTP, "http") \
+	X(IPERF3, "iperf3")
 
 enum svc_kind {
 #define SVC_KIND_ENUM(id, name) SVC_##id,
@@ -37,9 +38,9 @@ enum svc_kind {
 	X(active)       /* TCP connections open now */ \
 	X(bytes_in)     /* payload bytes read from clients */ \
 	X(bytes_out)    /* payload bytes queued to clients */ \
-	X(requests)     /* HTTP requests answered */ \
+	X(requests)     /* HTTP requests answered, iperf3 tests started */ \
 	X(datagrams)    /* UDP datagrams received */ \
-	X(errors)       /* resets, failed accepts or sends, HTTP error answers */
+	X(errors)       /* resets, failed accepts/sends, HTTP error answers, iperf3 refusals */
 
 struct svc_counters {
 #define SVC_COUNTER_FIELD(name) uint64_t name;
@@ -74,7 +75,7 @@ struct svc_info {
 const char *svc_kind_name(enum svc_kind k);
 /* The kind called name, or -1. */
 int svc_kind_parse(const char *name);
-/* Whether kind runs over proto (http is TCP only). */
+/* Whether kind runs over proto (http and iperf3 are TCP only). */
 bool svc_kind_supports(enum svc_kind k, int proto);
 
 /* An empty table for the stack of one worker; NULL when out of memory. Allocation only:

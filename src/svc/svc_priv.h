@@ -1,5 +1,6 @@
 /* Internals of the built-in services: the table, one service, one TCP connection, and the
- * operations each kind (svc_echo.c, svc_discard.c, svc_chargen.c, svc_http.c) provides.
+ * operations each kind (svc_echo.c, svc_discard.c, svc_chargen.c, svc_http.c, svc_iperf3.c)
+ * provides.
  *
  * svc.c owns the life cycle: it accepts connections, calls the kind's run() whenever the
  * socket layer reports readiness, and frees the connection when run() says it is finished
@@ -28,11 +29,20 @@ struct udp_sock;
 struct svc;
 
 /* One accepted TCP connection. Kinds with state of their own embed this first and set
- * conn_size in their ops. */
+ * conn_size in their ops.
+ *
+ * Re-entrancy: the socket calls (tcp_send, tcp_recv, tcp_shutdown) deliver the stack's
+ * pending readiness synchronously, so a connection's notify may come while its own run(),
+ * or a close, is further up the call stack. svc.c notes such a notify (rerun, doom) instead
+ * of acting on it, and acts once the outer call returns: a connection is never freed while
+ * any call on it is in progress. */
 struct svc_conn {
 	struct svc *sv;
 	struct tcp_conn *c;
 	TAILQ_ENTRY(svc_conn) link;
+	bool running;       /* inside run() or being closed */
+	bool rerun;         /* readiness came during run(): run again */
+	uint8_t doom;       /* enum svc_run: WAIT = none; DONE/ERROR: close after run() */
 };
 
 /* What run() tells svc.c. */
@@ -51,6 +61,15 @@ struct svc_kind_ops {
 	/* After accept, before the first run (state beyond the zeroed conn_size bytes). */
 	void (*open)(struct svc_conn *sc);
 	enum svc_run (*run)(struct svc_conn *sc);
+	/* The connection is about to be closed, whatever the reason (run's answer, HUP/ERR, a
+	 * kind's svc_conn_end, svc_del): forget references to it. It may end other
+	 * connections of the service, never this one. */
+	void (*close)(struct svc_conn *sc);
+	/* State of a whole service (sv->priv): made by svc_add (0 or -errno), freed after its
+	 * connections are closed. stop() runs first in svc_del, while they are still open. */
+	int (*init)(struct svc *sv);
+	void (*stop)(struct svc *sv);
+	void (*fini)(struct svc *sv);
 	/* One received datagram (in the table's scratch buffer). */
 	void (*datagram)(struct svc *sv, uint8_t *buf, size_t len, size_t cap, uint32_t raddr,
 			 uint16_t rport);
@@ -77,6 +96,7 @@ struct svc {
 	struct udp_sock *udp;
 	TAILQ_HEAD(, svc_conn) conns;
 	struct svc_counters cnt;
+	void *priv;                       /* the kind's own (ops->init) */
 	TAILQ_ENTRY(svc) link;
 };
 
@@ -84,9 +104,20 @@ extern const struct svc_kind_ops svc_echo_ops;
 extern const struct svc_kind_ops svc_discard_ops;
 extern const struct svc_kind_ops svc_chargen_ops;
 extern const struct svc_kind_ops svc_http_ops;
+extern const struct svc_kind_ops svc_iperf3_ops;
 
 /* Fills dst with len bytes of the pattern from offset (any offset: it wraps). */
 void svc_pattern_fill(uint8_t *dst, size_t len, uint64_t offset);
+
+/* Closes sc as if its run() had returned DONE (error: ERROR, counted): for a kind that ends
+ * a connection other than the one it runs on. When a run() or close of sc is in progress
+ * further up the call stack, the close happens once that returns. */
+void svc_conn_end(struct svc_conn *sc, bool error);
+
+/* Runs sc's run() now, as readiness would: for a kind whose other connection can make
+ * progress that no readiness will report (its window was open all along). Deferred like a
+ * notify when a run() of sc is in progress; closes sc when run() says so. */
+void svc_conn_kick(struct svc_conn *sc);
 
 /* Reads and drops everything readable. Returns SVC_RUN_DONE at end of stream,
  * SVC_RUN_ERROR after a reset, SVC_RUN_WAIT otherwise. */
