@@ -5,7 +5,8 @@
 #
 #   kernel client (ns dpsb-c) 10.0.0.1 --veth/af_xdp-- dpstackd 10.0.0.2 (1 worker)
 #                             10.0.9.1 --veth-------- kernel server (ns dpsb-k) 10.0.9.2
-# Both paths cross one veth pair and the client's kernel stack; only the server side differs.
+# Both paths cross one veth pair and the client's kernel stack; only the server side differs:
+# dpstack's built-in services, or bench/kserver.c (epoll, one thread) on kernel sockets.
 # Usage: bench/tcp.sh [RUNS] [SECONDS]   (defaults 5 and 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,10 @@ finish() {
 trap finish EXIT INT TERM
 
 topo_peer dpsb-c dpsb0 10.0.0.1/24
+# The CPS client closes first and keeps TIME-WAIT: without reuse and a wide port range it
+# runs out of ports within a run (and every later figure measures that).
+ip netns exec dpsb-c sysctl -qw net.ipv4.ip_local_port_range="1024 65000" \
+	net.ipv4.tcp_tw_reuse=1
 ip netns add dpsb-k
 TOPO_NAMESPACES+=(dpsb-k)
 ip link add dpsbk0 type veth peer name dpsbk0p
@@ -47,7 +52,7 @@ service add discard tcp 9
 service add echo tcp 7
 CONF
 daemon_start "$work/dpstack.conf" "$DPSTACK_CTL" "$work/dpstackd.log"
-ip netns exec dpsb-k python3 bench/tcp_load.py serve 9 >"$work/kserver.log" 2>&1 &
+ip netns exec dpsb-k "$BUILD/bench/dps-kserver" 7 9 >"$work/kserver.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 50); do grep -q ready "$work/kserver.log" 2>/dev/null && break; sleep 0.1; done
 
@@ -67,6 +72,6 @@ run() {
 		"$d" "$k" "$unit" "$(awk -v d="$d" -v k="$k" 'BEGIN {printf "%.2f", d / k}')"
 }
 run stream 9 9 MB/s
-run cps 7 9 conn/s
+run cps 7 7 conn/s
 "$BUILD/tools/dpstackctl/dpstackctl" service show
 [ -n "${BENCH_STATS:-}" ] && "$BUILD/tools/dpstackctl/dpstackctl" stats | grep -E "tcp\.|drop|tx\." || true
