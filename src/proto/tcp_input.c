@@ -54,10 +54,10 @@ static void tcp_negotiate(struct tcp_conn *c, const struct tcp_seg *g, bool we_o
 
 /* ---- LISTEN (RFC 9293 §3.10.7.2) ---- */
 
-static struct tcp_conn *tcp_child_create(struct tcp_conn *l, const struct tcp_seg *g)
+/* A connection for the segment g to listener l, in the table, owned as l is. */
+static struct tcp_conn *tcp_child_alloc(struct tcp_conn *l, const struct tcp_seg *g)
 {
-	struct stack *s = l->s;
-	struct tcp_conn *c = tcp_conn_alloc(s, &l->opts);
+	struct tcp_conn *c = tcp_conn_alloc(l->s, &l->opts);
 	if (c == NULL)
 		return NULL;
 	c->sk.laddr = g->ip->dst;
@@ -69,6 +69,15 @@ static struct tcp_conn *tcp_child_create(struct tcp_conn *l, const struct tcp_se
 		tcp_conn_free(c);
 		return NULL;
 	}
+	return c;
+}
+
+static struct tcp_conn *tcp_child_create(struct tcp_conn *l, const struct tcp_seg *g)
+{
+	struct stack *s = l->s;
+	struct tcp_conn *c = tcp_child_alloc(l, g);
+	if (c == NULL)
+		return NULL;
 	c->ts_offset = tcp_isn(&s->tcp->secret, c->sk.laddr, c->sk.lport, c->sk.raddr,
 			       c->sk.rport, 0);
 	c->irs = g->th.seq;
@@ -150,18 +159,9 @@ static struct tcp_conn *tcp_syncookie_accept(struct tcp_conn *l, const struct tc
 		stack_count(s, STACK_EV_TCP_LISTEN_OVERFLOWS);
 		return NULL;
 	}
-	struct tcp_conn *c = tcp_conn_alloc(s, &l->opts);
+	struct tcp_conn *c = tcp_child_alloc(l, g);
 	if (c == NULL)
 		return NULL;
-	c->sk.laddr = g->ip->dst;
-	c->sk.lport = g->th.dst_port;
-	c->sk.raddr = g->ip->src;
-	c->sk.rport = g->th.src_port;
-	c->sk.owner = l->sk.owner;
-	if (tcp_conn_insert(c) != 0) {
-		tcp_conn_free(c);
-		return NULL;
-	}
 	c->flags |= TCPF_COOKIE;
 	c->irs = g->th.seq - 1;
 	c->rcv_nxt = g->th.seq;

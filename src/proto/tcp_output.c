@@ -366,6 +366,22 @@ void tcp_output(struct tcp_conn *c, bool force_ack)
 	}
 }
 
+/* RFC 6675 NextSeg rule 1 (rule3 false: a lost segment) or rule 3 (an unSACKed one that may
+ * be lost), resent. Returns 1 when a segment went, 0 when there was none, -1 on failure. */
+static int tcp_resend_next_seg(struct tcp_conn *c, bool rule3)
+{
+	uint32_t seq, len;
+	if (!tcp_sb_next_seg(&c->sb, c->snd_una, c->snd_max, c->high_rxt, c->snd_mss, rule3, &seq,
+			     &len))
+		return 0;
+	if (tcp_send_segment(c, seq, len, TCP_FLAG_ACK) < 0)
+		return -1;
+	c->high_rxt = seq + len;
+	c->retransmits++;
+	stack_count(c->s, STACK_EV_TCP_RETRANS_SEGS);
+	return 1;
+}
+
 /* RFC 6675 §5 (with SACK): while the pipe leaves room for a segment, send NextSeg: a lost
  * segment, else new data, else an unsacked one that may be lost. Without SACK (RFC 6582),
  * the segment at snd_una is resent once per partial ACK by the caller and new data follows
@@ -380,16 +396,11 @@ void tcp_recovery_send(struct tcp_conn *c)
 		uint32_t pipe = tcp_sb_pipe(&c->sb, c->snd_una, c->snd_max, c->high_rxt, c->snd_mss);
 		if (pipe + c->snd_mss > c->cc.cwnd)
 			break;
-		uint32_t seq, len;
-		if (tcp_sb_next_seg(&c->sb, c->snd_una, c->snd_max, c->high_rxt, c->snd_mss, false,
-				    &seq, &len)) {
-			if (tcp_send_segment(c, seq, len, TCP_FLAG_ACK) < 0)
-				break;
-			c->high_rxt = seq + len;
-			c->retransmits++;
-			stack_count(c->s, STACK_EV_TCP_RETRANS_SEGS);
+		int rc = tcp_resend_next_seg(c, false);
+		if (rc < 0)
+			break;
+		if (rc > 0)
 			continue;
-		}
 		if (tcp_unsent(c) != 0 && c->snd_nxt == c->snd_max) {
 			/* Rule 2, one new segment. The pipe checked above is the measure of the
 			 * flight here (RFC 6675 §5 step C), not SND.NXT - SND.UNA, which still
@@ -404,15 +415,11 @@ void tcp_recovery_send(struct tcp_conn *c)
 				break;
 			continue;
 		}
-		if (tcp_sb_next_seg(&c->sb, c->snd_una, c->snd_max, c->high_rxt, c->snd_mss, true,
-				    &seq, &len)) {
-			if (tcp_send_segment(c, seq, len, TCP_FLAG_ACK) < 0)
-				break;
-			c->high_rxt = seq + len;
-			c->retransmits++;
-			stack_count(c->s, STACK_EV_TCP_RETRANS_SEGS);
+		rc = tcp_resend_next_seg(c, true);
+		if (rc < 0)
+			break;
+		if (rc > 0)
 			continue;
-		}
 		break;
 	}
 }
