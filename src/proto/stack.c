@@ -201,25 +201,27 @@ void stack_loopback_drain(struct stack *s)
 	}
 }
 
-void stack_tick(struct stack *s, uint64_t now_ms)
+static void stack_clock_set(struct stack *s, uint64_t now_ms)
 {
 	s->now_ms = now_ms;
 	if (s->now_us / 1000 != now_ms)
 		s->now_us = now_ms * 1000; /* callers without a finer clock (tests) */
-	neigh_tick(s->neigh, now_ms);
-	if (ip4_reass_expire(s->reass, now_ms, reass_timed_out, s) != 0)
-		stack_reass_sync_drops(s);
-	tcp_stack_tick(s);
-	stack_loopback_drain(s);
 }
 
 void stack_tick_transport(struct stack *s, uint64_t now_ms)
 {
-	s->now_ms = now_ms;
-	if (s->now_us / 1000 != now_ms)
-		s->now_us = now_ms * 1000;
+	stack_clock_set(s, now_ms);
 	tcp_stack_tick(s);
 	stack_loopback_drain(s);
+}
+
+void stack_tick(struct stack *s, uint64_t now_ms)
+{
+	stack_clock_set(s, now_ms); /* the timers below (ICMP rate limit) read it */
+	neigh_tick(s->neigh, now_ms);
+	if (ip4_reass_expire(s->reass, now_ms, reass_timed_out, s) != 0)
+		stack_reass_sync_drops(s);
+	stack_tick_transport(s, now_ms);
 }
 
 int stack_addr_add(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen, bool announce)

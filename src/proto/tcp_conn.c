@@ -21,6 +21,13 @@ struct tcp_key {
 	uint16_t rport;
 };
 
+/* Key of the listener table; laddr 0 listens on every address. */
+struct tcp_listen_key {
+	uint32_t laddr;
+	uint16_t lport;
+	uint16_t zero;
+};
+
 static const char *const tcp_state_names[] = {
 #define TCP_STATE_NAME(id, name) [TCP_##id] = name,
 	TCP_STATE_LIST(TCP_STATE_NAME)
@@ -175,9 +182,18 @@ static void tcp_key_of(const struct tcp_conn *c, struct tcp_key *k)
 
 int tcp_conn_insert(struct tcp_conn *c)
 {
-	struct tcp_key k;
-	tcp_key_of(c, &k);
-	int rc = rte_hash_add_key_data(c->s->tcp->conns, &k, c);
+	int rc;
+	if (c->state == TCP_LISTEN) {
+		struct tcp_listen_key lk = {.laddr = c->sk.laddr, .lport = c->sk.lport};
+		/* rte_hash_add_key_data would replace a listener already there. */
+		if (rte_hash_lookup(c->s->tcp->listeners, &lk) >= 0)
+			return -EADDRINUSE;
+		rc = rte_hash_add_key_data(c->s->tcp->listeners, &lk, c);
+	} else {
+		struct tcp_key k;
+		tcp_key_of(c, &k);
+		rc = rte_hash_add_key_data(c->s->tcp->conns, &k, c);
+	}
 	if (rc == 0)
 		c->flags |= TCPF_IN_TABLE;
 	return rc;

@@ -30,7 +30,7 @@ static uint32_t seg_seq_len(const struct tcp_seg *g)
 }
 
 /* Options a SYN brings (RFC 7323 §2.2, RFC 2018 §2, RFC 3168 §6.1.1). */
-static void tcp_negotiate(struct tcp_conn *c, const struct tcp_seg *g, bool we_offered_all)
+static void tcp_negotiate(struct tcp_conn *c, const struct tcp_seg *g)
 {
 	const struct tcp_options *o = &g->th.options;
 	c->flags &= ~(TCPF_SACK_OK | TCPF_TS_OK | TCPF_WSCALE_OK);
@@ -48,7 +48,6 @@ static void tcp_negotiate(struct tcp_conn *c, const struct tcp_seg *g, bool we_o
 		c->snd_wscale = 0;
 		c->rcv_wscale = 0;
 	}
-	(void)we_offered_all;
 	tcp_conn_set_mss(c, o->has_mss ? o->mss : TCP_MSS_DEFAULT);
 }
 
@@ -87,7 +86,7 @@ static struct tcp_conn *tcp_child_create(struct tcp_conn *l, const struct tcp_se
 	c->rcv_adv = c->rcv_nxt;
 	c->rcv_wscale = tcp_wscale_for(c->opts.rcvbuf);
 	c->state = TCP_SYN_RECEIVED;
-	tcp_negotiate(c, g, true);
+	tcp_negotiate(c, g);
 	c->snd_wnd = g->th.window; /* never scaled in a SYN (RFC 7323 §2.2) */
 	c->max_sndwnd = c->snd_wnd;
 	c->snd_wl1 = g->th.seq;
@@ -288,7 +287,7 @@ static void tcp_syn_sent_input(struct tcp_conn *c, const struct tcp_seg *g)
 	c->irs = g->th.seq;
 	c->rcv_nxt = g->th.seq + 1;
 	c->rcv_adv = c->rcv_nxt; /* nothing advertised for this sequence space yet */
-	tcp_negotiate(c, g, true);
+	tcp_negotiate(c, g);
 	if (c->opts.ecn && (fl & (TCP_FLAG_ECE | TCP_FLAG_CWR)) == TCP_FLAG_ECE)
 		c->flags |= TCPF_ECN_OK; /* RFC 3168 §6.1.1: ECE without CWR in the SYN-ACK */
 	if (ack_ok) {
@@ -861,7 +860,7 @@ static bool tcp_time_wait_reusable(const struct tcp_conn *c, const struct tcp_se
 	return seq_gt(g->th.seq, c->rcv_nxt);
 }
 
-static bool tcp_checksum_ok(struct stack *s, const struct rte_mbuf *m, const struct ip4_repr *ip,
+static bool tcp_checksum_ok(const struct rte_mbuf *m, const struct ip4_repr *ip,
 			    const uint8_t *seg, size_t len)
 {
 	uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
@@ -869,7 +868,6 @@ static bool tcp_checksum_ok(struct stack *s, const struct rte_mbuf *m, const str
 		return true;
 	if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 		return false;
-	(void)s;
 	return tcp_checksum(ip->src, ip->dst, seg, len) == 0;
 }
 
@@ -897,7 +895,7 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 			   : STACK_DROP_TCP_BAD_FLAGS, m);
 		return;
 	}
-	if (!tcp_checksum_ok(s, m, ip, seg, seg_len)) {
+	if (!tcp_checksum_ok(m, ip, seg, seg_len)) {
 		stack_drop(s, STACK_DROP_TCP_BAD_CHECKSUM, m);
 		return;
 	}

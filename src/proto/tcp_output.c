@@ -131,8 +131,8 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 		o.opts.has_wscale = c->state == TCP_SYN_SENT || c->flags & TCPF_WSCALE_OK;
 		o.opts.wscale = c->rcv_wscale;
 		o.opts.sack_permitted = c->state == TCP_SYN_SENT || c->flags & TCPF_SACK_OK;
-		o.window = (uint16_t)(tcp_rcv_window(c) > UINT16_MAX ? UINT16_MAX
-								   : tcp_rcv_window(c));
+		uint32_t wnd = tcp_rcv_window(c);
+		o.window = (uint16_t)(wnd > UINT16_MAX ? UINT16_MAX : wnd);
 		if (c->state == TCP_SYN_SENT && c->opts.ecn)
 			o.flags |= TCP_FLAG_ECE | TCP_FLAG_CWR; /* RFC 3168 §6.1.1 */
 		else if (c->state == TCP_SYN_RECEIVED && c->flags & TCPF_ECN_OK)

@@ -37,12 +37,6 @@
 #define TCP_EPHEMERAL_LO 32768     /* Linux ip_local_port_range */
 #define TCP_EPHEMERAL_HI 60999
 
-/* Key of the listener table; laddr 0 listens on every address. */
-struct tcp_listen_key {
-	uint32_t laddr;
-	uint16_t lport;
-	uint16_t zero;
-};
 
 /* Per-connection flags. */
 #define TCPF_SACK_OK 0x0001        /* both sides sent SACK-permitted */
@@ -241,6 +235,8 @@ void tcp_reap(struct stack *s);
 struct tcp_conn *tcp_conn_alloc(struct stack *s, const struct tcp_sockopts *opts);
 int tcp_conn_buffers_alloc(struct tcp_conn *c);
 void tcp_conn_buffers_free(struct tcp_conn *c);
+/* Into the connection table, or the listener table for a LISTEN socket (-EADDRINUSE when
+ * that address and port already have one). 0 or a negative value. */
 int tcp_conn_insert(struct tcp_conn *c);
 struct tcp_conn *tcp_conn_lookup(struct stack *s, uint32_t laddr, uint16_t lport,
 				 uint32_t raddr, uint16_t rport);

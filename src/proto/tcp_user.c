@@ -5,8 +5,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include <rte_hash.h>
-
 #include "tcp_priv.h"
 
 int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog,
@@ -17,9 +15,6 @@ int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog
 		return -EINVAL;
 	if (laddr != 0 && !netcfg_addr_is_local(&s->cfg, laddr))
 		return -EADDRNOTAVAIL;
-	struct tcp_listen_key k = {.laddr = laddr, .lport = lport};
-	if (rte_hash_lookup(s->tcp->listeners, &k) >= 0)
-		return -EADDRINUSE;
 	struct tcp_conn *c = tcp_conn_alloc(s, opts);
 	if (c == NULL)
 		return -ENOMEM;
@@ -29,11 +24,11 @@ int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog
 	/* Linux caps the backlog at somaxconn (4096). */
 	c->backlog = backlog == 0 ? 1 : backlog > 4096 ? 4096 : backlog;
 	c->state = TCP_LISTEN;
-	if (rte_hash_add_key_data(s->tcp->listeners, &k, c) < 0) {
+	int rc = tcp_conn_insert(c);
+	if (rc < 0) {
 		tcp_conn_free(c);
-		return -ENOBUFS;
+		return rc == -EADDRINUSE ? rc : -ENOBUFS;
 	}
-	c->flags |= TCPF_IN_TABLE;
 	*out = c;
 	return 0;
 }
