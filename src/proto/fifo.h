@@ -2,9 +2,11 @@
  * buffers.
  *
  * Why this shape:
- *  - It lives in memory the caller provides (fifo_footprint bytes) and holds no pointers,
- *    only a size and two positions, so that the same bytes can later sit in a memfd segment
- *    mapped at different addresses by the stack and by an application process.
+ *  - The shared part (struct fifo_shm: two positions and the bytes) lives in memory the
+ *    caller provides (fifo_footprint bytes) and holds no pointers, so that the same bytes
+ *    can sit in a memfd segment mapped at different addresses by the stack and by an
+ *    application process. The size is not in it: each side keeps the size it trusts in its
+ *    own struct fifo, so a peer that scribbles on shared memory cannot widen the indexing.
  *  - head (consumer) and tail (producer) are free-running uint32_t positions, masked with
  *    size - 1 only to index data[]: used = tail - head holds across the 2^32 wrap, and a full
  *    FIFO is told from an empty one without wasting a byte.
@@ -22,12 +24,11 @@
  * Threading contract: producer calls (enqueue, write_at, produce, write_slices, fifo_free)
  * from one thread at a time, consumer calls (dequeue, peek, consume, read_slices, fifo_used)
  * from one thread at a time; the two sides may run concurrently. fifo_init must complete
- * before either side starts.
+ * before either side starts; the other side then takes its view with fifo_attach.
  *
  * Robustness against a peer that scribbles on the header (the shared-memory case): every
  * count is clamped so that a corrupt head or tail can garble data but never make a call
- * touch memory outside data[size]. size itself is trusted: read it once at init on the
- * trusting side and keep a private copy if the peer could change it. */
+ * touch memory outside data[size]. */
 #ifndef DPS_PROTO_FIFO_H
 #define DPS_PROTO_FIFO_H
 
@@ -43,11 +44,17 @@
  * lock-free ones (C11 §7.17.5 note). */
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "fifo positions need lock-free 32-bit atomics");
 
-struct fifo {
-	uint32_t size;                          /* power of two, FIFO_SIZE_MIN..FIFO_SIZE_MAX */
+/* What the two sides share. */
+struct fifo_shm {
 	_Alignas(FIFO_CACHE_LINE) _Atomic uint32_t head;  /* consumer position */
 	_Alignas(FIFO_CACHE_LINE) _Atomic uint32_t tail;  /* producer position */
 	_Alignas(FIFO_CACHE_LINE) uint8_t data[];          /* size bytes */
+};
+
+/* One side's view of it. */
+struct fifo {
+	uint32_t size;                          /* power of two, FIFO_SIZE_MIN..FIFO_SIZE_MAX */
+	struct fifo_shm *shm;
 };
 
 /* A contiguous run of bytes inside a FIFO's data[]. */
@@ -56,13 +63,17 @@ struct fifo_slice {
 	uint32_t len;
 };
 
-/* Bytes to allocate for a FIFO of size bytes (header and data), 0 if size is invalid. The
- * memory must be aligned to FIFO_CACHE_LINE (mmap and aligned_alloc give that). */
+/* Bytes to allocate for the shared part of a FIFO of size bytes (positions and data), 0 if
+ * size is invalid. The memory must be aligned to FIFO_CACHE_LINE (mmap and aligned_alloc
+ * give that). */
 size_t fifo_footprint(uint32_t size);
 
-/* Makes f an empty FIFO of size bytes. Returns 0, or -EINVAL if size is not a power of two
- * in FIFO_SIZE_MIN..FIFO_SIZE_MAX or f is NULL or not FIFO_CACHE_LINE-aligned. */
-int fifo_init(struct fifo *f, uint32_t size);
+/* Makes f a view of an empty FIFO of size bytes whose shared part is at shm. Returns 0, or
+ * -EINVAL if size is not a power of two in FIFO_SIZE_MIN..FIFO_SIZE_MAX, or f or shm is
+ * NULL, or shm is not FIFO_CACHE_LINE-aligned. */
+int fifo_init(struct fifo *f, void *shm, uint32_t size);
+/* The same view of a FIFO someone else initialised (positions untouched). */
+int fifo_attach(struct fifo *f, void *shm, uint32_t size);
 
 /* Bytes readable now. Exact for the consumer; for anyone else a snapshot. */
 uint32_t fifo_used(const struct fifo *f);

@@ -6,6 +6,7 @@
 #ifndef DPS_PROTO_SOCK_H
 #define DPS_PROTO_SOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fifo.h"
@@ -19,12 +20,22 @@
 
 struct sock;
 
+/* Where a socket's FIFOs live: the heap by default, or an application's shared segment (the
+ * channel allocates them there, so the worker fills and drains them in place). */
+struct sock_mem {
+	void *(*alloc)(void *ctx, size_t bytes);    /* FIFO_CACHE_LINE-aligned, or NULL */
+	void (*free)(void *ctx, void *p, size_t bytes);
+	void *ctx;
+};
+
 struct sock_owner {
 	/* Called on the worker, from packet or timer processing, with the bits that became
 	 * true. The owner must not free the socket from inside this call: it may read, write,
 	 * shut down and close (close defers the free). */
 	void (*notify)(struct sock *sk, uint32_t events);
 	void *ctx;
+	const struct sock_mem *mem;     /* NULL: the heap */
+	int32_t pid;                    /* the owning process, 0 for the daemon (sock show) */
 };
 
 struct sock {
@@ -37,7 +48,13 @@ struct sock {
 	struct fifo *tx;        /* owner → stack */
 	int error;              /* pending error (positive errno), read and cleared like SO_ERROR */
 	struct sock_owner owner;
+	const struct sock_mem *mem;     /* kept after the owner lets go: frees use it */
 };
+
+/* A FIFO of at least bytes (a power of two, at least min, at most FIFO_SIZE_MAX) in sk's
+ * memory; NULL when there is none. */
+struct fifo *sock_fifo_alloc(const struct sock *sk, uint32_t bytes, uint32_t min);
+void sock_fifo_free(const struct sock *sk, struct fifo *f);
 
 static inline void sock_notify(struct sock *sk, uint32_t events)
 {

@@ -102,6 +102,12 @@ ssize_t tcp_recv(struct tcp_conn *c, void *buf, size_t len);
  * the application channel): send what can go, and open the window if it grew enough. */
 void tcp_kick(struct tcp_conn *c);
 
+/* setsockopt(2) on a live socket: keepalive timers follow at once, TCP_NODELAY pushes what
+ * Nagle held, a new congestion controller takes over. The FIFO sizes do not change (the new
+ * ones apply to connections a listener accepts later). -EINVAL for keepalive without times. */
+int tcp_set_sockopts(struct tcp_conn *c, const struct tcp_sockopts *o);
+const struct tcp_sockopts *tcp_get_sockopts(const struct tcp_conn *c);
+
 /* shutdown(2): SHUT_RD, SHUT_WR or SHUT_RDWR. Writing side: a FIN follows the queued data. */
 int tcp_shutdown(struct tcp_conn *c, int how);
 /* close(2): the owner lets go. Unread data or SO_LINGER 0 aborts with RST (RFC 9293

@@ -136,40 +136,19 @@ struct tcp_conn *tcp_conn_alloc(struct stack *s, const struct tcp_sockopts *opts
 	return c;
 }
 
-static uint32_t fifo_size_for(uint32_t bytes)
-{
-	uint32_t size = 4096;
-	while (size < bytes && size < (1u << 30))
-		size <<= 1;
-	return size;
-}
-
-static struct fifo *tcp_fifo_alloc(uint32_t want)
-{
-	uint32_t size = fifo_size_for(want);
-	/* The FIFO header keeps head and tail on cache lines of their own. */
-	size_t bytes = (fifo_footprint(size) + 63) & ~(size_t)63;
-	struct fifo *f = aligned_alloc(_Alignof(struct fifo), bytes);
-	if (f != NULL && fifo_init(f, size) != 0) {
-		free(f);
-		return NULL;
-	}
-	return f;
-}
-
 int tcp_conn_buffers_alloc(struct tcp_conn *c)
 {
 	if (c->sk.rx == NULL)
-		c->sk.rx = tcp_fifo_alloc(c->opts.rcvbuf);
+		c->sk.rx = sock_fifo_alloc(&c->sk, c->opts.rcvbuf, 4096);
 	if (c->sk.tx == NULL)
-		c->sk.tx = tcp_fifo_alloc(c->opts.sndbuf);
+		c->sk.tx = sock_fifo_alloc(&c->sk, c->opts.sndbuf, 4096);
 	return c->sk.rx != NULL && c->sk.tx != NULL ? 0 : -ENOMEM;
 }
 
 void tcp_conn_buffers_free(struct tcp_conn *c)
 {
-	free(c->sk.rx);
-	free(c->sk.tx);
+	sock_fifo_free(&c->sk, c->sk.rx);
+	sock_fifo_free(&c->sk, c->sk.tx);
 	c->sk.rx = NULL;
 	c->sk.tx = NULL;
 }

@@ -64,6 +64,7 @@ static struct tcp_conn *tcp_child_alloc(struct tcp_conn *l, const struct tcp_seg
 	c->sk.raddr = g->ip->src;
 	c->sk.rport = g->th.src_port;
 	c->sk.owner = l->sk.owner;
+	c->sk.mem = l->sk.mem;
 	if (tcp_conn_insert(c) != 0) {
 		tcp_conn_free(c);
 		return NULL;

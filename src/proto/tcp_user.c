@@ -21,6 +21,7 @@ int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog
 	c->sk.laddr = laddr;
 	c->sk.lport = lport;
 	c->sk.owner = *owner;
+	c->sk.mem = owner->mem;
 	/* Linux caps the backlog at somaxconn (4096). */
 	c->backlog = backlog == 0 ? 1 : backlog > 4096 ? 4096 : backlog;
 	c->state = TCP_LISTEN;
@@ -94,6 +95,7 @@ int tcp_connect(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t raddr,
 	c->sk.raddr = raddr;
 	c->sk.rport = rport;
 	c->sk.owner = *owner;
+	c->sk.mem = owner->mem;
 	int rc = tcp_conn_buffers_alloc(c);
 	if (rc == 0 && tcp_conn_insert(c) != 0)
 		rc = -ENOBUFS;
@@ -173,6 +175,31 @@ void tcp_kick(struct tcp_conn *c)
 		return;
 	tcp_output(c, tcp_window_update_due(c));
 	tcp_deliver_events(c->s);
+}
+
+int tcp_set_sockopts(struct tcp_conn *c, const struct tcp_sockopts *o)
+{
+	if (o->keepalive && (o->keep_idle_ms == 0 || o->keep_intvl_ms == 0 || o->keep_cnt == 0))
+		return -EINVAL;
+	const struct tcp_sockopts old = c->opts;
+	c->opts = *o;
+	/* The FIFOs keep the size they were made with; the new sizes serve accepted children. */
+	if (o->cc != old.cc)
+		tcp_cc_set_ops(&c->cc, o->cc != NULL ? o->cc : tcp_cc_default());
+	if ((c->state == TCP_ESTABLISHED || c->state == TCP_CLOSE_WAIT) &&
+	    (o->keepalive != old.keepalive || o->keep_idle_ms != old.keep_idle_ms)) {
+		tcp_timer_cancel(c, TCP_T_KEEP);
+		tcp_timer_keepalive_arm(c);
+	}
+	/* Linux pushes what Nagle held back when TCP_NODELAY is turned on. */
+	if (o->nodelay && !old.nodelay)
+		tcp_kick(c);
+	return 0;
+}
+
+const struct tcp_sockopts *tcp_get_sockopts(const struct tcp_conn *c)
+{
+	return &c->opts;
 }
 
 /* RFC 9293 §3.10.4 CLOSE: the FIN is queued after the data; ESTABLISHED goes to FIN-WAIT-1

@@ -149,30 +149,11 @@ static bool udp_addr_bindable(struct stack *s, uint32_t laddr)
 	       r->prefix == laddr && r->plen == 32;
 }
 
-static uint32_t udp_fifo_size(uint32_t bytes)
+static uint32_t udp_rcvbuf(uint32_t bytes)
 {
 	if (bytes == 0)
-		bytes = UDP_RCVBUF_DEFAULT;
-	if (bytes > UDP_RCVBUF_MAX)
-		bytes = UDP_RCVBUF_MAX;
-	uint32_t size = FIFO_SIZE_MIN;
-	while (size < bytes)
-		size <<= 1;
-	return size;
-}
-
-static struct fifo *udp_fifo_alloc(uint32_t size)
-{
-	size_t bytes = fifo_footprint(size);
-	/* aligned_alloc wants a multiple of the alignment: the header is whole cache lines and
-	 * size a power of two >= FIFO_SIZE_MIN. */
-	bytes = (bytes + FIFO_CACHE_LINE - 1) & ~(size_t)(FIFO_CACHE_LINE - 1);
-	struct fifo *f = aligned_alloc(FIFO_CACHE_LINE, bytes);
-	if (f != NULL && fifo_init(f, size) != 0) {
-		free(f);
-		return NULL;
-	}
-	return f;
+		return UDP_RCVBUF_DEFAULT;
+	return bytes > UDP_RCVBUF_MAX ? UDP_RCVBUF_MAX : bytes;
 }
 
 int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf,
@@ -200,13 +181,15 @@ int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf,
 	u->sk.laddr = laddr;
 	u->sk.lport = lport;
 	u->bound_laddr = laddr;
-	if (owner != NULL)
+	if (owner != NULL) {
 		u->sk.owner = *owner;
-	u->sk.rx = udp_fifo_alloc(udp_fifo_size(rcvbuf));
+		u->sk.mem = owner->mem;
+	}
+	u->sk.rx = sock_fifo_alloc(&u->sk, udp_rcvbuf(rcvbuf), FIFO_SIZE_MIN);
 	struct udp_bind_key k = {.laddr = laddr, .lport = lport};
 	int rc = u->sk.rx == NULL ? -ENOMEM : rte_hash_add_key_data(t->binds, &k, u);
 	if (rc < 0) {
-		free(u->sk.rx);
+		sock_fifo_free(&u->sk, u->sk.rx);
 		free(u);
 		return rc == -ENOSPC ? -ENOBUFS : rc;
 	}
@@ -280,7 +263,7 @@ static void udp_sock_free(struct udp_sock *u)
 		TAILQ_REMOVE(&t->notify_q, u, notify_link);
 	TAILQ_REMOVE(&t->all, u, all_link);
 	t->nsocks--;
-	free(u->sk.rx);
+	sock_fifo_free(&u->sk, u->sk.rx);
 	free(u);
 }
 

@@ -42,31 +42,42 @@ static bool check_pat(const uint8_t *buf, uint64_t from, uint32_t n)
 static struct fifo *fifo_new(uint32_t size)
 {
 	size_t bytes = fifo_footprint(size);
-	struct fifo *f;
+	struct fifo *f = malloc(sizeof(*f));
+	void *shm;
 
 	assert_true(bytes > 0);
-	f = aligned_alloc(FIFO_CACHE_LINE, bytes);
 	assert_non_null(f);
+	shm = aligned_alloc(FIFO_CACHE_LINE, bytes);
+	assert_non_null(shm);
 	/* Garbage in the data area: nothing may depend on it being zero. */
-	memset(f, 0xa5, bytes);
-	assert_int_equal(fifo_init(f, size), 0);
+	memset(shm, 0xa5, bytes);
+	assert_int_equal(fifo_init(f, shm, size), 0);
 	return f;
 }
+
+static void fifo_del(struct fifo *f)
+{
+	free(f->shm);
+	free(f);
+}
+
+/* Positions alone: enough shared memory for the init tests, which never touch data. */
+static _Alignas(FIFO_CACHE_LINE) uint8_t shm_hdr[sizeof(struct fifo_shm)];
 
 /* Moves both positions to pos (as if pos bytes had gone through), FIFO empty. */
 static void set_positions(struct fifo *f, uint32_t pos)
 {
-	atomic_store(&f->head, pos);
-	atomic_store(&f->tail, pos);
+	atomic_store(&f->shm->head, pos);
+	atomic_store(&f->shm->tail, pos);
 }
 
 /* --- sizes, init --- */
 
 static void test_fifo_footprint_valid_size_is_header_plus_size(void **state)
 {
-	assert_int_equal(fifo_footprint(64), sizeof(struct fifo) + 64);
-	assert_int_equal(fifo_footprint(4096), sizeof(struct fifo) + 4096);
-	assert_int_equal(fifo_footprint(1u << 30), sizeof(struct fifo) + (1u << 30));
+	assert_int_equal(fifo_footprint(64), sizeof(struct fifo_shm) + 64);
+	assert_int_equal(fifo_footprint(4096), sizeof(struct fifo_shm) + 4096);
+	assert_int_equal(fifo_footprint(1u << 30), sizeof(struct fifo_shm) + (1u << 30));
 }
 
 static void test_fifo_footprint_invalid_size_is_zero(void **state)
@@ -82,41 +93,44 @@ static void test_fifo_init_non_power_of_two_returns_einval(void **state)
 {
 	static struct fifo hdr;
 
-	assert_int_equal(fifo_init(&hdr, 96), -EINVAL);
-	assert_int_equal(fifo_init(&hdr, 4095), -EINVAL);
-	assert_int_equal(fifo_init(&hdr, 4097), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, shm_hdr, 96), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, shm_hdr, 4095), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, shm_hdr, 4097), -EINVAL);
 }
 
 static void test_fifo_init_too_small_returns_einval(void **state)
 {
 	static struct fifo hdr;
 
-	assert_int_equal(fifo_init(&hdr, 0), -EINVAL);
-	assert_int_equal(fifo_init(&hdr, 1), -EINVAL);
-	assert_int_equal(fifo_init(&hdr, 32), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, shm_hdr, 0), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, shm_hdr, 1), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, shm_hdr, 32), -EINVAL);
 }
 
 static void test_fifo_init_too_large_returns_einval(void **state)
 {
 	static struct fifo hdr;
 
-	assert_int_equal(fifo_init(&hdr, 1u << 31), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, shm_hdr, 1u << 31), -EINVAL);
 }
 
 static void test_fifo_init_min_and_max_sizes_succeed(void **state)
 {
-	/* init writes only the header, so a header alone shows the limits are accepted. */
+	/* init writes only the positions, so they alone show the limits are accepted. */
 	static struct fifo hdr;
 
-	assert_int_equal(fifo_init(&hdr, 64), 0);
+	assert_int_equal(fifo_init(&hdr, shm_hdr, 64), 0);
 	assert_int_equal(hdr.size, 64);
-	assert_int_equal(fifo_init(&hdr, 1u << 30), 0);
+	assert_int_equal(fifo_init(&hdr, shm_hdr, 1u << 30), 0);
 	assert_int_equal(hdr.size, 1u << 30);
 }
 
 static void test_fifo_init_null_returns_einval(void **state)
 {
-	assert_int_equal(fifo_init(NULL, 64), -EINVAL);
+	assert_int_equal(fifo_init(NULL, shm_hdr, 64), -EINVAL);
+	static struct fifo hdr;
+
+	assert_int_equal(fifo_init(&hdr, NULL, 64), -EINVAL);
 }
 
 static void test_fifo_init_misaligned_returns_einval(void **state)
@@ -124,7 +138,9 @@ static void test_fifo_init_misaligned_returns_einval(void **state)
 	uint8_t *mem = aligned_alloc(FIFO_CACHE_LINE, fifo_footprint(64) + FIFO_CACHE_LINE);
 
 	assert_non_null(mem);
-	assert_int_equal(fifo_init((struct fifo *)(void *)(mem + 8), 64), -EINVAL);
+	struct fifo f;
+
+	assert_int_equal(fifo_init(&f, mem + 8, 64), -EINVAL);
 	free(mem);
 }
 
@@ -134,15 +150,14 @@ static void test_fifo_init_gives_empty_fifo(void **state)
 
 	assert_int_equal(fifo_used(f), 0);
 	assert_int_equal(fifo_free(f), 256);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_positions_sit_on_separate_cache_lines(void **state)
 {
-	size_t h = offsetof(struct fifo, head), t = offsetof(struct fifo, tail);
-	size_t d = offsetof(struct fifo, data);
+	size_t h = offsetof(struct fifo_shm, head), t = offsetof(struct fifo_shm, tail);
+	size_t d = offsetof(struct fifo_shm, data);
 
-	assert_true(h / FIFO_CACHE_LINE != offsetof(struct fifo, size) / FIFO_CACHE_LINE);
 	assert_true(h / FIFO_CACHE_LINE != t / FIFO_CACHE_LINE);
 	assert_true(t / FIFO_CACHE_LINE != d / FIFO_CACHE_LINE);
 	assert_int_equal(d % FIFO_CACHE_LINE, 0);
@@ -159,7 +174,7 @@ static void test_fifo_enqueue_into_empty_returns_len(void **state)
 	assert_int_equal(fifo_enqueue(f, in, sizeof(in)), 10);
 	assert_int_equal(fifo_used(f), 10);
 	assert_int_equal(fifo_free(f), 54);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_enqueue_more_than_free_copies_only_free(void **state)
@@ -172,7 +187,7 @@ static void test_fifo_enqueue_more_than_free_copies_only_free(void **state)
 	assert_int_equal(fifo_free(f), 0);
 	assert_int_equal(fifo_dequeue(f, out, 100), 64);
 	assert_memory_equal(out, in, 64);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_enqueue_into_full_returns_zero(void **state)
@@ -183,7 +198,7 @@ static void test_fifo_enqueue_into_full_returns_zero(void **state)
 	assert_int_equal(fifo_enqueue(f, in, 64), 64);
 	assert_int_equal(fifo_enqueue(f, in, 1), 0);
 	assert_int_equal(fifo_used(f), 64);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_enqueue_zero_len_changes_nothing(void **state)
@@ -192,7 +207,7 @@ static void test_fifo_enqueue_zero_len_changes_nothing(void **state)
 
 	assert_int_equal(fifo_enqueue(f, NULL, 0), 0);
 	assert_int_equal(fifo_used(f), 0);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_dequeue_from_empty_returns_zero(void **state)
@@ -201,7 +216,7 @@ static void test_fifo_dequeue_from_empty_returns_zero(void **state)
 	uint8_t out[8];
 
 	assert_int_equal(fifo_dequeue(f, out, sizeof(out)), 0);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_dequeue_more_than_used_returns_used(void **state)
@@ -214,7 +229,7 @@ static void test_fifo_dequeue_more_than_used_returns_used(void **state)
 	assert_int_equal(fifo_dequeue(f, out, 64), 20);
 	assert_memory_equal(out, in, 20);
 	assert_int_equal(fifo_used(f), 0);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_dequeue_in_pieces_keeps_order(void **state)
@@ -228,7 +243,7 @@ static void test_fifo_dequeue_in_pieces_keeps_order(void **state)
 	assert_int_equal(fifo_dequeue(f, out + 7, 30), 30);
 	assert_int_equal(fifo_dequeue(f, out + 37, 13), 13);
 	assert_memory_equal(out, in, 50);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_used_plus_free_is_size_throughout(void **state)
@@ -245,7 +260,7 @@ static void test_fifo_used_plus_free_is_size_throughout(void **state)
 			fifo_dequeue(f, buf, rnd(&seed) % 129);
 		assert_int_equal(fifo_used(f) + fifo_free(f), 128);
 	}
-	free(f);
+	fifo_del(f);
 }
 
 /* Every start position, every length: the copy that straddles the end of data[] comes out
@@ -270,7 +285,7 @@ static void test_fifo_wraparound_every_start_every_len_round_trips(void **state)
 			assert_int_equal(fifo_used(f), 0);
 		}
 	}
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_positions_across_uint32_wrap_round_trip(void **state)
@@ -291,8 +306,8 @@ static void test_fifo_positions_across_uint32_wrap_round_trip(void **state)
 		assert_true(check_pat(out, got, n));
 		got += n;
 	}
-	assert_true(atomic_load(&f->head) < 1000);
-	free(f);
+	assert_true(atomic_load(&f->shm->head) < 1000);
+	fifo_del(f);
 }
 
 static void test_fifo_full_at_uint32_wrap_reports_full(void **state)
@@ -305,7 +320,7 @@ static void test_fifo_full_at_uint32_wrap_reports_full(void **state)
 	assert_int_equal(fifo_used(f), 64);
 	assert_int_equal(fifo_free(f), 0);
 	assert_int_equal(fifo_enqueue(f, in, 1), 0);
-	free(f);
+	fifo_del(f);
 }
 
 /* --- peek, consume --- */
@@ -321,7 +336,7 @@ static void test_fifo_peek_does_not_consume(void **state)
 	assert_int_equal(fifo_peek(f, 0, out, 16), 16);
 	assert_int_equal(fifo_used(f), 16);
 	assert_memory_equal(out, in, 16);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_peek_at_offset_returns_bytes_from_there(void **state)
@@ -333,7 +348,7 @@ static void test_fifo_peek_at_offset_returns_bytes_from_there(void **state)
 	fifo_enqueue(f, in, 40);
 	assert_int_equal(fifo_peek(f, 13, out, 10), 10);
 	assert_memory_equal(out, in + 13, 10);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_peek_len_clamped_to_bytes_after_offset(void **state)
@@ -345,7 +360,7 @@ static void test_fifo_peek_len_clamped_to_bytes_after_offset(void **state)
 	fifo_enqueue(f, in, 40);
 	assert_int_equal(fifo_peek(f, 30, out, 64), 10);
 	assert_memory_equal(out, in + 30, 10);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_peek_offset_at_or_beyond_used_returns_zero(void **state)
@@ -357,7 +372,7 @@ static void test_fifo_peek_offset_at_or_beyond_used_returns_zero(void **state)
 	assert_int_equal(fifo_peek(f, 40, out, 8), 0);
 	assert_int_equal(fifo_peek(f, 41, out, 8), 0);
 	assert_int_equal(fifo_peek(f, UINT32_MAX, out, 8), 0);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_peek_offset_across_wrap_returns_contiguous_copy(void **state)
@@ -371,7 +386,7 @@ static void test_fifo_peek_offset_across_wrap_returns_contiguous_copy(void **sta
 	/* Offset 20 starts at index 60: 4 bytes before the end of data[], the rest after. */
 	assert_int_equal(fifo_peek(f, 20, out, 30), 30);
 	assert_memory_equal(out, in + 20, 30);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_consume_drops_from_head(void **state)
@@ -385,7 +400,7 @@ static void test_fifo_consume_drops_from_head(void **state)
 	assert_int_equal(fifo_used(f), 18);
 	assert_int_equal(fifo_dequeue(f, out, 30), 18);
 	assert_memory_equal(out, in + 12, 18);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_consume_more_than_used_clamps(void **state)
@@ -398,7 +413,7 @@ static void test_fifo_consume_more_than_used_clamps(void **state)
 	assert_int_equal(fifo_used(f), 0);
 	assert_int_equal(fifo_consume(f, 5), 0);
 	assert_int_equal(fifo_free(f), 64);
-	free(f);
+	fifo_del(f);
 }
 
 /* The send side: bytes stay until acknowledged, retransmissions peek at offsets. */
@@ -416,7 +431,7 @@ static void test_fifo_send_side_peek_unacked_then_consume_on_ack(void **state)
 	assert_int_equal(fifo_peek(f, 0, out, 40), 40);       /* retransmit the next 40 */
 	assert_memory_equal(out, in + 60, 40);
 	assert_int_equal(fifo_free(f), 256 - 140);
-	free(f);
+	fifo_del(f);
 }
 
 /* --- write_at, produce --- */
@@ -431,7 +446,7 @@ static void test_fifo_write_at_beyond_tail_invisible_until_produce(void **state)
 	assert_int_equal(fifo_used(f), 0);
 	assert_int_equal(fifo_dequeue(f, out, 30), 0);
 	assert_int_equal(fifo_free(f), 64);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_write_at_hole_filled_then_produce_publishes_in_order(void **state)
@@ -448,7 +463,7 @@ static void test_fifo_write_at_hole_filled_then_produce_publishes_in_order(void 
 	assert_int_equal(fifo_used(f), 50);
 	assert_int_equal(fifo_dequeue(f, out, 50), 50);
 	assert_memory_equal(out, in, 50);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_write_at_partial_produce_keeps_rest_for_later(void **state)
@@ -464,7 +479,7 @@ static void test_fifo_write_at_partial_produce_keeps_rest_for_later(void **state
 	assert_int_equal(fifo_produce(f, 25), 25);
 	assert_int_equal(fifo_dequeue(f, out + 15, 40), 25);
 	assert_memory_equal(out, in, 40);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_write_at_exactly_free_space_succeeds(void **state)
@@ -475,7 +490,7 @@ static void test_fifo_write_at_exactly_free_space_succeeds(void **state)
 	fifo_enqueue(f, in, 20);
 	assert_int_equal(fifo_write_at(f, 4, in, 40), 0);
 	assert_int_equal(fifo_write_at(f, 44, in, 0), 0);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_write_at_past_free_returns_enospc_writes_nothing(void **state)
@@ -490,7 +505,7 @@ static void test_fifo_write_at_past_free_returns_enospc_writes_nothing(void **st
 	fifo_produce(f, 64);
 	fifo_dequeue(f, out, 64);
 	assert_memory_equal(out, zero, 64);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_write_at_offset_plus_len_overflow_returns_enospc(void **state)
@@ -500,7 +515,7 @@ static void test_fifo_write_at_offset_plus_len_overflow_returns_enospc(void **st
 
 	assert_int_equal(fifo_write_at(f, UINT32_MAX, in, 2), -ENOSPC);
 	assert_int_equal(fifo_write_at(f, 2, in, UINT32_MAX), -ENOSPC);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_write_at_when_full_returns_enospc(void **state)
@@ -511,7 +526,7 @@ static void test_fifo_write_at_when_full_returns_enospc(void **state)
 	fifo_enqueue(f, in, 64);
 	assert_int_equal(fifo_write_at(f, 0, in, 1), -ENOSPC);
 	assert_int_equal(fifo_write_at(f, 0, in, 0), 0);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_write_at_across_wrap_round_trips(void **state)
@@ -527,7 +542,7 @@ static void test_fifo_write_at_across_wrap_round_trips(void **state)
 	assert_int_equal(fifo_produce(f, 60), 60);
 	assert_int_equal(fifo_dequeue(f, out, 60), 60);
 	assert_memory_equal(out, in, 60);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_produce_more_than_free_clamps(void **state)
@@ -539,7 +554,7 @@ static void test_fifo_produce_more_than_free_clamps(void **state)
 	assert_int_equal(fifo_produce(f, 100), 54);
 	assert_int_equal(fifo_used(f), 64);
 	assert_int_equal(fifo_produce(f, 1), 0);
-	free(f);
+	fifo_del(f);
 }
 
 /* --- slices --- */
@@ -554,7 +569,7 @@ static void test_fifo_read_slices_empty_returns_zero_slices(void **state)
 	assert_int_equal(s[0].len, 0);
 	assert_null(s[1].base);
 	assert_int_equal(s[1].len, 0);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_read_slices_contiguous_returns_one(void **state)
@@ -570,7 +585,7 @@ static void test_fifo_read_slices_contiguous_returns_one(void **state)
 	assert_memory_equal(s[0].base, in, 30);
 	assert_int_equal(s[1].len, 0);
 	assert_null(s[1].base);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_read_slices_across_wrap_returns_two(void **state)
@@ -583,13 +598,13 @@ static void test_fifo_read_slices_across_wrap_returns_two(void **state)
 	fill_pat(in, 0, 40);
 	fifo_enqueue(f, in, 40);
 	assert_int_equal(fifo_read_slices(f, 0, 64, s), 2);
-	assert_ptr_equal(s[0].base, f->data + 50);
+	assert_ptr_equal(s[0].base, f->shm->data + 50);
 	assert_int_equal(s[0].len, 14);
-	assert_ptr_equal(s[1].base, f->data);
+	assert_ptr_equal(s[1].base, f->shm->data);
 	assert_int_equal(s[1].len, 26);
 	assert_memory_equal(s[0].base, in, 14);
 	assert_memory_equal(s[1].base, in + 14, 26);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_read_slices_ending_exactly_at_end_returns_one(void **state)
@@ -602,7 +617,7 @@ static void test_fifo_read_slices_ending_exactly_at_end_returns_one(void **state
 	fifo_enqueue(f, in, 14);
 	assert_int_equal(fifo_read_slices(f, 0, 64, s), 1);
 	assert_int_equal(s[0].len, 14);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_read_slices_offset_and_max_limit_range(void **state)
@@ -616,7 +631,7 @@ static void test_fifo_read_slices_offset_and_max_limit_range(void **state)
 	fifo_enqueue(f, in, 40);
 	/* Offset 20 is past the wrap: one slice, limited by max. */
 	assert_int_equal(fifo_read_slices(f, 20, 5, s), 1);
-	assert_ptr_equal(s[0].base, f->data + 6);
+	assert_ptr_equal(s[0].base, f->shm->data + 6);
 	assert_int_equal(s[0].len, 5);
 	assert_memory_equal(s[0].base, in + 20, 5);
 	/* Offset 10, max 10: 4 bytes before the wrap, 6 after. */
@@ -625,7 +640,7 @@ static void test_fifo_read_slices_offset_and_max_limit_range(void **state)
 	assert_int_equal(s[1].len, 6);
 	assert_memory_equal(s[0].base, in + 10, 4);
 	assert_memory_equal(s[1].base, in + 14, 6);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_read_slices_offset_at_used_returns_zero(void **state)
@@ -638,7 +653,7 @@ static void test_fifo_read_slices_offset_at_used_returns_zero(void **state)
 	assert_int_equal(fifo_read_slices(f, 40, 64, s), 0);
 	assert_int_equal(fifo_read_slices(f, UINT32_MAX, 64, s), 0);
 	assert_int_equal(fifo_read_slices(f, 0, 0, s), 0);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_write_slices_when_full_returns_zero(void **state)
@@ -650,7 +665,7 @@ static void test_fifo_write_slices_when_full_returns_zero(void **state)
 	fifo_enqueue(f, in, 64);
 	assert_int_equal(fifo_write_slices(f, 0, 64, s), 0);
 	assert_int_equal(s[0].len, 0);
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_write_slices_across_wrap_then_produce_round_trips(void **state)
@@ -669,7 +684,7 @@ static void test_fifo_write_slices_across_wrap_then_produce_round_trips(void **s
 	assert_int_equal(fifo_produce(f, 64), 64);
 	assert_int_equal(fifo_dequeue(f, out, 64), 64);
 	assert_true(check_pat(out, 0, 64));
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_write_slices_offset_skips_reserved_bytes(void **state)
@@ -680,7 +695,7 @@ static void test_fifo_write_slices_offset_skips_reserved_bytes(void **state)
 
 	fill_pat(in, 0, 64);
 	assert_int_equal(fifo_write_slices(f, 16, 8, s), 1);
-	assert_ptr_equal(s[0].base, f->data + 16);
+	assert_ptr_equal(s[0].base, f->shm->data + 16);
 	assert_int_equal(s[0].len, 8);
 	memcpy(s[0].base, in + 16, 8);
 	fifo_write_at(f, 0, in, 16);
@@ -688,7 +703,7 @@ static void test_fifo_write_slices_offset_skips_reserved_bytes(void **state)
 	assert_int_equal(fifo_dequeue(f, out, 64), 24);
 	assert_memory_equal(out, in, 24);
 	assert_int_equal(fifo_write_slices(f, 64, 1, s), 0);
-	free(f);
+	fifo_del(f);
 }
 
 /* --- a peer that corrupts the header (shared memory) --- */
@@ -699,8 +714,8 @@ static void test_fifo_corrupt_positions_keep_counts_within_size(void **state)
 	struct fifo_slice s[2];
 	uint8_t big[256];
 
-	atomic_store(&f->head, 1000);
-	atomic_store(&f->tail, 1000 + 5 * 64);   /* claims 320 bytes used */
+	atomic_store(&f->shm->head, 1000);
+	atomic_store(&f->shm->tail, 1000 + 5 * 64);   /* claims 320 bytes used */
 	assert_int_equal(fifo_used(f), 64);
 	assert_int_equal(fifo_free(f), 0);
 	assert_int_equal(fifo_enqueue(f, big, 256), 0);
@@ -710,13 +725,13 @@ static void test_fifo_corrupt_positions_keep_counts_within_size(void **state)
 	assert_true(s[0].len + s[1].len <= 64);
 	assert_int_equal(fifo_dequeue(f, big, 256), 64);
 
-	atomic_store(&f->head, 1000);
-	atomic_store(&f->tail, 900);             /* tail behind head */
+	atomic_store(&f->shm->head, 1000);
+	atomic_store(&f->shm->tail, 900);             /* tail behind head */
 	assert_true(fifo_used(f) <= 64);
 	assert_int_equal(fifo_produce(f, 256), 0);
 	fifo_write_slices(f, 0, 256, s);
 	assert_true(s[0].len + s[1].len <= 64);
-	free(f);
+	fifo_del(f);
 }
 
 /* --- randomized against a reference --- */
@@ -741,7 +756,7 @@ static void run_random_model(uint32_t size, uint32_t start, uint32_t seed)
 
 	assert_true(size <= sizeof(r.mem));
 	set_positions(f, start);
-	memset(f->data, 0, size);
+	memset(f->shm->data, 0, size);
 
 	for (unsigned op = 0; op < 20000; op++) {
 		uint32_t used = (uint32_t)(r.tail - r.head), room = size - used;
@@ -830,10 +845,10 @@ static void run_random_model(uint32_t size, uint32_t start, uint32_t seed)
 		used = (uint32_t)(r.tail - r.head);
 		assert_int_equal(fifo_used(f), used);
 		assert_int_equal(fifo_free(f), size - used);
-		assert_int_equal(atomic_load(&f->head), (uint32_t)r.head);
-		assert_int_equal(atomic_load(&f->tail), (uint32_t)r.tail);
+		assert_int_equal(atomic_load(&f->shm->head), (uint32_t)r.head);
+		assert_int_equal(atomic_load(&f->shm->tail), (uint32_t)r.tail);
 	}
-	free(f);
+	fifo_del(f);
 }
 
 static void test_fifo_random_ops_match_reference(void **state)
@@ -967,7 +982,7 @@ static void test_fifo_two_threads_move_64mb_in_order(void **state)
 	assert_int_equal(st.errors, 0);
 	assert_int_equal(st.received, STRESS_BYTES);
 	assert_int_equal(fifo_used(st.f), 0);
-	free(st.f);
+	fifo_del(st.f);
 }
 
 int main(void)
