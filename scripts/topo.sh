@@ -36,8 +36,11 @@ topo_cleanup() {
 }
 
 # daemon_start CONFIG CTL_SOCKET LOG: starts dpstackd, waits until it answers; sets DAEMON_PID.
+# Applications find it at DPSTACK_SOCK (default: app.sock beside the control socket).
 daemon_start() {
 	local config=$1 sock=$2 logf=$3 i
+	DPSTACK_SOCK=${DPSTACK_SOCK:-${sock%/*}/app.sock}
+	export DPSTACK_SOCK
 	DPSTACK_CTL=$sock "$BUILD/dpstackd" -c "$config" >"$logf" 2>&1 &
 	DAEMON_PID=$!
 	for i in $(seq 1 100); do

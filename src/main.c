@@ -22,6 +22,7 @@
 #include "ctl/config.h"
 #include "ctl/ctl_server.h"
 #include "ctl/daemon.h"
+#include "chan/chan.h"
 
 #define DEFAULT_MBUFS 16383          /* 2^n - 1 fills a mempool best */
 #define DEFAULT_IDLE_SLEEP_US 200
@@ -249,6 +250,14 @@ static int start_dataplane(struct daemon *d)
 	}
 	for (unsigned w = 0; w < d->nb_workers; w++)
 		worker_set_peers(&d->workers[w], d->workers, d->nb_workers);
+	const char *app_path = getenv(DPSTACK_SOCK_ENV);
+	if (app_path == NULL || app_path[0] == '\0')
+		app_path = DPSTACK_SOCK_DEFAULT;
+	d->chan = chan_create(&d->chan_cfg, d->workers, d->nb_workers, app_path, err, sizeof(err));
+	if (d->chan == NULL) {
+		fprintf(stderr, "dpstackd: %s\n", err);
+		return -1;
+	}
 	for (unsigned w = 0; w < d->nb_workers; w++) {
 		rc = rte_eal_remote_launch(worker_main, &d->workers[w], d->workers[w].lcore);
 		if (rc != 0) {
@@ -257,6 +266,11 @@ static int start_dataplane(struct daemon *d)
 		}
 	}
 	d->workers_running = true;
+	rc = chan_start(d->chan);
+	if (rc != 0) {
+		fprintf(stderr, "dpstackd: channel thread: %s\n", strerror(-rc));
+		return -1;
+	}
 	return 0;
 }
 
@@ -264,6 +278,8 @@ static void stop_dataplane(struct daemon *d)
 {
 	/* Services close their sockets on their workers' threads while those still run. */
 	cmd_service_fini(d);
+	/* Applications' sockets are closed by their workers, so before those stop. */
+	chan_stop(d->chan);
 	if (d->workers_running) {
 		for (unsigned w = 0; w < d->nb_workers; w++)
 			atomic_store(&d->workers[w].stop, true);
@@ -272,6 +288,9 @@ static void stop_dataplane(struct daemon *d)
 	}
 	for (unsigned w = 0; w < d->nb_workers; w++)
 		worker_fini(&d->workers[w]);
+	/* After the stacks: connections still finishing held FIFOs in applications' segments. */
+	chan_destroy(d->chan);
+	d->chan = NULL;
 	for (unsigned i = 0; i < d->nb_ports; i++)
 		port_stop(&d->ports[i]);
 	netcfg_fini(&d->master);
@@ -353,6 +372,8 @@ int main(int argc, char **argv)
 	d.nb_workers = 1;
 	d.nb_mbufs = DEFAULT_MBUFS;
 	d.idle_sleep_max_us = DEFAULT_IDLE_SLEEP_US;
+	d.chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT,
+					  .arena_mb = CHAN_ARENA_MB_DEFAULT};
 	struct config cfg;
 	char err[512];
 	if (config_load(config_path, &d, &cfg, err, sizeof(err)) != 0) {

@@ -12,10 +12,12 @@
 #include "../dp/port.h"
 #include "../dp/worker.h"
 #include "../proto/netcfg.h"
+#include "../chan/chan.h"
 
 #define DAEMON_MAX_EAL_ARGS 64
 
 struct svc_table;
+struct chan;
 
 struct daemon {
 	/* From the config's first part (before the ports start). */
@@ -28,6 +30,7 @@ struct daemon {
 	uint32_t nb_mbufs;
 	struct port ports[NETCFG_MAX_PORTS];
 	unsigned nb_ports;
+	struct chan_config chan_cfg;     /* app-sockets, app-arena-mb */
 
 	/* Running state. */
 	struct rte_mempool *pool;
@@ -37,6 +40,7 @@ struct daemon {
 	/* Built-in services of worker i (src/svc), made by the first `service add`; each is
 	 * used only on its worker's thread (cmd_service.c). */
 	struct svc_table *svc[WORKER_MAX];
+	struct chan *chan;               /* the application channel (src/chan) */
 	int sig_fd;                      /* readable when SIGINT/SIGTERM is pending */
 	int client_fd;                   /* the control client being served, or -1 */
 };

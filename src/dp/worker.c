@@ -2,8 +2,11 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -89,6 +92,7 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us)
 {
 	memset(w, 0, sizeof(*w));
+	w->wake_fd = -1;
 	w->index = index;
 	w->lcore = lcore;
 	w->idle_sleep_max_us = idle_sleep_max_us;
@@ -107,8 +111,14 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 
 	char name[RTE_RING_NAMESIZE];
 	snprintf(name, sizeof(name), "mbox_w%u", index);
-	w->mailbox = rte_ring_create(name, WORKER_MAILBOX_SIZE, socket,
-				     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	/* Several threads call workers: the control thread and the application channel's. */
+	w->mailbox = rte_ring_create(name, WORKER_MAILBOX_SIZE, socket, RING_F_SC_DEQ);
+	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->wake_fd < 0) {
+		rte_ring_free(w->mailbox);
+		stack_destroy(w->stack);
+		return -errno;
+	}
 	snprintf(name, sizeof(name), "neigh_w%u", index);
 	w->neigh_in = w->mailbox == NULL ? NULL
 		      : rte_ring_create_elem(name, sizeof(struct worker_neigh_msg),
@@ -158,6 +168,9 @@ void worker_fini(struct worker *w)
 	w->mailbox = NULL;
 	rte_ring_free(w->neigh_in);
 	w->neigh_in = NULL;
+	if (w->wake_fd >= 0)
+		close(w->wake_fd);
+	w->wake_fd = -1;
 }
 
 static void worker_drain(struct worker *w)
@@ -179,13 +192,27 @@ static void worker_run_mailbox(struct worker *w)
 }
 
 /* With nothing to do, back off exponentially up to idle_sleep_max_us so an idle daemon does
- * not burn a core; the first packet resets it. */
+ * not burn a core; the first packet resets it. The sleep waits on wake_fd, so an
+ * application's command or a control call ends it at once. */
 static void worker_idle(struct worker *w, unsigned *empty_polls, uint32_t *sleep_us)
 {
 	if (w->idle_sleep_max_us == 0 || ++*empty_polls < WORKER_IDLE_POLLS)
 		return;
+	if (w->hooks.sleeping != NULL && !w->hooks.sleeping(w->hooks.ctx, true)) {
+		*empty_polls = 0;
+		return;
+	}
 	struct timespec ts = {.tv_nsec = (long)*sleep_us * 1000};
-	nanosleep(&ts, NULL);
+	struct pollfd pfd = {.fd = w->wake_fd, .events = POLLIN};
+	if (ppoll(&pfd, 1, &ts, NULL) > 0) {
+		uint64_t v;
+		if (read(w->wake_fd, &v, sizeof(v)) < 0) {
+			/* another reader took it: nothing to do */
+		}
+		*sleep_us = 1;
+	}
+	if (w->hooks.sleeping != NULL)
+		w->hooks.sleeping(w->hooks.ctx, false);
 	w->idle_sleeps++;
 	if (*sleep_us < w->idle_sleep_max_us)
 		*sleep_us = *sleep_us * 2 > w->idle_sleep_max_us ? w->idle_sleep_max_us
@@ -236,13 +263,14 @@ int worker_main(void *arg)
 			worker_run_mailbox(w);
 		if (rte_ring_count(w->neigh_in) != 0)
 			worker_run_neigh_news(w);
+		unsigned app_work = w->hooks.poll != NULL ? w->hooks.poll(w->hooks.ctx) : 0;
 		/* Send at once when the queues are quiet (latency), batch while they are busy
 		 * (throughput), and never hold a frame longer than WORKER_DRAIN_US. */
 		if (got == 0 || now - last_drain >= drain_tsc) {
 			worker_drain(w);
 			last_drain = now;
 		}
-		if (got != 0) {
+		if (got + app_work != 0) {
 			w->busy_polls++;
 			empty_polls = 0;
 			sleep_us = 1;
@@ -258,7 +286,7 @@ int worker_call(struct worker *w, int (*fn)(struct stack *s, void *arg), void *a
 {
 	struct worker_call c = {.fn = fn, .arg = arg};
 	atomic_init(&c.done, false);
-	while (rte_ring_sp_enqueue(w->mailbox, &c) != 0) {
+	while (rte_ring_mp_enqueue(w->mailbox, &c) != 0) {
 		struct timespec ts = {.tv_nsec = 20000};
 		nanosleep(&ts, NULL);
 	}

@@ -37,6 +37,17 @@ struct worker_neigh_msg {
 	struct eth_addr mac;
 } __attribute__((aligned(8)));
 
+/* Work a worker does between bursts for someone other than the ports (the application
+ * channel), wired in before the workers start. */
+struct worker_hooks {
+	/* Returns the amount of work done; 0 when there was none. */
+	unsigned (*poll)(void *ctx);
+	/* Announces a sleep (on) or its end. With on, false means work arrived meanwhile and
+	 * the worker must not sleep. */
+	bool (*sleeping)(void *ctx, bool on);
+	void *ctx;
+};
+
 struct worker {
 	unsigned index;
 	unsigned lcore;
@@ -53,6 +64,8 @@ struct worker {
 	struct rte_eth_dev_tx_buffer *txbuf[NETCFG_MAX_PORTS];
 	struct worker_txq_ctx txctx[NETCFG_MAX_PORTS];
 	uint32_t idle_sleep_max_us;              /* 0: busy poll */
+	int wake_fd;                             /* eventfd: a write ends the worker's sleep */
+	struct worker_hooks hooks;
 	atomic_bool stop;
 	/* Loop statistics, read by the control thread. */
 	uint64_t polls;
@@ -80,7 +93,8 @@ void worker_fini(struct worker *w);
 /* The lcore entry point (rte_eal_remote_launch); arg is the struct worker. */
 int worker_main(void *arg);
 
-/* Runs fn(stack, arg) on the worker and waits for it. The worker must be running. */
+/* Runs fn(stack, arg) on the worker and waits for it. The worker must be running. Safe from
+ * several threads at once. */
 int worker_call(struct worker *w, int (*fn)(struct stack *s, void *arg), void *arg);
 
 #endif

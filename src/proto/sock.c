@@ -9,7 +9,7 @@ static size_t sock_fifo_bytes(uint32_t size)
 	return (fifo_footprint(size) + FIFO_CACHE_LINE - 1) & ~(size_t)(FIFO_CACHE_LINE - 1);
 }
 
-struct fifo *sock_fifo_alloc(const struct sock *sk, uint32_t bytes, uint32_t min)
+struct fifo *sock_fifo_alloc(const struct sock_mem *mem, uint32_t bytes, uint32_t min)
 {
 	uint32_t size = min < FIFO_SIZE_MIN ? FIFO_SIZE_MIN : min;
 	while (size < bytes && size < FIFO_SIZE_MAX)
@@ -18,7 +18,7 @@ struct fifo *sock_fifo_alloc(const struct sock *sk, uint32_t bytes, uint32_t min
 	struct fifo *f = malloc(sizeof(*f));
 	if (f == NULL)
 		return NULL;
-	void *shm = sk->mem != NULL ? sk->mem->alloc(sk->mem->ctx, footprint)
+	void *shm = mem != NULL ? mem->alloc(mem->ctx, footprint)
 				    : aligned_alloc(FIFO_CACHE_LINE, footprint);
 	if (shm == NULL) {
 		free(f);
@@ -28,12 +28,12 @@ struct fifo *sock_fifo_alloc(const struct sock *sk, uint32_t bytes, uint32_t min
 	return f;
 }
 
-void sock_fifo_free(const struct sock *sk, struct fifo *f)
+void sock_fifo_free(const struct sock_mem *mem, struct fifo *f)
 {
 	if (f == NULL)
 		return;
-	if (sk->mem != NULL)
-		sk->mem->free(sk->mem->ctx, f->shm, sock_fifo_bytes(f->size));
+	if (mem != NULL)
+		mem->free(mem->ctx, f->shm, sock_fifo_bytes(f->size));
 	else
 		free(f->shm);
 	free(f);

@@ -51,10 +51,10 @@ struct sock {
 	const struct sock_mem *mem;     /* kept after the owner lets go: frees use it */
 };
 
-/* A FIFO of at least bytes (a power of two, at least min, at most FIFO_SIZE_MAX) in sk's
- * memory; NULL when there is none. */
-struct fifo *sock_fifo_alloc(const struct sock *sk, uint32_t bytes, uint32_t min);
-void sock_fifo_free(const struct sock *sk, struct fifo *f);
+/* A FIFO of at least bytes (a power of two, at least min, at most FIFO_SIZE_MAX) in mem
+ * (NULL: the heap); NULL when there is no memory. */
+struct fifo *sock_fifo_alloc(const struct sock_mem *mem, uint32_t bytes, uint32_t min);
+void sock_fifo_free(const struct sock_mem *mem, struct fifo *f);
 
 static inline void sock_notify(struct sock *sk, uint32_t events)
 {

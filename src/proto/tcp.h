@@ -80,6 +80,10 @@ int tcp_set_params(struct stack *s, const struct tcp_params *p);
 int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog,
 	       const struct tcp_sockopts *opts, const struct sock_owner *owner,
 	       struct tcp_conn **out);
+/* bind(2)'s checks for laddr:lport: -EADDRNOTAVAIL when laddr is not ours, -EADDRINUSE when
+ * a listener holds the port on that address or on every address. */
+int tcp_bind_check(struct stack *s, uint32_t laddr, uint16_t lport);
+
 /* The next established connection of a listener, or NULL (-EAGAIN in *err). The owner of the
  * returned connection is owner (the listener's when NULL). */
 struct tcp_conn *tcp_accept(struct tcp_conn *listener, const struct sock_owner *owner);

@@ -139,16 +139,16 @@ struct tcp_conn *tcp_conn_alloc(struct stack *s, const struct tcp_sockopts *opts
 int tcp_conn_buffers_alloc(struct tcp_conn *c)
 {
 	if (c->sk.rx == NULL)
-		c->sk.rx = sock_fifo_alloc(&c->sk, c->opts.rcvbuf, 4096);
+		c->sk.rx = sock_fifo_alloc(c->sk.mem, c->opts.rcvbuf, 4096);
 	if (c->sk.tx == NULL)
-		c->sk.tx = sock_fifo_alloc(&c->sk, c->opts.sndbuf, 4096);
+		c->sk.tx = sock_fifo_alloc(c->sk.mem, c->opts.sndbuf, 4096);
 	return c->sk.rx != NULL && c->sk.tx != NULL ? 0 : -ENOMEM;
 }
 
 void tcp_conn_buffers_free(struct tcp_conn *c)
 {
-	sock_fifo_free(&c->sk, c->sk.rx);
-	sock_fifo_free(&c->sk, c->sk.tx);
+	sock_fifo_free(c->sk.mem, c->sk.rx);
+	sock_fifo_free(c->sk.mem, c->sk.tx);
 	c->sk.rx = NULL;
 	c->sk.tx = NULL;
 }

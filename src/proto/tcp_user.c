@@ -34,6 +34,16 @@ int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog
 	return 0;
 }
 
+int tcp_bind_check(struct stack *s, uint32_t laddr, uint16_t lport)
+{
+	if (laddr != 0 && !netcfg_addr_is_local(&s->cfg, laddr))
+		return -EADDRNOTAVAIL;
+	if (lport != 0 && (tcp_listener_lookup(s, laddr, lport) != NULL ||
+			   tcp_listener_lookup(s, 0, lport) != NULL))
+		return -EADDRINUSE;
+	return 0;
+}
+
 struct tcp_conn *tcp_accept(struct tcp_conn *l, const struct sock_owner *owner)
 {
 	struct tcp_conn *c = TAILQ_FIRST(&l->accept_q);

@@ -185,11 +185,11 @@ int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf,
 		u->sk.owner = *owner;
 		u->sk.mem = owner->mem;
 	}
-	u->sk.rx = sock_fifo_alloc(&u->sk, udp_rcvbuf(rcvbuf), FIFO_SIZE_MIN);
+	u->sk.rx = sock_fifo_alloc(u->sk.mem, udp_rcvbuf(rcvbuf), FIFO_SIZE_MIN);
 	struct udp_bind_key k = {.laddr = laddr, .lport = lport};
 	int rc = u->sk.rx == NULL ? -ENOMEM : rte_hash_add_key_data(t->binds, &k, u);
 	if (rc < 0) {
-		sock_fifo_free(&u->sk, u->sk.rx);
+		sock_fifo_free(u->sk.mem, u->sk.rx);
 		free(u);
 		return rc == -ENOSPC ? -ENOBUFS : rc;
 	}
@@ -263,7 +263,7 @@ static void udp_sock_free(struct udp_sock *u)
 		TAILQ_REMOVE(&t->notify_q, u, notify_link);
 	TAILQ_REMOVE(&t->all, u, all_link);
 	t->nsocks--;
-	sock_fifo_free(&u->sk, u->sk.rx);
+	sock_fifo_free(u->sk.mem, u->sk.rx);
 	free(u);
 }
 

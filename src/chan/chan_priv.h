@@ -1,0 +1,128 @@
+/* The daemon's private side of the application channel: what it knows about each attached
+ * application, kept out of the shared segment so that nothing an application writes can
+ * mislead it. */
+#ifndef DPS_CHAN_PRIV_H
+#define DPS_CHAN_PRIV_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include "../proto/sock.h"
+#include "chan.h"
+#include "chan_arena.h"
+#include "chan_shm.h"
+
+struct tcp_conn;
+struct udp_sock;
+struct chan_app;
+
+/* One socket of an application, owned by the worker sock % nb_workers. */
+struct chan_dsock {
+	struct chan_app *app;
+	uint32_t index;
+	uint8_t kind;                   /* chan_sock_kind; CHAN_SOCK_FREE when unused */
+	bool claimed;                   /* a process took it (accepted sockets start unclaimed) */
+	bool on_accept_list;            /* listener: the worker owes it an accept pump */
+	uint64_t holders;               /* processes that hold it (fork shares sockets) */
+	struct tcp_conn *tcp;
+	struct udp_sock *udp;
+	struct fifo *udp_tx;            /* UDP: datagrams the application queued */
+	struct chan_dsock *listener;    /* accepted and not yet claimed: whose */
+	struct chan_ring *acc;          /* listener: its accept ring */
+	uint32_t acc_mask;
+	TAILQ_ENTRY(chan_dsock) accept_link;
+};
+
+/* The part of an application that one worker owns. */
+struct chan_app_worker {
+	struct chan_app *app;
+	unsigned index;
+	struct chan_arena arena;
+	struct sock_mem mem;
+	uint32_t *free_socks;           /* socket numbers this worker may hand out */
+	uint32_t nfree;
+	uint64_t procs;                 /* processes whose command rings it polls */
+	uint64_t wake;                  /* processes to wake after this round */
+};
+
+struct chan_proc_priv {
+	int fd;                         /* its unix connection; -1 when the slot is free */
+	int efd;                        /* its eventfd */
+	pid_t pid;
+	uid_t uid;
+	_Atomic bool kill;              /* a worker caught it misbehaving */
+};
+
+struct chan_app {
+	uint64_t id, token;
+	int memfd;
+	void *base;
+	struct chan_seg_hdr *hdr;
+	struct chan_layout lay;
+	struct chan *chan;
+	_Atomic uint64_t refs;          /* 1 while attached, plus one per live arena block */
+	struct chan_dsock *socks;       /* lay.max_socks */
+	struct chan_app_worker *w;      /* lay.nb_workers */
+	struct chan_proc_priv procs[CHAN_MAX_PROCS];
+	unsigned nprocs;
+	TAILQ_ENTRY(chan_app) link;     /* the server's list */
+};
+
+/* Per worker. Only its own thread touches it, except through worker_call. */
+struct chan_worker {
+	struct chan *chan;
+	unsigned index;
+	struct stack *stack;
+	int wake_fd;                    /* the worker's eventfd (apps write it to wake it) */
+	struct chan_app *apps[CHAN_MAX_APPS];
+	unsigned napps;
+	TAILQ_HEAD(, chan_dsock) accept_list;
+	uint8_t *udp_buf;               /* one datagram from a UDP send FIFO */
+	struct chan_worker_stats st;
+};
+
+struct chan {
+	struct chan_config cfg;
+	struct worker *workers;
+	unsigned nb_workers;
+	struct chan_worker cw[CHAN_MAX_WORKERS];
+	int listen_fd;
+	int wake_fd;                    /* workers ask the server to act (a process to drop) */
+	int stop_fd;
+	char path[108];
+	pthread_t thread;
+	bool thread_running;
+	uint64_t next_app_id;
+	TAILQ_HEAD(, chan_app) apps;
+	unsigned napps;
+	struct chan_server_stats st;
+};
+
+/* --- chan_app.c --- */
+struct chan_app *chan_app_create(struct chan *ch, char *err, size_t errlen);
+void chan_app_unref(struct chan_app *a);
+struct chan_dsock *chan_dsock_alloc(struct chan_app_worker *aw, uint8_t kind);
+void chan_dsock_release(struct chan_dsock *ds);
+/* The socket's shared record. */
+static inline struct chan_sock *chan_dsock_shm(const struct chan_dsock *ds)
+{
+	return chan_sock_at(ds->app->base, &ds->app->lay, ds->index);
+}
+
+static inline uint64_t chan_app_off(const struct chan_app *a, const void *p)
+{
+	return (uint64_t)((const char *)p - (const char *)a->base);
+}
+
+/* --- chan_worker.c (on the worker) --- */
+struct sock_owner chan_owner(struct chan_dsock *ds, pid_t pid);
+/* Moves the stack's view of a socket into its shared record and queues events for the
+ * processes holding it. */
+void chan_dsock_publish(struct chan_dsock *ds, uint32_t events);
+void chan_dsock_close(struct chan_worker *cw, struct chan_dsock *ds);
+void chan_proc_kill(struct chan_app *a, unsigned proc);
+
+#endif

@@ -1,0 +1,555 @@
+/* The channel server: a thread of its own that accepts applications on DPSTACK_SOCK, gives
+ * each its segment and eventfds, answers the socket calls that need an answer by running
+ * them on the owning worker (worker_call), and cleans up after processes that exit, crash or
+ * misbehave. Every message is checked for size and meaning; a process that sends garbage is
+ * disconnected, which closes its sockets as an exit would, and nobody else notices. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "chan_priv.h"
+#include "chan_worker.h"
+#include "../dp/worker.h"
+
+#define CHAN_MAX_PENDING 64      /* connections that have not attached yet */
+#define CHAN_PRIV_PORT 1024      /* below: root only, as CAP_NET_BIND_SERVICE on Linux */
+
+struct chan_pending {
+	int fd;
+};
+
+static struct chan_pending pending[CHAN_MAX_PENDING];
+
+static int chan_run(struct chan *ch, unsigned w, int (*fn)(struct stack *, void *),
+		    struct chan_job *j)
+{
+	j->worker = w;
+	uint64_t one = 1;
+	/* A sleeping worker would see its mailbox only at the end of its nap. */
+	if (write(ch->workers[w].wake_fd, &one, sizeof(one)) < 0) {
+		/* saturated: it is awake */
+	}
+	return worker_call(&ch->workers[w], fn, j);
+}
+
+static int chan_run_all(struct chan *ch, int (*fn)(struct stack *, void *), struct chan_job *j)
+{
+	int rc = 0;
+	for (unsigned w = 0; w < ch->nb_workers; w++) {
+		int r = chan_run(ch, w, fn, j);
+		if (r < 0 && rc == 0)
+			rc = r;
+	}
+	return rc;
+}
+
+static int chan_send(int fd, const struct chan_reply *rep, const int *fds, unsigned nfds)
+{
+	struct iovec iov = {.iov_base = (void *)rep, .iov_len = sizeof(*rep)};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * (CHAN_MAX_WORKERS + 2))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (nfds > 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	return sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof(*rep) ? 0 : -1;
+}
+
+static int chan_reply_err(int fd, int err)
+{
+	struct chan_reply rep = {.err = err};
+	return chan_send(fd, &rep, NULL, 0);
+}
+
+static void chan_proc_drop(struct chan *ch, struct chan_app *a, unsigned p)
+{
+	struct chan_proc_priv *pp = &a->procs[p];
+	close(pp->fd);
+	pp->fd = -1;
+	atomic_store(&a->hdr->procs[p].attached, 0);
+	struct chan_job j = {.app = a, .proc = p};
+	chan_run_all(ch, chan_job_proc_gone, &j);
+	/* The workers no longer wake it (proc_gone cleared its bits): its eventfd can go. */
+	close(pp->efd);
+	pp->efd = -1;
+	atomic_store(&pp->kill, false);
+	ch->st.procs_gone++;
+	if (--a->nprocs > 0)
+		return;
+	chan_run_all(ch, chan_job_app_remove, &j);
+	TAILQ_REMOVE(&ch->apps, a, link);
+	ch->napps--;
+	ch->st.apps_freed++;
+	chan_app_unref(a);
+}
+
+static int chan_proc_slot(struct chan_app *a)
+{
+	for (int p = 0; p < CHAN_MAX_PROCS; p++)
+		if (a->procs[p].fd < 0)
+			return p;
+	return -1;
+}
+
+static void chan_attach(struct chan *ch, int fd, const struct ucred *cr)
+{
+	char err[128];
+	if (ch->napps >= CHAN_MAX_APPS) {
+		chan_reply_err(fd, EMFILE);
+		close(fd);
+		ch->st.refused++;
+		return;
+	}
+	struct chan_app *a = chan_app_create(ch, err, sizeof(err));
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (a == NULL || efd < 0) {
+		fprintf(stderr, "dpstackd: application %d refused: %s\n", cr->pid,
+			a == NULL ? err : strerror(errno));
+		if (efd >= 0)
+			close(efd);
+		if (a != NULL)
+			chan_app_unref(a);
+		chan_reply_err(fd, ENOMEM);
+		close(fd);
+		ch->st.refused++;
+		return;
+	}
+	a->id = ++ch->next_app_id;
+	if (getrandom(&a->token, sizeof(a->token), 0) != sizeof(a->token))
+		a->token = a->id ^ (uint64_t)(uintptr_t)a;
+	a->procs[0] = (struct chan_proc_priv){.fd = fd, .efd = efd, .pid = cr->pid,
+					      .uid = cr->uid};
+	a->nprocs = 1;
+	atomic_store(&a->hdr->procs[0].attached, 1);
+	TAILQ_INSERT_TAIL(&ch->apps, a, link);
+	ch->napps++;
+	struct chan_job j = {.app = a, .proc = 0};
+	if (chan_run_all(ch, chan_job_app_add, &j) < 0) {
+		chan_reply_err(fd, EMFILE);
+		chan_proc_drop(ch, a, 0);
+		ch->st.refused++;
+		return;
+	}
+	struct chan_reply rep = {.err = 0};
+	rep.u.attach = (struct chan_attach_reply){
+		.nb_workers = a->lay.nb_workers, .max_socks = a->lay.max_socks,
+		.arena_size = a->lay.arena_size, .proc = 0, .app_id = a->id, .token = a->token};
+	int fds[CHAN_MAX_WORKERS + 2] = {a->memfd, efd};
+	for (unsigned w = 0; w < ch->nb_workers; w++)
+		fds[2 + w] = ch->workers[w].wake_fd;
+	if (chan_send(fd, &rep, fds, 2 + ch->nb_workers) != 0) {
+		chan_proc_drop(ch, a, 0);
+		return;
+	}
+	ch->st.attaches++;
+}
+
+static void chan_join(struct chan *ch, int fd, const struct ucred *cr, const struct chan_req *rq)
+{
+	struct chan_app *a;
+	TAILQ_FOREACH(a, &ch->apps, link)
+		if (a->id == rq->app_id)
+			break;
+	/* The token proves the process inherited the segment; the uid that it runs as the
+	 * same user as the parent (a setuid child must attach afresh). */
+	int p = a != NULL ? chan_proc_slot(a) : -1;
+	if (a == NULL || a->token != rq->token || rq->parent_proc >= CHAN_MAX_PROCS ||
+	    a->procs[rq->parent_proc].fd < 0 || a->procs[rq->parent_proc].uid != cr->uid || p < 0) {
+		chan_reply_err(fd, a != NULL && p < 0 ? EMFILE : EPERM);
+		close(fd);
+		ch->st.refused++;
+		return;
+	}
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (efd < 0) {
+		chan_reply_err(fd, ENOMEM);
+		close(fd);
+		return;
+	}
+	a->procs[p] = (struct chan_proc_priv){.fd = fd, .efd = efd, .pid = cr->pid, .uid = cr->uid};
+	a->nprocs++;
+	atomic_store(&a->hdr->procs[p].waiters, 0);
+	atomic_store(&a->hdr->procs[p].attached, 1);
+	struct chan_job j = {.app = a, .proc = (unsigned)p, .req = rq};
+	chan_run_all(ch, chan_job_proc_join, &j);
+	struct chan_reply rep = {.err = 0};
+	rep.u.attach = (struct chan_attach_reply){
+		.nb_workers = a->lay.nb_workers, .max_socks = a->lay.max_socks,
+		.arena_size = a->lay.arena_size, .proc = (uint32_t)p, .app_id = a->id,
+		.token = a->token};
+	if (chan_send(fd, &rep, &efd, 1) != 0) {
+		chan_proc_drop(ch, a, (unsigned)p);
+		return;
+	}
+	ch->st.joins++;
+}
+
+static bool chan_port_allowed(const struct chan_proc_priv *pp, uint16_t port_be)
+{
+	uint16_t port = ntohs(port_be);
+	return pp->uid == 0 || port == 0 || port >= CHAN_PRIV_PORT;
+}
+
+/* One request of process p; false when the process must be disconnected. */
+static bool chan_request(struct chan *ch, struct chan_app *a, unsigned p, struct chan_req *rq)
+{
+	struct chan_reply rep;
+	memset(&rep, 0, sizeof(rep));
+	struct chan_job j = {.app = a, .proc = p, .req = rq, .rep = &rep};
+	int rc;
+	ch->st.requests++;
+	rq->pid = a->procs[p].pid; /* what the kernel says, not what the message says */
+	switch (rq->op) {
+	case CHAN_OP_LISTEN:
+		if (!chan_port_allowed(&a->procs[p], rq->lport)) {
+			rc = -EACCES;
+			break;
+		}
+		rc = 0;
+		for (unsigned w = 0; w < ch->nb_workers && rc == 0; w++) {
+			rc = chan_run(ch, w, chan_job_listen, &j);
+			if (rc < 0)
+				for (unsigned u = 0; u < w; u++)
+					chan_run(ch, u, chan_job_unlisten, &j);
+		}
+		rep.count = ch->nb_workers;
+		break;
+	case CHAN_OP_CONNECT:
+		if (rq->raddr == 0 || rq->rport == 0) {
+			rc = -ECONNREFUSED;
+			break;
+		}
+		rc = chan_run(ch, 0, chan_job_connect, &j);
+		rep.count = 1;
+		break;
+	case CHAN_OP_BIND_CHECK:
+		rc = chan_port_allowed(&a->procs[p], rq->lport) ? chan_run(ch, 0, chan_job_bind_check, &j)
+								: -EACCES;
+		break;
+	case CHAN_OP_UDP_OPEN:
+		rc = chan_port_allowed(&a->procs[p], rq->lport) ? chan_run(ch, 0, chan_job_udp_open, &j)
+								: -EACCES;
+		rep.count = 1;
+		break;
+	case CHAN_OP_UDP_CONNECT:
+		rc = chan_run(ch, rq->sock % ch->nb_workers, chan_job_udp_connect, &j);
+		break;
+	case CHAN_OP_SETOPT:
+		rc = chan_run(ch, rq->sock % ch->nb_workers, chan_job_setopt, &j);
+		break;
+	case CHAN_OP_INFO:
+		rc = chan_run(ch, rq->sock % ch->nb_workers, chan_job_info, &j);
+		break;
+	default:
+		ch->st.bad_msgs++;
+		return false;
+	}
+	rep.err = rc < 0 ? -rc : 0;
+	if (rc < 0)
+		rep.count = 0;
+	return chan_send(a->procs[p].fd, &rep, NULL, 0) == 0;
+}
+
+/* A first message on a new connection: ATTACH or JOIN. */
+static void chan_greet(struct chan *ch, int fd)
+{
+	struct chan_req rq;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	ssize_t n = recv(fd, &rq, sizeof(rq), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	for (unsigned i = 0; i < CHAN_MAX_PENDING; i++)
+		if (pending[i].fd == fd)
+			pending[i].fd = -1;
+	if (n != (ssize_t)sizeof(rq) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 ||
+	    (rq.op != CHAN_OP_ATTACH && rq.op != CHAN_OP_JOIN)) {
+		if (n > 0)
+			ch->st.bad_msgs++;
+		close(fd);
+		return;
+	}
+	if (rq.op == CHAN_OP_ATTACH)
+		chan_attach(ch, fd, &cr);
+	else
+		chan_join(ch, fd, &cr, &rq);
+}
+
+static void chan_serve_proc(struct chan *ch, struct chan_app *a, unsigned p, short revents)
+{
+	struct chan_req rq;
+	ssize_t n = recv(a->procs[p].fd, &rq, sizeof(rq), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR) && !(revents & (POLLHUP | POLLERR)))
+		return;
+	if (n == (ssize_t)sizeof(rq) && chan_request(ch, a, p, &rq))
+		return;
+	if (n > 0)
+		ch->st.bad_msgs++;
+	chan_proc_drop(ch, a, p);
+}
+
+static void chan_accept_new(struct chan *ch)
+{
+	int fd = accept4(ch->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	for (unsigned i = 0; i < CHAN_MAX_PENDING; i++)
+		if (pending[i].fd < 0) {
+			pending[i].fd = fd;
+			return;
+		}
+	close(fd); /* too many half-open attaches: that client retries */
+	ch->st.refused++;
+}
+
+static void chan_drop_killed(struct chan *ch)
+{
+	uint64_t v;
+	if (read(ch->wake_fd, &v, sizeof(v)) < 0) {
+		/* spurious */
+	}
+	struct chan_app *a, *next;
+	for (a = TAILQ_FIRST(&ch->apps); a != NULL; a = next) {
+		next = TAILQ_NEXT(a, link);
+		for (unsigned p = 0; p < CHAN_MAX_PROCS; p++) {
+			if (a->procs[p].fd >= 0 && atomic_load(&a->procs[p].kill)) {
+				fprintf(stderr, "dpstackd: application process %d disconnected: bad "
+						"command on its ring\n", a->procs[p].pid);
+				bool last = a->nprocs == 1;
+				chan_proc_drop(ch, a, p);
+				if (last)
+					break;
+			}
+		}
+	}
+}
+
+static void *chan_thread(void *arg)
+{
+	struct chan *ch = arg;
+	enum { MAXFDS = 3 + CHAN_MAX_PENDING + CHAN_MAX_APPS * CHAN_MAX_PROCS };
+	static struct pollfd fds[MAXFDS];
+	static struct { struct chan_app *a; unsigned p; } who[MAXFDS];
+	for (;;) {
+		unsigned n = 0;
+		fds[n++] = (struct pollfd){.fd = ch->stop_fd, .events = POLLIN};
+		fds[n++] = (struct pollfd){.fd = ch->wake_fd, .events = POLLIN};
+		fds[n++] = (struct pollfd){.fd = ch->listen_fd, .events = POLLIN};
+		for (unsigned i = 0; i < CHAN_MAX_PENDING; i++)
+			if (pending[i].fd >= 0) {
+				who[n].a = NULL;
+				fds[n++] = (struct pollfd){.fd = pending[i].fd, .events = POLLIN};
+			}
+		struct chan_app *a;
+		TAILQ_FOREACH(a, &ch->apps, link)
+			for (unsigned p = 0; p < CHAN_MAX_PROCS; p++)
+				if (a->procs[p].fd >= 0) {
+					who[n].a = a;
+					who[n].p = p;
+					fds[n++] = (struct pollfd){.fd = a->procs[p].fd, .events = POLLIN};
+				}
+		if (poll(fds, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("dpstackd: channel poll");
+			break;
+		}
+		if (fds[0].revents != 0)
+			break;
+		if (fds[1].revents != 0) {
+			chan_drop_killed(ch);
+			continue; /* the fd list changed */
+		}
+		if (fds[2].revents & POLLIN)
+			chan_accept_new(ch);
+		for (unsigned i = 3; i < n; i++) {
+			if (fds[i].revents == 0)
+				continue;
+			if (who[i].a == NULL) {
+				chan_greet(ch, fds[i].fd);
+				continue;
+			}
+			/* A process dropped may take its application (and later entries of
+			 * this list) with it: poll afresh. */
+			uint64_t gone = ch->st.procs_gone;
+			chan_serve_proc(ch, who[i].a, who[i].p, fds[i].revents);
+			if (ch->st.procs_gone != gone)
+				break;
+		}
+	}
+	/* Stopping: every process goes, as if it had exited. */
+	struct chan_app *a;
+	while ((a = TAILQ_FIRST(&ch->apps)) != NULL)
+		for (unsigned p = 0; p < CHAN_MAX_PROCS; p++)
+			if (a->procs[p].fd >= 0) {
+				bool last = a->nprocs == 1;
+				chan_proc_drop(ch, a, p);
+				if (last)
+					break;
+			}
+	for (unsigned i = 0; i < CHAN_MAX_PENDING; i++)
+		if (pending[i].fd >= 0) {
+			close(pending[i].fd);
+			pending[i].fd = -1;
+		}
+	return NULL;
+}
+
+/* Refuses when a daemon answers on path; removes a stale socket file. */
+static int chan_listen(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "application socket path too long: %s", path);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "application socket: %s", strerror(errno));
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		snprintf(err, errlen, "another daemon serves applications on %s", path);
+		close(fd);
+		return -1;
+	}
+	unlink(path);
+	/* Any user may attach (apps need no root); credentials decide what they may do. */
+	mode_t old = umask(0);
+	int rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc != 0 || listen(fd, 128) != 0) {
+		snprintf(err, errlen, "application socket %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	return fd;
+}
+
+struct chan *chan_create(const struct chan_config *cfg, struct worker *workers, unsigned n,
+			 const char *path, char *err, size_t errlen)
+{
+	struct chan *ch = calloc(1, sizeof(*ch));
+	if (ch == NULL || n == 0 || n > CHAN_MAX_WORKERS) {
+		snprintf(err, errlen, "channel: %s", ch == NULL ? "out of memory" : "bad worker count");
+		free(ch);
+		return NULL;
+	}
+	ch->cfg = *cfg;
+	ch->workers = workers;
+	ch->nb_workers = n;
+	TAILQ_INIT(&ch->apps);
+	ch->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ch->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ch->listen_fd = -1;
+	for (unsigned i = 0; i < CHAN_MAX_PENDING; i++)
+		pending[i].fd = -1;
+	if (ch->wake_fd < 0 || ch->stop_fd < 0) {
+		snprintf(err, errlen, "channel: %s", strerror(errno));
+		chan_destroy(ch);
+		return NULL;
+	}
+	for (unsigned w = 0; w < n; w++) {
+		struct chan_worker *cw = &ch->cw[w];
+		cw->chan = ch;
+		cw->index = w;
+		cw->stack = workers[w].stack;
+		cw->wake_fd = workers[w].wake_fd;
+		TAILQ_INIT(&cw->accept_list);
+		cw->udp_buf = malloc(65536);
+		if (cw->udp_buf == NULL) {
+			snprintf(err, errlen, "channel: out of memory");
+			chan_destroy(ch);
+			return NULL;
+		}
+		workers[w].hooks = (struct worker_hooks){
+			.poll = chan_worker_poll, .sleeping = chan_worker_sleeping, .ctx = cw};
+	}
+	ch->listen_fd = chan_listen(path, err, errlen);
+	if (ch->listen_fd < 0) {
+		chan_destroy(ch);
+		return NULL;
+	}
+	snprintf(ch->path, sizeof(ch->path), "%s", path);
+	return ch;
+}
+
+int chan_start(struct chan *ch)
+{
+	int rc = pthread_create(&ch->thread, NULL, chan_thread, ch);
+	if (rc == 0)
+		ch->thread_running = true;
+	return -rc;
+}
+
+void chan_stop(struct chan *ch)
+{
+	if (ch == NULL || !ch->thread_running)
+		return;
+	uint64_t one = 1;
+	if (write(ch->stop_fd, &one, sizeof(one)) < 0) {
+		/* cannot fail on a fresh eventfd */
+	}
+	pthread_join(ch->thread, NULL);
+	ch->thread_running = false;
+}
+
+void chan_destroy(struct chan *ch)
+{
+	if (ch == NULL)
+		return;
+	chan_stop(ch);
+	if (ch->listen_fd >= 0) {
+		close(ch->listen_fd);
+		unlink(ch->path);
+	}
+	if (ch->wake_fd >= 0)
+		close(ch->wake_fd);
+	if (ch->stop_fd >= 0)
+		close(ch->stop_fd);
+	for (unsigned w = 0; w < ch->nb_workers; w++) {
+		free(ch->cw[w].udp_buf);
+		if (ch->workers != NULL)
+			ch->workers[w].hooks = (struct worker_hooks){0};
+	}
+	free(ch);
+}
+
+void chan_stats(struct chan *ch, struct chan_server_stats *srv, struct chan_worker_stats *wk)
+{
+	*srv = ch->st;
+	memset(wk, 0, sizeof(*wk));
+	for (unsigned w = 0; w < ch->nb_workers; w++) {
+		const struct chan_worker_stats *s = &ch->cw[w].st;
+		wk->cmds += s->cmds;
+		wk->bad_cmds += s->bad_cmds;
+		wk->accepts += s->accepts;
+		wk->accept_no_sock += s->accept_no_sock;
+		wk->events += s->events;
+		wk->wakes += s->wakes;
+		wk->udp_tx += s->udp_tx;
+		wk->udp_tx_err += s->udp_tx_err;
+	}
+}

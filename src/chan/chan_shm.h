@@ -1,0 +1,306 @@
+/* The application channel's shared memory and messages: the contract between dpstackd
+ * (src/chan) and libdpstack (lib/dpstack). Nothing here allocates or depends on DPDK.
+ *
+ * Each application process attaches over the unix socket DPSTACK_SOCK (SOCK_SEQPACKET: one
+ * message per request and per reply). Its first process gets a memfd segment of its own
+ * (one per application, so no application can map another's data), an eventfd on which the
+ * daemon wakes it, and the eventfds that wake each worker. A forked child joins the same
+ * application with the token of the attach and gets a process slot and an eventfd of its
+ * own; it keeps the parent's mapping.
+ *
+ * Segment layout (offsets from its start, all computed by chan_layout from the three numbers
+ * in chan_seg_hdr, so both sides agree without trusting anything the other writes):
+ *
+ *   chan_seg_hdr
+ *   chan_sock[max_socks]                   one per socket, written by the daemon
+ *   per process p, per worker w:
+ *     command ring  (app → worker)         chan_ring of CHAN_CMD_RING entries
+ *     event ring    (worker → app)         chan_ring of max_socks entries: never full
+ *   per worker w: an arena                  socket FIFOs and accept rings, allocated by w
+ *
+ * Who writes what: the daemon writes chan_sock (except `queued` bits, which each process
+ * clears for itself, and `kick`), the event rings' tails, the command rings' heads, and the
+ * arenas' FIFO sides it produces (TCP receive data, accept rings). The application writes
+ * command ring tails, event ring heads, and the FIFO sides it produces (send data). The
+ * daemon treats everything the application can write as hostile: positions are clamped,
+ * commands are checked against its own private tables, never against the segment. */
+#ifndef DPS_CHAN_SHM_H
+#define DPS_CHAN_SHM_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CHAN_MAGIC 0x43535044u         /* "DPSC" */
+#define CHAN_VERSION 1u
+#define CHAN_MAX_WORKERS 64
+#define CHAN_MAX_PROCS 32              /* processes of one application (fork) */
+#define CHAN_CMD_RING 1024             /* commands in flight per process and worker */
+#define CHAN_ALIGN 64
+
+/* A ring of 64-bit entries with one producer and one consumer, in shared memory. The mask
+ * is fixed by the layout; each side keeps its own copy and never reads it back. */
+struct chan_ring {
+	_Alignas(CHAN_ALIGN) _Atomic uint32_t head;   /* consumer position */
+	_Alignas(CHAN_ALIGN) _Atomic uint32_t tail;   /* producer position */
+	_Alignas(CHAN_ALIGN) uint64_t slot[];
+};
+
+static inline size_t chan_ring_bytes(uint32_t entries)
+{
+	return sizeof(struct chan_ring) + (size_t)entries * sizeof(uint64_t);
+}
+
+/* Producer: false when full. A hostile consumer can only make the ring look full or empty. */
+static inline int chan_ring_put(struct chan_ring *r, uint32_t mask, uint64_t v)
+{
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+	if (t - h > mask)
+		return 0;
+	r->slot[t & mask] = v;
+	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+	return 1;
+}
+
+/* Consumer: false when empty. *corrupt is set when the producer's tail is out of range,
+ * which only a hostile or broken producer can cause. */
+static inline int chan_ring_get(struct chan_ring *r, uint32_t mask, uint64_t *v, int *corrupt)
+{
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+	if (t == h)
+		return 0;
+	if (t - h > mask + 1) {
+		*corrupt = 1;
+		return 0;
+	}
+	*v = r->slot[h & mask];
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	return 1;
+}
+
+static inline uint32_t chan_ring_count(struct chan_ring *r)
+{
+	return atomic_load_explicit(&r->tail, memory_order_acquire) -
+	       atomic_load_explicit(&r->head, memory_order_acquire);
+}
+
+/* Commands, application → worker: op in bits 56-63, argument in 32-55, socket in 0-31. */
+enum chan_cmd_op {
+	CHAN_CMD_KICK = 1,      /* send data was written or receive data read (FIFOs, accept ring) */
+	CHAN_CMD_CLOSE = 2,     /* this process lets go of the socket (close(2)) */
+	CHAN_CMD_SHUTDOWN = 3,  /* argument: SHUT_RD, SHUT_WR or SHUT_RDWR */
+	CHAN_CMD_CLAIM = 4,     /* this process took the socket from an accept ring */
+};
+
+static inline uint64_t chan_cmd(enum chan_cmd_op op, uint32_t arg, uint32_t sock)
+{
+	return (uint64_t)op << 56 | (uint64_t)(arg & 0xffffff) << 32 | sock;
+}
+
+/* chan_sock.state bits, set by the worker; readiness is computed from them and the FIFOs. */
+#define CHAN_SS_CONNECTED 0x01   /* the connection was established (stays set) */
+#define CHAN_SS_RDHUP 0x02       /* the peer's FIN was received: reads end after the data */
+#define CHAN_SS_HUP 0x04         /* both directions are over (closed, reset) */
+#define CHAN_SS_ERR 0x08         /* error holds an errno not yet read */
+#define CHAN_SS_WRSHUT 0x10      /* our side is shut for writing */
+#define CHAN_SS_LISTEN 0x20
+#define CHAN_SS_CLOSED 0x40      /* the daemon freed the socket (after CLOSE) */
+
+enum chan_sock_kind {
+	CHAN_SOCK_FREE = 0,
+	CHAN_SOCK_TCP = 1,
+	CHAN_SOCK_TCP_LISTEN = 2,
+	CHAN_SOCK_UDP = 3,
+};
+
+/* One socket, as the application sees it. */
+struct chan_sock {
+	_Atomic uint32_t state;         /* CHAN_SS_* */
+	_Atomic uint32_t error;         /* the pending SO_ERROR, cleared by a read of it */
+	_Atomic uint64_t queued;        /* bit p: the socket is in process p's event ring */
+	_Atomic uint32_t kick;          /* an application sets it before queueing a KICK */
+	uint32_t kind;                  /* chan_sock_kind */
+	uint64_t rx_off, tx_off;        /* FIFOs in the segment, 0 = none */
+	uint32_t rx_size, tx_size;      /* their sizes (the shared part does not hold them) */
+	uint64_t acc_off;               /* listener: accept ring in the segment */
+	uint32_t acc_mask;
+	uint32_t laddr, raddr;          /* network order, as in struct sockaddr_in */
+	uint16_t lport, rport;          /* network order */
+} __attribute__((aligned(CHAN_ALIGN)));
+
+struct chan_proc {
+	_Atomic uint32_t waiters;       /* threads about to sleep: the worker writes the eventfd */
+	_Atomic uint32_t attached;      /* 1 while the daemon serves this process */
+} __attribute__((aligned(CHAN_ALIGN)));
+
+struct chan_seg_hdr {
+	uint32_t magic, version;
+	uint32_t nb_workers, max_socks;
+	uint64_t seg_size, arena_size;
+	_Alignas(CHAN_ALIGN) _Atomic uint32_t worker_sleeping[CHAN_MAX_WORKERS];
+	_Alignas(CHAN_ALIGN) struct chan_proc procs[CHAN_MAX_PROCS];
+};
+
+/* Where everything is, from nb_workers, max_socks and arena_size (a power of two). */
+struct chan_layout {
+	uint32_t nb_workers, max_socks, ev_mask, cmd_mask;
+	uint64_t socks_off;
+	uint64_t rings_off, ring_pair_bytes, cmd_bytes;
+	uint64_t arenas_off, arena_size;
+	uint64_t seg_size;
+};
+
+static inline uint64_t chan_align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+static inline void chan_layout(struct chan_layout *l, uint32_t nb_workers, uint32_t max_socks,
+			       uint64_t arena_size)
+{
+	l->nb_workers = nb_workers;
+	l->max_socks = max_socks;
+	l->ev_mask = max_socks - 1;
+	l->cmd_mask = CHAN_CMD_RING - 1;
+	l->socks_off = chan_align_up(sizeof(struct chan_seg_hdr), 4096);
+	l->rings_off = chan_align_up(l->socks_off + (uint64_t)max_socks * sizeof(struct chan_sock),
+				     4096);
+	l->cmd_bytes = chan_align_up(chan_ring_bytes(CHAN_CMD_RING), 4096);
+	l->ring_pair_bytes = l->cmd_bytes + chan_align_up(chan_ring_bytes(max_socks), 4096);
+	l->arenas_off = chan_align_up(l->rings_off + (uint64_t)CHAN_MAX_PROCS * nb_workers *
+							     l->ring_pair_bytes, 1u << 21);
+	l->arena_size = arena_size;
+	l->seg_size = l->arenas_off + (uint64_t)nb_workers * arena_size;
+}
+
+static inline struct chan_ring *chan_cmd_ring(void *base, const struct chan_layout *l,
+					      unsigned proc, unsigned worker)
+{
+	return (struct chan_ring *)((char *)base + l->rings_off +
+				    ((uint64_t)proc * l->nb_workers + worker) * l->ring_pair_bytes);
+}
+
+static inline struct chan_ring *chan_ev_ring(void *base, const struct chan_layout *l,
+					     unsigned proc, unsigned worker)
+{
+	return (struct chan_ring *)((char *)chan_cmd_ring(base, l, proc, worker) + l->cmd_bytes);
+}
+
+static inline struct chan_sock *chan_sock_at(void *base, const struct chan_layout *l,
+					     uint32_t sock)
+{
+	return (struct chan_sock *)((char *)base + l->socks_off) + sock;
+}
+
+/* Sockets are numbered so that socket s lives on worker s % nb_workers: each worker hands
+ * out its own numbers without asking anyone. */
+static inline unsigned chan_sock_worker(const struct chan_layout *l, uint32_t sock)
+{
+	return sock % l->nb_workers;
+}
+
+/* A datagram in a UDP socket's send FIFO: this header, then len bytes. */
+struct chan_udp_tx_hdr {
+	uint32_t len;
+	uint32_t raddr;                 /* network order; 0 = the connected peer */
+	uint16_t rport;                 /* network order */
+	uint16_t flags;
+	uint32_t pad;
+};
+
+/* --- messages on the unix socket --- */
+
+enum chan_op {
+	CHAN_OP_ATTACH = 1,     /* → chan_attach_reply + fds: memfd, own eventfd, worker eventfds */
+	CHAN_OP_JOIN,           /* a forked child: → chan_attach_reply + fd: own eventfd */
+	CHAN_OP_LISTEN,         /* → socks[nb_workers], one listener per worker */
+	CHAN_OP_CONNECT,        /* → sock; completion shows in its state */
+	CHAN_OP_BIND_CHECK,     /* TCP bind(2): may this address be bound? */
+	CHAN_OP_UDP_OPEN,       /* → sock, bound address */
+	CHAN_OP_UDP_CONNECT,
+	CHAN_OP_SETOPT,         /* a socket option of a live socket */
+	CHAN_OP_INFO,           /* → chan_info (TCP_INFO, names, options) */
+};
+
+/* Socket options the channel carries (level and name folded into one number). */
+enum chan_opt {
+	CHAN_OPT_RCVBUF = 1,
+	CHAN_OPT_SNDBUF,
+	CHAN_OPT_NODELAY,
+	CHAN_OPT_KEEPALIVE,
+	CHAN_OPT_KEEPIDLE,      /* seconds */
+	CHAN_OPT_KEEPINTVL,     /* seconds */
+	CHAN_OPT_KEEPCNT,
+	CHAN_OPT_USER_TIMEOUT,  /* ms */
+	CHAN_OPT_MAXSEG,
+	CHAN_OPT_LINGER0,       /* SO_LINGER on with 0 s: close resets */
+	CHAN_OPT_BROADCAST,
+	CHAN_OPT_CONGESTION,    /* value: index into the daemon's list, see chan_opts.cc */
+};
+
+#define CHAN_CC_NAME_MAX 16
+
+/* The options an application sets before connect/listen, carried with the request. */
+struct chan_opts {
+	uint32_t rcvbuf, sndbuf;        /* 0 = default */
+	uint32_t keep_idle_s, keep_intvl_s, keep_cnt;   /* 0 = default */
+	uint32_t user_timeout_ms;
+	uint16_t maxseg;
+	uint8_t nodelay, keepalive, linger0, broadcast;
+	char cc[CHAN_CC_NAME_MAX];      /* "" = default */
+};
+
+struct chan_req {
+	uint32_t op;
+	uint32_t sock;
+	uint32_t laddr, raddr;          /* network order */
+	uint16_t lport, rport;          /* network order */
+	uint32_t backlog;
+	uint32_t opt, value;            /* CHAN_OP_SETOPT */
+	uint64_t app_id, token;         /* CHAN_OP_JOIN */
+	uint32_t parent_proc;           /* CHAN_OP_JOIN */
+	int32_t pid;                    /* of the sender, for messages and sock show */
+	struct chan_opts opts;
+	char cc[CHAN_CC_NAME_MAX];      /* CHAN_OP_SETOPT of CHAN_OPT_CONGESTION */
+};
+
+struct chan_attach_reply {
+	uint32_t nb_workers, max_socks;
+	uint64_t arena_size;
+	uint32_t proc;
+	uint64_t app_id, token;
+};
+
+/* What CHAN_OP_INFO reports: struct tcp_info's fields that the stack knows, and more. */
+struct chan_info {
+	uint32_t kind;
+	uint32_t laddr, raddr;          /* network order */
+	uint16_t lport, rport;
+	uint8_t tcp_state;              /* Linux's TCP_ESTABLISHED... numbering */
+	uint8_t snd_wscale, rcv_wscale, options;  /* TCPI_OPT_* */
+	uint32_t rto_us, snd_mss, rcv_mss, rtt_us, rttvar_us;
+	uint32_t snd_ssthresh, snd_cwnd;        /* segments, as Linux */
+	uint32_t unacked, total_retrans;
+	uint64_t bytes_acked, bytes_received, segs_out, segs_in;
+	uint32_t rcvbuf, sndbuf;
+	uint32_t keep_idle_s, keep_intvl_s, keep_cnt, user_timeout_ms;
+	uint16_t maxseg;
+	uint8_t nodelay, keepalive, linger0, broadcast;
+	char cc[CHAN_CC_NAME_MAX];
+};
+
+struct chan_reply {
+	int32_t err;                    /* 0 or a positive errno */
+	uint32_t count;                 /* socks used */
+	uint32_t socks[CHAN_MAX_WORKERS];
+	uint32_t laddr;                 /* network order: bound address (UDP_OPEN) */
+	uint16_t lport;
+	union {
+		struct chan_attach_reply attach;
+		struct chan_info info;
+	} u;
+};
+
+#endif

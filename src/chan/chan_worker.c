@@ -1,0 +1,375 @@
+/* The channel's work on a worker, between bursts: commands from the applications' rings,
+ * accepts into listeners' accept rings, UDP datagrams out of send FIFOs, and the events and
+ * wake-ups that tell applications what changed. Nothing here locks: each worker touches only
+ * its own sockets (socket s is worker s % nb_workers's) and its own rings. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "chan_priv.h"
+#include "chan_worker.h"
+#include "../proto/tcp.h"
+#include "../proto/udp.h"
+
+#define CHAN_CMD_BUDGET 256            /* commands per process per round */
+
+static struct chan_worker *chan_worker_of(const struct chan_dsock *ds)
+{
+	return &ds->app->chan->cw[ds->index % ds->app->lay.nb_workers];
+}
+
+/* Queue the socket in the event ring of every process holding it, once: the `queued` bit
+ * stays set until the process takes it out, so a ring never holds a socket twice and never
+ * overflows (it has room for every socket). */
+static void chan_dsock_queue_events(struct chan_dsock *ds)
+{
+	struct chan_app *a = ds->app;
+	struct chan_sock *ss = chan_dsock_shm(ds);
+	unsigned w = ds->index % a->lay.nb_workers;
+	uint64_t h = ds->holders;
+	while (h != 0) {
+		unsigned p = (unsigned)__builtin_ctzll(h);
+		h &= h - 1;
+		uint64_t bit = 1ull << p;
+		if (atomic_fetch_or(&ss->queued, bit) & bit)
+			continue;
+		if (chan_ring_put(chan_ev_ring(a->base, &a->lay, p, w), a->lay.ev_mask, ds->index)) {
+			a->w[w].wake |= bit;
+			chan_worker_of(ds)->st.events++;
+		}
+	}
+}
+
+void chan_dsock_publish(struct chan_dsock *ds, uint32_t events)
+{
+	struct chan_sock *ss = chan_dsock_shm(ds);
+	uint32_t set = 0;
+	if (ds->kind == CHAN_SOCK_TCP) {
+		struct sock *sk = tcp_sock(ds->tcp);
+		enum tcp_state st = tcp_conn_state(ds->tcp);
+		if (st != TCP_SYN_SENT && st != TCP_SYN_RECEIVED && st != TCP_CLOSED)
+			set |= CHAN_SS_CONNECTED;
+		if (events & SOCK_EV_RDHUP)
+			set |= CHAN_SS_RDHUP;
+		if (events & SOCK_EV_HUP)
+			set |= CHAN_SS_HUP;
+		if (sk->error != 0) {
+			/* SO_ERROR is read and cleared by the application from now on. */
+			atomic_store(&ss->error, (uint32_t)sk->error);
+			sk->error = 0;
+			set |= CHAN_SS_ERR;
+		}
+		if (ss->laddr == 0 && sk->laddr != 0) {
+			ss->laddr = htonl(sk->laddr);
+			ss->lport = htons(sk->lport);
+		}
+	} else if (ds->kind == CHAN_SOCK_UDP) {
+		struct sock *sk = udp_sock(ds->udp);
+		if (sk->error != 0) {
+			atomic_store(&ss->error, (uint32_t)sk->error);
+			sk->error = 0;
+			set |= CHAN_SS_ERR;
+		}
+	}
+	if (set != 0)
+		atomic_fetch_or(&ss->state, set);
+	chan_dsock_queue_events(ds);
+}
+
+static void chan_notify(struct sock *sk, uint32_t events)
+{
+	struct chan_dsock *ds = sk->owner.ctx;
+	if (ds->kind == CHAN_SOCK_TCP_LISTEN) {
+		if (!ds->on_accept_list) {
+			ds->on_accept_list = true;
+			TAILQ_INSERT_TAIL(&chan_worker_of(ds)->accept_list, ds, accept_link);
+		}
+		return;
+	}
+	chan_dsock_publish(ds, events);
+}
+
+struct sock_owner chan_owner(struct chan_dsock *ds, pid_t pid)
+{
+	struct chan_app_worker *aw = &ds->app->w[ds->index % ds->app->lay.nb_workers];
+	return (struct sock_owner){.notify = chan_notify, .ctx = ds, .mem = &aw->mem,
+				   .pid = pid};
+}
+
+/* Moves established connections from the listener to its accept ring, as far as the ring
+ * and the socket numbers go; what is left waits in the stack's accept queue (the backlog). */
+static void chan_accept_pump(struct chan_worker *cw, struct chan_dsock *l)
+{
+	struct chan_app *a = l->app;
+	struct chan_app_worker *aw = &a->w[cw->index];
+	bool any = false;
+	for (;;) {
+		uint32_t used = chan_ring_count(l->acc);
+		if (used > l->acc_mask)
+			break; /* full, or its head was scribbled on: no more until a kick */
+		struct chan_dsock *ds = chan_dsock_alloc(aw, CHAN_SOCK_TCP);
+		if (ds == NULL) {
+			cw->st.accept_no_sock++;
+			break;
+		}
+		struct sock *lsk = tcp_sock(l->tcp);
+		struct sock_owner own = chan_owner(ds, lsk->owner.pid);
+		struct tcp_conn *c = tcp_accept(l->tcp, &own);
+		if (c == NULL) {
+			chan_dsock_release(ds);
+			break;
+		}
+		ds->tcp = c;
+		ds->listener = l;
+		struct sock *sk = tcp_sock(c);
+		struct chan_sock *ss = chan_dsock_shm(ds);
+		ss->rx_off = chan_app_off(a, sk->rx->shm);
+		ss->tx_off = chan_app_off(a, sk->tx->shm);
+		ss->rx_size = sk->rx->size;
+		ss->tx_size = sk->tx->size;
+		ss->laddr = htonl(sk->laddr);
+		ss->lport = htons(sk->lport);
+		ss->raddr = htonl(sk->raddr);
+		ss->rport = htons(sk->rport);
+		chan_dsock_publish(ds, 0);
+		enum tcp_state st = tcp_conn_state(c);
+		if (st == TCP_CLOSE_WAIT || st == TCP_LAST_ACK || st == TCP_CLOSING ||
+		    st == TCP_TIME_WAIT)
+			atomic_fetch_or(&ss->state, CHAN_SS_RDHUP);
+		chan_ring_put(l->acc, l->acc_mask, ds->index);
+		cw->st.accepts++;
+		any = true;
+	}
+	if (any)
+		chan_dsock_queue_events(l);
+}
+
+/* Sends the datagrams the application queued in a UDP socket's send FIFO. */
+static void chan_udp_drain(struct chan_worker *cw, struct chan_dsock *ds)
+{
+	struct fifo *f = ds->udp_tx;
+	struct chan_udp_tx_hdr h;
+	for (;;) {
+		uint32_t used = fifo_used(f);
+		if (used < sizeof(h))
+			break;
+		fifo_peek(f, 0, &h, sizeof(h));
+		if (h.len > UDP_MAX_PAYLOAD || h.len > used - sizeof(h)) {
+			/* A record the application garbled: drop everything queued. */
+			fifo_consume(f, used);
+			cw->st.udp_tx_err++;
+			break;
+		}
+		fifo_peek(f, sizeof(h), cw->udp_buf, h.len);
+		fifo_consume(f, (uint32_t)sizeof(h) + h.len);
+		ssize_t rc = udp_sendto(ds->udp, cw->udp_buf, h.len, ntohl(h.raddr), ntohs(h.rport));
+		if (rc < 0) {
+			/* Linux would have failed the sendto(2) itself: report it as SO_ERROR. */
+			udp_sock(ds->udp)->error = (int)-rc;
+			chan_dsock_publish(ds, SOCK_EV_ERR);
+			cw->st.udp_tx_err++;
+		} else {
+			cw->st.udp_tx++;
+		}
+	}
+	/* Room in the FIFO again: a writer waiting for it must hear. */
+	chan_dsock_queue_events(ds);
+}
+
+/* Unclaimed children of a listener that goes away are reset, as Linux resets its accept
+ * queue (inet_csk_listen_stop). */
+static void chan_listener_drop_children(struct chan_worker *cw, struct chan_dsock *l)
+{
+	struct chan_app *a = l->app;
+	for (uint32_t s = cw->index; s < a->lay.max_socks; s += a->lay.nb_workers) {
+		struct chan_dsock *ds = &a->socks[s];
+		if (ds->kind == CHAN_SOCK_TCP && ds->listener == l && !ds->claimed)
+			chan_dsock_close(cw, ds);
+	}
+}
+
+void chan_dsock_close(struct chan_worker *cw, struct chan_dsock *ds)
+{
+	struct chan_app_worker *aw = &ds->app->w[cw->index];
+	struct chan_sock *ss = chan_dsock_shm(ds);
+	switch (ds->kind) {
+	case CHAN_SOCK_TCP:
+		if (!ds->claimed) {
+			struct tcp_sockopts o = *tcp_get_sockopts(ds->tcp);
+			o.linger = true;
+			tcp_set_sockopts(ds->tcp, &o);
+		}
+		tcp_close(ds->tcp);
+		break;
+	case CHAN_SOCK_TCP_LISTEN:
+		if (ds->on_accept_list)
+			TAILQ_REMOVE(&cw->accept_list, ds, accept_link);
+		tcp_close(ds->tcp);
+		chan_listener_drop_children(cw, ds);
+		aw->mem.free(aw->mem.ctx, ds->acc, chan_ring_bytes(ds->acc_mask + 1));
+		break;
+	case CHAN_SOCK_UDP:
+		udp_close(ds->udp);
+		sock_fifo_free(&aw->mem, ds->udp_tx);
+		break;
+	default:
+		return;
+	}
+	atomic_fetch_or(&ss->state, CHAN_SS_CLOSED | CHAN_SS_HUP);
+	chan_dsock_release(ds);
+}
+
+void chan_proc_kill(struct chan_app *a, unsigned proc)
+{
+	atomic_store(&a->procs[proc].kill, true);
+	uint64_t one = 1;
+	if (write(a->chan->wake_fd, &one, sizeof(one)) < 0) {
+		/* The counter is saturated: the server is awake anyway. */
+	}
+}
+
+/* One command from process p; false when it is not one a well-behaved library sends. */
+static bool chan_cmd_run(struct chan_worker *cw, struct chan_app *a, unsigned p, uint64_t v)
+{
+	unsigned op = (unsigned)(v >> 56);
+	unsigned arg = (unsigned)(v >> 32) & 0xffffff;
+	uint32_t s = (uint32_t)v;
+	if (s >= a->lay.max_socks || s % a->lay.nb_workers != cw->index)
+		return false;
+	struct chan_dsock *ds = &a->socks[s];
+	uint64_t bit = 1ull << p;
+	if (op == CHAN_CMD_CLAIM) {
+		if (ds->kind != CHAN_SOCK_TCP || ds->claimed || ds->listener == NULL ||
+		    !(ds->listener->holders & bit))
+			return false;
+		ds->claimed = true;
+		ds->listener = NULL;
+		ds->holders = bit;
+		chan_dsock_queue_events(ds);
+		return true;
+	}
+	if (ds->kind == CHAN_SOCK_FREE || !(ds->holders & bit))
+		return false;
+	switch (op) {
+	case CHAN_CMD_KICK:
+		atomic_store(&chan_dsock_shm(ds)->kick, 0);
+		if (ds->kind == CHAN_SOCK_TCP)
+			tcp_kick(ds->tcp);
+		else if (ds->kind == CHAN_SOCK_TCP_LISTEN)
+			chan_accept_pump(cw, ds);
+		else if (ds->udp_tx != NULL)
+			chan_udp_drain(cw, ds);
+		return true;
+	case CHAN_CMD_SHUTDOWN:
+		if (arg != SHUT_RD && arg != SHUT_WR && arg != SHUT_RDWR)
+			return false;
+		if (ds->kind == CHAN_SOCK_TCP && tcp_shutdown(ds->tcp, (int)arg) == 0 &&
+		    arg != SHUT_RD)
+			atomic_fetch_or(&chan_dsock_shm(ds)->state, CHAN_SS_WRSHUT);
+		return true;
+	case CHAN_CMD_CLOSE:
+		ds->holders &= ~bit;
+		if (ds->holders == 0)
+			chan_dsock_close(cw, ds);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static unsigned chan_worker_run_app(struct chan_worker *cw, struct chan_app *a)
+{
+	struct chan_app_worker *aw = &a->w[cw->index];
+	unsigned done = 0;
+	uint64_t procs = aw->procs;
+	while (procs != 0) {
+		unsigned p = (unsigned)__builtin_ctzll(procs);
+		procs &= procs - 1;
+		if (atomic_load_explicit(&a->procs[p].kill, memory_order_relaxed))
+			continue;
+		struct chan_ring *r = chan_cmd_ring(a->base, &a->lay, p, cw->index);
+		uint64_t v;
+		int corrupt = 0;
+		unsigned n = 0;
+		while (n < CHAN_CMD_BUDGET && chan_ring_get(r, a->lay.cmd_mask, &v, &corrupt)) {
+			n++;
+			if (!chan_cmd_run(cw, a, p, v)) {
+				corrupt = 1;
+				break;
+			}
+		}
+		cw->st.cmds += n;
+		done += n;
+		if (corrupt) {
+			cw->st.bad_cmds++;
+			chan_proc_kill(a, p);
+		}
+	}
+	return done;
+}
+
+/* Wake the processes that got events and have a thread asleep (the Dekker pair: they
+ * announce `waiters` then look at their rings; we filled the rings, then look at `waiters`). */
+static void chan_worker_wake(struct chan_worker *cw, struct chan_app *a)
+{
+	struct chan_app_worker *aw = &a->w[cw->index];
+	if (aw->wake == 0)
+		return;
+	atomic_thread_fence(memory_order_seq_cst);
+	uint64_t wake = aw->wake;
+	aw->wake = 0;
+	while (wake != 0) {
+		unsigned p = (unsigned)__builtin_ctzll(wake);
+		wake &= wake - 1;
+		if (atomic_load_explicit(&a->hdr->procs[p].waiters, memory_order_relaxed) == 0 ||
+		    a->procs[p].efd < 0)
+			continue;
+		uint64_t one = 1;
+		if (write(a->procs[p].efd, &one, sizeof(one)) == sizeof(one))
+			cw->st.wakes++;
+	}
+}
+
+unsigned chan_worker_poll(void *ctx)
+{
+	struct chan_worker *cw = ctx;
+	unsigned done = 0;
+	for (unsigned i = 0; i < cw->napps; i++)
+		done += chan_worker_run_app(cw, cw->apps[i]);
+	struct chan_dsock *l;
+	while ((l = TAILQ_FIRST(&cw->accept_list)) != NULL) {
+		TAILQ_REMOVE(&cw->accept_list, l, accept_link);
+		l->on_accept_list = false;
+		chan_accept_pump(cw, l);
+		done++;
+	}
+	for (unsigned i = 0; i < cw->napps; i++)
+		chan_worker_wake(cw, cw->apps[i]);
+	return done;
+}
+
+bool chan_worker_sleeping(void *ctx, bool on)
+{
+	struct chan_worker *cw = ctx;
+	for (unsigned i = 0; i < cw->napps; i++)
+		atomic_store(&cw->apps[i]->hdr->worker_sleeping[cw->index], on ? 1u : 0u);
+	if (!on)
+		return true;
+	/* Commands queued before the flag was seen would wait for the timeout: look again. */
+	for (unsigned i = 0; i < cw->napps; i++) {
+		struct chan_app *a = cw->apps[i];
+		uint64_t procs = a->w[cw->index].procs;
+		while (procs != 0) {
+			unsigned p = (unsigned)__builtin_ctzll(procs);
+			procs &= procs - 1;
+			if (chan_ring_count(chan_cmd_ring(a->base, &a->lay, p, cw->index)) != 0) {
+				chan_worker_sleeping(ctx, false);
+				return false;
+			}
+		}
+	}
+	return true;
+}
