@@ -20,6 +20,7 @@
 #include "chan_priv.h"
 #include "chan_worker.h"
 #include "../dp/worker.h"
+#include "../proto/tcp_cc.h"
 
 #define CHAN_MAX_PENDING 64      /* connections that have not attached yet */
 #define CHAN_PRIV_PORT 1024      /* below: root only, as CAP_NET_BIND_SERVICE on Linux */
@@ -254,6 +255,12 @@ static bool chan_request(struct chan *ch, struct chan_app *a, unsigned p, struct
 		rc = chan_run(ch, rq->sock % ch->nb_workers, chan_job_udp_connect, &j);
 		break;
 	case CHAN_OP_SETOPT:
+		if (rq->sock == UINT32_MAX && rq->opt == CHAN_OPT_CONGESTION) {
+			/* Only a question: is the name known (TCP_CONGESTION before connect)? */
+			rq->cc[sizeof(rq->cc) - 1] = '\0';
+			rc = tcp_cc_find(rq->cc) != NULL ? 0 : -ENOENT;
+			break;
+		}
 		rc = chan_run(ch, rq->sock % ch->nb_workers, chan_job_setopt, &j);
 		break;
 	case CHAN_OP_INFO:

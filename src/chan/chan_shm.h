@@ -220,7 +220,8 @@ enum chan_op {
 	CHAN_OP_BIND_CHECK,     /* TCP bind(2): may this address be bound? */
 	CHAN_OP_UDP_OPEN,       /* → sock, bound address */
 	CHAN_OP_UDP_CONNECT,
-	CHAN_OP_SETOPT,         /* a socket option of a live socket */
+	CHAN_OP_SETOPT,         /* a socket option of a live socket; sock UINT32_MAX with
+				 * CHAN_OPT_CONGESTION only asks whether the name is known */
 	CHAN_OP_INFO,           /* → chan_info (TCP_INFO, names, options) */
 };
 

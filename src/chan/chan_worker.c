@@ -124,6 +124,7 @@ static void chan_accept_pump(struct chan_worker *cw, struct chan_dsock *l)
 		}
 		ds->tcp = c;
 		ds->listener = l;
+		ds->claimed = false;
 		struct sock *sk = tcp_sock(c);
 		struct chan_sock *ss = chan_dsock_shm(ds);
 		ss->rx_off = chan_app_off(a, sk->rx->shm);

@@ -1,0 +1,389 @@
+/* Attaching to dpstackd: the unix connection, the segment and the eventfds it hands over;
+ * requests and commands; fork (the child joins as a process of the same application) and
+ * the daemon going away.
+ *
+ * Fork: a child must hold its parent's sockets from the first instant, or a close in the
+ * parent right after fork(2) would close them under the child. So the parent joins on the
+ * child's behalf before fork (pthread_atfork prepare): the daemon copies the parent's holds
+ * to a new process slot served on a new connection, the child keeps that connection and the
+ * parent closes its copy. When the child exits or execs (the descriptors are close-on-exec),
+ * the daemon sees the connection end and drops the child's holds. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <dpstack/ctl.h>
+
+#include <dpstack/dpstack.h>
+
+#include "dps_priv.h"
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dps_attach *g_at;
+static unsigned g_gen;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* Prepared by the parent for its child across fork(2). */
+static struct {
+	int fd, efd;
+	unsigned proc;
+	bool ready;
+} g_fork;
+
+static const char *dps_sock_path(void)
+{
+	const char *p = getenv(DPSTACK_SOCK_ENV);
+	return p != NULL && p[0] != '\0' ? p : DPSTACK_SOCK_DEFAULT;
+}
+
+static int dps_connect_daemon(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *path = dps_sock_path();
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* Sends rq and receives the reply with up to maxfds descriptors. Returns the number of
+ * descriptors received, or -errno (-ENOTCONN when the daemon closed). */
+static int dps_exchange(int fd, const struct chan_req *rq, struct chan_reply *rep, int *fds,
+			unsigned maxfds)
+{
+	if (send(fd, rq, sizeof(*rq), MSG_NOSIGNAL) != (ssize_t)sizeof(*rq))
+		return -ENOTCONN;
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * (CHAN_MAX_WORKERS + 2))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = rep, .iov_len = sizeof(*rep)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+	do
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	int got = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		int *in = (int *)(void *)CMSG_DATA(c);
+		for (int i = 0; i < k; i++) {
+			if ((unsigned)got < maxfds)
+				fds[got++] = in[i];
+			else
+				close(in[i]);
+		}
+	}
+	if (n != (ssize_t)sizeof(*rep)) {
+		for (int i = 0; i < got; i++)
+			close(fds[i]);
+		return -ENOTCONN;
+	}
+	return got;
+}
+
+static void dps_attach_locks_init(struct dps_attach *at)
+{
+	pthread_mutex_init(&at->req_lock, NULL);
+	pthread_mutex_init(&at->ev_lock, NULL);
+	for (unsigned w = 0; w < CHAN_MAX_WORKERS; w++)
+		pthread_mutex_init(&at->cmd_lock[w], NULL);
+}
+
+static void dps_attach_free(struct dps_attach *at)
+{
+	if (at->sock_fd >= 0)
+		close(at->sock_fd);
+	if (at->ev_fd >= 0)
+		close(at->ev_fd);
+	for (unsigned w = 0; w < at->lay.nb_workers; w++)
+		if (at->worker_fd[w] >= 0)
+			close(at->worker_fd[w]);
+	if (at->base != NULL)
+		munmap(at->base, at->lay.seg_size);
+	free(at->sock_file);
+	free(at);
+}
+
+/* A process with many sockets needs many descriptors (each socket holds one): raise the
+ * soft limit as far as the hard one allows. */
+static void dps_raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max > (1u << 20) ? (1u << 20) : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static struct dps_attach *dps_attach_new(int *err)
+{
+	struct dps_attach *at = calloc(1, sizeof(*at));
+	if (at == NULL) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	at->ev_fd = -1;
+	for (unsigned w = 0; w < CHAN_MAX_WORKERS; w++)
+		at->worker_fd[w] = -1;
+	at->sock_fd = dps_connect_daemon();
+	if (at->sock_fd < 0) {
+		*err = -at->sock_fd == ENOENT ? ECONNREFUSED : -at->sock_fd;
+		free(at);
+		return NULL;
+	}
+	struct chan_req rq = {.op = CHAN_OP_ATTACH, .pid = getpid()};
+	struct chan_reply rep;
+	int fds[CHAN_MAX_WORKERS + 2];
+	int got = dps_exchange(at->sock_fd, &rq, &rep, fds, CHAN_MAX_WORKERS + 2);
+	const struct chan_attach_reply *ar = &rep.u.attach;
+	if (got < 0 || rep.err != 0 || ar->nb_workers == 0 || ar->nb_workers > CHAN_MAX_WORKERS ||
+	    got != (int)(2 + ar->nb_workers) || ar->max_socks == 0 ||
+	    (ar->max_socks & (ar->max_socks - 1)) != 0) {
+		for (int i = 0; i < got; i++)
+			close(fds[i]);
+		*err = got < 0 ? -got : rep.err != 0 ? rep.err : EPROTO;
+		dps_attach_free(at);
+		return NULL;
+	}
+	chan_layout(&at->lay, ar->nb_workers, ar->max_socks, ar->arena_size);
+	at->base = mmap(NULL, at->lay.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+			fds[0], 0);
+	close(fds[0]);
+	at->ev_fd = fds[1];
+	for (unsigned w = 0; w < ar->nb_workers; w++)
+		at->worker_fd[w] = fds[2 + w];
+	at->sock_file = calloc(ar->max_socks, sizeof(*at->sock_file));
+	if (at->base == MAP_FAILED || at->sock_file == NULL) {
+		at->base = NULL;
+		*err = ENOMEM;
+		dps_attach_free(at);
+		return NULL;
+	}
+	at->hdr = at->base;
+	if (at->hdr->magic != CHAN_MAGIC || at->hdr->version != CHAN_VERSION ||
+	    at->hdr->seg_size != at->lay.seg_size) {
+		*err = EPROTO;
+		dps_attach_free(at);
+		return NULL;
+	}
+	at->proc = ar->proc;
+	at->app_id = ar->app_id;
+	at->token = ar->token;
+	atomic_init(&at->refs, 1);
+	dps_attach_locks_init(at);
+	dps_raise_nofile();
+	return at;
+}
+
+static void dps_fork_prepare(void)
+{
+	pthread_mutex_lock(&g_lock);
+	g_fork.ready = false;
+	struct dps_attach *at = g_at;
+	if (at == NULL || atomic_load(&at->dead))
+		return; /* g_lock stays held until parent/child handlers */
+	int fd = dps_connect_daemon();
+	if (fd < 0)
+		return;
+	struct chan_req rq = {.op = CHAN_OP_JOIN, .app_id = at->app_id, .token = at->token,
+			      .parent_proc = at->proc, .pid = getpid()};
+	struct chan_reply rep;
+	int efd = -1;
+	int got = dps_exchange(fd, &rq, &rep, &efd, 1);
+	if (got != 1 || rep.err != 0 || rep.u.attach.proc >= CHAN_MAX_PROCS) {
+		if (got == 1)
+			close(efd);
+		close(fd);
+		return;
+	}
+	g_fork.fd = fd;
+	g_fork.efd = efd;
+	g_fork.proc = rep.u.attach.proc;
+	g_fork.ready = true;
+}
+
+static void dps_fork_parent(void)
+{
+	if (g_fork.ready) {
+		close(g_fork.fd);
+		close(g_fork.efd);
+		g_fork.ready = false;
+	}
+	pthread_mutex_unlock(&g_lock);
+}
+
+static void dps_fork_child(void)
+{
+	/* Only this thread exists now: locks other threads held are reset, not waited for. */
+	pthread_mutex_init(&g_lock, NULL);
+	struct dps_attach *at = g_at;
+	if (at != NULL) {
+		dps_attach_locks_init(at);
+		close(at->sock_fd);
+		close(at->ev_fd);
+		if (g_fork.ready) {
+			at->sock_fd = g_fork.fd;
+			at->ev_fd = g_fork.efd;
+			at->proc = g_fork.proc;
+		} else {
+			/* The daemon could not take the child: its sockets are unusable. */
+			at->sock_fd = -1;
+			at->ev_fd = -1;
+			atomic_store(&at->dead, true);
+		}
+		at->gen = ++g_gen;
+	}
+	g_fork.ready = false;
+	dps_files_after_fork();
+}
+
+static void dps_once(void)
+{
+	pthread_atfork(dps_fork_prepare, dps_fork_parent, dps_fork_child);
+}
+
+struct dps_attach *dps_attach_get(void)
+{
+	pthread_once(&g_once, dps_once);
+	pthread_mutex_lock(&g_lock);
+	if (g_at != NULL && dps_attach_check(g_at)) {
+		/* The daemon went away: the next socket goes to whichever daemon is there now. */
+		dps_attach_put(g_at);
+		g_at = NULL;
+	}
+	if (g_at == NULL) {
+		int err = 0;
+		g_at = dps_attach_new(&err);
+		if (g_at == NULL) {
+			pthread_mutex_unlock(&g_lock);
+			errno = err;
+			return NULL;
+		}
+		g_at->gen = ++g_gen;
+	}
+	struct dps_attach *at = g_at;
+	atomic_fetch_add(&at->refs, 1);
+	pthread_mutex_unlock(&g_lock);
+	return at;
+}
+
+void dps_attach_put(struct dps_attach *at)
+{
+	if (at != NULL && atomic_fetch_sub(&at->refs, 1) == 1)
+		dps_attach_free(at);
+}
+
+bool dps_attach_dead(struct dps_attach *at)
+{
+	return atomic_load_explicit(&at->dead, memory_order_relaxed);
+}
+
+bool dps_attach_check(struct dps_attach *at)
+{
+	if (dps_attach_dead(at))
+		return true;
+	/* The daemon never writes unasked: readable or hung up means it is gone. */
+	char c;
+	ssize_t n = recv(at->sock_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		atomic_store(&at->dead, true);
+		return true;
+	}
+	return false;
+}
+
+int dps_request(struct dps_attach *at, struct chan_req *rq, struct chan_reply *rep)
+{
+	rq->pid = getpid();
+	pthread_mutex_lock(&at->req_lock);
+	int rc = atomic_load(&at->dead) ? -ENOTCONN : dps_exchange(at->sock_fd, rq, rep, NULL, 0);
+	pthread_mutex_unlock(&at->req_lock);
+	if (rc < 0) {
+		atomic_store(&at->dead, true);
+		return rc;
+	}
+	return rep->err != 0 ? -rep->err : 0;
+}
+
+int dps_cmd(struct dps_attach *at, uint32_t sock, enum chan_cmd_op op, uint32_t arg)
+{
+	unsigned w = chan_sock_worker(&at->lay, sock);
+	struct chan_ring *r = chan_cmd_ring(at->base, &at->lay, at->proc, w);
+	pthread_mutex_lock(&at->cmd_lock[w]);
+	while (!chan_ring_put(r, at->lay.cmd_mask, chan_cmd(op, arg, sock))) {
+		/* The worker takes CHAN_CMD_RING per round; wait for it, not forever. */
+		if (dps_attach_check(at)) {
+			pthread_mutex_unlock(&at->cmd_lock[w]);
+			return -ENOTCONN;
+		}
+		uint64_t one = 1;
+		if (write(at->worker_fd[w], &one, sizeof(one)) < 0) {
+			/* saturated counter: the worker is awake */
+		}
+		sched_yield();
+	}
+	pthread_mutex_unlock(&at->cmd_lock[w]);
+	/* The Dekker pair with the worker: it announces sleep, then looks at the rings. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&at->hdr->worker_sleeping[w], memory_order_relaxed)) {
+		uint64_t one = 1;
+		if (write(at->worker_fd[w], &one, sizeof(one)) < 0) {
+			/* saturated counter: the worker is awake */
+		}
+	}
+	return 0;
+}
+
+void dps_kick(struct dps_attach *at, uint32_t sock)
+{
+	if (atomic_exchange(&dps_sock(at, sock)->kick, 1) == 0)
+		dps_cmd(at, sock, CHAN_CMD_KICK, 0);
+}
+
+bool dps_fifo_view(struct dps_attach *at, struct fifo *f, uint64_t off, uint32_t size)
+{
+	size_t bytes = fifo_footprint(size);
+	if (bytes == 0 || off < at->lay.arenas_off || off > at->lay.seg_size ||
+	    bytes > at->lay.seg_size - off)
+		return false;
+	return fifo_attach(f, (char *)at->base + off, size) == 0;
+}
+
+int dps_init(void)
+{
+	struct dps_attach *at = dps_attach_get();
+	if (at == NULL)
+		return -1;
+	dps_attach_put(at);
+	return 0;
+}
+
+int dps_event_fd(void)
+{
+	struct dps_attach *at = dps_attach_get();
+	if (at == NULL)
+		return -1;
+	int fd = at->ev_fd;
+	/* The daemon writes it only while someone waits: count a permanent waiter. */
+	atomic_fetch_add(&at->hdr->procs[at->proc].waiters, 1);
+	dps_attach_put(at);
+	return fd;
+}

@@ -1,0 +1,337 @@
+/* epoll over stack sockets and kernel descriptors, with epoll(7)'s semantics.
+ *
+ * An instance is a kernel epoll instance (its descriptor is the instance's number) that
+ * holds the kernel descriptors the application adds, plus this process's eventfd
+ * (edge-triggered) and the daemon connection: sleeping in it wakes on a kernel event, on
+ * news from the workers, and on the daemon's death. Stack sockets are items in user space:
+ * each socket file lists the items watching it, and a socket whose events arrive (the
+ * event rings, dps_events_drain) puts its items on their instance's ready list, as the
+ * kernel's ep_poll_callback does. dps_epoll_wait then asks each ready item's socket what it
+ * is ready for now: level-triggered items stay on the list while ready, edge-triggered and
+ * one-shot ones leave it until the next event. */
+#include <stdlib.h>
+#include <sys/queue.h>
+#include <unistd.h>
+
+#include <dpstack/dpstack.h>
+
+#include "dps_priv.h"
+
+/* data.u64 of the two internal members of the kernel instance; an application's own value
+ * equal to these would be taken for them (a 2^-64 chance per value). */
+#define DPS_EP_EVENTS 0x6470737461636b01ull
+#define DPS_EP_DAEMON 0x6470737461636b02ull
+
+pthread_mutex_t dps_ep_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct dps_epitem {
+	struct dps_epoll *ep;
+	struct dps_file *file;          /* not a reference: closing the file removes the item */
+	uint32_t events;
+	epoll_data_t data;
+	bool ready;                     /* on ep->ready */
+	bool disabled;                  /* EPOLLONESHOT fired */
+	struct dps_epitem *next_watch;  /* the file's items */
+	TAILQ_ENTRY(dps_epitem) ready_link;
+	LIST_ENTRY(dps_epitem) ep_link;
+};
+
+struct dps_epoll {
+	struct dps_attach *at;
+	unsigned gen;
+	TAILQ_HEAD(ready_q, dps_epitem) ready;
+	LIST_HEAD(, dps_epitem) items;
+	unsigned excl_next;
+};
+
+static void dps_ep_mark_ready(struct dps_epitem *it)
+{
+	if (!it->ready && !it->disabled) {
+		it->ready = true;
+		TAILQ_INSERT_TAIL(&it->ep->ready, it, ready_link);
+	}
+}
+
+static void dps_ep_unready(struct dps_epitem *it)
+{
+	if (it->ready) {
+		it->ready = false;
+		TAILQ_REMOVE(&it->ep->ready, it, ready_link);
+	}
+}
+
+void dps_epoll_notify(struct dps_file *f)
+{
+	/* EPOLLEXCLUSIVE: of the items that asked for it, one is told (in turn). */
+	unsigned nexcl = 0;
+	for (struct dps_epitem *it = f->watchers; it != NULL; it = it->next_watch) {
+		if (it->events & EPOLLEXCLUSIVE)
+			nexcl++;
+		else
+			dps_ep_mark_ready(it);
+	}
+	if (nexcl == 0)
+		return;
+	unsigned pick = f->watchers->ep->excl_next++ % nexcl, k = 0;
+	for (struct dps_epitem *it = f->watchers; it != NULL; it = it->next_watch)
+		if ((it->events & EPOLLEXCLUSIVE) && k++ == pick)
+			dps_ep_mark_ready(it);
+}
+
+static void dps_ep_item_free(struct dps_epitem *it)
+{
+	struct dps_epitem **pp = &it->file->watchers;
+	while (*pp != it)
+		pp = &(*pp)->next_watch;
+	*pp = it->next_watch;
+	dps_ep_unready(it);
+	LIST_REMOVE(it, ep_link);
+	free(it);
+}
+
+void dps_epoll_forget(struct dps_file *f)
+{
+	pthread_mutex_lock(&dps_ep_lock);
+	while (f->watchers != NULL)
+		dps_ep_item_free(f->watchers);
+	pthread_mutex_unlock(&dps_ep_lock);
+}
+
+void dps_epoll_file_free(struct dps_file *f)
+{
+	if (f->kind != DPS_EPOLL || f->ep == NULL)
+		return;
+	pthread_mutex_lock(&dps_ep_lock);
+	struct dps_epitem *it;
+	while ((it = LIST_FIRST(&f->ep->items)) != NULL)
+		dps_ep_item_free(it);
+	pthread_mutex_unlock(&dps_ep_lock);
+	free(f->ep);
+	f->ep = NULL;
+}
+
+/* The internal members: this process's eventfd and daemon connection (again after a fork,
+ * which gives the child its own). */
+static int dps_ep_add_internal(int kfd, struct dps_epoll *ep)
+{
+	struct epoll_event e = {.events = EPOLLIN | EPOLLET, .data.u64 = DPS_EP_EVENTS};
+	if (epoll_ctl(kfd, EPOLL_CTL_ADD, ep->at->ev_fd, &e) != 0 && errno != EEXIST)
+		return -errno;
+	e = (struct epoll_event){.events = EPOLLRDHUP, .data.u64 = DPS_EP_DAEMON};
+	if (epoll_ctl(kfd, EPOLL_CTL_ADD, ep->at->sock_fd, &e) != 0 && errno != EEXIST)
+		return -errno;
+	ep->gen = ep->at->gen;
+	return 0;
+}
+
+int dps_epoll_create1(int flags)
+{
+	if (flags & ~EPOLL_CLOEXEC)
+		return DPS_FAIL(EINVAL);
+	struct dps_attach *at = dps_attach_get();
+	if (at == NULL)
+		return -1;
+	int kfd = epoll_create1(flags);
+	struct dps_epoll *ep = calloc(1, sizeof(*ep));
+	struct dps_file *f = kfd >= 0 && ep != NULL ? dps_file_new(DPS_EPOLL, kfd) : NULL;
+	if (f == NULL) {
+		int e = kfd < 0 ? errno : ENOMEM;
+		if (kfd >= 0)
+			close(kfd);
+		free(ep);
+		dps_attach_put(at);
+		return DPS_FAIL(e);
+	}
+	f->cloexec = (flags & EPOLL_CLOEXEC) != 0;
+	f->at = at;
+	f->ep = ep;
+	ep->at = at;
+	TAILQ_INIT(&ep->ready);
+	LIST_INIT(&ep->items);
+	int rc = dps_ep_add_internal(kfd, ep);
+	if (rc == 0)
+		rc = dps_file_install(f);
+	if (rc < 0) {
+		dps_file_put(f);
+		return DPS_FAIL(-rc);
+	}
+	return kfd;
+}
+
+int dps_epoll_create(int size)
+{
+	if (size <= 0)
+		return DPS_FAIL(EINVAL);
+	return dps_epoll_create1(0);
+}
+
+static struct dps_epitem *dps_ep_find(struct dps_epoll *ep, struct dps_file *f)
+{
+	for (struct dps_epitem *it = f->watchers; it != NULL; it = it->next_watch)
+		if (it->ep == ep)
+			return it;
+	return NULL;
+}
+
+static int dps_ep_ctl_stack(struct dps_epoll *ep, int op, struct dps_file *f,
+			    const struct epoll_event *ev)
+{
+	struct dps_epitem *it = dps_ep_find(ep, f);
+	switch (op) {
+	case EPOLL_CTL_ADD:
+		if (it != NULL)
+			return -EEXIST;
+		it = calloc(1, sizeof(*it));
+		if (it == NULL)
+			return -ENOMEM;
+		it->ep = ep;
+		it->file = f;
+		it->next_watch = f->watchers;
+		f->watchers = it;
+		LIST_INSERT_HEAD(&ep->items, it, ep_link);
+		break;
+	case EPOLL_CTL_MOD:
+		if (it == NULL)
+			return -ENOENT;
+		/* Linux: EPOLLEXCLUSIVE is for ADD only, and an exclusive item cannot be
+		 * modified. */
+		if ((ev->events & EPOLLEXCLUSIVE) || (it->events & EPOLLEXCLUSIVE))
+			return -EINVAL;
+		break;
+	case EPOLL_CTL_DEL:
+		if (it == NULL)
+			return -ENOENT;
+		dps_ep_item_free(it);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+	it->events = ev->events;
+	it->data = ev->data;
+	it->disabled = false;
+	/* Readiness that exists now is reported, as the kernel does on ADD and MOD. */
+	if (dps_file_ready(f) & (ev->events | EPOLLERR | EPOLLHUP))
+		dps_ep_mark_ready(it);
+	return 0;
+}
+
+int dps_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct dps_file *e = dps_file_get(epfd);
+	if (e == NULL)
+		return epoll_ctl(epfd, op, fd, ev); /* not ours: the kernel answers */
+	int rc;
+	struct dps_file *f = NULL;
+	if (e->kind != DPS_EPOLL)
+		rc = -EINVAL;
+	else if (fd == epfd)
+		rc = -EINVAL;
+	else if (op != EPOLL_CTL_DEL && ev == NULL)
+		rc = -EFAULT;
+	else if ((f = dps_file_get(fd)) == NULL || f->kind == DPS_EPOLL)
+		rc = epoll_ctl(epfd, op, fd, ev) == 0 ? 0 : -errno;
+	else {
+		pthread_mutex_lock(&dps_ep_lock);
+		rc = dps_ep_ctl_stack(e->ep, op, f, ev);
+		pthread_mutex_unlock(&dps_ep_lock);
+	}
+	dps_file_put(f);
+	dps_file_put(e);
+	return rc < 0 ? DPS_FAIL(-rc) : 0;
+}
+
+/* Reports what the ready items are ready for now, at most max. */
+static int dps_ep_collect(struct dps_epoll *ep, struct epoll_event *evs, int max)
+{
+	int n = 0;
+	pthread_mutex_lock(&dps_ep_lock);
+	struct dps_epitem *it = TAILQ_FIRST(&ep->ready), *last = TAILQ_LAST(&ep->ready, ready_q);
+	while (it != NULL && n < max) {
+		struct dps_epitem *next = TAILQ_NEXT(it, ready_link);
+		bool was_last = it == last;
+		uint32_t r = dps_file_ready(it->file) &
+			     ((it->events & ~(EPOLLET | EPOLLONESHOT | EPOLLEXCLUSIVE)) |
+			      EPOLLERR | EPOLLHUP);
+		dps_ep_unready(it);
+		if (r != 0) {
+			evs[n].events = r;
+			evs[n].data = it->data;
+			n++;
+			if (it->events & EPOLLONESHOT)
+				it->disabled = true;
+			else if (!(it->events & EPOLLET))
+				dps_ep_mark_ready(it); /* level: asked again next time */
+		}
+		if (was_last)
+			break;
+		it = next;
+	}
+	pthread_mutex_unlock(&dps_ep_lock);
+	return n;
+}
+
+/* Kernel events, minus the internal members. */
+static int dps_ep_kernel(struct dps_epoll *ep, int kfd, struct epoll_event *evs, int max,
+			 int timeout)
+{
+	int k = epoll_wait(kfd, evs, max, timeout);
+	if (k < 0)
+		return -errno;
+	int n = 0;
+	for (int i = 0; i < k; i++) {
+		if (evs[i].data.u64 == DPS_EP_EVENTS)
+			continue;
+		if (evs[i].data.u64 == DPS_EP_DAEMON) {
+			dps_attach_check(ep->at);
+			continue;
+		}
+		evs[n++] = evs[i];
+	}
+	return n;
+}
+
+int dps_epoll_wait(int epfd, struct epoll_event *evs, int maxevents, int timeout)
+{
+	struct dps_file *e = dps_file_get(epfd);
+	if (e == NULL)
+		return epoll_wait(epfd, evs, maxevents, timeout);
+	if (e->kind != DPS_EPOLL || maxevents <= 0 || evs == NULL) {
+		dps_file_put(e);
+		return DPS_FAIL(e->kind != DPS_EPOLL || maxevents <= 0 ? EINVAL : EFAULT);
+	}
+	struct dps_epoll *ep = e->ep;
+	struct dps_attach *at = ep->at;
+	if (ep->gen != at->gen)
+		dps_ep_add_internal(e->fd, ep);
+	_Atomic uint32_t *waiters = &at->hdr->procs[at->proc].waiters;
+	const int64_t deadline = timeout > 0 ? dps_now_ms() + timeout : -1;
+	int n;
+	for (;;) {
+		dps_events_drain(at);
+		n = dps_ep_collect(ep, evs, maxevents);
+		if (n < maxevents) {
+			int k = dps_ep_kernel(ep, e->fd, evs + n, maxevents - n, 0);
+			n += k > 0 ? k : 0;
+		}
+		if (n > 0 || timeout == 0)
+			break;
+		int left = -1;
+		if (deadline >= 0) {
+			int64_t now = dps_now_ms();
+			if (now >= deadline)
+				break;
+			left = (int)(deadline - now);
+		}
+		atomic_fetch_add(waiters, 1);
+		atomic_thread_fence(memory_order_seq_cst);
+		dps_events_drain(at);
+		n = dps_ep_collect(ep, evs, maxevents);
+		if (n == 0)
+			n = dps_ep_kernel(ep, e->fd, evs, maxevents, left);
+		atomic_fetch_sub(waiters, 1);
+		if (n != 0)
+			break;
+	}
+	dps_file_put(e);
+	return n < 0 ? DPS_FAIL(-n) : n;
+}

@@ -1,0 +1,526 @@
+/* Data: the read and write families over the sockets' FIFOs in the shared segment, and the
+ * zero-copy variant that hands out the FIFOs' bytes in place. A stream's bytes are copied
+ * once each way (application buffer ↔ FIFO); the worker moves them between FIFOs and mbufs.
+ * UDP datagrams are records in the FIFOs (struct udp_rx_hdr in, chan_udp_tx_hdr out). */
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <dpstack/dpstack.h>
+
+#include "dps_priv.h"
+#include "../../src/proto/udp.h"
+
+static bool dps_nonblock(const struct dps_file *f, int flags)
+{
+	return (flags & MSG_DONTWAIT) || (atomic_load(&f->flags) & O_NONBLOCK);
+}
+
+static size_t dps_iov_len(const struct iovec *iov, int cnt)
+{
+	size_t n = 0;
+	for (int i = 0; i < cnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+/* The receive window may have been closed by a full FIFO: after reading from one that was at
+ * least half full, let the worker announce the room (RFC 9293 §3.8.6.2.2 decides whether a
+ * window update goes out). */
+static void dps_rx_consumed(struct dps_file *f, uint32_t used_before)
+{
+	if (used_before >= f->rx.size / 2)
+		dps_kick(f->at, f->socks[0]);
+}
+
+/* ---- streams ---- */
+
+/* What a read that found no data returns: 0 at end of stream, an error, or -EAGAIN (wait). */
+static ssize_t dps_stream_empty(struct dps_file *f)
+{
+	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+	uint32_t st = atomic_load(&ss->state);
+	if (st & CHAN_SS_ERR) {
+		uint32_t err = atomic_exchange(&ss->error, 0);
+		if (err != 0)
+			return -(ssize_t)err;
+	}
+	if ((st & (CHAN_SS_RDHUP | CHAN_SS_HUP)) || f->shut_rd)
+		return 0;
+	if (dps_attach_dead(f->at))
+		return -ECONNRESET;
+	return -EAGAIN;
+}
+
+/* Copies FIFO bytes into iov past its first `done` bytes (which a MSG_PEEK also skips in
+ * the FIFO). Returns the count copied. */
+static size_t dps_fifo_to_iov(struct fifo *f, const struct iovec *iov, int cnt, size_t done,
+			      bool peek)
+{
+	size_t base = 0, pos = done;
+	for (int i = 0; i < cnt; i++) {
+		size_t end = base + iov[i].iov_len;
+		if (pos < end) {
+			size_t room = end - pos;
+			uint32_t want = room > UINT32_MAX ? UINT32_MAX : (uint32_t)room;
+			uint8_t *dst = (uint8_t *)iov[i].iov_base + (pos - base);
+			uint32_t n = peek ? fifo_peek(f, (uint32_t)pos, dst, want)
+					  : fifo_dequeue(f, dst, want);
+			pos += n;
+			if (n < want)
+				break;
+		}
+		base = end;
+	}
+	return pos - done;
+}
+
+static ssize_t dps_stream_recv(struct dps_file *f, const struct iovec *iov, int cnt, int flags)
+{
+	if (f->nsocks == 0)
+		return -ENOTCONN;
+	const bool peek = (flags & MSG_PEEK) != 0;
+	size_t want = dps_iov_len(iov, cnt), got = 0;
+	if (want == 0)
+		return 0;
+	pthread_mutex_lock(&f->rx_lock);
+	ssize_t rc;
+	for (;;) {
+		uint32_t used = fifo_used(&f->rx);
+		size_t n = dps_fifo_to_iov(&f->rx, iov, cnt, got, peek);
+		got += n;
+		if (!peek && n > 0)
+			dps_rx_consumed(f, used);
+		if (got == want || (got > 0 && (peek || !(flags & MSG_WAITALL)))) {
+			rc = (ssize_t)got;
+			break;
+		}
+		rc = dps_stream_empty(f);
+		if (rc != -EAGAIN || dps_nonblock(f, flags)) {
+			if (rc == -EAGAIN)
+				dps_attach_check(f->at);
+			rc = got > 0 ? (ssize_t)got : rc;
+			break;
+		}
+		rc = dps_wait(f, EPOLLIN, f->rcvtimeo_ms);
+		if (rc < 0) {
+			rc = got > 0 ? (ssize_t)got : rc == -ENOTCONN ? -ECONNRESET : rc;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&f->rx_lock);
+	return rc;
+}
+
+/* Copies iov past its first `done` bytes into the FIFO; returns the count copied. */
+static size_t dps_iov_to_fifo(struct fifo *f, const struct iovec *iov, int cnt, size_t done)
+{
+	size_t base = 0, pos = done;
+	for (int i = 0; i < cnt; i++) {
+		size_t end = base + iov[i].iov_len;
+		if (pos < end) {
+			size_t left = end - pos;
+			uint32_t want = left > UINT32_MAX ? UINT32_MAX : (uint32_t)left;
+			uint32_t n = fifo_enqueue(f, (const uint8_t *)iov[i].iov_base + (pos - base),
+						  want);
+			pos += n;
+			if (n < want)
+				break;
+		}
+		base = end;
+	}
+	return pos - done;
+}
+
+/* Why a write cannot go on: -EPIPE (SIGPIPE follows), a pending error, or -EAGAIN. */
+static ssize_t dps_stream_blocked(struct dps_file *f)
+{
+	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+	uint32_t st = atomic_load(&ss->state);
+	if (st & CHAN_SS_ERR) {
+		uint32_t err = atomic_exchange(&ss->error, 0);
+		if (err != 0)
+			return -(ssize_t)err;
+	}
+	if ((st & (CHAN_SS_HUP | CHAN_SS_WRSHUT)) || f->shut_wr || dps_attach_dead(f->at))
+		return -EPIPE;
+	return -EAGAIN;
+}
+
+static ssize_t dps_stream_send(struct dps_file *f, const struct iovec *iov, int cnt, int flags)
+{
+	if (f->nsocks == 0)
+		return -ENOTCONN;
+	size_t want = dps_iov_len(iov, cnt), sent = 0;
+	pthread_mutex_lock(&f->tx_lock);
+	ssize_t rc;
+	for (;;) {
+		rc = dps_stream_blocked(f);
+		if (rc != -EAGAIN)
+			break;
+		uint32_t st = atomic_load(&dps_sock(f->at, f->socks[0])->state);
+		if (st & CHAN_SS_CONNECTED) {
+			size_t n = dps_iov_to_fifo(&f->tx, iov, cnt, sent);
+			sent += n;
+			if (n > 0)
+				dps_kick(f->at, f->socks[0]);
+			if (sent == want) {
+				rc = (ssize_t)sent;
+				break;
+			}
+		}
+		if (dps_nonblock(f, flags)) {
+			dps_attach_check(f->at);
+			rc = sent > 0 ? (ssize_t)sent : -EAGAIN;
+			break;
+		}
+		rc = dps_wait(f, EPOLLOUT, f->sndtimeo_ms);
+		if (rc < 0) {
+			rc = sent > 0 ? (ssize_t)sent : rc == -ENOTCONN ? -EPIPE : rc;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&f->tx_lock);
+	if (rc == -EPIPE && sent > 0)
+		rc = (ssize_t)sent;
+	if (rc == -EPIPE && !(flags & MSG_NOSIGNAL))
+		raise(SIGPIPE);
+	return rc;
+}
+
+/* ---- datagrams ---- */
+
+static ssize_t dps_dgram_send(struct dps_file *f, const struct iovec *iov, int cnt, int flags,
+			      const struct sockaddr *to, socklen_t tolen)
+{
+	struct chan_udp_tx_hdr h = {0};
+	if (to != NULL) {
+		struct sockaddr_in sin;
+		int rc = dps_sockaddr_in(to, tolen, &sin);
+		if (rc < 0)
+			return rc;
+		if (sin.sin_port == 0)
+			return -EINVAL;
+		h.raddr = sin.sin_addr.s_addr;
+		h.rport = sin.sin_port;
+	}
+	size_t len = dps_iov_len(iov, cnt);
+	if (len > UDP_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	int rc = dps_udp_ensure_open(f);
+	if (rc < 0)
+		return rc;
+	if (to == NULL && dps_sock(f->at, f->socks[0])->raddr == 0)
+		return -EDESTADDRREQ;
+	h.len = (uint32_t)len;
+	const uint32_t need = (uint32_t)(sizeof(h) + len);
+	if (need > f->tx.size)
+		return -EMSGSIZE;
+	pthread_mutex_lock(&f->tx_lock);
+	while (fifo_free(&f->tx) < need) {
+		if (dps_nonblock(f, flags)) {
+			rc = -EAGAIN;
+			break;
+		}
+		rc = dps_wait(f, EPOLLOUT, f->sndtimeo_ms);
+		if (rc < 0)
+			break;
+	}
+	if (fifo_free(&f->tx) >= need) {
+		/* The whole record is written, then published at once. */
+		fifo_write_at(&f->tx, 0, &h, sizeof(h));
+		uint32_t off = sizeof(h);
+		for (int i = 0; i < cnt; i++) {
+			fifo_write_at(&f->tx, off, iov[i].iov_base, (uint32_t)iov[i].iov_len);
+			off += (uint32_t)iov[i].iov_len;
+		}
+		fifo_produce(&f->tx, need);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&f->tx_lock);
+	if (rc < 0)
+		return rc == -ENOTCONN ? -ENETDOWN : rc;
+	dps_kick(f->at, f->socks[0]);
+	return (ssize_t)len;
+}
+
+static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int cnt, int flags,
+			      struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
+{
+	int rc = dps_udp_ensure_open(f);
+	if (rc < 0)
+		return rc;
+	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+	pthread_mutex_lock(&f->rx_lock);
+	ssize_t out;
+	for (;;) {
+		/* A pending ICMP error comes first, once (Linux, IP_RECVERR off). */
+		if ((atomic_load(&ss->state) & CHAN_SS_ERR) && atomic_load(&ss->error) != 0) {
+			out = -(ssize_t)atomic_exchange(&ss->error, 0);
+			break;
+		}
+		struct udp_rx_hdr h;
+		uint32_t used = fifo_used(&f->rx);
+		if (used >= sizeof(h)) {
+			fifo_peek(&f->rx, 0, &h, sizeof(h));
+			if (h.len > used - sizeof(h)) {
+				fifo_consume(&f->rx, used); /* cannot happen with a sane daemon */
+				out = -EIO;
+				break;
+			}
+			uint32_t off = sizeof(h), left = h.len;
+			for (int i = 0; i < cnt && left > 0; i++) {
+				uint32_t n = iov[i].iov_len < left ? (uint32_t)iov[i].iov_len : left;
+				fifo_peek(&f->rx, off, iov[i].iov_base, n);
+				off += n;
+				left -= n;
+			}
+			if (!(flags & MSG_PEEK))
+				fifo_consume(&f->rx, (uint32_t)sizeof(h) + h.len);
+			if (msg_flags != NULL && left > 0)
+				*msg_flags |= MSG_TRUNC;
+			dps_sockaddr_out(htonl(h.saddr), htons(h.sport), from, fromlen);
+			out = (flags & MSG_TRUNC) ? (ssize_t)h.len : (ssize_t)(h.len - left);
+			break;
+		}
+		if (dps_nonblock(f, flags)) {
+			dps_attach_check(f->at);
+			out = dps_attach_dead(f->at) ? -ENOTCONN : -EAGAIN;
+			break;
+		}
+		out = dps_wait(f, EPOLLIN, f->rcvtimeo_ms);
+		if (out < 0)
+			break;
+	}
+	pthread_mutex_unlock(&f->rx_lock);
+	return out;
+}
+
+/* ---- the calls ---- */
+
+static ssize_t dps_sendv(int fd, const struct iovec *iov, int cnt, int flags,
+			 const struct sockaddr *to, socklen_t tolen)
+{
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL)
+		return DPS_FAIL(EBADF);
+	ssize_t rc;
+	if (cnt < 0 || cnt > IOV_MAX)
+		rc = -EINVAL;
+	else if (f->kind == DPS_UDP)
+		rc = dps_dgram_send(f, iov, cnt, flags, to, tolen);
+	else if (f->kind == DPS_TCP)
+		rc = f->nsocks == 0 && to != NULL ? -EPIPE : dps_stream_send(f, iov, cnt, flags);
+	else
+		rc = f->kind == DPS_EPOLL ? -EINVAL : -ENOTCONN;
+	dps_file_put(f);
+	return rc < 0 ? DPS_FAIL((int)-rc) : rc;
+}
+
+static ssize_t dps_recvv(int fd, const struct iovec *iov, int cnt, int flags,
+			 struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
+{
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL)
+		return DPS_FAIL(EBADF);
+	ssize_t rc;
+	if (cnt < 0 || cnt > IOV_MAX)
+		rc = -EINVAL;
+	else if (f->kind == DPS_UDP)
+		rc = dps_dgram_recv(f, iov, cnt, flags, from, fromlen, msg_flags);
+	else if (f->kind == DPS_TCP) {
+		rc = dps_stream_recv(f, iov, cnt, flags);
+		if (rc >= 0 && fromlen != NULL)
+			*fromlen = 0; /* streams have no source address per read */
+	} else
+		rc = f->kind == DPS_EPOLL ? -EINVAL : -ENOTCONN;
+	dps_file_put(f);
+	return rc < 0 ? DPS_FAIL((int)-rc) : rc;
+}
+
+ssize_t dps_read(int fd, void *buf, size_t len)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	return dps_recvv(fd, &iov, 1, 0, NULL, NULL, NULL);
+}
+
+ssize_t dps_write(int fd, const void *buf, size_t len)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	return dps_sendv(fd, &iov, 1, 0, NULL, 0);
+}
+
+ssize_t dps_readv(int fd, const struct iovec *iov, int iovcnt)
+{
+	return dps_recvv(fd, iov, iovcnt, 0, NULL, NULL, NULL);
+}
+
+ssize_t dps_writev(int fd, const struct iovec *iov, int iovcnt)
+{
+	return dps_sendv(fd, iov, iovcnt, 0, NULL, 0);
+}
+
+ssize_t dps_send(int fd, const void *buf, size_t len, int flags)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	return dps_sendv(fd, &iov, 1, flags, NULL, 0);
+}
+
+ssize_t dps_recv(int fd, void *buf, size_t len, int flags)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	return dps_recvv(fd, &iov, 1, flags, NULL, NULL, NULL);
+}
+
+ssize_t dps_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to,
+		   socklen_t tolen)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	return dps_sendv(fd, &iov, 1, flags, to, tolen);
+}
+
+ssize_t dps_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
+		     socklen_t *fromlen)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	return dps_recvv(fd, &iov, 1, flags, from, fromlen, NULL);
+}
+
+ssize_t dps_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	if (msg == NULL)
+		return DPS_FAIL(EFAULT);
+	return dps_sendv(fd, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
+			 msg->msg_namelen);
+}
+
+ssize_t dps_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	if (msg == NULL)
+		return DPS_FAIL(EFAULT);
+	msg->msg_flags = 0;
+	msg->msg_controllen = 0; /* no ancillary data */
+	socklen_t namelen = msg->msg_namelen;
+	ssize_t rc = dps_recvv(fd, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
+			       msg->msg_name != NULL ? &namelen : NULL, &msg->msg_flags);
+	if (rc >= 0)
+		msg->msg_namelen = msg->msg_name != NULL ? namelen : 0;
+	return rc;
+}
+
+/* ---- zero copy ---- */
+
+static struct dps_file *dps_zc_file(int fd, int *err)
+{
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL) {
+		*err = EBADF;
+		return NULL;
+	}
+	if (f->kind != DPS_TCP || f->nsocks == 0) {
+		*err = f->kind == DPS_TCP ? ENOTCONN : EOPNOTSUPP;
+		dps_file_put(f);
+		return NULL;
+	}
+	return f;
+}
+
+static void dps_zc_fill(struct iovec iov[2], const struct fifo_slice s[2])
+{
+	for (int i = 0; i < 2; i++) {
+		iov[i].iov_base = s[i].base;
+		iov[i].iov_len = s[i].len;
+	}
+}
+
+ssize_t dps_zc_recv(int fd, struct iovec iov[2], int flags)
+{
+	int err;
+	struct dps_file *f = dps_zc_file(fd, &err);
+	if (f == NULL)
+		return DPS_FAIL(err);
+	ssize_t rc;
+	for (;;) {
+		struct fifo_slice s[2];
+		if (fifo_read_slices(&f->rx, 0, UINT32_MAX, s) > 0) {
+			dps_zc_fill(iov, s);
+			rc = (ssize_t)(s[0].len + s[1].len);
+			break;
+		}
+		rc = dps_stream_empty(f);
+		if (rc != -EAGAIN || dps_nonblock(f, flags))
+			break;
+		rc = dps_wait(f, EPOLLIN, f->rcvtimeo_ms);
+		if (rc < 0)
+			break;
+	}
+	if (rc <= 0)
+		iov[0] = iov[1] = (struct iovec){0};
+	dps_file_put(f);
+	return rc < 0 ? DPS_FAIL((int)-rc) : rc;
+}
+
+int dps_zc_recv_done(int fd, size_t n)
+{
+	int err;
+	struct dps_file *f = dps_zc_file(fd, &err);
+	if (f == NULL)
+		return DPS_FAIL(err);
+	uint32_t used = fifo_used(&f->rx);
+	int rc = n > used ? -EINVAL : 0;
+	if (rc == 0 && n > 0) {
+		fifo_consume(&f->rx, (uint32_t)n);
+		dps_rx_consumed(f, used);
+	}
+	dps_file_put(f);
+	return rc < 0 ? DPS_FAIL(-rc) : 0;
+}
+
+ssize_t dps_zc_send_reserve(int fd, struct iovec iov[2], int flags)
+{
+	int err;
+	struct dps_file *f = dps_zc_file(fd, &err);
+	if (f == NULL)
+		return DPS_FAIL(err);
+	ssize_t rc;
+	for (;;) {
+		rc = dps_stream_blocked(f);
+		if (rc != -EAGAIN)
+			break;
+		struct fifo_slice s[2];
+		if ((atomic_load(&dps_sock(f->at, f->socks[0])->state) & CHAN_SS_CONNECTED) &&
+		    fifo_write_slices(&f->tx, 0, UINT32_MAX, s) > 0) {
+			dps_zc_fill(iov, s);
+			rc = (ssize_t)(s[0].len + s[1].len);
+			break;
+		}
+		if (dps_nonblock(f, flags))
+			break;
+		rc = dps_wait(f, EPOLLOUT, f->sndtimeo_ms);
+		if (rc < 0)
+			break;
+	}
+	if (rc <= 0)
+		iov[0] = iov[1] = (struct iovec){0};
+	if (rc == -EPIPE && !(flags & MSG_NOSIGNAL))
+		raise(SIGPIPE);
+	dps_file_put(f);
+	return rc < 0 ? DPS_FAIL((int)-rc) : rc;
+}
+
+int dps_zc_send_commit(int fd, size_t n)
+{
+	int err;
+	struct dps_file *f = dps_zc_file(fd, &err);
+	if (f == NULL)
+		return DPS_FAIL(err);
+	int rc = n > fifo_free(&f->tx) ? -EINVAL : 0;
+	if (rc == 0 && n > 0) {
+		fifo_produce(&f->tx, (uint32_t)n);
+		dps_kick(f->at, f->socks[0]);
+	}
+	dps_file_put(f);
+	return rc < 0 ? DPS_FAIL(-rc) : 0;
+}

@@ -1,0 +1,134 @@
+/* libdpstack's inside: the attachment to the daemon, the descriptor table, and the pieces
+ * every call uses (requests, commands, waiting, readiness). */
+#ifndef DPS_LIB_PRIV_H
+#define DPS_LIB_PRIV_H
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+#include "../../src/chan/chan_shm.h"
+#include "../../src/proto/fifo.h"
+
+/* Calls return -1 and set errno the way libc does. */
+#define DPS_FAIL(e) (errno = (e), -1)
+
+/* One attachment to one daemon. A daemon restart makes a new one; files made on an old one
+ * keep it (dead) until they are closed. */
+struct dps_attach {
+	_Atomic int refs;
+	unsigned gen;                   /* tells thread-local wait sets which attach they serve */
+	int sock_fd;                    /* unix connection to the daemon */
+	int ev_fd;                      /* the daemon writes it when it queued events for us */
+	int worker_fd[CHAN_MAX_WORKERS];
+	void *base;
+	struct chan_seg_hdr *hdr;
+	struct chan_layout lay;
+	unsigned proc;
+	uint64_t app_id, token;
+	_Atomic bool dead;
+	pthread_mutex_t req_lock;       /* one request/reply at a time on sock_fd */
+	pthread_mutex_t cmd_lock[CHAN_MAX_WORKERS];
+	pthread_mutex_t ev_lock;
+	struct dps_file **sock_file;    /* socket number → the file holding it */
+};
+
+enum dps_kind { DPS_TCP, DPS_LISTEN, DPS_UDP, DPS_EPOLL };
+
+struct dps_epitem;
+struct dps_epoll;
+
+struct dps_file {
+	_Atomic int refs;
+	int fd;
+	enum dps_kind kind;
+	struct dps_attach *at;
+	uint32_t socks[CHAN_MAX_WORKERS];
+	unsigned nsocks;                /* 0: a TCP socket not connected yet */
+	struct fifo rx, tx;             /* views of the socket's FIFOs (TCP, UDP) */
+	_Atomic int flags;              /* O_NONBLOCK */
+	bool cloexec;
+	int rcvtimeo_ms, sndtimeo_ms;   /* 0: forever */
+	struct chan_opts opts;          /* options, kept for connect/listen and getsockopt */
+	bool reuseaddr, reuseport;
+	int linger_on, linger_s;
+	struct sockaddr_in local;       /* bind(2) */
+	bool bound;
+	bool shut_rd, shut_wr;          /* shutdown(2) here, before the worker confirms */
+	_Atomic unsigned accept_next;
+	pthread_mutex_t rx_lock, tx_lock;
+	struct dps_epitem *watchers;    /* epoll items on this file (under dps_ep_lock) */
+	struct dps_epoll *ep;           /* DPS_EPOLL */
+};
+
+/* --- dps_attach.c --- */
+/* The current attachment, attaching (or joining, in a forked child) when needed; NULL with
+ * errno set. The reference is the caller's. */
+struct dps_attach *dps_attach_get(void);
+void dps_attach_put(struct dps_attach *at);
+/* One request and its reply; a negative errno when the daemon is gone or refuses. */
+int dps_request(struct dps_attach *at, struct chan_req *rq, struct chan_reply *rep);
+/* Queues a command for the socket's worker and wakes it if it sleeps. */
+int dps_cmd(struct dps_attach *at, uint32_t sock, enum chan_cmd_op op, uint32_t arg);
+/* The kick: coalesced through the socket's kick flag. */
+void dps_kick(struct dps_attach *at, uint32_t sock);
+/* dead: what is known (cheap); check: asks the connection (a system call). */
+bool dps_attach_dead(struct dps_attach *at);
+bool dps_attach_check(struct dps_attach *at);
+static inline struct chan_sock *dps_sock(struct dps_attach *at, uint32_t s)
+{
+	return chan_sock_at(at->base, &at->lay, s);
+}
+/* FIFO views from a socket's record; false when the record points outside the segment. */
+bool dps_fifo_view(struct dps_attach *at, struct fifo *f, uint64_t off, uint32_t size);
+
+/* --- dps_fd.c --- */
+struct dps_file *dps_file_new(enum dps_kind kind, int kernel_fd);
+/* The file for fd with a reference, or NULL (EBADF for stack-less fds is the caller's). */
+struct dps_file *dps_file_get(int fd);
+void dps_file_put(struct dps_file *f);
+/* Publishes f at f->fd: from now on calls find it. */
+int dps_file_install(struct dps_file *f);
+/* Removes fd from the table; returns the file (reference passed to the caller) or NULL. */
+struct dps_file *dps_file_remove(int fd);
+void dps_files_after_fork(void);
+/* A socket number now belongs to f (events for it go to f's epoll items). */
+void dps_file_bind_sock(struct dps_file *f, uint32_t sock);
+
+/* --- dps_wait.c --- */
+/* Takes the events the workers queued for this process and hands them to epoll items. */
+void dps_events_drain(struct dps_attach *at);
+/* What f is ready for now (EPOLL* bits). */
+uint32_t dps_file_ready(struct dps_file *f);
+/* Waits until f is ready for one of want (or error/hang-up); 0, -EAGAIN at the deadline
+ * (timeout_ms < 0: none), -ENOTCONN when the daemon went away, -EINTR on a signal. */
+int dps_wait(struct dps_file *f, uint32_t want, int timeout_ms);
+/* Sleeps until the daemon signals this process or timeout_ms passes (-1: forever); extra
+ * kernel fds may be watched too (poll). Used by dps_wait, dps_poll. */
+int dps_sleep(struct dps_attach *at, int timeout_ms);
+/* The same, also waking when one of the kernel descriptors kfds[0..nk) is ready (kfds needs
+ * room for nk + 1 entries). Returns how many of them are, or -errno. */
+struct pollfd;
+int dps_sleep_poll(struct dps_attach *at, struct pollfd *kfds, unsigned nk, int timeout_ms);
+int64_t dps_now_ms(void);
+
+/* --- dps_epoll.c --- */
+extern pthread_mutex_t dps_ep_lock;
+/* f became (maybe) ready: queue it on the epoll instances watching it. Under dps_ep_lock. */
+void dps_epoll_notify(struct dps_file *f);
+void dps_epoll_forget(struct dps_file *f);
+void dps_epoll_file_free(struct dps_file *f);
+
+/* --- dps_socket.c --- */
+int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out);
+void dps_sockaddr_out(uint32_t addr, uint16_t port, struct sockaddr *out, socklen_t *len);
+/* Sets up a file for an established socket (accept, connect): views, table. */
+int dps_file_attach_sock(struct dps_file *f, uint32_t sock);
+/* A UDP socket exists in the daemon once bound; sending or connecting binds it. */
+int dps_udp_ensure_open(struct dps_file *f);
+
+#endif

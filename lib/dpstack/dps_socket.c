@@ -1,0 +1,474 @@
+/* The socket calls: socket, bind, listen, accept, connect, shutdown, close, and names. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <dpstack/dpstack.h>
+
+#include "dps_priv.h"
+
+#define DPS_EPHEMERAL_LO 32768
+#define DPS_EPHEMERAL_HI 60999
+
+int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out)
+{
+	if (addr == NULL || len < sizeof(sa_family_t))
+		return -EINVAL;
+	if (addr->sa_family != AF_INET)
+		return -EAFNOSUPPORT;
+	if (len < sizeof(struct sockaddr_in))
+		return -EINVAL;
+	memcpy(out, addr, sizeof(*out));
+	return 0;
+}
+
+void dps_sockaddr_out(uint32_t addr, uint16_t port, struct sockaddr *out, socklen_t *len)
+{
+	if (out == NULL || len == NULL)
+		return;
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = addr,
+				  .sin_port = port};
+	/* As the kernel: copy what fits, report the full length. */
+	memcpy(out, &sin, *len < sizeof(sin) ? *len : sizeof(sin));
+	*len = sizeof(sin);
+}
+
+int dps_file_attach_sock(struct dps_file *f, uint32_t sock)
+{
+	struct chan_sock *ss = dps_sock(f->at, sock);
+	if (!dps_fifo_view(f->at, &f->rx, ss->rx_off, ss->rx_size) ||
+	    !dps_fifo_view(f->at, &f->tx, ss->tx_off, ss->tx_size))
+		return -EPROTO;
+	f->socks[0] = sock;
+	f->nsocks = 1;
+	dps_file_bind_sock(f, sock);
+	return 0;
+}
+
+int dps_socket(int domain, int type, int protocol)
+{
+	int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (domain != AF_INET)
+		return DPS_FAIL(EAFNOSUPPORT);
+	enum dps_kind kind;
+	if (base == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP))
+		kind = DPS_TCP;
+	else if (base == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP))
+		kind = DPS_UDP;
+	else if (base == SOCK_STREAM || base == SOCK_DGRAM)
+		return DPS_FAIL(EPROTONOSUPPORT);
+	else
+		return DPS_FAIL(EINVAL);
+	struct dps_attach *at = dps_attach_get();
+	if (at == NULL)
+		return -1;
+	struct dps_file *f = dps_file_new(kind, -1);
+	if (f == NULL) {
+		dps_attach_put(at);
+		return -1;
+	}
+	f->at = at;
+	if (type & SOCK_NONBLOCK)
+		atomic_store(&f->flags, O_NONBLOCK);
+	f->cloexec = (type & SOCK_CLOEXEC) != 0;
+	if (!f->cloexec)
+		fcntl(f->fd, F_SETFD, 0);
+	if (dps_file_install(f) != 0) {
+		dps_file_put(f);
+		return DPS_FAIL(ENOMEM);
+	}
+	return f->fd;
+}
+
+/* UDP sockets exist in the daemon from their bind (explicit, or implicit at the first send
+ * or connect). */
+static int dps_udp_open(struct dps_file *f, const struct sockaddr_in *local)
+{
+	struct chan_req rq = {.op = CHAN_OP_UDP_OPEN, .opts = f->opts};
+	if (local != NULL) {
+		rq.laddr = local->sin_addr.s_addr;
+		rq.lport = local->sin_port;
+	}
+	struct chan_reply rep;
+	int rc = dps_request(f->at, &rq, &rep);
+	if (rc < 0)
+		return rc;
+	rc = dps_file_attach_sock(f, rep.socks[0]);
+	if (rc < 0)
+		return rc;
+	f->local.sin_family = AF_INET;
+	f->local.sin_addr.s_addr = rep.laddr;
+	f->local.sin_port = rep.lport;
+	f->bound = true;
+	return 0;
+}
+
+int dps_udp_ensure_open(struct dps_file *f)
+{
+	return f->nsocks > 0 ? 0 : dps_udp_open(f, NULL);
+}
+
+static int dps_bind_file(struct dps_file *f, const struct sockaddr *addr, socklen_t len)
+{
+	struct sockaddr_in sin;
+	int rc = dps_sockaddr_in(addr, len, &sin);
+	if (rc < 0)
+		return rc;
+	if (f->bound || f->nsocks > 0)
+		return -EINVAL;
+	if (f->kind == DPS_UDP)
+		return dps_udp_open(f, &sin);
+	if (f->kind != DPS_TCP)
+		return -EINVAL;
+	struct chan_req rq = {.op = CHAN_OP_BIND_CHECK, .laddr = sin.sin_addr.s_addr,
+			      .lport = sin.sin_port};
+	struct chan_reply rep;
+	rc = dps_request(f->at, &rq, &rep);
+	if (rc < 0)
+		return rc;
+	f->local = sin;
+	f->bound = true;
+	return 0;
+}
+
+int dps_bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL)
+		return DPS_FAIL(EBADF);
+	int rc = f->kind == DPS_EPOLL ? -ENOTSOCK : dps_bind_file(f, addr, len);
+	dps_file_put(f);
+	return rc < 0 ? DPS_FAIL(-rc) : 0;
+}
+
+static int dps_listen_file(struct dps_file *f, int backlog)
+{
+	if (f->kind == DPS_LISTEN)
+		return 0; /* Linux adjusts the backlog; ours stays */
+	if (f->kind != DPS_TCP)
+		return f->kind == DPS_UDP ? -EOPNOTSUPP : -ENOTSOCK;
+	if (f->nsocks > 0)
+		return -EINVAL;
+	struct chan_req rq = {.op = CHAN_OP_LISTEN, .laddr = f->local.sin_addr.s_addr,
+			      .lport = f->local.sin_port, .opts = f->opts,
+			      .backlog = backlog < 0 ? 0 : (uint32_t)backlog};
+	/* Linux sizes small backlogs up a little; 0 still accepts one. */
+	if (backlog <= 0)
+		rq.backlog = 1;
+	struct chan_reply rep;
+	int rc;
+	if (rq.lport == 0) {
+		/* An unbound listener gets an ephemeral port, as Linux autobinds. */
+		unsigned range = DPS_EPHEMERAL_HI - DPS_EPHEMERAL_LO + 1;
+		unsigned start = (unsigned)rand() % range;
+		rc = -EADDRINUSE;
+		for (unsigned i = 0; i < 64 && rc == -EADDRINUSE; i++) {
+			rq.lport = htons((uint16_t)(DPS_EPHEMERAL_LO + (start + i * 7919) % range));
+			rc = dps_request(f->at, &rq, &rep);
+		}
+	} else {
+		rc = dps_request(f->at, &rq, &rep);
+	}
+	if (rc < 0)
+		return rc;
+	if (rep.count == 0 || rep.count > f->at->lay.nb_workers)
+		return -EPROTO;
+	for (unsigned i = 0; i < rep.count; i++) {
+		f->socks[i] = rep.socks[i];
+		dps_file_bind_sock(f, rep.socks[i]);
+	}
+	f->nsocks = rep.count;
+	f->local.sin_family = AF_INET;
+	f->local.sin_port = rq.lport;
+	f->bound = true;
+	f->kind = DPS_LISTEN;
+	return 0;
+}
+
+int dps_listen(int fd, int backlog)
+{
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL)
+		return DPS_FAIL(EBADF);
+	int rc = dps_listen_file(f, backlog);
+	dps_file_put(f);
+	return rc < 0 ? DPS_FAIL(-rc) : 0;
+}
+
+/* Pops from an accept ring that other processes (fork) may pop from too. */
+static bool dps_accept_pop(struct chan_ring *r, uint32_t mask, uint64_t *v, uint32_t *was)
+{
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+	for (;;) {
+		uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+		if (t == h || t - h > mask + 1)
+			return false;
+		*v = r->slot[h & mask];
+		*was = t - h;
+		if (atomic_compare_exchange_weak_explicit(&r->head, &h, h + 1,
+							  memory_order_acq_rel,
+							  memory_order_acquire))
+			return true;
+	}
+}
+
+static int dps_accept_one(struct dps_file *l, int flags, struct dps_file **out)
+{
+	struct dps_attach *at = l->at;
+	unsigned start = atomic_fetch_add(&l->accept_next, 1);
+	for (unsigned k = 0; k < l->nsocks; k++) {
+		uint32_t ls = l->socks[(start + k) % l->nsocks];
+		struct chan_sock *lss = dps_sock(at, ls);
+		struct chan_ring *r = (struct chan_ring *)((char *)at->base + lss->acc_off);
+		uint64_t v;
+		uint32_t was;
+		if (lss->acc_off < at->lay.arenas_off || lss->acc_off >= at->lay.seg_size ||
+		    !dps_accept_pop(r, lss->acc_mask, &v, &was))
+			continue;
+		/* The worker stops filling a full ring: tell it there is room again. */
+		if (was > (lss->acc_mask + 1) / 2)
+			dps_kick(at, ls);
+		if (v >= at->lay.max_socks)
+			return -EPROTO;
+		uint32_t s = (uint32_t)v;
+		dps_cmd(at, s, CHAN_CMD_CLAIM, 0);
+		struct dps_file *f = dps_file_new(DPS_TCP, -1);
+		if (f == NULL) {
+			dps_cmd(at, s, CHAN_CMD_CLOSE, 0);
+			return -EMFILE;
+		}
+		atomic_fetch_add(&at->refs, 1);
+		f->at = at;
+		f->opts = l->opts;
+		f->rcvtimeo_ms = l->rcvtimeo_ms;
+		f->sndtimeo_ms = l->sndtimeo_ms;
+		if (flags & SOCK_NONBLOCK)
+			atomic_store(&f->flags, O_NONBLOCK);
+		f->cloexec = (flags & SOCK_CLOEXEC) != 0;
+		if (!f->cloexec)
+			fcntl(f->fd, F_SETFD, 0);
+		int rc = dps_file_attach_sock(f, s);
+		if (rc == 0)
+			rc = dps_file_install(f);
+		if (rc < 0) {
+			dps_cmd(at, s, CHAN_CMD_CLOSE, 0);
+			dps_file_put(f);
+			return rc;
+		}
+		*out = f;
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+int dps_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	struct dps_file *l = dps_file_get(fd);
+	if (l == NULL)
+		return DPS_FAIL(EBADF);
+	int rc;
+	struct dps_file *f = NULL;
+	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
+		rc = -EINVAL;
+	else if (l->kind != DPS_LISTEN)
+		rc = l->kind == DPS_UDP ? -EOPNOTSUPP : l->kind == DPS_EPOLL ? -ENOTSOCK : -EINVAL;
+	else
+		for (;;) {
+			if (dps_attach_dead(l->at)) {
+				rc = -EINVAL; /* the listener is gone with its daemon */
+				break;
+			}
+			rc = dps_accept_one(l, flags, &f);
+			if (rc != -EAGAIN)
+				break;
+			if (atomic_load(&l->flags) & O_NONBLOCK) {
+				dps_attach_check(l->at);
+				break;
+			}
+			rc = dps_wait(l, EPOLLIN, l->rcvtimeo_ms);
+			if (rc < 0) {
+				rc = rc == -ENOTCONN ? -EINVAL : rc;
+				break;
+			}
+		}
+	if (rc == 0) {
+		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+		dps_sockaddr_out(ss->raddr, ss->rport, addr, len);
+		rc = f->fd;
+	}
+	dps_file_put(l);
+	return rc < 0 ? DPS_FAIL(-rc) : rc;
+}
+
+int dps_accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	return dps_accept4(fd, addr, len, 0);
+}
+
+/* The outcome of a connect that has been started: 0, -EINPROGRESS/-EALREADY, or the error
+ * (taken, as a read of SO_ERROR would). */
+static int dps_connect_result(struct dps_file *f)
+{
+	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+	uint32_t st = atomic_load(&ss->state);
+	uint32_t err = atomic_exchange(&ss->error, 0);
+	if (err != 0)
+		return -(int)err;
+	if (st & CHAN_SS_CONNECTED)
+		return 0;
+	if (st & CHAN_SS_HUP)
+		return -ECONNREFUSED;
+	return -EALREADY;
+}
+
+static int dps_connect_tcp(struct dps_file *f, const struct sockaddr_in *to)
+{
+	if (f->nsocks > 0) {
+		uint32_t st = atomic_load(&dps_sock(f->at, f->socks[0])->state);
+		if (st & CHAN_SS_CONNECTED)
+			return -EISCONN;
+		if (atomic_load(&f->flags) & O_NONBLOCK)
+			return -EALREADY;
+	} else {
+		struct chan_req rq = {.op = CHAN_OP_CONNECT, .laddr = f->local.sin_addr.s_addr,
+				      .lport = f->local.sin_port, .raddr = to->sin_addr.s_addr,
+				      .rport = to->sin_port, .opts = f->opts};
+		struct chan_reply rep;
+		int rc = dps_request(f->at, &rq, &rep);
+		if (rc < 0)
+			return rc;
+		rc = dps_file_attach_sock(f, rep.socks[0]);
+		if (rc < 0)
+			return rc;
+		if (atomic_load(&f->flags) & O_NONBLOCK) {
+			rc = dps_connect_result(f);
+			return rc == -EALREADY ? -EINPROGRESS : rc;
+		}
+	}
+	int rc = dps_wait(f, EPOLLOUT, f->sndtimeo_ms);
+	if (rc == -EAGAIN)
+		return -EINPROGRESS; /* Linux, when SO_SNDTIMEO ends a blocking connect */
+	if (rc < 0)
+		return rc;
+	return dps_connect_result(f);
+}
+
+static int dps_connect_udp(struct dps_file *f, const struct sockaddr *addr, socklen_t len)
+{
+	struct chan_req rq = {.op = CHAN_OP_UDP_CONNECT};
+	if (addr != NULL && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
+		rq.raddr = 0; /* dissolve the association */
+	} else {
+		struct sockaddr_in sin;
+		int rc = dps_sockaddr_in(addr, len, &sin);
+		if (rc < 0)
+			return rc;
+		rq.raddr = sin.sin_addr.s_addr;
+		rq.rport = sin.sin_port;
+	}
+	int rc = dps_udp_ensure_open(f);
+	if (rc < 0)
+		return rc;
+	rq.sock = f->socks[0];
+	struct chan_reply rep;
+	return dps_request(f->at, &rq, &rep);
+}
+
+int dps_connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL)
+		return DPS_FAIL(EBADF);
+	int rc;
+	struct sockaddr_in sin;
+	if (f->kind == DPS_UDP)
+		rc = dps_connect_udp(f, addr, len);
+	else if (f->kind == DPS_LISTEN)
+		rc = -EISCONN;
+	else if (f->kind == DPS_EPOLL)
+		rc = -ENOTSOCK;
+	else if ((rc = dps_sockaddr_in(addr, len, &sin)) == 0)
+		rc = dps_connect_tcp(f, &sin);
+	dps_file_put(f);
+	return rc < 0 ? DPS_FAIL(-rc) : 0;
+}
+
+int dps_shutdown(int fd, int how)
+{
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL)
+		return DPS_FAIL(EBADF);
+	int rc = 0;
+	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
+		rc = -EINVAL;
+	else if (f->kind == DPS_EPOLL)
+		rc = -ENOTSOCK;
+	else if (f->kind != DPS_TCP || f->nsocks == 0 ||
+		 !(atomic_load(&dps_sock(f->at, f->socks[0])->state) & CHAN_SS_CONNECTED))
+		rc = -ENOTCONN;
+	else {
+		if (how != SHUT_WR)
+			f->shut_rd = true;
+		if (how != SHUT_RD)
+			f->shut_wr = true;
+		rc = dps_cmd(f->at, f->socks[0], CHAN_CMD_SHUTDOWN, (uint32_t)how);
+	}
+	dps_file_put(f);
+	return rc < 0 ? DPS_FAIL(-rc) : 0;
+}
+
+int dps_close(int fd)
+{
+	struct dps_file *f = dps_file_remove(fd);
+	if (f == NULL)
+		return DPS_FAIL(EBADF);
+	if (f->at != NULL && !dps_attach_dead(f->at))
+		for (unsigned i = 0; i < f->nsocks; i++)
+			dps_cmd(f->at, f->socks[i], CHAN_CMD_CLOSE, 0);
+	dps_epoll_forget(f);
+	dps_file_put(f);
+	return 0;
+}
+
+static int dps_name(int fd, struct sockaddr *addr, socklen_t *len, bool peer)
+{
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL)
+		return DPS_FAIL(EBADF);
+	if (len == NULL || addr == NULL || (int)*len < 0) {
+		dps_file_put(f);
+		return DPS_FAIL(len == NULL || addr == NULL ? EFAULT : EINVAL);
+	}
+	int rc = 0;
+	if (f->kind == DPS_EPOLL) {
+		rc = -ENOTSOCK;
+	} else if (peer) {
+		struct chan_sock *ss = f->nsocks > 0 && f->kind != DPS_LISTEN
+					       ? dps_sock(f->at, f->socks[0]) : NULL;
+		if (ss == NULL || ss->raddr == 0 ||
+		    (f->kind == DPS_TCP && !(atomic_load(&ss->state) & CHAN_SS_CONNECTED)))
+			rc = -ENOTCONN;
+		else
+			dps_sockaddr_out(ss->raddr, ss->rport, addr, len);
+	} else if (f->nsocks > 0) {
+		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+		dps_sockaddr_out(ss->laddr, ss->lport, addr, len);
+	} else {
+		dps_sockaddr_out(f->bound ? f->local.sin_addr.s_addr : 0,
+				 f->bound ? f->local.sin_port : 0, addr, len);
+	}
+	dps_file_put(f);
+	return rc < 0 ? DPS_FAIL(-rc) : 0;
+}
+
+int dps_getsockname(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	return dps_name(fd, addr, len, false);
+}
+
+int dps_getpeername(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	return dps_name(fd, addr, len, true);
+}

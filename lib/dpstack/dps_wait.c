@@ -1,0 +1,207 @@
+/* Readiness and sleeping. The workers queue a socket number in this process's event ring
+ * when something changed on it, and write the process's eventfd when a thread announced it
+ * is about to sleep (`waiters`): announce, look again, then sleep, so no wake-up is lost.
+ *
+ * Each thread sleeps in an epoll set of its own holding the eventfd edge-triggered: every
+ * write of the daemon reaches every sleeping thread's set, and nobody has to drain the
+ * counter for the others (a level-triggered poll on one shared eventfd would lose wake-ups
+ * to whichever thread read it first). The set also watches the daemon connection, so a
+ * daemon that dies wakes everyone. */
+#include <poll.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dpstack/dpstack.h>
+
+#include "dps_priv.h"
+
+int64_t dps_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void dps_events_drain(struct dps_attach *at)
+{
+	pthread_mutex_lock(&at->ev_lock);
+	const uint64_t bit = 1ull << at->proc;
+	for (unsigned w = 0; w < at->lay.nb_workers; w++) {
+		struct chan_ring *r = chan_ev_ring(at->base, &at->lay, at->proc, w);
+		uint64_t v;
+		int corrupt = 0;
+		while (chan_ring_get(r, at->lay.ev_mask, &v, &corrupt)) {
+			if (v >= at->lay.max_socks)
+				continue;
+			/* Cleared before looking: a change after this queues the socket again. */
+			atomic_fetch_and(&dps_sock(at, (uint32_t)v)->queued, ~bit);
+			struct dps_file *f = at->sock_file[v];
+			if (f != NULL && f->watchers != NULL) {
+				pthread_mutex_lock(&dps_ep_lock);
+				dps_epoll_notify(f);
+				pthread_mutex_unlock(&dps_ep_lock);
+			}
+		}
+	}
+	pthread_mutex_unlock(&at->ev_lock);
+}
+
+static uint32_t dps_stream_ready(struct dps_file *f)
+{
+	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+	uint32_t st = atomic_load_explicit(&ss->state, memory_order_acquire);
+	uint32_t ev = 0;
+	if (fifo_used(&f->rx) > 0 || (st & (CHAN_SS_RDHUP | CHAN_SS_HUP)) || f->shut_rd)
+		ev |= EPOLLIN | EPOLLRDNORM;
+	if (st & CHAN_SS_RDHUP)
+		ev |= EPOLLRDHUP;
+	if (st & CHAN_SS_HUP)
+		ev |= EPOLLHUP | EPOLLOUT;
+	if ((st & CHAN_SS_CONNECTED) && !(st & CHAN_SS_WRSHUT) && fifo_free(&f->tx) > 0)
+		ev |= EPOLLOUT | EPOLLWRNORM;
+	if ((st & CHAN_SS_ERR) && atomic_load(&ss->error) != 0)
+		ev |= EPOLLERR;
+	return ev;
+}
+
+uint32_t dps_file_ready(struct dps_file *f)
+{
+	if (f->at != NULL && dps_attach_dead(f->at) && f->kind != DPS_EPOLL)
+		return EPOLLIN | EPOLLOUT | EPOLLHUP | EPOLLERR | EPOLLRDHUP;
+	switch (f->kind) {
+	case DPS_TCP:
+		/* Linux: a socket that never connected polls as writable and hung up. */
+		return f->nsocks == 0 ? EPOLLOUT | EPOLLHUP : dps_stream_ready(f);
+	case DPS_LISTEN:
+		for (unsigned i = 0; i < f->nsocks; i++) {
+			struct chan_sock *ss = dps_sock(f->at, f->socks[i]);
+			struct chan_ring *r = (struct chan_ring *)((char *)f->at->base + ss->acc_off);
+			if (chan_ring_count(r) != 0)
+				return EPOLLIN | EPOLLRDNORM;
+		}
+		return 0;
+	case DPS_UDP: {
+		if (f->nsocks == 0)
+			return EPOLLOUT | EPOLLWRNORM;
+		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+		uint32_t ev = 0;
+		if (fifo_used(&f->rx) > 0)
+			ev |= EPOLLIN | EPOLLRDNORM;
+		if (fifo_free(&f->tx) >= sizeof(struct chan_udp_tx_hdr) + 1500)
+			ev |= EPOLLOUT | EPOLLWRNORM;
+		if ((atomic_load(&ss->state) & CHAN_SS_ERR) && atomic_load(&ss->error) != 0)
+			ev |= EPOLLERR;
+		return ev;
+	}
+	case DPS_EPOLL:
+		return 0; /* dps_poll asks the kernel instance */
+	}
+	return 0;
+}
+
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+static __thread int tl_epfd = -1;
+static __thread unsigned tl_gen;
+
+static void dps_tl_close(void *p)
+{
+	(void)p;
+	if (tl_epfd >= 0)
+		close(tl_epfd);
+	tl_epfd = -1;
+}
+
+static void dps_tl_init(void)
+{
+	pthread_key_create(&tl_key, dps_tl_close);
+}
+
+/* This thread's wait set for at, built on first use and after a fork or re-attach. */
+static int dps_thread_epfd(struct dps_attach *at)
+{
+	if (tl_epfd >= 0 && tl_gen == at->gen)
+		return tl_epfd;
+	pthread_once(&tl_once, dps_tl_init);
+	if (tl_epfd >= 0)
+		close(tl_epfd);
+	tl_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (tl_epfd < 0)
+		return -1;
+	struct epoll_event e = {.events = EPOLLIN | EPOLLET, .data.u32 = 0};
+	epoll_ctl(tl_epfd, EPOLL_CTL_ADD, at->ev_fd, &e);
+	e = (struct epoll_event){.events = EPOLLRDHUP, .data.u32 = 1};
+	epoll_ctl(tl_epfd, EPOLL_CTL_ADD, at->sock_fd, &e);
+	tl_gen = at->gen;
+	pthread_setspecific(tl_key, &tl_epfd);
+	return tl_epfd;
+}
+
+/* Takes what the thread's wait set reported (so the next sleep waits for new news). */
+static int dps_thread_events(struct dps_attach *at, int epfd, int timeout_ms)
+{
+	struct epoll_event evs[2];
+	int n = epoll_wait(epfd, evs, 2, timeout_ms);
+	if (n < 0)
+		return -errno;
+	for (int i = 0; i < n; i++)
+		if (evs[i].data.u32 == 1)
+			dps_attach_check(at);
+	return 0;
+}
+
+int dps_sleep(struct dps_attach *at, int timeout_ms)
+{
+	int epfd = dps_thread_epfd(at);
+	if (epfd < 0)
+		return -errno;
+	return dps_thread_events(at, epfd, timeout_ms);
+}
+
+int dps_sleep_poll(struct dps_attach *at, struct pollfd *kfds, unsigned nk, int timeout_ms)
+{
+	int epfd = dps_thread_epfd(at);
+	if (epfd < 0)
+		return -errno;
+	/* kfds has room for one more entry: the wait set, readable when news came. */
+	kfds[nk] = (struct pollfd){.fd = epfd, .events = POLLIN};
+	int n = poll(kfds, nk + 1, timeout_ms);
+	if (n < 0)
+		return -errno;
+	if (kfds[nk].revents != 0) {
+		n--;
+		dps_thread_events(at, epfd, 0);
+	}
+	return n;
+}
+
+int dps_wait(struct dps_file *f, uint32_t want, int timeout_ms)
+{
+	struct dps_attach *at = f->at;
+	const int64_t deadline = timeout_ms > 0 ? dps_now_ms() + timeout_ms : -1;
+	_Atomic uint32_t *waiters = &at->hdr->procs[at->proc].waiters;
+	want |= EPOLLERR | EPOLLHUP;
+	for (;;) {
+		dps_events_drain(at);
+		if (dps_file_ready(f) & want)
+			return 0;
+		if (dps_attach_check(at))
+			return -ENOTCONN;
+		int left = -1;
+		if (deadline >= 0) {
+			int64_t now = dps_now_ms();
+			if (now >= deadline)
+				return -EAGAIN;
+			left = (int)(deadline - now);
+		}
+		atomic_fetch_add(waiters, 1);
+		atomic_thread_fence(memory_order_seq_cst);
+		int rc = 0;
+		if (!(dps_file_ready(f) & want))
+			rc = dps_sleep(at, left);
+		atomic_fetch_sub(waiters, 1);
+		if (rc == -EINTR)
+			return rc;
+	}
+}
