@@ -28,6 +28,9 @@ struct chan_worker_stats {
 
 struct chan_server_stats {
 	uint64_t attaches, joins, refused, procs_gone, apps_freed, bad_msgs, requests;
+	/* Gauges: what exists now. A segment outlives its application while connections it
+	 * closed finish sending; all three return to 0 once everything is reclaimed. */
+	uint64_t live_apps, live_socks, arena_bytes;
 };
 
 /* Creates the channel for the workers (not yet running) and listens on path. */

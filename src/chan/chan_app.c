@@ -14,21 +14,28 @@
 static void *chan_mem_alloc(void *ctx, size_t bytes)
 {
 	struct chan_app_worker *aw = ctx;
+	uint64_t before = aw->arena.live_bytes;
 	void *p = chan_arena_alloc(&aw->arena, bytes);
-	if (p != NULL)
+	if (p != NULL) {
 		atomic_fetch_add(&aw->app->refs, 1);
+		atomic_fetch_add(&aw->app->chan->arena_bytes,
+				 (int64_t)(aw->arena.live_bytes - before));
+	}
 	return p;
 }
 
 static void chan_mem_free(void *ctx, void *p, size_t bytes)
 {
 	struct chan_app_worker *aw = ctx;
+	uint64_t before = aw->arena.live_bytes;
 	chan_arena_free(&aw->arena, p, bytes);
+	atomic_fetch_sub(&aw->app->chan->arena_bytes, (int64_t)(before - aw->arena.live_bytes));
 	chan_app_unref(aw->app);
 }
 
 static void chan_app_destroy(struct chan_app *a)
 {
+	atomic_fetch_sub(&a->chan->live_apps, 1);
 	if (a->w != NULL) {
 		for (unsigned w = 0; w < a->lay.nb_workers; w++) {
 			chan_arena_fini(&a->w[w].arena);
@@ -59,6 +66,7 @@ struct chan_app *chan_app_create(struct chan *ch, char *err, size_t errlen)
 	}
 	a->memfd = -1;
 	a->chan = ch;
+	atomic_fetch_add(&ch->live_apps, 1);
 	atomic_init(&a->refs, 1);
 	for (unsigned p = 0; p < CHAN_MAX_PROCS; p++)
 		a->procs[p] = (struct chan_proc_priv){.fd = -1, .efd = -1};
@@ -132,6 +140,7 @@ struct chan_dsock *chan_dsock_alloc(struct chan_app_worker *aw, uint8_t kind)
 	atomic_store(&ss->queued, queued);
 	ss->kind = kind;
 	ds->kind = kind;
+	atomic_fetch_add(&aw->app->chan->live_socks, 1);
 	ds->claimed = true;
 	ds->holders = 0;
 	ds->tcp = NULL;
@@ -147,5 +156,6 @@ void chan_dsock_release(struct chan_dsock *ds)
 	struct chan_app_worker *aw = &ds->app->w[ds->index % ds->app->lay.nb_workers];
 	ds->kind = CHAN_SOCK_FREE;
 	ds->holders = 0;
+	atomic_fetch_sub(&ds->app->chan->live_socks, 1);
 	aw->free_socks[aw->nfree++] = ds->index;
 }

@@ -99,6 +99,7 @@ struct chan {
 	TAILQ_HEAD(, chan_app) apps;
 	unsigned napps;
 	struct chan_server_stats st;
+	_Atomic int64_t live_apps, live_socks, arena_bytes;
 };
 
 /* --- chan_app.c --- */

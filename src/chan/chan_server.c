@@ -547,6 +547,9 @@ void chan_destroy(struct chan *ch)
 void chan_stats(struct chan *ch, struct chan_server_stats *srv, struct chan_worker_stats *wk)
 {
 	*srv = ch->st;
+	srv->live_apps = (uint64_t)atomic_load(&ch->live_apps);
+	srv->live_socks = (uint64_t)atomic_load(&ch->live_socks);
+	srv->arena_bytes = (uint64_t)atomic_load(&ch->arena_bytes);
 	memset(wk, 0, sizeof(*wk));
 	for (unsigned w = 0; w < ch->nb_workers; w++) {
 		const struct chan_worker_stats *s = &ch->cw[w].st;

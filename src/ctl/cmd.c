@@ -36,6 +36,8 @@ static const struct cmd cmds[] = {
 	 "failed-hold-ms | gc-stale-ms } VALUE]..."},
 	{"neigh", cmd_neigh_show, NULL},
 	{"stats", cmd_stats_show, "stats"},
+	{"sock show", cmd_sock_show, "sock show [tcp | udp]"},
+	{"sock", cmd_sock_show, NULL},
 	{"ping", cmd_ping,
 	 "ping ADDR [count N] [size BYTES] [interval-ms N] [timeout-ms N]"},
 	{"service add", cmd_service_add,

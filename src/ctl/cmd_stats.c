@@ -34,6 +34,49 @@ static void stats_sum(const struct daemon *d, struct stats_sum *sum)
 	}
 }
 
+/* The application channel's counters, by name, for both outputs. */
+#define APP_STATS_LIST(X) \
+	X(srv, attaches, "application processes attached") \
+	X(srv, joins, "forked children that joined their parent's application") \
+	X(srv, refused, "attaches or joins refused") \
+	X(srv, procs_gone, "processes that exited, crashed or were disconnected") \
+	X(srv, apps_freed, "applications whose last process went") \
+	X(srv, requests, "socket calls answered by the channel thread") \
+	X(srv, bad_msgs, "malformed messages (the sender is disconnected)") \
+	X(wk, bad_cmds, "invalid ring commands (the sender is disconnected)") \
+	X(wk, cmds, "ring commands run by workers") \
+	X(wk, accepts, "connections handed to applications' accept rings") \
+	X(wk, accept_no_sock, "accepts deferred: the application has no free socket") \
+	X(wk, events, "socket events queued to applications") \
+	X(wk, wakes, "sleeping application processes woken") \
+	X(wk, udp_tx, "datagrams sent from applications' send FIFOs") \
+	X(wk, udp_tx_err, "datagrams from applications that could not be sent") \
+	X(srv, live_apps, "application segments alive (apps, and closed ones still sending)") \
+	X(srv, live_socks, "application sockets open") \
+	X(srv, arena_bytes, "bytes of socket buffers in applications' segments")
+
+static void stats_apps(const struct daemon *d, struct ctl_out *o)
+{
+	if (d->chan == NULL)
+		return;
+	struct chan_server_stats srv;
+	struct chan_worker_stats wk;
+	chan_stats(d->chan, &srv, &wk);
+	if (o->json) {
+		json_obj_begin(o, "apps");
+#define APP_JSON(src, name, text) json_u64(o, #name, src.name);
+		APP_STATS_LIST(APP_JSON)
+#undef APP_JSON
+		json_obj_end(o);
+		return;
+	}
+	ctl_printf(o, "Applications:\n");
+#define APP_TEXT(src, name, text) \
+	ctl_printf(o, "  app.%-20s %12" PRIu64 "  %s\n", #name, src.name, text);
+	APP_STATS_LIST(APP_TEXT)
+#undef APP_TEXT
+}
+
 static void stats_json(const struct daemon *d, const struct stats_sum *sum, struct ctl_out *o)
 {
 	json_obj_begin(o, NULL);
@@ -102,6 +145,7 @@ static void stats_json(const struct daemon *d, const struct stats_sum *sum, stru
 	json_u64(o, "size", d->pool->size);
 	json_u64(o, "in_use", rte_mempool_in_use_count(d->pool));
 	json_obj_end(o);
+	stats_apps(d, o);
 	json_obj_end(o);
 }
 
@@ -136,6 +180,7 @@ static void stats_text(const struct daemon *d, const struct stats_sum *sum, stru
 				   sum->drops[i], stack_drop_info[i].text);
 	ctl_printf(o, "Mempool: %u of %u mbufs in use\n", rte_mempool_in_use_count(d->pool),
 		   d->pool->size);
+	stats_apps(d, o);
 }
 
 int cmd_stats_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
