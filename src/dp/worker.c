@@ -20,6 +20,12 @@
 #define WORKER_FAST_TICK_MS 1    /* TCP's: delayed ACKs and RTOs want ms resolution */
 #define WORKER_IDLE_POLLS 512    /* empty polls before the first sleep */
 #define WORKER_PREFETCH 4        /* packets whose headers are fetched ahead */
+/* After this long without work the naps grow DEEP_FACTOR times longer: the ports of the
+ * virtual devices have no RX interrupt, so some polling must go on, and this is what keeps
+ * an idle daemon near 1% of a core while traffic that pauses briefly keeps short naps.
+ * Applications and the control thread end a nap at once through wake_fd. */
+#define WORKER_DEEP_IDLE_MS 100
+#define WORKER_DEEP_FACTOR 10
 
 static void worker_tx_error(struct rte_mbuf **unsent, uint16_t count, void *arg)
 {
@@ -194,7 +200,7 @@ static void worker_run_mailbox(struct worker *w)
 /* With nothing to do, back off exponentially up to idle_sleep_max_us so an idle daemon does
  * not burn a core; the first packet resets it. The sleep waits on wake_fd, so an
  * application's command or a control call ends it at once. */
-static void worker_idle(struct worker *w, unsigned *empty_polls, uint32_t *sleep_us)
+static void worker_idle(struct worker *w, unsigned *empty_polls, uint32_t *sleep_us, bool deep)
 {
 	if (w->idle_sleep_max_us == 0 || ++*empty_polls < WORKER_IDLE_POLLS)
 		return;
@@ -214,9 +220,9 @@ static void worker_idle(struct worker *w, unsigned *empty_polls, uint32_t *sleep
 	if (w->hooks.sleeping != NULL)
 		w->hooks.sleeping(w->hooks.ctx, false);
 	w->idle_sleeps++;
-	if (*sleep_us < w->idle_sleep_max_us)
-		*sleep_us = *sleep_us * 2 > w->idle_sleep_max_us ? w->idle_sleep_max_us
-								  : *sleep_us * 2;
+	uint32_t cap = deep ? w->idle_sleep_max_us * WORKER_DEEP_FACTOR : w->idle_sleep_max_us;
+	if (*sleep_us < cap)
+		*sleep_us = *sleep_us * 2 > cap ? cap : *sleep_us * 2;
 }
 
 int worker_main(void *arg)
@@ -229,6 +235,7 @@ int worker_main(void *arg)
 	uint64_t last_drain = rte_rdtsc(), last_tick = last_drain, last_fast_tick = last_drain;
 	unsigned empty_polls = 0;
 	uint32_t sleep_us = 1;
+	uint64_t last_work = rte_rdtsc();
 	struct rte_mbuf *burst[WORKER_BURST];
 
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
@@ -274,8 +281,10 @@ int worker_main(void *arg)
 			w->busy_polls++;
 			empty_polls = 0;
 			sleep_us = 1;
+			last_work = now;
 		} else {
-			worker_idle(w, &empty_polls, &sleep_us);
+			worker_idle(w, &empty_polls, &sleep_us,
+				    now - last_work > per_ms * WORKER_DEEP_IDLE_MS);
 		}
 	}
 	worker_drain(w);
