@@ -35,11 +35,6 @@ static int chan_run(struct chan *ch, unsigned w, int (*fn)(struct stack *, void 
 		    struct chan_job *j)
 {
 	j->worker = w;
-	uint64_t one = 1;
-	/* A sleeping worker would see its mailbox only at the end of its nap. */
-	if (write(ch->workers[w].wake_fd, &one, sizeof(one)) < 0) {
-		/* saturated: it is awake */
-	}
 	return worker_call(&ch->workers[w], fn, j);
 }
 

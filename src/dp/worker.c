@@ -299,6 +299,11 @@ int worker_call(struct worker *w, int (*fn)(struct stack *s, void *arg), void *a
 		struct timespec ts = {.tv_nsec = 20000};
 		nanosleep(&ts, NULL);
 	}
+	/* A napping worker would see its mailbox only at the end of the nap. */
+	uint64_t one = 1;
+	if (write(w->wake_fd, &one, sizeof(one)) < 0) {
+		/* the counter is saturated: the worker is awake anyway */
+	}
 	while (!atomic_load_explicit(&c.done, memory_order_acquire)) {
 		struct timespec ts = {.tv_nsec = 20000};
 		nanosleep(&ts, NULL);
