@@ -4,6 +4,8 @@
 # stack pings back; large pings cross fragmentation and reassembly both ways; kernel A's curl
 # and nc talk TCP and UDP to the stack's built-in services.
 #
+# An application on libdpstack (examples/dps-echo) then serves kernel A too.
+#
 #   kernel A 10.0.0.1 --veth-- [port0 10.0.0.2  dpstackd  10.0.1.2 port1] --veth-- kernel B 10.0.1.1
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,6 +77,19 @@ echo "sent     $sha_sent"
 echo "received $sha_back"
 [ "$sha_sent" = "$sha_back" ]
 ctl service show
+
+step "An application on libdpstack: dps-echo (epoll) serves kernel A's nc, 10 MB checked"
+"$BUILD/examples/dps-echo" -p 7007 -m epoll-et >"$work/dps-echo.log" 2>&1 &
+echo_pid=$!
+for _ in $(seq 50); do grep -q 'dps-echo:' "$work/dps-echo.log" && break; sleep 0.1; done
+cat "$work/dps-echo.log"
+sha_app=$(ip netns exec dpsdemo-a nc -N -w 10 10.0.0.2 7007 <"$work/10mb" | sha256sum | cut -d' ' -f1)
+echo "sent     $sha_sent"
+echo "received $sha_app"
+[ "$sha_sent" = "$sha_app" ]
+ctl sock show
+kill "$echo_pid"
+wait "$echo_pid" 2>/dev/null || true
 
 step "What dpstack learnt and counted"
 ctl ip addr show
