@@ -5,3 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bench/l3fwd.sh
 bench/tcp.sh
+bench/app.sh

@@ -11,6 +11,7 @@
 
 #include "chan_priv.h"
 #include "chan_worker.h"
+#include "../proto/stack.h"
 #include "../proto/tcp.h"
 #include "../proto/udp.h"
 
@@ -281,6 +282,17 @@ static bool chan_cmd_run(struct chan_worker *cw, struct chan_app *a, unsigned p,
 	}
 }
 
+/* Delivers what this worker sent to its own addresses (one application talking to another),
+ * which would otherwise wait for the next received frame or transport tick, up to a
+ * millisecond per hop. Returns the datagrams that were waiting. */
+static unsigned chan_worker_loopback(struct chan_worker *cw)
+{
+	unsigned n = cw->stack->lo_count;
+	if (n != 0)
+		stack_loopback_drain(cw->stack);
+	return n;
+}
+
 static unsigned chan_worker_run_app(struct chan_worker *cw, struct chan_app *a)
 {
 	struct chan_app_worker *aw = &a->w[cw->index];
@@ -301,6 +313,9 @@ static unsigned chan_worker_run_app(struct chan_worker *cw, struct chan_app *a)
 				corrupt = 1;
 				break;
 			}
+			/* After each command, as stack_input does after each frame: the kicks of
+			 * a round's streams would together overflow the loopback queue. */
+			done += chan_worker_loopback(cw);
 		}
 		cw->st.cmds += n;
 		done += n;
@@ -340,6 +355,8 @@ unsigned chan_worker_poll(void *ctx)
 	unsigned done = 0;
 	for (unsigned i = 0; i < cw->napps; i++)
 		done += chan_worker_run_app(cw, cw->apps[i]);
+	/* And what the server's calls on this worker (a connect's SYN) sent to ourselves. */
+	done += chan_worker_loopback(cw);
 	struct chan_dsock *l;
 	while ((l = TAILQ_FIRST(&cw->accept_list)) != NULL) {
 		TAILQ_REMOVE(&cw->accept_list, l, accept_link);
