@@ -43,7 +43,11 @@ int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 	uint32_t copied = o->len == 0 ? 0 : fifo_peek(o->fifo, o->fifo_off, buf + hlen, o->len);
 	rte_pktmbuf_trim(m, (uint16_t)(TCP_HDR_MAX_LEN - hlen + (o->len - copied)));
 	size_t seg_len = hlen + copied;
-	uint16_t csum = tcp_checksum(o->laddr, o->raddr, buf, seg_len);
+	/* A segment to one of our own addresses goes through the loopback queue, whose input
+	 * does not verify checksums (stack_loopback_queue): computing one would be wasted. */
+	const struct route *r = route_lookup(s->cfg.routes, o->raddr);
+	uint16_t csum = r != NULL && r->type == ROUTE_LOCAL
+				? 0 : tcp_checksum(o->laddr, o->raddr, buf, seg_len);
 	buf[TCP_OFF_CSUM] = (uint8_t)(csum >> 8);
 	buf[TCP_OFF_CSUM + 1] = (uint8_t)csum;
 	stack_count(s, STACK_EV_TCP_OUT_SEGS);
