@@ -834,9 +834,18 @@ static void tcp_established_input(struct tcp_conn *c, struct tcp_seg *g)
 	}
 	if (g->len != 0) {
 		switch (c->state) {
-		case TCP_ESTABLISHED:
 		case TCP_FIN_WAIT_1:
 		case TCP_FIN_WAIT_2:
+			/* RFC 1122 §4.2.2.13: new data for a connection its owner closed can
+			 * never be read: reset it (as Linux does) rather than ACK into a void. */
+			if ((c->flags & TCPF_ORPHAN) && seq_gt(g->th.seq + g->len, c->rcv_nxt)) {
+				tcp_send_rst(c);
+				tcp_conn_done(c, ECONNRESET);
+				return;
+			}
+			tcp_data_input(c, g);
+			break;
+		case TCP_ESTABLISHED:
 			tcp_data_input(c, g);
 			break;
 		default:

@@ -342,6 +342,30 @@ static void test_time_wait_reused_while_owner_holds_it_stays_valid(void **state)
 	tcp_close(c);
 }
 
+/* RFC 1122 §4.2.2.13: data arriving after the owner closed can never be read: RST, and the
+ * connection is gone (Linux does the same). Data after a mere shutdown(SHUT_WR) is still
+ * received (test_half_close_peer_data_still_received). */
+static void test_data_after_close_is_answered_by_rst(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	tcp_close(c);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	assert_true(g.th.flags & TCP_FLAG_FIN);
+	ack_all(&p, &g);
+	tp_send(&p, TCP_FLAG_ACK | TCP_FLAG_PSH, "late", 4, NULL);
+	tp_expect_one(&g);
+	assert_true(g.th.flags & TCP_FLAG_RST);
+	/* The connection is gone: more data meets no connection (answered by RST again). */
+	tp_send(&p, TCP_FLAG_ACK | TCP_FLAG_PSH, "more", 4, NULL);
+	tp_expect_one(&g);
+	assert_true(g.th.flags & TCP_FLAG_RST);
+	assert_int_equal(g.th.seq, p.rcv_nxt);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, tp_setup, tp_teardown)
 
 int main(void)
@@ -349,6 +373,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_active_close_sends_fin_and_enters_fin_wait_1),
 		T(test_fin_wait_1_ack_of_fin_enters_fin_wait_2),
+		T(test_data_after_close_is_answered_by_rst),
 		T(test_fin_wait_2_fin_enters_time_wait_and_acks),
 		T(test_time_wait_expires_after_2msl),
 		T(test_time_wait_retransmitted_fin_is_acked_again),
