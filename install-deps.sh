@@ -21,6 +21,8 @@ packages=(
   tshark tcpdump procps psmisc
   # clients of the built-in services (tests/integ/test_services.py, test_iperf3.py)
   curl netcat-openbsd iperf3
+  # examples/: dps-https links OpenSSL; the openssl tool makes test certificates
+  libssl-dev openssl
 )
 
 export DEBIAN_FRONTEND=noninteractive
