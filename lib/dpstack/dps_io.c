@@ -47,10 +47,12 @@ static ssize_t dps_stream_empty(struct dps_file *f)
 		if (err != 0)
 			return -(ssize_t)err;
 	}
+	/* The daemon let go of a socket this process still holds (it stopped, or dropped us):
+	 * that is no end of stream, whatever the last state it published says. */
+	if ((st & CHAN_SS_CLOSED) || dps_attach_dead(f->at))
+		return -ECONNRESET;
 	if ((st & (CHAN_SS_RDHUP | CHAN_SS_HUP)) || f->shut_rd)
 		return 0;
-	if (dps_attach_dead(f->at))
-		return -ECONNRESET;
 	return -EAGAIN;
 }
 
@@ -151,8 +153,12 @@ static ssize_t dps_stream_blocked(struct dps_file *f)
 
 static ssize_t dps_stream_send(struct dps_file *f, const struct iovec *iov, int cnt, int flags)
 {
-	if (f->nsocks == 0)
-		return -ENOTCONN;
+	if (f->nsocks == 0) {
+		/* Linux: a stream that never connected cannot be written (EPIPE and SIGPIPE). */
+		if (!(flags & MSG_NOSIGNAL))
+			raise(SIGPIPE);
+		return -EPIPE;
+	}
 	size_t want = dps_iov_len(iov, cnt), sent = 0;
 	pthread_mutex_lock(&f->tx_lock);
 	ssize_t rc;
@@ -312,7 +318,7 @@ static ssize_t dps_sendv(int fd, const struct iovec *iov, int cnt, int flags,
 	else if (f->kind == DPS_UDP)
 		rc = dps_dgram_send(f, iov, cnt, flags, to, tolen);
 	else if (f->kind == DPS_TCP)
-		rc = f->nsocks == 0 && to != NULL ? -EPIPE : dps_stream_send(f, iov, cnt, flags);
+		rc = dps_stream_send(f, iov, cnt, flags);
 	else
 		rc = f->kind == DPS_EPOLL ? -EINVAL : -ENOTCONN;
 	dps_file_put(f);

@@ -59,6 +59,7 @@ struct dps_file {
 	struct sockaddr_in local;       /* bind(2) */
 	bool bound;
 	bool shut_rd, shut_wr;          /* shutdown(2) here, before the worker confirms */
+	bool connect_pending;           /* a non-blocking connect(2) said EINPROGRESS */
 	_Atomic unsigned accept_next;
 	pthread_mutex_t rx_lock, tx_lock;
 	struct dps_epitem *watchers;    /* epoll items on this file (under dps_ep_lock) */

@@ -214,31 +214,46 @@ static bool dps_accept_pop(struct chan_ring *r, uint32_t mask, uint64_t *v, uint
 	}
 }
 
+/* A listener's accept ring that looks non-empty, or NULL. */
+static struct chan_ring *dps_accept_ring(struct dps_attach *at, uint32_t ls)
+{
+	struct chan_sock *lss = dps_sock(at, ls);
+	if (lss->acc_off < at->lay.arenas_off || lss->acc_off >= at->lay.seg_size)
+		return NULL;
+	struct chan_ring *r = (struct chan_ring *)((char *)at->base + lss->acc_off);
+	return chan_ring_count(r) != 0 ? r : NULL;
+}
+
 static int dps_accept_one(struct dps_file *l, int flags, struct dps_file **out)
 {
 	struct dps_attach *at = l->at;
 	unsigned start = atomic_fetch_add(&l->accept_next, 1);
 	for (unsigned k = 0; k < l->nsocks; k++) {
 		uint32_t ls = l->socks[(start + k) % l->nsocks];
-		struct chan_sock *lss = dps_sock(at, ls);
-		struct chan_ring *r = (struct chan_ring *)((char *)at->base + lss->acc_off);
+		struct chan_ring *r = dps_accept_ring(at, ls);
+		if (r == NULL)
+			continue;
+		/* The descriptor first: without one (EMFILE) the connection stays queued, as on
+		 * Linux, instead of being taken and lost. */
+		struct dps_file *f = dps_file_new(DPS_TCP, -1);
+		if (f == NULL)
+			return -errno;
+		uint32_t mask = dps_sock(at, ls)->acc_mask;
 		uint64_t v;
 		uint32_t was;
-		if (lss->acc_off < at->lay.arenas_off || lss->acc_off >= at->lay.seg_size ||
-		    !dps_accept_pop(r, lss->acc_mask, &v, &was))
+		if (!dps_accept_pop(r, mask, &v, &was)) {
+			dps_file_put(f); /* another thread or process took it */
 			continue;
+		}
 		/* The worker stops filling a full ring: tell it there is room again. */
-		if (was > (lss->acc_mask + 1) / 2)
+		if (was > (mask + 1) / 2)
 			dps_kick(at, ls);
-		if (v >= at->lay.max_socks)
+		if (v >= at->lay.max_socks) {
+			dps_file_put(f);
 			return -EPROTO;
+		}
 		uint32_t s = (uint32_t)v;
 		dps_cmd(at, s, CHAN_CMD_CLAIM, 0);
-		struct dps_file *f = dps_file_new(DPS_TCP, -1);
-		if (f == NULL) {
-			dps_cmd(at, s, CHAN_CMD_CLOSE, 0);
-			return -EMFILE;
-		}
 		atomic_fetch_add(&at->refs, 1);
 		f->at = at;
 		f->opts = l->opts;
@@ -327,8 +342,22 @@ static int dps_connect_tcp(struct dps_file *f, const struct sockaddr_in *to)
 {
 	if (f->nsocks > 0) {
 		uint32_t st = atomic_load(&dps_sock(f->at, f->socks[0])->state);
-		if (st & CHAN_SS_CONNECTED)
+		if (st & CHAN_SS_CONNECTED) {
+			/* Linux: the first connect(2) after a non-blocking one completed reports
+			 * the success; later ones EISCONN. */
+			if (f->connect_pending) {
+				f->connect_pending = false;
+				return 0;
+			}
 			return -EISCONN;
+		}
+		if (st & CHAN_SS_HUP) {
+			/* The attempt failed: its error once (unless SO_ERROR took it), then
+			 * ECONNABORTED, as Linux. */
+			f->connect_pending = false;
+			uint32_t err = atomic_exchange(&dps_sock(f->at, f->socks[0])->error, 0);
+			return err != 0 ? -(int)err : -ECONNABORTED;
+		}
 		if (atomic_load(&f->flags) & O_NONBLOCK)
 			return -EALREADY;
 	} else {
@@ -343,8 +372,10 @@ static int dps_connect_tcp(struct dps_file *f, const struct sockaddr_in *to)
 		if (rc < 0)
 			return rc;
 		if (atomic_load(&f->flags) & O_NONBLOCK) {
-			rc = dps_connect_result(f);
-			return rc == -EALREADY ? -EINPROGRESS : rc;
+			/* Linux reports the outcome only later, in SO_ERROR, even when the
+			 * handshake (or its refusal) was quicker than this call. */
+			f->connect_pending = true;
+			return -EINPROGRESS;
 		}
 	}
 	int rc = dps_wait(f, EPOLLOUT, f->sndtimeo_ms);
@@ -352,6 +383,7 @@ static int dps_connect_tcp(struct dps_file *f, const struct sockaddr_in *to)
 		return -EINPROGRESS; /* Linux, when SO_SNDTIMEO ends a blocking connect */
 	if (rc < 0)
 		return rc;
+	f->connect_pending = false;
 	return dps_connect_result(f);
 }
 

@@ -27,9 +27,11 @@
 
 struct chan_pending {
 	int fd;
+	uint64_t seq;                   /* order of arrival: the oldest makes room */
 };
 
 static struct chan_pending pending[CHAN_MAX_PENDING];
+static uint64_t pending_seq;
 
 static int chan_run(struct chan *ch, unsigned w, int (*fn)(struct stack *, void *),
 		    struct chan_job *j)
@@ -272,17 +274,16 @@ static bool chan_request(struct chan *ch, struct chan_app *a, unsigned p, struct
 }
 
 /* A first message on a new connection: ATTACH or JOIN. */
-static void chan_greet(struct chan *ch, int fd)
+static void chan_greet(struct chan *ch, unsigned slot)
 {
+	int fd = pending[slot].fd;
 	struct chan_req rq;
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
 	ssize_t n = recv(fd, &rq, sizeof(rq), MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	for (unsigned i = 0; i < CHAN_MAX_PENDING; i++)
-		if (pending[i].fd == fd)
-			pending[i].fd = -1;
+	pending[slot].fd = -1;
 	if (n != (ssize_t)sizeof(rq) ||
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 ||
 	    (rq.op != CHAN_OP_ATTACH && rq.op != CHAN_OP_JOIN)) {
@@ -305,7 +306,8 @@ static void chan_serve_proc(struct chan *ch, struct chan_app *a, unsigned p, sho
 		return;
 	if (n == (ssize_t)sizeof(rq) && chan_request(ch, a, p, &rq))
 		return;
-	if (n > 0)
+	/* A request of the right size that was refused is counted by chan_request. */
+	if (n > 0 && n != (ssize_t)sizeof(rq))
 		ch->st.bad_msgs++;
 	chan_proc_drop(ch, a, p);
 }
@@ -315,13 +317,23 @@ static void chan_accept_new(struct chan *ch)
 	int fd = accept4(ch->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	for (unsigned i = 0; i < CHAN_MAX_PENDING; i++)
+	/* Every slot taken by connections that have not said hello: the oldest goes, so that
+	 * idle connections cannot lock applications out (a real library sends its hello right
+	 * after connecting, long before 63 newer connections arrive). */
+	unsigned slot = 0;
+	for (unsigned i = 0; i < CHAN_MAX_PENDING; i++) {
 		if (pending[i].fd < 0) {
-			pending[i].fd = fd;
-			return;
+			slot = i;
+			break;
 		}
-	close(fd); /* too many half-open attaches: that client retries */
-	ch->st.refused++;
+		if (pending[i].seq < pending[slot].seq)
+			slot = i;
+	}
+	if (pending[slot].fd >= 0) {
+		close(pending[slot].fd);
+		ch->st.refused++;
+	}
+	pending[slot] = (struct chan_pending){.fd = fd, .seq = ++pending_seq};
 }
 
 static void chan_drop_killed(struct chan *ch)
@@ -351,7 +363,9 @@ static void *chan_thread(void *arg)
 	struct chan *ch = arg;
 	enum { MAXFDS = 3 + CHAN_MAX_PENDING + CHAN_MAX_APPS * CHAN_MAX_PROCS };
 	static struct pollfd fds[MAXFDS];
-	static struct { struct chan_app *a; unsigned p; } who[MAXFDS];
+	/* Whose each entry is: a process of an application, or (a NULL) pending slot p as it
+	 * was when polled (seq), since chan_accept_new may give the slot to another. */
+	static struct { struct chan_app *a; unsigned p; uint64_t seq; } who[MAXFDS];
 	for (;;) {
 		unsigned n = 0;
 		fds[n++] = (struct pollfd){.fd = ch->stop_fd, .events = POLLIN};
@@ -360,6 +374,8 @@ static void *chan_thread(void *arg)
 		for (unsigned i = 0; i < CHAN_MAX_PENDING; i++)
 			if (pending[i].fd >= 0) {
 				who[n].a = NULL;
+				who[n].p = i;
+				who[n].seq = pending[i].seq;
 				fds[n++] = (struct pollfd){.fd = pending[i].fd, .events = POLLIN};
 			}
 		struct chan_app *a;
@@ -388,7 +404,8 @@ static void *chan_thread(void *arg)
 			if (fds[i].revents == 0)
 				continue;
 			if (who[i].a == NULL) {
-				chan_greet(ch, fds[i].fd);
+				if (pending[who[i].p].seq == who[i].seq)
+					chan_greet(ch, who[i].p);
 				continue;
 			}
 			/* A process dropped may take its application (and later entries of

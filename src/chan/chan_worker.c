@@ -24,7 +24,11 @@ static struct chan_worker *chan_worker_of(const struct chan_dsock *ds)
 
 /* Queue the socket in the event ring of every process holding it, once: the `queued` bit
  * stays set until the process takes it out, so a ring never holds a socket twice and never
- * overflows (it has room for every socket). */
+ * overflows (it has room for every socket).
+ *
+ * A socket already queued still wakes the process: the earlier event may have found no
+ * thread waiting (so nobody was woken) and the thread that went to sleep since then checked
+ * what it waits for before this change; only a wake tells it to look again. */
 static void chan_dsock_queue_events(struct chan_dsock *ds)
 {
 	struct chan_app *a = ds->app;
@@ -35,8 +39,10 @@ static void chan_dsock_queue_events(struct chan_dsock *ds)
 		unsigned p = (unsigned)__builtin_ctzll(h);
 		h &= h - 1;
 		uint64_t bit = 1ull << p;
-		if (atomic_fetch_or(&ss->queued, bit) & bit)
+		if (atomic_fetch_or(&ss->queued, bit) & bit) {
+			a->w[w].wake |= bit;
 			continue;
+		}
 		if (chan_ring_put(chan_ev_ring(a->base, &a->lay, p, w), a->lay.ev_mask, ds->index)) {
 			a->w[w].wake |= bit;
 			chan_worker_of(ds)->st.events++;
@@ -214,6 +220,11 @@ void chan_dsock_close(struct chan_worker *cw, struct chan_dsock *ds)
 		aw->mem.free(aw->mem.ctx, ds->acc, chan_ring_bytes(ds->acc_mask + 1));
 		break;
 	case CHAN_SOCK_UDP:
+		/* Datagrams queued before the close were sent as far as the application knows
+		 * (Linux sends in sendto): send them now. A process that exits right after its
+		 * last sendto has its holds dropped before the worker reads its ring's kick. */
+		if (ds->udp_tx != NULL)
+			chan_udp_drain(cw, ds);
 		udp_close(ds->udp);
 		sock_fifo_free(&aw->mem, ds->udp_tx);
 		break;
