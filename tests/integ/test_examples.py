@@ -14,7 +14,7 @@ import pytest
 
 import topo
 
-EXAMPLES = os.path.join(topo.BUILD, "examples")
+EXAMPLES = os.path.abspath(os.path.join(topo.BUILD, "examples"))
 
 
 def example(name):
