@@ -93,8 +93,13 @@ int chan_job_proc_join(struct stack *s, void *arg)
 {
 	struct chan_job *j = arg;
 	struct chan_app *a = j->app;
-	chan_proc_reset(a, j->worker, j->proc);
 	uint64_t parent = 1ull << j->req->parent_proc, child = 1ull << j->proc;
+	/* The child inherits what the parent holds when it forks, so what the parent queued
+	 * before comes first: the CLAIM of a connection it has just accepted, the CLOSE of a
+	 * socket it has let go of. Its ring holds no more than CHAN_CMD_RING commands. */
+	if (a->w[j->worker].procs & parent)
+		chan_worker_run_proc(chan_job_worker(j), a, j->req->parent_proc, CHAN_CMD_RING);
+	chan_proc_reset(a, j->worker, j->proc);
 	for (uint32_t i = j->worker; i < a->lay.max_socks; i += a->lay.nb_workers)
 		if (a->socks[i].kind != CHAN_SOCK_FREE && (a->socks[i].holders & parent))
 			a->socks[i].holders |= child;
@@ -108,6 +113,12 @@ int chan_job_proc_gone(struct stack *s, void *arg)
 	struct chan_app *a = j->app;
 	struct chan_worker *cw = chan_job_worker(j);
 	uint64_t bit = 1ull << j->proc;
+	/* Its last calls first: a process that accepted, wrote and closed, then exited at once
+	 * left the CLAIM, KICK and CLOSE in its ring, and the exit must not undo them (an
+	 * unclaimed connection would be reset, its reply lost). A process disconnected for a
+	 * bad command has nothing more run. */
+	if (a->w[j->worker].procs & bit)
+		chan_worker_run_proc(cw, a, j->proc, CHAN_CMD_RING);
 	a->w[j->worker].procs &= ~bit;
 	a->w[j->worker].wake &= ~bit;
 	for (uint32_t i = j->worker; i < a->lay.max_socks; i += a->lay.nb_workers) {

@@ -125,5 +125,9 @@ struct sock_owner chan_owner(struct chan_dsock *ds, pid_t pid);
 void chan_dsock_publish(struct chan_dsock *ds, uint32_t events);
 void chan_dsock_close(struct chan_worker *cw, struct chan_dsock *ds);
 void chan_proc_kill(struct chan_app *a, unsigned proc);
+/* Runs up to budget commands from process p's ring on this worker (a bad one has the
+ * process disconnected); returns the work done. */
+unsigned chan_worker_run_proc(struct chan_worker *cw, struct chan_app *a, unsigned p,
+			      unsigned budget);
 
 #endif

@@ -304,36 +304,41 @@ static unsigned chan_worker_loopback(struct chan_worker *cw)
 	return n;
 }
 
+unsigned chan_worker_run_proc(struct chan_worker *cw, struct chan_app *a, unsigned p,
+			      unsigned budget)
+{
+	if (atomic_load_explicit(&a->procs[p].kill, memory_order_relaxed))
+		return 0;
+	struct chan_ring *r = chan_cmd_ring(a->base, &a->lay, p, cw->index);
+	uint64_t v;
+	int corrupt = 0;
+	unsigned n = 0, done = 0;
+	while (n < budget && chan_ring_get(r, a->lay.cmd_mask, &v, &corrupt)) {
+		n++;
+		if (!chan_cmd_run(cw, a, p, v)) {
+			corrupt = 1;
+			break;
+		}
+		/* After each command, as stack_input does after each frame: the kicks of a
+		 * round's streams would together overflow the loopback queue. */
+		done += chan_worker_loopback(cw);
+	}
+	cw->st.cmds += n;
+	if (corrupt) {
+		cw->st.bad_cmds++;
+		chan_proc_kill(a, p);
+	}
+	return done + n;
+}
+
 static unsigned chan_worker_run_app(struct chan_worker *cw, struct chan_app *a)
 {
-	struct chan_app_worker *aw = &a->w[cw->index];
 	unsigned done = 0;
-	uint64_t procs = aw->procs;
+	uint64_t procs = a->w[cw->index].procs;
 	while (procs != 0) {
 		unsigned p = (unsigned)__builtin_ctzll(procs);
 		procs &= procs - 1;
-		if (atomic_load_explicit(&a->procs[p].kill, memory_order_relaxed))
-			continue;
-		struct chan_ring *r = chan_cmd_ring(a->base, &a->lay, p, cw->index);
-		uint64_t v;
-		int corrupt = 0;
-		unsigned n = 0;
-		while (n < CHAN_CMD_BUDGET && chan_ring_get(r, a->lay.cmd_mask, &v, &corrupt)) {
-			n++;
-			if (!chan_cmd_run(cw, a, p, v)) {
-				corrupt = 1;
-				break;
-			}
-			/* After each command, as stack_input does after each frame: the kicks of
-			 * a round's streams would together overflow the loopback queue. */
-			done += chan_worker_loopback(cw);
-		}
-		cw->st.cmds += n;
-		done += n;
-		if (corrupt) {
-			cw->st.bad_cmds++;
-			chan_proc_kill(a, p);
-		}
+		done += chan_worker_run_proc(cw, a, p, CHAN_CMD_BUDGET);
 	}
 	return done;
 }
