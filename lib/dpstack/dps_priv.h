@@ -58,6 +58,7 @@ struct dps_file {
 	int linger_on, linger_s;
 	struct sockaddr_in local;       /* bind(2) */
 	bool bound;
+	uint32_t bind_id;               /* the daemon's reservation of a TCP bind, 0: none */
 	bool shut_rd, shut_wr;          /* shutdown(2) here, before the worker confirms */
 	bool connect_pending;           /* a non-blocking connect(2) said EINPROGRESS */
 	_Atomic unsigned accept_next;

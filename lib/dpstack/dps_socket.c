@@ -122,14 +122,17 @@ static int dps_bind_file(struct dps_file *f, const struct sockaddr *addr, sockle
 		return dps_udp_open(f, &sin);
 	if (f->kind != DPS_TCP)
 		return -EINVAL;
-	struct chan_req rq = {.op = CHAN_OP_BIND_CHECK, .laddr = sin.sin_addr.s_addr,
-			      .lport = sin.sin_port};
+	struct chan_req rq = {.op = CHAN_OP_BIND, .laddr = sin.sin_addr.s_addr,
+			      .lport = sin.sin_port,
+			      .flags = (f->reuseaddr ? CHAN_BIND_REUSEADDR : 0) |
+				       (f->reuseport ? CHAN_BIND_REUSEPORT : 0)};
 	struct chan_reply rep;
 	rc = dps_request(f->at, &rq, &rep);
 	if (rc < 0)
 		return rc;
 	f->local = sin;
 	f->bound = true;
+	f->bind_id = rep.socks[0];
 	return 0;
 }
 
@@ -456,9 +459,16 @@ int dps_close(int fd)
 	struct dps_file *f = dps_file_remove(fd);
 	if (f == NULL)
 		return DPS_FAIL(EBADF);
-	if (f->at != NULL && !dps_attach_dead(f->at))
+	if (f->at != NULL && !dps_attach_dead(f->at)) {
 		for (unsigned i = 0; i < f->nsocks; i++)
 			dps_cmd(f->at, f->socks[i], CHAN_CMD_CLOSE, 0);
+		if (f->nsocks == 0 && f->bind_id != 0) {
+			/* Bound, never listened nor connected: the port is free again. */
+			struct chan_req rq = {.op = CHAN_OP_UNBIND, .sock = f->bind_id};
+			struct chan_reply rep;
+			dps_request(f->at, &rq, &rep);
+		}
+	}
 	dps_epoll_forget(f);
 	dps_file_put(f);
 	return 0;

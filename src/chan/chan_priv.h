@@ -84,6 +84,16 @@ struct chan_worker {
 	struct chan_worker_stats st;
 };
 
+struct chan_bind {
+	const struct chan_app *app;
+	unsigned proc;
+	uid_t uid;
+	uint32_t laddr;                 /* network order, as in chan_req */
+	uint16_t lport;
+	uint32_t flags;                 /* CHAN_BIND_* */
+	uint32_t id;
+};
+
 struct chan {
 	struct chan_config cfg;
 	struct worker *workers;
@@ -98,6 +108,9 @@ struct chan {
 	uint64_t next_app_id;
 	TAILQ_HEAD(, chan_app) apps;
 	unsigned napps;
+	struct chan_bind *binds;        /* TCP bind reservations (chan_server.c) */
+	unsigned nbinds, cap_binds;
+	uint32_t next_bind_id;
 	struct chan_server_stats st;
 	_Atomic int64_t live_apps, live_socks, arena_bytes;
 };

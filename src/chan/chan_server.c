@@ -78,12 +78,77 @@ static int chan_reply_err(int fd, int err)
 	return chan_send(fd, &rep, NULL, 0);
 }
 
+/* TCP bind(2) reservations of sockets that neither listen nor connect yet: the stack has no
+ * entry for them, so the server keeps them, and refuses a second bind of the same port as
+ * Linux does unless both sockets allow sharing it (SO_REUSEADDR, or SO_REUSEPORT by one
+ * user). A listen or connect of the same process on the address, a close (UNBIND) or the
+ * process's end gives the reservation up. */
+static bool chan_bind_conflict(const struct chan *ch, const struct chan_app *a,
+			       const struct chan_req *rq)
+{
+	for (unsigned i = 0; i < ch->nbinds; i++) {
+		const struct chan_bind *b = &ch->binds[i];
+		if (b->lport != rq->lport || (b->laddr != 0 && rq->laddr != 0 && b->laddr != rq->laddr))
+			continue;
+		bool reuseaddr = (b->flags & rq->flags & CHAN_BIND_REUSEADDR) != 0;
+		bool reuseport = (b->flags & rq->flags & CHAN_BIND_REUSEPORT) != 0 &&
+				 b->uid == a->procs[0].uid;
+		if (!reuseaddr && !reuseport)
+			return true;
+	}
+	return false;
+}
+
+static int chan_bind_add(struct chan *ch, struct chan_app *a, unsigned p,
+			 const struct chan_req *rq, uint32_t *id)
+{
+	if (ch->nbinds == ch->cap_binds) {
+		unsigned cap = ch->cap_binds == 0 ? 64 : ch->cap_binds * 2;
+		struct chan_bind *n = realloc(ch->binds, cap * sizeof(*n));
+		if (n == NULL)
+			return -ENOMEM;
+		ch->binds = n;
+		ch->cap_binds = cap;
+	}
+	*id = ++ch->next_bind_id;
+	ch->binds[ch->nbinds++] = (struct chan_bind){
+		.app = a, .proc = p, .uid = a->procs[p].uid, .laddr = rq->laddr,
+		.lport = rq->lport, .flags = rq->flags, .id = *id};
+	return 0;
+}
+
+/* Gives up the reservations matching app, proc and (id, or laddr:lport when id is 0). */
+static void chan_bind_drop(struct chan *ch, const struct chan_app *a, unsigned p, uint32_t id,
+			   uint32_t laddr, uint16_t lport)
+{
+	for (unsigned i = 0; i < ch->nbinds;) {
+		const struct chan_bind *b = &ch->binds[i];
+		bool match = b->app == a && b->proc == p &&
+			     (id != 0 ? b->id == id : (b->laddr == laddr && b->lport == lport));
+		if (match)
+			ch->binds[i] = ch->binds[--ch->nbinds];
+		else
+			i++;
+	}
+}
+
+static void chan_bind_drop_proc(struct chan *ch, const struct chan_app *a, unsigned p)
+{
+	for (unsigned i = 0; i < ch->nbinds;) {
+		if (ch->binds[i].app == a && ch->binds[i].proc == p)
+			ch->binds[i] = ch->binds[--ch->nbinds];
+		else
+			i++;
+	}
+}
+
 static void chan_proc_drop(struct chan *ch, struct chan_app *a, unsigned p)
 {
 	struct chan_proc_priv *pp = &a->procs[p];
 	close(pp->fd);
 	pp->fd = -1;
 	atomic_store(&a->hdr->procs[p].attached, 0);
+	chan_bind_drop_proc(ch, a, p);
 	struct chan_job j = {.app = a, .proc = p};
 	chan_run_all(ch, chan_job_proc_gone, &j);
 	/* The workers no longer wake it (proc_gone cleared its bits): its eventfd can go. */
@@ -222,6 +287,7 @@ static bool chan_request(struct chan *ch, struct chan_app *a, unsigned p, struct
 			rc = -EACCES;
 			break;
 		}
+		chan_bind_drop(ch, a, p, 0, rq->laddr, rq->lport);
 		rc = 0;
 		for (unsigned w = 0; w < ch->nb_workers && rc == 0; w++) {
 			rc = chan_run(ch, w, chan_job_listen, &j);
@@ -236,12 +302,22 @@ static bool chan_request(struct chan *ch, struct chan_app *a, unsigned p, struct
 			rc = -ECONNREFUSED;
 			break;
 		}
+		if (rq->lport != 0)
+			chan_bind_drop(ch, a, p, 0, rq->laddr, rq->lport);
 		rc = chan_run(ch, 0, chan_job_connect, &j);
 		rep.count = 1;
 		break;
-	case CHAN_OP_BIND_CHECK:
-		rc = chan_port_allowed(&a->procs[p], rq->lport) ? chan_run(ch, 0, chan_job_bind_check, &j)
-								: -EACCES;
+	case CHAN_OP_BIND:
+		if (!chan_port_allowed(&a->procs[p], rq->lport))
+			rc = -EACCES;
+		else if (rq->lport != 0 && chan_bind_conflict(ch, a, rq))
+			rc = -EADDRINUSE;
+		else if ((rc = chan_run(ch, 0, chan_job_bind_check, &j)) == 0 && rq->lport != 0)
+			rc = chan_bind_add(ch, a, p, rq, &rep.socks[0]);
+		break;
+	case CHAN_OP_UNBIND:
+		chan_bind_drop(ch, a, p, rq->sock, 0, 0);
+		rc = 0;
 		break;
 	case CHAN_OP_UDP_OPEN:
 		rc = chan_port_allowed(&a->procs[p], rq->lport) ? chan_run(ch, 0, chan_job_udp_open, &j)
@@ -548,6 +624,7 @@ void chan_destroy(struct chan *ch)
 		close(ch->wake_fd);
 	if (ch->stop_fd >= 0)
 		close(ch->stop_fd);
+	free(ch->binds);
 	for (unsigned w = 0; w < ch->nb_workers; w++) {
 		free(ch->cw[w].udp_buf);
 		if (ch->workers != NULL)

@@ -217,13 +217,19 @@ enum chan_op {
 	CHAN_OP_JOIN,           /* a forked child: → chan_attach_reply + fd: own eventfd */
 	CHAN_OP_LISTEN,         /* → socks[nb_workers], one listener per worker */
 	CHAN_OP_CONNECT,        /* → sock; completion shows in its state */
-	CHAN_OP_BIND_CHECK,     /* TCP bind(2): may this address be bound? */
+	CHAN_OP_BIND,           /* TCP bind(2): reserves laddr:lport until the socket listens,
+				 * connects or closes (CHAN_OP_UNBIND) → socks[0]: the reservation */
 	CHAN_OP_UDP_OPEN,       /* → sock, bound address */
 	CHAN_OP_UDP_CONNECT,
 	CHAN_OP_SETOPT,         /* a socket option of a live socket; sock UINT32_MAX with
 				 * CHAN_OPT_CONGESTION only asks whether the name is known */
 	CHAN_OP_INFO,           /* → chan_info (TCP_INFO, names, options) */
+	CHAN_OP_UNBIND,         /* sock: a reservation of CHAN_OP_BIND, given up */
 };
+
+/* chan_req.flags of CHAN_OP_BIND: the socket options that let two sockets share a port. */
+#define CHAN_BIND_REUSEADDR 0x1
+#define CHAN_BIND_REUSEPORT 0x2
 
 /* Socket options the channel carries (level and name folded into one number). */
 enum chan_opt {
@@ -260,6 +266,7 @@ struct chan_req {
 	uint16_t lport, rport;          /* network order */
 	uint32_t backlog;
 	uint32_t opt, value;            /* CHAN_OP_SETOPT */
+	uint32_t flags;                 /* CHAN_OP_BIND */
 	uint64_t app_id, token;         /* CHAN_OP_JOIN */
 	uint32_t parent_proc;           /* CHAN_OP_JOIN */
 	int32_t pid;                    /* of the sender, for messages and sock show */

@@ -882,7 +882,7 @@ class Layout:
 
 
 CHAN_OP_ATTACH, CHAN_OP_JOIN, CHAN_OP_LISTEN, CHAN_OP_CONNECT = 1, 2, 3, 4
-CHAN_OP_BIND_CHECK, CHAN_OP_UDP_OPEN, CHAN_OP_UDP_CONNECT = 5, 6, 7
+CHAN_OP_BIND, CHAN_OP_UDP_OPEN, CHAN_OP_UDP_CONNECT = 5, 6, 7
 CHAN_OP_SETOPT, CHAN_OP_INFO = 8, 9
 
 
@@ -1078,7 +1078,7 @@ def test_odd_requests_get_errors_daemon_unharmed(st, layout):
         (dict(op=CHAN_OP_LISTEN, lport=0), ERR),
         (dict(op=CHAN_OP_LISTEN, laddr=peer, lport=port(7151)), ERR),
         (dict(op=CHAN_OP_LISTEN, lport=port(80)), 0),       # we are root
-        (dict(op=CHAN_OP_BIND_CHECK, laddr=bcast, lport=port(7152)), ERR),
+        (dict(op=CHAN_OP_BIND, laddr=bcast, lport=port(7152)), ERR),
         (dict(op=CHAN_OP_UDP_OPEN, laddr=peer, lport=port(7153)), ERR),
         (dict(op=CHAN_OP_UDP_OPEN, lport=port(7154), opts=0), 0),
         (dict(op=CHAN_OP_UDP_CONNECT, sock=0xffffffff, raddr=peer, rport=port(7)),
@@ -1249,13 +1249,6 @@ ERRNO_CHECKS = [
     "udp_bind", "udp_bind_same_port",
 ]
 # Known differences, each a bug of the stack.
-ERRNO_XFAIL = {
-    "bind_same_port_while_bound":
-        "a TCP bind(2) only asks the daemon whether the port is free (CHAN_OP_BIND_CHECK) "
-        "and reserves nothing there, so a second socket binds the same port until one "
-        "of them listens or connects",
-}
-
 ERRNO_REFUSED_PORT = 7161
 ERRNO_BIND_PORT = 7162
 
@@ -1283,9 +1276,7 @@ def errno_results(st):
     return out
 
 
-@pytest.mark.parametrize("check", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=ERRNO_XFAIL[c]))
-    if c in ERRNO_XFAIL else c for c in ERRNO_CHECKS])
+@pytest.mark.parametrize("check", ERRNO_CHECKS)
 def test_errno_same_as_linux(errno_results, check):
     stack, kernel = errno_results["stack"].get(check), errno_results["kernel"].get(check)
     if check in EXPECTED_ERRNO:
