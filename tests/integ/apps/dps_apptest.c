@@ -250,6 +250,8 @@ static int echo_client(char **argv, bool zc)
 				    memcmp((uint8_t *)iov[i].iov_base + off, want, k) != 0) {
 					out("FAIL echo differs within bytes %llu..%llu",
 					    (unsigned long long)got, (unsigned long long)(got + k));
+					free(buf);
+					free(want);
 					return 1;
 				}
 				got += k;
@@ -259,6 +261,8 @@ static int echo_client(char **argv, bool zc)
 		if (zc && dps_zc_recv_done(fd, (size_t)n) != 0)
 			fail("zc_recv_done");
 	}
+	free(buf);
+	free(want);
 	pthread_join(t, NULL);
 	if (w.err != 0) {
 		errno = w.err;
