@@ -123,6 +123,29 @@ static void tcp_fill_common(const struct tcp_conn *c, struct tcp_seg_out *o, uin
 	}
 }
 
+/* The SACK blocks we would send now (RFC 2018 §4), at most max. */
+static unsigned tcp_sack_pending(const struct tcp_conn *c, struct tcp_sack_block *out,
+				 unsigned max)
+{
+	if (!(c->flags & TCPF_SACK_OK) || (!c->has_dsack && tcp_ooo_empty(&c->ooo)))
+		return 0;
+	return tcp_ooo_sack_blocks(&c->ooo, c->has_dsack ? &c->dsack : NULL, out, max);
+}
+
+/* The option bytes n SACK blocks take: NOP NOP kind length, then 8 bytes each. */
+static uint32_t tcp_sack_bytes(unsigned n)
+{
+	return n == 0 ? 0 : 4 + 8 * n;
+}
+
+uint32_t tcp_cur_mss(const struct tcp_conn *c)
+{
+	struct tcp_sack_block b[TCP_SACK_MAX_BLOCKS];
+	unsigned n = tcp_sack_pending(c, b, c->flags & TCPF_TS_OK ? 3 : TCP_SACK_MAX_BLOCKS);
+	uint32_t opt = tcp_sack_bytes(n);
+	return c->snd_mss > opt + TCP_MSS_MIN ? c->snd_mss - opt : TCP_MSS_MIN;
+}
+
 /* Sends one segment of c: flags at seq, with len bytes of the send FIFO from seq. */
 int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 {
@@ -144,11 +167,13 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 	} else {
 		uint32_t wnd = tcp_rcv_window(c);
 		o.window = (uint16_t)(wnd >> c->rcv_wscale);
-		if (c->flags & TCPF_SACK_OK && (c->has_dsack || !tcp_ooo_empty(&c->ooo))) {
-			unsigned max = o.opts.has_timestamps ? 3 : TCP_SACK_MAX_BLOCKS;
-			o.opts.sack_count = (uint8_t)tcp_ooo_sack_blocks(
-				&c->ooo, c->has_dsack ? &c->dsack : NULL, o.opts.sack_blocks, max);
-		}
+		/* snd_mss leaves room for timestamps only: a segment with data carries the SACK
+		 * blocks that fit beside it, so that it never outgrows the path MTU (callers
+		 * that can, size their data with tcp_cur_mss to leave room for them all). */
+		unsigned max = o.opts.has_timestamps ? 3 : TCP_SACK_MAX_BLOCKS;
+		while (max > 0 && len + tcp_sack_bytes(max) > c->snd_mss)
+			max--;
+		o.opts.sack_count = (uint8_t)tcp_sack_pending(c, o.opts.sack_blocks, max);
 		if (c->flags & TCPF_ECN_OK) {
 			if (c->flags & TCPF_ECE)
 				o.flags |= TCP_FLAG_ECE;
@@ -272,12 +297,13 @@ static unsigned tcp_output_data(struct tcp_conn *c)
 		uint32_t in_use = c->snd_nxt - c->snd_una;
 		uint32_t usable = wnd > in_use ? wnd - in_use : 0;
 		uint32_t unsent = tcp_unsent(c);
-		uint32_t len = unsent < c->snd_mss ? unsent : c->snd_mss;
+		uint32_t mss = tcp_cur_mss(c);
+		uint32_t len = unsent < mss ? unsent : mss;
 		if (len > usable)
 			len = usable;
 		if (len == 0)
 			break;
-		if (len < c->snd_mss && !tcp_short_segment_ok(c, len, unsent))
+		if (len < mss && !tcp_short_segment_ok(c, len, unsent))
 			break;
 		uint8_t flags = TCP_FLAG_ACK;
 		if (len == unsent)

@@ -133,6 +133,30 @@ static void test_established_in_order_segments_delivered_in_order(void **state)
 	ts_expect_no_drops();
 }
 
+/* Data we send while holding out-of-order data carries SACK blocks (RFC 2018), and the
+ * blocks come out of the payload, not on top of it: payload plus SACK option never exceeds
+ * what the peer's MSS leaves beside the timestamps (MSS_TS), so no segment outgrows the MTU. */
+static void test_data_segments_with_sack_blocks_fit_the_mss(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	peer_data_at(&p, MSS_TS, MSS_TS);      /* a hole at P0: SACK blocks pending */
+	peer_data_at(&p, 3 * MSS_TS, MSS_TS);
+	tp_collect(segs, TS_MAX_FRAMES);
+	assert_int_equal(tcp_send(c, pat, 8 * MSS_TS), 8 * MSS_TS);
+	unsigned n = tp_collect(segs, TS_MAX_FRAMES);
+	assert_true(n > 0);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned sacks = segs[i].th.options.sack_count;
+		uint32_t opt = sacks == 0 ? 0 : 4 + 8 * sacks;
+		assert_true(segs[i].len + opt <= MSS_TS);
+		if (segs[i].len > 0)
+			assert_int_equal(sacks, 2); /* both holes reported with the data */
+	}
+}
+
 static void test_established_out_of_order_segment_acked_at_once_with_sack(void **state)
 {
 	(void)state;
@@ -986,6 +1010,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_established_in_order_segments_delivered_in_order),
 		T(test_established_out_of_order_segment_acked_at_once_with_sack),
+		T(test_data_segments_with_sack_blocks_fit_the_mss),
 		T(test_established_sack_blocks_list_most_recent_first),
 		T(test_established_hole_filled_delivers_everything_and_acks_at_once),
 		T(test_established_hole_partly_filled_acks_up_to_next_hole),
