@@ -199,10 +199,10 @@ void tcp_icmp_error(struct stack *s, const struct ip4_repr *quoted_ip, const uin
 /* Sends what the windows and Nagle allow; with force, at least an ACK. */
 void tcp_output(struct tcp_conn *c, bool force_ack);
 void tcp_send_ack(struct tcp_conn *c);
-/* Sends one segment of flags at seq with up to len bytes of queued data from seq. Returns
- * the data bytes sent, or -errno. */
 /* The payload one segment may carry now: snd_mss less the SACK blocks it will carry. */
 uint32_t tcp_cur_mss(const struct tcp_conn *c);
+/* Sends one segment of flags at seq with up to len bytes of queued data from seq. Returns
+ * the data bytes sent, or -errno. */
 int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags);
 int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o);
 /* Retransmits during loss recovery (RFC 6675 §5 with SACK, RFC 6582 without). */
