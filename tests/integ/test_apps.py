@@ -24,6 +24,7 @@ at 0, so a leak shows in the test that made it."""
 import contextlib
 import errno
 import hashlib
+import json as jsonlib
 import os
 import queue
 import random
@@ -210,13 +211,18 @@ def wait_apps_gone(d, timeout=GONE_TIMEOUT):
 
 
 def state_of(s):
-    """The sockets as the stack and the peer's kernel see them, and the stack's counters,
-    for failure messages."""
+    """The sockets as the stack and the peer's kernel see them, the stack's counters and
+    the frames counted at each end of the veth, for failure messages."""
     st = s.daemon.stats()
-    return "sock show:\n%s\nkernel:\n%s\ndrops: %s\nevents: %s\nmempool: %s" % (
-        s.daemon.ctl("sock", "show"), s.peer.run("ss", "-tunie").stdout,
-        {k: v for k, v in st["drops"].items() if v},
-        {k: v for k, v in st["events"].items() if v}, st["mempool"])
+    show = ["ip", "-j", "-s", "link", "show", "dev"]
+    root = jsonlib.loads(topo.run(show + [s.peer.root_ifname]).stdout)[0].get("stats64")
+    peer = jsonlib.loads(s.peer.run(*show, s.peer.ifname).stdout)[0].get("stats64")
+    return ("sock show:\n%s\nkernel:\n%s\ndrops: %s\nevents: %s\nmempool: %s\n"
+            "ports: %s\nveth root end: %s\nveth peer end: %s" % (
+                s.daemon.ctl("sock", "show"), s.peer.run("ss", "-tunie").stdout,
+                {k: v for k, v in st["drops"].items() if v},
+                {k: v for k, v in st["events"].items() if v}, st["mempool"], st["ports"],
+                root, peer))
 
 
 def delta(before, after, name):
@@ -1248,7 +1254,6 @@ ERRNO_CHECKS = [
     "accept_unlistened", "setsockopt_unknown", "udp_send_no_destination", "udp_listen",
     "udp_bind", "udp_bind_same_port",
 ]
-# Known differences, each a bug of the stack.
 ERRNO_REFUSED_PORT = 7161
 ERRNO_BIND_PORT = 7162
 
