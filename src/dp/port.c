@@ -74,6 +74,12 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool, cha
 	if (p->rx_ip_cksum)
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
 	p->tx_multi_seg = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+	/* net_af_xdp kicks the kernel once per burst, and the kernel's copy-mode AF_XDP
+	 * transmit takes a bounded batch per kick (16 on older kernels): larger bursts leave
+	 * frames in the TX ring, counted as sent, until some later burst, or never when the
+	 * traffic stops (seen as lost ARP requests and stalled connections). */
+	p->tx_burst = strcmp(info.driver_name, "net_af_xdp") == 0 ? PORT_AF_XDP_TX_BURST
+								    : PORT_TX_BURST;
 	if (p->tx_multi_seg)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	rc = rte_eth_dev_configure(p->eth_port, q, q, &conf);

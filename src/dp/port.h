@@ -12,6 +12,9 @@
 
 #define PORT_DEVARGS_LEN 256
 
+#define PORT_TX_BURST 32
+#define PORT_AF_XDP_TX_BURST 16
+
 struct port {
 	bool used;
 	char name[NETCFG_NAME_LEN];     /* ours: "port0" */
@@ -22,6 +25,7 @@ struct port {
 	uint16_t mtu;
 	bool rx_ip_cksum;               /* the NIC validates IPv4 header checksums */
 	bool tx_multi_seg;              /* the PMD sends chained mbufs (else we linearize) */
+	uint16_t tx_burst;              /* frames per TX burst (the TX buffer's size) */
 };
 
 /* True when devargs names a PCI device (DDDD:BB:DD.F or BB:DD.F) rather than a vdev. */

@@ -151,7 +151,7 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 			worker_fini(w);
 			return -ENOMEM;
 		}
-		rte_eth_tx_buffer_init(w->txbuf[p], WORKER_BURST);
+		rte_eth_tx_buffer_init(w->txbuf[p], ports[p].tx_burst);
 		w->txctx[p] = (struct worker_txq_ctx){.stack = w->stack, .port = (uint16_t)p};
 		rte_eth_tx_buffer_set_err_callback(w->txbuf[p], worker_tx_error, &w->txctx[p]);
 	}
