@@ -26,6 +26,7 @@ struct port {
 	bool rx_ip_cksum;               /* the NIC validates IPv4 header checksums */
 	bool tx_multi_seg;              /* the PMD sends chained mbufs (else we linearize) */
 	uint16_t tx_burst;              /* frames per TX burst (the TX buffer's size) */
+	bool tx_kick_idle;              /* frames may wait in the PMD until its next burst */
 };
 
 /* True when devargs names a PCI device (DDDD:BB:DD.F or BB:DD.F) rather than a vdev. */
