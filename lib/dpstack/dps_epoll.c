@@ -9,6 +9,7 @@
  * kernel's ep_poll_callback does. dps_epoll_wait then asks each ready item's socket what it
  * is ready for now: level-triggered items stay on the list while ready, edge-triggered and
  * one-shot ones leave it until the next event. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/queue.h>
 #include <unistd.h>
@@ -115,34 +116,30 @@ void dps_epoll_file_free(struct dps_file *f)
 static int dps_ep_add_internal(int kfd, struct dps_epoll *ep)
 {
 	struct epoll_event e = {.events = EPOLLIN | EPOLLET, .data.u64 = DPS_EP_EVENTS};
-	if (epoll_ctl(kfd, EPOLL_CTL_ADD, ep->at->ev_fd, &e) != 0 && errno != EEXIST)
+	if (dps_sys_epoll_ctl(kfd, EPOLL_CTL_ADD, ep->at->ev_fd, &e) != 0 && errno != EEXIST)
 		return -errno;
 	e = (struct epoll_event){.events = EPOLLRDHUP, .data.u64 = DPS_EP_DAEMON};
-	if (epoll_ctl(kfd, EPOLL_CTL_ADD, ep->at->sock_fd, &e) != 0 && errno != EEXIST)
+	if (dps_sys_epoll_ctl(kfd, EPOLL_CTL_ADD, ep->at->sock_fd, &e) != 0 && errno != EEXIST)
 		return -errno;
 	ep->gen = ep->at->gen;
 	return 0;
 }
 
-int dps_epoll_create1(int flags)
+/* Makes the kernel epoll instance kfd one of ours: 0, or -1 with errno and kfd left as it
+ * was. */
+static int dps_epoll_wrap(int kfd, bool cloexec)
 {
-	if (flags & ~EPOLL_CLOEXEC)
-		return DPS_FAIL(EINVAL);
 	struct dps_attach *at = dps_attach_get();
 	if (at == NULL)
 		return -1;
-	int kfd = epoll_create1(flags);
 	struct dps_epoll *ep = calloc(1, sizeof(*ep));
-	struct dps_file *f = kfd >= 0 && ep != NULL ? dps_file_new(DPS_EPOLL, kfd) : NULL;
+	struct dps_file *f = ep != NULL ? dps_file_new(DPS_EPOLL, kfd) : NULL;
 	if (f == NULL) {
-		int e = kfd < 0 ? errno : ENOMEM;
-		if (kfd >= 0)
-			close(kfd);
 		free(ep);
 		dps_attach_put(at);
-		return DPS_FAIL(e);
+		return DPS_FAIL(ENOMEM);
 	}
-	f->cloexec = (flags & EPOLL_CLOEXEC) != 0;
+	f->cloexec = cloexec;
 	f->at = at;
 	f->ep = ep;
 	ep->at = at;
@@ -152,10 +149,34 @@ int dps_epoll_create1(int flags)
 	if (rc == 0)
 		rc = dps_file_install(f);
 	if (rc < 0) {
+		f->fd = -1;
 		dps_file_put(f);
 		return DPS_FAIL(-rc);
 	}
+	return 0;
+}
+
+int dps_epoll_create1(int flags)
+{
+	if (flags & ~EPOLL_CLOEXEC)
+		return DPS_FAIL(EINVAL);
+	int kfd = epoll_create1(flags);
+	if (kfd < 0)
+		return -1;
+	if (dps_epoll_wrap(kfd, (flags & EPOLL_CLOEXEC) != 0) < 0) {
+		int e = errno;
+		close(kfd);
+		return DPS_FAIL(e);
+	}
 	return kfd;
+}
+
+int dps_epoll_adopt(int kfd)
+{
+	int fl = fcntl(kfd, F_GETFD);
+	if (fl < 0)
+		return -1;
+	return dps_epoll_wrap(kfd, (fl & FD_CLOEXEC) != 0);
 }
 
 int dps_epoll_create(int size)
@@ -229,7 +250,7 @@ int dps_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	else if (op != EPOLL_CTL_DEL && ev == NULL)
 		rc = -EFAULT;
 	else if ((f = dps_file_get(fd)) == NULL || f->kind == DPS_EPOLL)
-		rc = epoll_ctl(epfd, op, fd, ev) == 0 ? 0 : -errno;
+		rc = dps_sys_epoll_ctl(epfd, op, fd, ev) == 0 ? 0 : -errno;
 	else {
 		pthread_mutex_lock(&dps_ep_lock);
 		rc = dps_ep_ctl_stack(e->ep, op, f, ev);
@@ -274,7 +295,7 @@ static int dps_ep_collect(struct dps_epoll *ep, struct epoll_event *evs, int max
 static int dps_ep_kernel(struct dps_epoll *ep, int kfd, struct epoll_event *evs, int max,
 			 int timeout)
 {
-	int k = epoll_wait(kfd, evs, max, timeout);
+	int k = dps_sys_epoll_wait(kfd, evs, max, timeout);
 	if (k < 0)
 		return -errno;
 	int n = 0;

@@ -2,7 +2,8 @@
  * kernel descriptor (/dev/null), so its number is unique in the process and cannot be taken
  * by a file or a kernel socket; epoll files hold their kernel epoll instance. Lookups take a
  * reference under a read lock, so a file closed by one thread while another uses it is
- * freed only when the last user is done. */
+ * freed only when the last user is done. Placeholders are always close-on-exec (see
+ * F_SETFD in dps_opt.c). */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +116,8 @@ void dps_file_put(struct dps_file *f)
 		pthread_mutex_unlock(&f->at->ev_lock);
 	}
 	dps_epoll_file_free(f);
-	close(f->fd);
+	if (f->fd >= 0)
+		close(f->fd);
 	dps_attach_put(f->at);
 	free(f);
 }

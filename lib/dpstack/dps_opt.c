@@ -391,8 +391,10 @@ int dps_fcntl(int fd, int cmd, ...)
 		rc = f->cloexec ? FD_CLOEXEC : 0;
 		break;
 	case F_SETFD:
+		/* Only recorded: a socket's placeholder stays close-on-exec, since the socket
+		 * cannot outlive the exec (a new image has no attachment); the program run
+		 * finds the descriptor closed rather than a /dev/null swallowing its writes. */
 		f->cloexec = (arg & FD_CLOEXEC) != 0;
-		fcntl(f->fd, F_SETFD, f->cloexec ? FD_CLOEXEC : 0);
 		break;
 	default:
 		rc = -EINVAL;

@@ -9,10 +9,25 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "../../src/chan/chan_shm.h"
 #include "../../src/proto/fifo.h"
+
+/* The kernel's epoll on the library's own instances, by system call: the preload shim
+ * defines epoll_ctl and epoll_wait and would hand an instance of ours back to us. */
+static inline int dps_sys_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	return (int)syscall(SYS_epoll_ctl, epfd, op, fd, ev);
+}
+
+static inline int dps_sys_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
+{
+	return (int)syscall(SYS_epoll_pwait, epfd, evs, max, timeout, NULL, _NSIG / 8);
+}
 
 /* Calls return -1 and set errno the way libc does. */
 #define DPS_FAIL(e) (errno = (e), -1)
@@ -132,5 +147,12 @@ void dps_sockaddr_out(uint32_t addr, uint16_t port, struct sockaddr *out, sockle
 int dps_file_attach_sock(struct dps_file *f, uint32_t sock);
 /* A UDP socket exists in the daemon once bound; sending or connecting binds it. */
 int dps_udp_ensure_open(struct dps_file *f);
+
+/* --- for the preload shim (lib/preload) --- */
+/* Closes the stack socket behind fd but leaves the number open: the shim has just put a
+ * kernel socket there (dup3) for a socket that turned out not to be the stack's. */
+int dps_release_fd(int fd);
+/* Makes an existing kernel epoll instance able to watch stack sockets too. */
+int dps_epoll_adopt(int kfd);
 
 #endif

@@ -73,8 +73,6 @@ int dps_socket(int domain, int type, int protocol)
 	if (type & SOCK_NONBLOCK)
 		atomic_store(&f->flags, O_NONBLOCK);
 	f->cloexec = (type & SOCK_CLOEXEC) != 0;
-	if (!f->cloexec)
-		fcntl(f->fd, F_SETFD, 0);
 	if (dps_file_install(f) != 0) {
 		dps_file_put(f);
 		return DPS_FAIL(ENOMEM);
@@ -265,8 +263,6 @@ static int dps_accept_one(struct dps_file *l, int flags, struct dps_file **out)
 		if (flags & SOCK_NONBLOCK)
 			atomic_store(&f->flags, O_NONBLOCK);
 		f->cloexec = (flags & SOCK_CLOEXEC) != 0;
-		if (!f->cloexec)
-			fcntl(f->fd, F_SETFD, 0);
 		int rc = dps_file_attach_sock(f, s);
 		if (rc == 0)
 			rc = dps_file_install(f);
@@ -454,11 +450,15 @@ int dps_shutdown(int fd, int how)
 	return rc < 0 ? DPS_FAIL(-rc) : 0;
 }
 
-int dps_close(int fd)
+/* Closes the stack side of fd; the number stays open (keep_fd) for whatever the caller has
+ * put there, or is closed with it. */
+static int dps_close_file(int fd, bool keep_fd)
 {
 	struct dps_file *f = dps_file_remove(fd);
 	if (f == NULL)
 		return DPS_FAIL(EBADF);
+	if (keep_fd)
+		f->fd = -1;
 	if (f->at != NULL && !dps_attach_dead(f->at)) {
 		for (unsigned i = 0; i < f->nsocks; i++)
 			dps_cmd(f->at, f->socks[i], CHAN_CMD_CLOSE, 0);
@@ -472,6 +472,16 @@ int dps_close(int fd)
 	dps_epoll_forget(f);
 	dps_file_put(f);
 	return 0;
+}
+
+int dps_close(int fd)
+{
+	return dps_close_file(fd, false);
+}
+
+int dps_release_fd(int fd)
+{
+	return dps_close_file(fd, true);
 }
 
 static int dps_name(int fd, struct sockaddr *addr, socklen_t *len, bool peer)

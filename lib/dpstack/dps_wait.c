@@ -130,9 +130,9 @@ static int dps_thread_epfd(struct dps_attach *at)
 	if (tl_epfd < 0)
 		return -1;
 	struct epoll_event e = {.events = EPOLLIN | EPOLLET, .data.u32 = 0};
-	epoll_ctl(tl_epfd, EPOLL_CTL_ADD, at->ev_fd, &e);
+	dps_sys_epoll_ctl(tl_epfd, EPOLL_CTL_ADD, at->ev_fd, &e);
 	e = (struct epoll_event){.events = EPOLLRDHUP, .data.u32 = 1};
-	epoll_ctl(tl_epfd, EPOLL_CTL_ADD, at->sock_fd, &e);
+	dps_sys_epoll_ctl(tl_epfd, EPOLL_CTL_ADD, at->sock_fd, &e);
 	tl_gen = at->gen;
 	pthread_setspecific(tl_key, &tl_epfd);
 	return tl_epfd;
@@ -142,7 +142,7 @@ static int dps_thread_epfd(struct dps_attach *at)
 static int dps_thread_events(struct dps_attach *at, int epfd, int timeout_ms)
 {
 	struct epoll_event evs[2];
-	int n = epoll_wait(epfd, evs, 2, timeout_ms);
+	int n = dps_sys_epoll_wait(epfd, evs, 2, timeout_ms);
 	if (n < 0)
 		return -errno;
 	for (int i = 0; i < n; i++)

@@ -1,0 +1,112 @@
+/* libdpstack_preload.so: unmodified programs on dpstack.
+ *
+ * The shim defines the libc socket and descriptor calls. A call on a stack socket goes to
+ * libdpstack (linked in whole); every other descriptor, and every socket the stack does not
+ * own, goes to the next definition (libc) untouched. Stack sockets are real descriptor
+ * numbers (the library's placeholders), so fd_sets, arrays and fork keep working.
+ *
+ * Which sockets are the stack's: an AF_INET stream or datagram socket starts on the stack
+ * and stays there unless its first bind or connect names an address that is not: one in
+ * 127.0.0.0/8 or in DPSTACK_KERNEL_NETS, a bind to an address the stack does not have, a
+ * connect the stack has no route for. Then it moves to a kernel socket of the same number,
+ * with the options it was given. DPSTACK_PRELOAD=kernel sends everything to the kernel;
+ * DPSTACK_PRELOAD_LOG=1 logs the calls on stack sockets and these choices to stderr. */
+#ifndef DPS_PRELOAD_H
+#define DPS_PRELOAD_H
+
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/* Everything here is the shim's own: hidden, so it cannot interpose on a program's names. */
+#pragma GCC visibility push(hidden)
+
+/* The definitions the shim stands in front of. */
+struct pl_libc {
+	int (*socket)(int, int, int);
+	int (*bind)(int, const struct sockaddr *, socklen_t);
+	int (*listen)(int, int);
+	int (*accept)(int, struct sockaddr *, socklen_t *);
+	int (*accept4)(int, struct sockaddr *, socklen_t *, int);
+	int (*connect)(int, const struct sockaddr *, socklen_t);
+	int (*close)(int);
+	int (*shutdown)(int, int);
+	ssize_t (*read)(int, void *, size_t);
+	ssize_t (*write)(int, const void *, size_t);
+	ssize_t (*readv)(int, const struct iovec *, int);
+	ssize_t (*writev)(int, const struct iovec *, int);
+	ssize_t (*recv)(int, void *, size_t, int);
+	ssize_t (*send)(int, const void *, size_t, int);
+	ssize_t (*recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+	ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+	ssize_t (*recvmsg)(int, struct msghdr *, int);
+	ssize_t (*sendmsg)(int, const struct msghdr *, int);
+	ssize_t (*read_chk)(int, void *, size_t, size_t);
+	ssize_t (*recv_chk)(int, void *, size_t, size_t, int);
+	ssize_t (*recvfrom_chk)(int, void *, size_t, size_t, int, struct sockaddr *,
+				socklen_t *);
+	ssize_t (*sendfile)(int, int, off_t *, size_t);
+	int (*getsockopt)(int, int, int, void *, socklen_t *);
+	int (*setsockopt)(int, int, int, const void *, socklen_t);
+	int (*getsockname)(int, struct sockaddr *, socklen_t *);
+	int (*getpeername)(int, struct sockaddr *, socklen_t *);
+	int (*fcntl)(int, int, ...);
+	int (*fcntl64)(int, int, ...);
+	int (*ioctl)(int, unsigned long, ...);
+	int (*dup)(int);
+	int (*dup2)(int, int);
+	int (*dup3)(int, int, int);
+	int (*poll)(struct pollfd *, nfds_t, int);
+	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+	int (*poll_chk)(struct pollfd *, nfds_t, int, size_t);
+	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
+		       const sigset_t *);
+	int (*epoll_ctl)(int, int, int, struct epoll_event *);
+	int (*epoll_wait)(int, struct epoll_event *, int, int);
+	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+	int (*epoll_pwait2)(int, struct epoll_event *, int, const struct timespec *,
+			    const sigset_t *);
+	pid_t (*fork)(void);
+};
+
+extern struct pl_libc pl_libc;
+/* DPSTACK_PRELOAD=kernel: the shim only passes calls on. */
+extern bool pl_off;
+extern bool pl_log_on;
+
+/* Resolves pl_libc and reads the environment, once; every entry point calls it first, since
+ * other libraries' constructors may call in before ours runs. */
+void pl_init(void);
+
+void pl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define PL_LOG(...)                        \
+	do {                               \
+		if (pl_log_on)             \
+			pl_log(__VA_ARGS__); \
+	} while (0)
+
+/* A stack socket or stack epoll instance (not when the shim is off). */
+bool pl_is_stack(int fd);
+
+/* True when an IPv4 address belongs to the kernel by rule (loopback, DPSTACK_KERNEL_NETS). */
+bool pl_kernel_addr(const struct sockaddr *addr, socklen_t len);
+
+/* Sockets created on the stack that have not bound or connected yet: how to remake them on
+ * the kernel (preload_socket.c). */
+void pl_pending_forget(int fd);
+/* Remakes a pending stack socket as a kernel socket of the same number (a no-op for one
+ * that is not pending). 0, or -1 with errno. */
+int pl_move_pending_to_kernel(int fd, const char *why);
+
+/* Converts a ppoll/pselect/epoll_pwait2 timeout to poll's milliseconds (rounded up). */
+int pl_timeout_ms(const struct timespec *ts);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,151 @@
+/* Readiness: poll, select and epoll over any mix of stack sockets and kernel descriptors.
+ * Without a stack socket among them the kernel answers alone; with one, libdpstack does
+ * (it sleeps in the kernel on the kernel descriptors and its own eventfd together, so
+ * nothing spins). An epoll instance becomes libdpstack's the first time a stack socket is
+ * added to it (dps_epoll_adopt): until then it is the kernel's, untouched. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <dpstack/dpstack.h>
+
+#include "../dpstack/dps_priv.h"
+#include "preload.h"
+
+static bool pl_any_stack(const struct pollfd *fds, nfds_t n)
+{
+	for (nfds_t i = 0; i < n; i++)
+		if (pl_is_stack(fds[i].fd))
+			return true;
+	return false;
+}
+
+/* Runs a stack wait with the caller's signal mask in place, as the p* calls do. (Not
+ * atomic with the sleep as the kernel's are: a signal arriving just before is taken when
+ * the wait ends rather than ending it.) */
+#define PL_WITH_SIGMASK(mask, call)                                            \
+	({                                                                     \
+		sigset_t pl_old_;                                              \
+		if ((mask) != NULL)                                            \
+			pthread_sigmask(SIG_SETMASK, (mask), &pl_old_);        \
+		int pl_rc_ = (call);                                           \
+		int pl_e_ = errno;                                             \
+		if ((mask) != NULL)                                            \
+			pthread_sigmask(SIG_SETMASK, &pl_old_, NULL);          \
+		errno = pl_e_;                                                 \
+		pl_rc_;                                                        \
+	})
+
+int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	pl_init();
+	if (pl_off || !pl_any_stack(fds, n))
+		return pl_libc.poll(fds, n, timeout);
+	return dps_poll(fds, n, timeout);
+}
+
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+{
+	pl_init();
+	if (pl_off || n > fdslen / sizeof(*fds) || !pl_any_stack(fds, n))
+		return pl_libc.poll_chk(fds, n, timeout, fdslen);
+	return dps_poll(fds, n, timeout);
+}
+
+int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
+{
+	pl_init();
+	if (pl_off || !pl_any_stack(fds, n))
+		return pl_libc.ppoll(fds, n, ts, mask);
+	return PL_WITH_SIGMASK(mask, dps_poll(fds, n, pl_timeout_ms(ts)));
+}
+
+/* Any stack socket in the sets, scanning as far as nfds as the kernel does. */
+static bool pl_sets_have_stack(int nfds, fd_set *rd, fd_set *wr, fd_set *ex)
+{
+	for (int fd = 0; fd < nfds; fd++) {
+		const unsigned long bit = 1ul << (fd % (8 * sizeof(unsigned long)));
+		const size_t word = (size_t)fd / (8 * sizeof(unsigned long));
+		bool set = (rd != NULL && (((unsigned long *)rd)[word] & bit)) ||
+			   (wr != NULL && (((unsigned long *)wr)[word] & bit)) ||
+			   (ex != NULL && (((unsigned long *)ex)[word] & bit));
+		if (set && pl_is_stack(fd))
+			return true;
+	}
+	return false;
+}
+
+/* Above FD_SETSIZE an fd_set is not what select(2) documents; with stack sockets in such
+ * sets the call fails with EINVAL rather than reading or writing past the sets. */
+static int pl_select_stack(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
+{
+	if (nfds > FD_SETSIZE) {
+		PL_LOG("select with nfds %d > FD_SETSIZE and stack sockets: EINVAL", nfds);
+		errno = EINVAL;
+		return -1;
+	}
+	return dps_select(nfds, rd, wr, ex, tv);
+}
+
+int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
+{
+	pl_init();
+	if (pl_off || nfds <= 0 || !pl_sets_have_stack(nfds, rd, wr, ex))
+		return pl_libc.select(nfds, rd, wr, ex, tv);
+	return pl_select_stack(nfds, rd, wr, ex, tv);
+}
+
+int pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec *ts,
+	    const sigset_t *mask)
+{
+	pl_init();
+	if (pl_off || nfds <= 0 || !pl_sets_have_stack(nfds, rd, wr, ex))
+		return pl_libc.pselect(nfds, rd, wr, ex, ts, mask);
+	struct timeval tv, *tvp = NULL;
+	if (ts != NULL) {
+		int ms = pl_timeout_ms(ts);
+		tv = (struct timeval){.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+		tvp = &tv;
+	}
+	return PL_WITH_SIGMASK(mask, pl_select_stack(nfds, rd, wr, ex, tvp));
+}
+
+int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	pl_init();
+	if (pl_off)
+		return pl_libc.epoll_ctl(epfd, op, fd, ev);
+	bool ours = pl_is_stack(epfd);
+	if (!ours && pl_is_stack(fd)) {
+		if (dps_epoll_adopt(epfd) != 0)
+			return -1;
+		ours = true;
+		PL_LOG("epoll %d now watches stack sockets", epfd);
+	}
+	return ours ? dps_epoll_ctl(epfd, op, fd, ev) : pl_libc.epoll_ctl(epfd, op, fd, ev);
+}
+
+int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
+{
+	pl_init();
+	return pl_is_stack(epfd) ? dps_epoll_wait(epfd, evs, max, timeout)
+				 : pl_libc.epoll_wait(epfd, evs, max, timeout);
+}
+
+int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout, const sigset_t *mask)
+{
+	pl_init();
+	if (!pl_is_stack(epfd))
+		return pl_libc.epoll_pwait(epfd, evs, max, timeout, mask);
+	return PL_WITH_SIGMASK(mask, dps_epoll_wait(epfd, evs, max, timeout));
+}
+
+int epoll_pwait2(int epfd, struct epoll_event *evs, int max, const struct timespec *ts,
+		 const sigset_t *mask)
+{
+	pl_init();
+	if (!pl_is_stack(epfd))
+		return pl_libc.epoll_pwait2(epfd, evs, max, ts, mask);
+	return PL_WITH_SIGMASK(mask, dps_epoll_wait(epfd, evs, max, pl_timeout_ms(ts)));
+}
