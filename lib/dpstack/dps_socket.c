@@ -84,7 +84,9 @@ int dps_socket(int domain, int type, int protocol)
  * or connect). */
 static int dps_udp_open(struct dps_file *f, const struct sockaddr_in *local)
 {
-	struct chan_req rq = {.op = CHAN_OP_UDP_OPEN, .opts = f->opts};
+	struct chan_req rq = {.op = CHAN_OP_UDP_OPEN, .opts = f->opts,
+			      .flags = (f->reuseaddr ? CHAN_BIND_REUSEADDR : 0) |
+				       (f->reuseport ? CHAN_BIND_REUSEPORT : 0)};
 	if (local != NULL) {
 		rq.laddr = local->sin_addr.s_addr;
 		rq.lport = local->sin_port;

@@ -260,7 +260,11 @@ int chan_job_udp_open(struct stack *s, void *arg)
 		return -EMFILE;
 	struct chan_app_worker *aw = &j->app->w[j->worker];
 	struct sock_owner own = chan_owner(ds, rq->pid);
-	int rc = udp_bind(s, ntohl(rq->laddr), ntohs(rq->lport), rq->opts.rcvbuf, &own, &ds->udp);
+	/* SO_REUSEPORT is taken as SO_REUSEADDR: enough for a server's connected socket per
+	 * client beside its listening one (iperf3), not for datagrams spread by hash. */
+	unsigned bf = rq->flags & (CHAN_BIND_REUSEADDR | CHAN_BIND_REUSEPORT) ? UDP_BIND_REUSEADDR : 0;
+	int rc = udp_bind(s, ntohl(rq->laddr), ntohs(rq->lport), rq->opts.rcvbuf, bf, &own,
+			  &ds->udp);
 	if (rc < 0) {
 		chan_dsock_release(ds);
 		return rc;

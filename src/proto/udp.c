@@ -101,6 +101,19 @@ static void udp_conn_key_of(const struct udp_sock *u, struct udp_conn_key *k)
 				   .lport = u->sk.lport, .rport = u->sk.rport};
 }
 
+/* The bind table's entry for u's bound address: taken (if free) or given up. */
+static void udp_hold_bind(struct udp_sock *u, bool hold)
+{
+	struct udp_bind_key k = {.laddr = u->bound_laddr, .lport = u->sk.lport};
+	if (hold && !(u->flags & UDPF_IN_BINDS) && udp_lookup_bind(u->s, k.laddr, k.lport) == NULL &&
+	    rte_hash_add_key_data(u->s->udp->binds, &k, u) >= 0)
+		u->flags |= UDPF_IN_BINDS;
+	else if (!hold && (u->flags & UDPF_IN_BINDS)) {
+		rte_hash_del_key(u->s->udp->binds, &k);
+		u->flags &= ~UDPF_IN_BINDS;
+	}
+}
+
 static void udp_unconnect(struct udp_sock *u)
 {
 	if (u->flags & UDPF_CONNECTED) {
@@ -108,6 +121,8 @@ static void udp_unconnect(struct udp_sock *u)
 		udp_conn_key_of(u, &k);
 		rte_hash_del_key(u->s->udp->conns, &k);
 		u->flags &= ~UDPF_CONNECTED;
+		if (u->flags & UDPF_REUSEADDR)
+			udp_hold_bind(u, true);
 	}
 	u->sk.raddr = 0;
 	u->sk.rport = 0;
@@ -121,6 +136,17 @@ static bool udp_port_taken(struct stack *s, uint32_t laddr, uint16_t lport)
 	if (laddr == 0)
 		return s->udp->port_binds[lport] != 0;
 	return udp_lookup_bind(s, laddr, lport) != NULL || udp_lookup_bind(s, 0, lport) != NULL;
+}
+
+/* With SO_REUSEADDR only an unconnected socket without it, or one at the same address, is
+ * in the way (Linux: both sockets must have the option). */
+static bool udp_reuse_taken(struct stack *s, uint32_t laddr, uint16_t lport)
+{
+	const struct udp_sock *same = udp_lookup_bind(s, laddr, lport);
+	if (same != NULL)
+		return true;
+	const struct udp_sock *wild = laddr != 0 ? udp_lookup_bind(s, 0, lport) : NULL;
+	return wild != NULL && !(wild->flags & UDPF_REUSEADDR);
 }
 
 static int udp_pick_port(struct stack *s, uint32_t laddr, uint16_t *lport)
@@ -156,7 +182,7 @@ static uint32_t udp_rcvbuf(uint32_t bytes)
 	return bytes > UDP_RCVBUF_MAX ? UDP_RCVBUF_MAX : bytes;
 }
 
-int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf,
+int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf, unsigned flags,
 	     const struct sock_owner *owner, struct udp_sock **out)
 {
 	struct udp_stack *t = s->udp;
@@ -168,7 +194,8 @@ int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf,
 		int rc = udp_pick_port(s, laddr, &lport);
 		if (rc < 0)
 			return rc;
-	} else if (udp_port_taken(s, laddr, lport)) {
+	} else if ((flags & UDP_BIND_REUSEADDR) ? udp_reuse_taken(s, laddr, lport)
+						   : udp_port_taken(s, laddr, lport)) {
 		return -EADDRINUSE;
 	}
 	if (t->nsocks >= UDP_SOCK_MAX)
@@ -181,6 +208,7 @@ int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf,
 	u->sk.laddr = laddr;
 	u->sk.lport = lport;
 	u->bound_laddr = laddr;
+	u->flags = UDPF_IN_BINDS | ((flags & UDP_BIND_REUSEADDR) ? UDPF_REUSEADDR : 0);
 	if (owner != NULL) {
 		u->sk.owner = *owner;
 		u->sk.mem = owner->mem;
@@ -241,6 +269,8 @@ int udp_connect(struct udp_sock *u, uint32_t raddr, uint16_t rport)
 		return rc == -ENOSPC ? -ENOBUFS : rc;
 	}
 	u->flags |= UDPF_CONNECTED;
+	if (u->flags & UDPF_REUSEADDR)
+		udp_hold_bind(u, false);
 	return 0;
 }
 
@@ -255,9 +285,9 @@ void udp_set_broadcast(struct udp_sock *u, bool on)
 static void udp_sock_free(struct udp_sock *u)
 {
 	struct udp_stack *t = u->s->udp;
+	u->flags &= ~UDPF_REUSEADDR; /* closing: no taking the bind entry back */
 	udp_unconnect(u);
-	struct udp_bind_key k = {.laddr = u->bound_laddr, .lport = u->sk.lport};
-	rte_hash_del_key(t->binds, &k);
+	udp_hold_bind(u, false);
 	t->port_binds[u->sk.lport]--;
 	if (u->flags & UDPF_NOTIFY_Q)
 		TAILQ_REMOVE(&t->notify_q, u, notify_link);

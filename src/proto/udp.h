@@ -1,7 +1,7 @@
 /* UDP (RFC 768, RFC 1122 §4.1) on one worker's stack: the calls a socket owner (built-in
  * service, and later the application channel) makes. All of them run on the worker thread
  * that owns the stack. Return values are 0 / a count, or -errno with the errno Linux gives for
- * the same call (SO_REUSEADDR and IP_RECVERR are not implemented). */
+ * the same call (IP_RECVERR is not implemented). */
 #ifndef DPS_PROTO_UDP_H
 #define DPS_PROTO_UDP_H
 
@@ -40,8 +40,14 @@ struct udp_rx_hdr {
  * when laddr is specific and 0.0.0.0:lport is bound. rcvbuf bounds the receive FIFO (records
  * included; 0 = UDP_RCVBUF_DEFAULT, rounded up to a power of two). Datagrams are sent straight
  * from the caller's buffer, so there is no send FIFO (sk.tx is NULL). owner may be NULL.
- * -ENOBUFS when the socket table is full, -ENOMEM. */
-int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf,
+ * -ENOBUFS when the socket table is full, -ENOMEM.
+ * flags UDP_BIND_REUSEADDR (SO_REUSEADDR): the port may be shared with sockets bound the
+ * same way; only the exact laddr:lport held by an unconnected one of them conflicts. A
+ * connected socket leaves that place to the next bind (a server's socket per client beside
+ * its listening socket, as iperf3 and DNS servers make), and takes it back when it
+ * disconnects if it is free. */
+#define UDP_BIND_REUSEADDR 0x1
+int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf, unsigned flags,
 	     const struct sock_owner *owner, struct udp_sock **out);
 
 /* connect(2): from now on only datagrams from raddr:rport are received and ICMP errors about

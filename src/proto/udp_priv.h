@@ -16,6 +16,8 @@
 #define UDPF_BROADCAST 0x01    /* SO_BROADCAST */
 #define UDPF_CONNECTED 0x02    /* in the 4-tuple table */
 #define UDPF_NOTIFY_Q 0x04     /* on udp_stack.notify_q */
+#define UDPF_REUSEADDR 0x08    /* UDP_BIND_REUSEADDR */
+#define UDPF_IN_BINDS 0x10     /* holds its (bound laddr, lport) in the bind table */
 
 struct udp_sock {
 	struct sock sk;                /* laddr: bound, or the source chosen by connect */
@@ -33,13 +35,13 @@ struct udp_sock {
  * then the bind table by (destination, port), then by (0.0.0.0, port). */
 struct udp_stack {
 	struct rte_hash *conns;        /* (laddr, raddr, lport, rport) → connected udp_sock */
-	struct rte_hash *binds;        /* (bound laddr, lport) → udp_sock */
+	struct rte_hash *binds;        /* (bound laddr, lport) → udp_sock (UDPF_IN_BINDS) */
 	TAILQ_HEAD(, udp_sock) all;
 	TAILQ_HEAD(, udp_sock) notify_q;
 	unsigned nsocks;
 	unsigned depth;                /* > 0: inside a delivery or a send; notify later */
 	uint16_t next_ephemeral;
-	uint16_t port_binds[65536];    /* sockets bound per port, any address */
+	uint16_t port_binds[65536];    /* sockets bound per port, any address, connected or not */
 };
 
 int udp_stack_init(struct stack *s);

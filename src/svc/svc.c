@@ -352,7 +352,7 @@ int svc_add(struct svc_table *t, enum svc_kind kind, int proto, uint16_t port,
 		rc = tcp_listen(t->s, 0, port, sv->opts.backlog, &o, &owner, &sv->listener);
 	} else {
 		struct sock_owner owner = {.notify = svc_udp_notify, .ctx = sv};
-		rc = udp_bind(t->s, 0, port, 0, &owner, &sv->udp);
+		rc = udp_bind(t->s, 0, port, 0, 0, &owner, &sv->udp);
 	}
 	if (rc != 0) {
 		if (sv->ops->fini != NULL)

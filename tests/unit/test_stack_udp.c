@@ -89,7 +89,7 @@ static void input_link_bcast(size_t n)
 static struct udp_sock *bind_ok(uint32_t laddr, uint16_t lport)
 {
 	struct udp_sock *u = NULL;
-	assert_int_equal(udp_bind(ts_s, laddr, lport, 0, &log_owner, &u), 0);
+	assert_int_equal(udp_bind(ts_s, laddr, lport, 0, 0, &log_owner, &u), 0);
 	assert_non_null(u);
 	return u;
 }
@@ -149,8 +149,8 @@ static void test_udp_bind_wildcard_then_same_port_eaddrinuse(void **state)
 {
 	(void)state;
 	struct udp_sock *u = bind_ok(0, PORT_S), *v = NULL;
-	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 0, NULL, &v), -EADDRINUSE);
-	assert_int_equal(udp_bind(ts_s, TS_ADDR0, PORT_S, 0, NULL, &v), -EADDRINUSE);
+	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 0, 0, NULL, &v), -EADDRINUSE);
+	assert_int_equal(udp_bind(ts_s, TS_ADDR0, PORT_S, 0, 0, NULL, &v), -EADDRINUSE);
 	assert_null(v);
 	udp_close(u);
 }
@@ -159,8 +159,8 @@ static void test_udp_bind_specific_then_wildcard_eaddrinuse(void **state)
 {
 	(void)state;
 	struct udp_sock *u = bind_ok(TS_ADDR0, PORT_S), *v = NULL;
-	assert_int_equal(udp_bind(ts_s, TS_ADDR0, PORT_S, 0, NULL, &v), -EADDRINUSE);
-	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 0, NULL, &v), -EADDRINUSE);
+	assert_int_equal(udp_bind(ts_s, TS_ADDR0, PORT_S, 0, 0, NULL, &v), -EADDRINUSE);
+	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 0, 0, NULL, &v), -EADDRINUSE);
 	udp_close(u);
 }
 
@@ -179,9 +179,9 @@ static void test_udp_bind_foreign_address_eaddrnotavail(void **state)
 {
 	(void)state;
 	struct udp_sock *u = NULL;
-	assert_int_equal(udp_bind(ts_s, TS_HOST_A, PORT_S, 0, NULL, &u), -EADDRNOTAVAIL);
-	assert_int_equal(udp_bind(ts_s, IP4(192, 0, 2, 1), PORT_S, 0, NULL, &u), -EADDRNOTAVAIL);
-	assert_int_equal(udp_bind(ts_s, IP4(224, 0, 0, 1), PORT_S, 0, NULL, &u), -EADDRNOTAVAIL);
+	assert_int_equal(udp_bind(ts_s, TS_HOST_A, PORT_S, 0, 0, NULL, &u), -EADDRNOTAVAIL);
+	assert_int_equal(udp_bind(ts_s, IP4(192, 0, 2, 1), PORT_S, 0, 0, NULL, &u), -EADDRNOTAVAIL);
+	assert_int_equal(udp_bind(ts_s, IP4(224, 0, 0, 1), PORT_S, 0, 0, NULL, &u), -EADDRNOTAVAIL);
 	assert_null(u);
 }
 
@@ -242,6 +242,58 @@ static void test_udp_bind_default_rcvbuf_holds_max_datagram(void **state)
 	assert_true(in.rcvbuf >= sizeof(struct udp_rx_hdr) + UDP_MAX_PAYLOAD);
 	assert_int_equal(in.rx_queued, 0);
 	assert_null(udp_sock(u)->tx);
+	udp_close(u);
+}
+
+static struct udp_sock *bind_reuse(uint32_t laddr, uint16_t lport, int expect)
+{
+	struct udp_sock *u = NULL;
+	assert_int_equal(udp_bind(ts_s, laddr, lport, 0, UDP_BIND_REUSEADDR, &log_owner, &u),
+			 expect);
+	return u;
+}
+
+/* iperf3's server: a socket connected to its client beside a new listening socket on the
+ * same port. The client's datagrams go to the first, everyone else's to the second. */
+static void test_udp_reuseaddr_connected_socket_leaves_its_port_to_the_next(void **state)
+{
+	(void)state;
+	struct udp_sock *u = bind_reuse(0, PORT_S, 0);
+	bind_reuse(0, PORT_S, -EADDRINUSE);               /* both unconnected: one place */
+	struct udp_sock *plain = NULL;
+	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 0, 0, NULL, &plain), -EADDRINUSE);
+	assert_int_equal(udp_connect(u, TS_HOST_A, PORT_P), 0);
+	struct udp_sock *v = bind_reuse(0, PORT_S, 0);
+	send_udp(0, TS_HOST_A, TS_ADDR0, PORT_P, PORT_S, 10);
+	send_udp(1, TS_HOST_B, TS_ADDR0, PORT_P, PORT_S, 20);
+	expect_recv(u, 10, TS_HOST_A, PORT_P);
+	expect_nothing(u);
+	expect_recv(v, 20, TS_HOST_B, PORT_P);
+	expect_nothing(v);
+	/* Disconnecting finds the place taken: u hears only what is left for it (nothing). */
+	assert_int_equal(udp_connect(u, 0, 0), 0);
+	send_udp(0, TS_HOST_A, TS_ADDR0, PORT_P, PORT_S, 30);
+	expect_recv(v, 30, TS_HOST_A, PORT_P);
+	expect_nothing(u);
+	/* Closing u must not take v's place with it. */
+	udp_close(u);
+	send_udp(1, TS_HOST_B, TS_ADDR0, PORT_P, PORT_S, 40);
+	expect_recv(v, 40, TS_HOST_B, PORT_P);
+	udp_close(v);
+	struct udp_sock *w = bind_ok(0, PORT_S);
+	udp_close(w);
+}
+
+/* A disconnecting socket takes its place back when it is free. */
+static void test_udp_reuseaddr_disconnect_takes_the_place_back(void **state)
+{
+	(void)state;
+	struct udp_sock *u = bind_reuse(TS_ADDR0, PORT_S, 0);
+	assert_int_equal(udp_connect(u, TS_HOST_A, PORT_P), 0);
+	assert_int_equal(udp_connect(u, 0, 0), 0);
+	bind_reuse(TS_ADDR0, PORT_S, -EADDRINUSE);
+	send_udp(1, TS_HOST_B, TS_ADDR0, PORT_P, PORT_S, 5);
+	expect_recv(u, 5, TS_HOST_B, PORT_P);
 	udp_close(u);
 }
 
@@ -942,7 +994,7 @@ static void test_udp_rcvbuf_overflow_dropped_and_counted(void **state)
 {
 	(void)state;
 	struct udp_sock *u = NULL;
-	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 4096, NULL, &u), 0);
+	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 4096, 0, NULL, &u), 0);
 	/* Records of 16 + 1000 bytes: four fit in 4096. */
 	for (unsigned i = 0; i < 5; i++)
 		send_udp(0, TS_HOST_A, TS_ADDR0, PORT_P, PORT_S, 1000);
@@ -967,7 +1019,7 @@ static void test_udp_datagram_larger_than_rcvbuf_dropped(void **state)
 {
 	(void)state;
 	struct udp_sock *u = NULL;
-	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 1024, NULL, &u), 0);
+	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 1024, 0, NULL, &u), 0);
 	send_udp(0, TS_HOST_A, TS_ADDR0, PORT_P, PORT_S, 1024 - sizeof(struct udp_rx_hdr) + 1);
 	expect_nothing(u);
 	send_udp(0, TS_HOST_A, TS_ADDR0, PORT_P, PORT_S, 1024 - sizeof(struct udp_rx_hdr));
@@ -981,7 +1033,7 @@ static void test_udp_records_wrap_around_fifo(void **state)
 {
 	(void)state;
 	struct udp_sock *u = NULL;
-	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 1024, NULL, &u), 0);
+	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 1024, 0, NULL, &u), 0);
 	for (unsigned i = 0; i < 50; i++) {
 		send_udp(0, TS_HOST_A, TS_ADDR0, PORT_P, PORT_S, 100 + i * 7 % 300);
 		expect_recv(u, 100 + i * 7 % 300, TS_HOST_A, PORT_P);
@@ -1244,8 +1296,8 @@ static void test_udp_loopback_ping_pong_from_notify_does_not_nest(void **state)
 	(void)state;
 	const struct sock_owner o = {.notify = ping_notify};
 	ping_depth = ping_max_depth = ping_rounds = 0;
-	assert_int_equal(udp_bind(ts_s, TS_ADDR0, 1000, 0, &o, &ping_a), 0);
-	assert_int_equal(udp_bind(ts_s, TS_ADDR0, 2000, 0, &o, &ping_b), 0);
+	assert_int_equal(udp_bind(ts_s, TS_ADDR0, 1000, 0, 0, &o, &ping_a), 0);
+	assert_int_equal(udp_bind(ts_s, TS_ADDR0, 2000, 0, 0, &o, &ping_b), 0);
 	assert_int_equal(udp_sendto(ping_a, "ping", 4, TS_ADDR0, 2000), 4);
 	stack_loopback_drain(ts_s); /* the worker delivers to ourselves after the send */
 	assert_int_equal(ping_rounds, 1000);
@@ -1267,7 +1319,7 @@ static void test_udp_close_from_notify_safe(void **state)
 {
 	(void)state;
 	const struct sock_owner o = {.notify = close_self_notify};
-	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 0, &o, &ping_a), 0);
+	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 0, 0, &o, &ping_a), 0);
 	send_udp(0, TS_HOST_A, TS_ADDR0, PORT_P, PORT_S, 8);
 	/* Gone: the port is free again. */
 	struct udp_sock *u = bind_ok(0, PORT_S);
@@ -1286,7 +1338,7 @@ static void test_udp_sender_closed_by_loopback_receiver_safe(void **state)
 {
 	(void)state;
 	const struct sock_owner o = {.notify = close_sender_notify};
-	assert_int_equal(udp_bind(ts_s, TS_ADDR0, 2000, 0, &o, &ping_b), 0);
+	assert_int_equal(udp_bind(ts_s, TS_ADDR0, 2000, 0, 0, &o, &ping_b), 0);
 	ping_a = bind_ok(0, 1000);
 	assert_int_equal(udp_sendto(ping_a, "x", 1, TS_ADDR0, 2000), 1);
 	stack_loopback_drain(ts_s); /* the worker delivers to ourselves after the send */
@@ -1350,6 +1402,8 @@ int main(void)
 		T(test_udp_bind_wildcard_then_same_port_eaddrinuse),
 		T(test_udp_bind_specific_then_wildcard_eaddrinuse),
 		T(test_udp_bind_two_addresses_same_port_allowed),
+	T(test_udp_reuseaddr_connected_socket_leaves_its_port_to_the_next),
+	T(test_udp_reuseaddr_disconnect_takes_the_place_back),
 		T(test_udp_bind_foreign_address_eaddrnotavail),
 		T(test_udp_bind_close_frees_port),
 		T(test_udp_bind_port_zero_picks_distinct_ephemeral_ports),
