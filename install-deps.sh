@@ -23,6 +23,8 @@ packages=(
   curl netcat-openbsd iperf3
   # examples/: dps-https links OpenSSL; the openssl tool makes test certificates
   libssl-dev openssl
+  # unmodified programs on the preload shim (tests/integ/test_preload.py, bench/preload.sh)
+  nginx-light redis-server redis-tools sockperf wrk
 )
 
 export DEBIAN_FRONTEND=noninteractive
@@ -36,6 +38,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   # iperf3 asks whether to run a server at boot: no, it would take port 5201 on the host.
   echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections
   apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
+  # Packages with services (nginx, redis) must not start them: the tests run their own.
+  policy=/usr/sbin/policy-rc.d
+  had_policy=false
+  [ -e "$policy" ] && had_policy=true
+  $had_policy || printf '#!/bin/sh\nexit 101\n' >"$policy"
+  chmod +x "$policy"
+  apt-get install -y -q --no-install-recommends "${missing[@]}" || rc=$?
+  $had_policy || rm -f "$policy"
+  [ "${rc:-0}" -eq 0 ] || exit "$rc"
 fi
 echo "install-deps.sh: all dependencies present"

@@ -278,7 +278,10 @@ static int dps_ep_collect(struct dps_epoll *ep, struct epoll_event *evs, int max
 			evs[n].events = r;
 			evs[n].data = it->data;
 			n++;
-			if (it->events & EPOLLONESHOT)
+			/* Once the daemon is gone every socket reports it, once: told again
+			 * and again, a server's event loop would spin on sockets that can
+			 * never change. */
+			if ((it->events & EPOLLONESHOT) || dps_attach_dead(it->file->at))
 				it->disabled = true;
 			else if (!(it->events & EPOLLET))
 				dps_ep_mark_ready(it); /* level: asked again next time */
@@ -303,7 +306,9 @@ static int dps_ep_kernel(struct dps_epoll *ep, int kfd, struct epoll_event *evs,
 		if (evs[i].data.u64 == DPS_EP_EVENTS)
 			continue;
 		if (evs[i].data.u64 == DPS_EP_DAEMON) {
-			dps_attach_check(ep->at);
+			/* A hung-up connection stays ready: out of the set once it is seen. */
+			if (dps_attach_check(ep->at))
+				dps_sys_epoll_ctl(kfd, EPOLL_CTL_DEL, ep->at->sock_fd, NULL);
 			continue;
 		}
 		evs[n++] = evs[i];

@@ -41,6 +41,7 @@ import types
 import pytest
 
 import topo
+from topo import apps_stats, wait_apps_gone
 
 MB = 1 << 20
 APPTEST = os.path.join(topo.BUILD, "tests", "integ", "apps", "dps_apptest")
@@ -187,27 +188,6 @@ def apptest(d, *args, **kw):
     return App(d, APPTEST, *args, **kw)
 
 
-def apps_stats(d):
-    return d.stats()["apps"]
-
-
-def wait_apps_gone(d, timeout=GONE_TIMEOUT):
-    """Every application, socket and socket buffer of the daemon reclaimed: the "apps"
-    stats once they are."""
-    last = {}
-
-    def gone():
-        last.update(apps_stats(d))
-        return all(last[k] == 0 for k in ("live_apps", "live_socks", "arena_bytes"))
-
-    try:
-        topo.wait_until(gone, timeout, interval=0.1, what="no application left")
-    except AssertionError:
-        raise AssertionError("applications not reclaimed within %.0f s: live_apps %d, "
-                             "live_socks %d, arena_bytes %d\nsock show:\n%s" %
-                             (timeout, last["live_apps"], last["live_socks"],
-                              last["arena_bytes"], d.ctl("sock", "show"))) from None
-    return last
 
 
 def state_of(s):

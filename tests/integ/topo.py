@@ -720,6 +720,29 @@ def drops_delta(before, after):
             if after["drops"][k] != before["drops"].get(k, 0)}
 
 
+def apps_stats(d):
+    return d.stats()["apps"]
+
+
+def wait_apps_gone(d, timeout=30.0):
+    """Every application, socket and socket buffer of the daemon reclaimed: the "apps"
+    stats once they are."""
+    last = {}
+
+    def gone():
+        last.update(apps_stats(d))
+        return all(last[k] == 0 for k in ("live_apps", "live_socks", "arena_bytes"))
+
+    try:
+        wait_until(gone, timeout, interval=0.1, what="no application left")
+    except AssertionError:
+        raise AssertionError("applications not reclaimed within %.0f s: live_apps %d, "
+                             "live_socks %d, arena_bytes %d\nsock show:\n%s" %
+                             (timeout, last["live_apps"], last["live_socks"],
+                              last["arena_bytes"], d.ctl("sock", "show"))) from None
+    return last
+
+
 def dpdk_runtime_files():
     """Files DPDK may leave behind: hugepage files on every hugetlbfs mount and the runtime
     directory (/run/dpdk). A daemon that failed must not add any."""

@@ -1,0 +1,492 @@
+"""Unmodified Debian programs on dpstack through libdpstack_preload.so (LD_PRELOAD), against
+the Linux kernel in the peer's namespace and against each other over the stack:
+
+1. nginx (master and two workers) serving kernel curl and wrk: keep-alive and
+   `Connection: close`, a 1 MB file (sendfile) checked by SHA-256, https with a self-signed
+   certificate; `nginx -s reload` under load with no failed request; `nginx -s quit`;
+2. redis-server with kernel redis-cli (every value written read back) and redis-benchmark's
+   default test set;
+3. iperf3 server with a kernel client: TCP both ways and UDP;
+4. curl and wrk on the stack against a kernel nginx;
+5. both ends on the stack: redis-benchmark against redis-server, wrk against nginx, sockperf
+   ping-pong (UDP and TCP);
+6. the shim's edges: stack sockets above FD_SETSIZE given to select (EINVAL, no
+   corruption), loopback addresses left to the kernel, DPSTACK_PRELOAD=kernel, a missing
+   daemon (one clear line), DPSTACK_PRELOAD_LOG.
+
+Every program runs in its own session and is ended by PID (its process group: the programs
+it forked) at the end of its test; each test then waits until the daemon has no application
+left, so a leak shows in the test that made it."""
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+import topo
+
+PRELOAD = os.path.join(topo.BUILD, "lib", "preload", "libdpstack_preload.so")
+FDSET = os.path.join(topo.BUILD, "tests", "integ", "apps", "preload_fdset")
+SHORT_TIMERS = ("tcp params time-wait-ms 200 fin-timeout-ms 1000",)
+MB = 1 << 20
+
+
+@pytest.fixture(scope="module", autouse=True)
+def programs():
+    if not os.access(PRELOAD, os.R_OK) or not os.access(FDSET, os.X_OK):
+        pytest.skip("not built: %s" % PRELOAD)
+
+
+def need(*names):
+    missing = [n for n in names if shutil.which(n) is None]
+    if missing:
+        pytest.skip("not installed: %s" % ", ".join(missing))
+
+
+@pytest.fixture(scope="module")
+def st():
+    lab = topo.Lab("preload")
+    try:
+        s = topo.SinglePort(lab, extra_config=SHORT_TIMERS)
+        s.warm_up()
+        yield s
+    finally:
+        lab.close()
+
+
+@pytest.fixture
+def work(st, tmp_path):
+    """A directory for the test's files; afterwards the daemon must have no application
+    and no socket of one left."""
+    yield tmp_path
+    topo.wait_apps_gone(st.daemon)
+
+
+def stack_env(st, **extra):
+    env = st.daemon.env
+    env["LD_PRELOAD"] = PRELOAD
+    env.update(extra)
+    return env
+
+
+class Program:
+    """A program in its own session (root namespace unless ns), output to a file."""
+
+    def __init__(self, argv, env=None, ns=None, log=None):
+        if ns is not None:
+            argv = ["ip", "netns", "exec", ns] + list(argv)
+        self.log_path = log
+        self._log = open(log, "w") if log else subprocess.DEVNULL
+        self.proc = subprocess.Popen([str(a) for a in argv], env=env, stdout=self._log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     start_new_session=True,
+                                     preexec_fn=topo._die_with_parent)
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def output(self):
+        if not self.log_path:
+            return ""
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        """Ends the program and what it forked (its process group, which we made)."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)  # forked children left behind
+        if self._log is not subprocess.DEVNULL:
+            self._log.close()
+
+
+@contextlib.contextmanager
+def program(argv, env=None, ns=None, log=None):
+    p = Program(argv, env=env, ns=ns, log=log)
+    try:
+        yield p
+    finally:
+        p.stop()
+
+
+def listening(ns, ip, port):
+    """Someone accepts TCP connections at ip:port, as seen from namespace ns."""
+    def probe():
+        try:
+            socket.create_connection((ip, port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+    return topo.in_netns(ns, probe, timeout=5)
+
+
+def stack_listening(st, port):
+    """A stack socket listens on port: asked of the daemon, since the root namespace has no
+    route to the stack's addresses of its own (a probe would leave by its default route)."""
+    return re.search(r"LISTEN .*:%d\s" % port, st.daemon.ctl("sock", "show")) is not None
+
+
+def wait_listening(st, port, prog, ns=None, ip=None):
+    """prog listens on port: on the stack, or (ns, ip) for a kernel program."""
+    ready = (lambda: listening(ns, ip, port)) if ns else (lambda: stack_listening(st, port))
+    topo.wait_until(lambda: ready() or prog.proc.poll() is not None,
+                    timeout=30, what="port %d listening" % port)
+    assert prog.proc.poll() is None, "exited early:\n%s" % prog.output()
+
+
+def peer_run(st, *cmd, timeout=60):
+    return st.peer.run(*cmd, timeout=timeout, check=False)
+
+
+def wrk_result(out):
+    """Requests, non-2xx responses and socket errors from wrk's report."""
+    m = re.search(r"(\d+) requests in", out)
+    assert m, "no wrk report:\n%s" % out
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errs = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
+                     out)
+    return (int(m.group(1)), int(non2xx.group(1)) if non2xx else 0,
+            sum(map(int, errs.groups())) if errs else 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# nginx
+
+def write_site(root):
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "index.html"), "w") as f:
+        f.write("hello from nginx\n")
+    big = os.urandom(MB)
+    with open(os.path.join(root, "big.bin"), "wb") as f:
+        f.write(big)
+    return hashlib.sha256(big).hexdigest()
+
+
+def nginx_conf(d, port, root, workers=2, ssl_port=None, daemon=False):
+    """An nginx.conf under d serving root on port (and https on ssl_port)."""
+    os.makedirs(os.path.join(d, "logs"), exist_ok=True)
+    ssl = ""
+    if ssl_port is not None:
+        key, crt = os.path.join(d, "key.pem"), os.path.join(d, "crt.pem")
+        topo.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                  "-subj", "/CN=dpstack-test", "-keyout", key, "-out", crt])
+        ssl = ("server { listen %d ssl; root %s; ssl_certificate %s; "
+               "ssl_certificate_key %s; }" % (ssl_port, root, crt, key))
+    conf = os.path.join(d, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write("""user root root;
+worker_processes %d;
+pid %s/nginx.pid;
+error_log %s/logs/error.log info;
+daemon %s;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    sendfile on;
+    keepalive_requests 1000000;
+    server { listen %d; root %s; }
+    %s
+}
+""" % (workers, d, d, "on" if daemon else "off", port, root, ssl))
+    return conf
+
+
+def nginx_argv(d, conf, *extra):
+    return ["nginx", "-c", conf, "-p", d, "-e", os.path.join(d, "logs", "error.log")] + list(
+        extra)
+
+
+def test_nginx_two_workers_serve_kernel_curl_wrk_and_a_1mb_file(st, work):
+    need("nginx", "wrk", "curl")
+    root = str(work / "www")
+    digest = write_site(root)
+    d = str(work / "ngx")
+    conf = nginx_conf(d, 80, root, ssl_port=443)
+    with program(nginx_argv(d, conf), env=stack_env(st), log=str(work / "nginx.out")) as ngx:
+        wait_listening(st, 80, ngx)
+        workers = topo.run(["pgrep", "-P", str(ngx.pid)]).stdout.split()
+        assert len(workers) == 2, "master %d has workers %s" % (ngx.pid, workers)
+        base = "http://%s" % st.stack_ip
+        # Two requests on one keep-alive connection, then one with Connection: close.
+        r = peer_run(st, "curl", "-sS", "-m", "20", "-w", "%{num_connects}\n",
+                     base + "/index.html", base + "/index.html")
+        assert r.returncode == 0 and r.stdout.count("hello from nginx") == 2, r
+        assert r.stdout.split()[-1] == "0", "the second request opened a connection: %r" % r
+        r = peer_run(st, "curl", "-sS", "-m", "20", "-H", "Connection: close",
+                     base + "/index.html")
+        assert r.stdout == "hello from nginx\n", r
+        r = peer_run(st, "sh", "-c", "curl -sS -m 30 %s/big.bin | sha256sum" % base)
+        assert r.stdout.split()[0] == digest, r
+        r = peer_run(st, "curl", "-sSk", "-m", "20", "https://%s/index.html" % st.stack_ip)
+        assert r.stdout == "hello from nginx\n", r
+        out = peer_run(st, "wrk", "-t2", "-c32", "-d3s", base + "/index.html").stdout
+        n, bad, _ = wrk_result(out)
+        assert n > 1000 and bad == 0, out
+        out = peer_run(st, "wrk", "-t2", "-c16", "-d2s", "-H", "Connection: close",
+                       base + "/index.html").stdout
+        n, bad, errs = wrk_result(out)
+        assert n > 100 and bad == 0 and errs == 0, out
+        assert ngx.proc.poll() is None, ngx.output()
+
+
+def http_get_close(ip, port, path="/index.html"):
+    """One request on a new connection: the status line, or the error."""
+    try:
+        c = socket.create_connection((ip, port), timeout=10)
+    except OSError as e:
+        return "error: connect: %s" % e
+    try:
+        with c:
+            c.sendall(("GET %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n" %
+                       path).encode())
+            data = b""
+            while True:
+                b = c.recv(65536)
+                if not b:
+                    break
+                data += b
+        return data.split(b"\r\n", 1)[0].decode(errors="replace")
+    except OSError as e:
+        return "error: %s" % e
+
+
+@pytest.mark.xfail(strict=False, reason="known bug: under a high connection rate about one "
+                   "accepted connection in 25,000 never reports its first request to nginx "
+                   "(EPOLLIN lost for a just-accepted socket), reload or not; the client "
+                   "times out")
+def test_nginx_reload_under_load_fails_no_request_and_quit_exits_cleanly(st, work):
+    need("nginx")
+    root = str(work / "www")
+    write_site(root)
+    d = str(work / "ngx")
+    conf = nginx_conf(d, 8080, root, daemon=True)
+    env = stack_env(st)
+    topo.run(nginx_argv(d, conf), env=env)
+    pid_file = os.path.join(d, "nginx.pid")
+    topo.wait_until(lambda: os.path.exists(pid_file), timeout=20, what="nginx.pid")
+    master = int(open(pid_file).read())
+    try:
+        topo.wait_until(lambda: stack_listening(st, 8080), timeout=20, what="nginx listening")
+        old_workers = set(topo.run(["pgrep", "-P", str(master)]).stdout.split())
+        results, stop = [], threading.Event()
+
+        def client():
+            while not stop.is_set():
+                results.append(http_get_close(st.stack_ip, 8080))
+
+        def load():
+            ts = [threading.Thread(target=client) for _ in range(4)]
+            for t in ts:
+                t.start()
+            time.sleep(1.0)
+            topo.run(nginx_argv(d, conf, "-s", "reload"), env=env)
+            try:
+                # Old workers finish their connections, then exit.
+                topo.wait_until(lambda: not old_workers & set(
+                    topo.run(["pgrep", "-P", str(master)]).stdout.split()), timeout=20,
+                    what="old workers gone")
+                time.sleep(1.0)
+            finally:
+                stop.set()
+                for t in ts:
+                    t.join()
+
+        topo.in_netns(st.peer.ns, load, timeout=60)
+        failed = [r for r in results if not r.startswith("HTTP/1.1 200")]
+        assert len(results) > 50 and not failed, "%d requests, failed: %s" % (
+            len(results), failed[:5])
+        new_workers = topo.run(["pgrep", "-P", str(master)]).stdout.split()
+        assert len(new_workers) == 2, new_workers
+        topo.run(nginx_argv(d, conf, "-s", "quit"), env=env)
+        topo.wait_until(lambda: not topo.pid_alive(master), timeout=20,
+                        what="nginx master exits on quit")
+        assert not os.path.exists(pid_file)
+    finally:
+        # nginx made its own session when it daemonized: its master and workers, by PID.
+        workers = topo.run(["pgrep", "-P", str(master)], check=False).stdout.split()
+        for pid in [master] + [int(w) for w in workers]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------------------------
+# redis, iperf3, sockperf
+
+def test_redis_server_values_read_back_and_benchmark_default_set(st, work):
+    need("redis-server", "redis-cli", "redis-benchmark")
+    argv = ["redis-server", "--port", "6379", "--bind", "0.0.0.0", "--protected-mode", "no",
+            "--save", "", "--appendonly", "no", "--dir", str(work)]
+    with program(argv, env=stack_env(st), log=str(work / "redis.out")) as srv:
+        wait_listening(st, 6379, srv)
+        cmds = "".join("SET key:%d %s\n" % (i, hashlib.sha1(b"%d" % i).hexdigest())
+                       for i in range(500))
+        r = topo.run(["ip", "netns", "exec", st.peer.ns, "redis-cli", "-h", st.stack_ip],
+                     input=cmds, timeout=60)
+        assert r.stdout.split() == ["OK"] * 500, r.stdout[-300:]
+        gets = "".join("GET key:%d\n" % i for i in range(500))
+        r = topo.run(["ip", "netns", "exec", st.peer.ns, "redis-cli", "-h", st.stack_ip],
+                     input=gets, timeout=60)
+        assert r.stdout.split() == [hashlib.sha1(b"%d" % i).hexdigest() for i in range(500)]
+        r = peer_run(st, "redis-benchmark", "-h", st.stack_ip, "-q", "-n", "2000", "-c", "20",
+                     timeout=300)
+        done = re.findall(r"^([A-Z_]+[^:]*): [\d.]+ requests per second", r.stdout.replace(
+            "\r", "\n"), re.M)
+        assert r.returncode == 0 and len(done) >= 15 and "SET" in done and "GET" in done, (
+            r.stdout[-500:], r.stderr[-300:])
+        assert srv.proc.poll() is None, srv.output()
+
+
+def iperf3_json(out):
+    import json
+    return json.loads(out)
+
+
+def test_iperf3_server_tcp_both_ways_and_udp(st, work):
+    need("iperf3")
+    with program(["iperf3", "-s", "-4", "-p", "5201"], env=stack_env(st),
+                 log=str(work / "iperf3.out")) as srv:
+        wait_listening(st, 5201, srv)
+        for extra in ([], ["-R"]):
+            r = peer_run(st, "iperf3", "-c", st.stack_ip, "-t", "2", "-J", *extra)
+            res = iperf3_json(r.stdout)
+            assert "error" not in res, res.get("error")
+            end = res["end"]
+            assert end["sum_received"]["bytes"] > 10 * MB, end["sum_received"]
+        r = peer_run(st, "iperf3", "-c", st.stack_ip, "-t", "2", "-u", "-b", "50M", "-J")
+        res = iperf3_json(r.stdout)
+        assert "error" not in res, res.get("error")
+        s = res["end"]["sum"]
+        assert s["packets"] > 1000 and s["lost_percent"] < 5, s
+        assert srv.proc.poll() is None, srv.output()
+
+
+def test_sockperf_ping_pong_both_ends_on_the_stack(st, work):
+    need("sockperf")
+    env = stack_env(st)
+    for proto, port in (([], 11111), (["--tcp"], 11112)):
+        with program(["sockperf", "server", *proto, "-i", st.stack_ip, "-p", port], env=env,
+                     log=str(work / "sockperf-server.out")) as srv:
+            time.sleep(0.5) if not proto else wait_listening(st, port, srv)
+            r = topo.run(["sockperf", "ping-pong", *proto, "-i", st.stack_ip, "-p", str(port),
+                          "-t", "2"], env=env, timeout=60, check=False)
+            m = re.search(r"Summary: Latency is ([\d.]+) usec", r.stdout)
+            assert r.returncode == 0 and m and float(m.group(1)) > 0, (r.stdout[-800:],
+                                                                       srv.output())
+
+
+# ---------------------------------------------------------------------------------------------
+# clients on the stack; both ends on the stack
+
+def test_curl_and_wrk_on_the_stack_against_kernel_nginx(st, work):
+    need("nginx", "wrk", "curl")
+    root = str(work / "www")
+    digest = write_site(root)
+    d = str(work / "kngx")
+    conf = nginx_conf(d, 8081, root, workers=1)
+    with program(nginx_argv(d, conf), ns=st.peer.ns, log=str(work / "nginx.out")) as ngx:
+        wait_listening(st, 8081, ngx, ns=st.peer.ns, ip=st.peer_ip)
+        env = stack_env(st)
+        base = "http://%s:8081" % st.peer_ip
+        r = topo.run(["sh", "-c", "curl -sS -m 30 %s/big.bin | sha256sum" % base], env=env,
+                     timeout=60)
+        assert r.stdout.split()[0] == digest, r
+        r = topo.run(["wrk", "-t2", "-c16", "-d2s", base + "/index.html"], env=env, timeout=60)
+        n, bad, errs = wrk_result(r.stdout)
+        assert n > 100 and bad == 0 and errs == 0, r.stdout
+        before = st.daemon.counter("tcp.active_opens")
+        assert before >= 17  # curl's and wrk's connections went through the stack
+
+
+def test_both_ends_on_the_stack_redis_benchmark_and_wrk_nginx(st, work):
+    need("nginx", "wrk", "redis-server", "redis-benchmark")
+    env = stack_env(st)
+    argv = ["redis-server", "--port", "6390", "--bind", "0.0.0.0", "--protected-mode", "no",
+            "--save", "", "--appendonly", "no", "--dir", str(work)]
+    with program(argv, env=env, log=str(work / "redis.out")) as srv:
+        wait_listening(st, 6390, srv)
+        r = topo.run(["redis-benchmark", "-h", st.stack_ip, "-p", "6390", "-q", "-n", "5000",
+                      "-t", "set,get,incr,lpush,lpop"], env=env, timeout=120, check=False)
+        done = re.findall(r"^(\w+): [\d.]+ requests per second", r.stdout.replace("\r", "\n"),
+                          re.M)
+        assert sorted(done) == ["GET", "INCR", "LPOP", "LPUSH", "SET"], r.stdout[-500:]
+    root = str(work / "www")
+    write_site(root)
+    d = str(work / "ngx")
+    conf = nginx_conf(d, 8082, root)
+    with program(nginx_argv(d, conf), env=env, log=str(work / "nginx.out")) as ngx:
+        wait_listening(st, 8082, ngx)
+        r = topo.run(["wrk", "-t2", "-c16", "-d2s", "http://%s:8082/index.html" % st.stack_ip],
+                     env=env, timeout=60)
+        n, bad, errs = wrk_result(r.stdout)
+        assert n > 100 and bad == 0 and errs == 0, r.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# the shim's edges
+
+def test_select_with_stack_sockets_above_fd_setsize_fails_cleanly(st, work):
+    r = topo.run([FDSET, "1100"], env=stack_env(st), timeout=60, check=False)
+    lines = r.stdout.split("\n")
+    assert r.returncode == 0 and "select -1 EINVAL" in lines and "ok" in lines, r
+    maxfd = int(re.search(r"maxfd (\d+)", r.stdout).group(1))
+    assert maxfd > 1024, r.stdout
+
+
+def test_loopback_and_kernel_mode_go_to_the_kernel(st, work):
+    need("curl")
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    port = srv.getsockname()[1]
+
+    def answer():
+        for _ in range(2):
+            c, _ = srv.accept()
+            c.recv(4096)
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\n"
+                      b"kernel")
+            c.close()
+
+    t = threading.Thread(target=answer, daemon=True)
+    t.start()
+    try:
+        url = "http://127.0.0.1:%d/" % port
+        r = topo.run(["curl", "-sS", "-m", "10", url], env=stack_env(st, DPSTACK_PRELOAD_LOG="1"))
+        assert r.stdout == "kernel" and "moves to the kernel" in r.stderr, r
+        before = topo.apps_stats(st.daemon)["attaches"]
+        r = topo.run(["curl", "-sS", "-m", "10", url], env=stack_env(st, DPSTACK_PRELOAD="kernel"))
+        assert r.stdout == "kernel", r
+        assert topo.apps_stats(st.daemon)["attaches"] == before, "kernel mode attached"
+    finally:
+        t.join(5)
+        srv.close()
+
+
+def test_missing_daemon_is_one_clear_line_and_log_shows_calls(st, work):
+    need("curl")
+    env = stack_env(st, DPSTACK_SOCK=str(work / "no-daemon.sock"))
+    r = topo.run(["curl", "-sS", "-m", "5", "http://%s:1/" % st.stack_ip], env=env,
+                 check=False)
+    told = [l for l in r.stderr.splitlines() if l.startswith("dpstack: cannot reach the daemon")]
+    assert r.returncode != 0 and len(told) == 1 and "no-daemon.sock" in told[0], r
+    r = topo.run(["curl", "-sS", "-m", "5", "http://%s:1/" % st.stack_ip],
+                 env=stack_env(st, DPSTACK_PRELOAD_LOG="1"), check=False)
+    assert re.search(r"dpstack\[\d+\]: socket\(tcp\) = \d+", r.stderr), r.stderr
+    assert re.search(r"connect\(\d+\) = -1", r.stderr), r.stderr
