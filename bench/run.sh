@@ -6,3 +6,4 @@ cd "$(dirname "$0")/.."
 bench/l3fwd.sh
 bench/tcp.sh
 bench/app.sh
+bench/preload.py

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Unmodified servers on dpstack (LD_PRELOAD=libdpstack_preload.so) against the same servers
+on the Linux kernel, in one invocation, alternating, with medians and the ratio.
+
+    dpstack: client (kernel, namespace bnpc) --veth--> dpstackd port, 1 worker --> server
+    kernel:  client (kernel, namespace bnpc) --veth--> namespace bnps (kernel) --> server
+
+The client side is the same kernel in both; only the server's network stack differs.
+Workloads: nginx requests/s on keep-alive connections (wrk) and with a connection per
+request (CPS), redis-benchmark SET and GET, iperf3 TCP throughput, sockperf UDP ping-pong
+latency. Prints a table and writes JSON (default bench/out/preload.json).
+
+Usage: bench/preload.py [--runs N] [--seconds S] [--json PATH]   (as root, after a build)
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+PRELOAD = os.path.join(BUILD, "lib", "preload", "libdpstack_preload.so")
+DPSTACKD = os.path.join(BUILD, "dpstackd")
+CTL = os.path.join(BUILD, "tools", "dpstackctl", "dpstackctl")
+CLIENT_NS, SERVER_NS = "bnpc", "bnps"
+STACK_IP, KERNEL_IP = "10.89.0.2", "10.90.0.2"
+
+
+def sh(*cmd, check=True, timeout=120, env=None):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, check=check,
+                          timeout=timeout, env=env)
+
+
+def in_client(*cmd, timeout=300):
+    return sh("ip", "netns", "exec", CLIENT_NS, *cmd, timeout=timeout, check=False).stdout
+
+
+class Bench:
+    def __init__(self, work):
+        self.work = work
+        self.procs = []
+        self.daemon = None
+
+    def topology(self):
+        sh("ip", "netns", "add", CLIENT_NS)
+        sh("ip", "netns", "add", SERVER_NS)
+        # to dpstack: bnpv0 stays in the root namespace for the daemon
+        sh("ip", "link", "add", "bnpv0", "type", "veth", "peer", "name", "bnpv0p")
+        sh("ip", "link", "set", "bnpv0p", "netns", CLIENT_NS)
+        # to the kernel server
+        sh("ip", "link", "add", "bnpk0", "type", "veth", "peer", "name", "bnpk0p")
+        sh("ip", "link", "set", "bnpk0", "netns", SERVER_NS)
+        sh("ip", "link", "set", "bnpk0p", "netns", CLIENT_NS)
+        for ns, dev, addr in ((CLIENT_NS, "bnpv0p", "10.89.0.1/24"),
+                              (CLIENT_NS, "bnpk0p", "10.90.0.1/24"),
+                              (SERVER_NS, "bnpk0", KERNEL_IP + "/24")):
+            sh("ip", "-n", ns, "addr", "add", addr, "dev", dev)
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+            sh("ip", "netns", "exec", ns, "ethtool", "-K", dev, "tx", "off")
+        for ns in (CLIENT_NS, SERVER_NS):
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        sh("ip", "link", "set", "bnpv0", "up")
+        sh("ethtool", "-K", "bnpv0", "tx", "off")
+
+    def start_daemon(self):
+        conf = os.path.join(self.work, "dpstackd.conf")
+        with open(conf, "w") as f:
+            f.write("workers 1\nport add port0 net_af_xdp0,iface=bnpv0\n"
+                    "ip addr add %s/24 dev port0\n" % STACK_IP)
+        self.env = dict(os.environ, DPSTACK_CTL=os.path.join(self.work, "ctl.sock"),
+                        DPSTACK_SOCK=os.path.join(self.work, "app.sock"))
+        log = open(os.path.join(self.work, "dpstackd.log"), "w")
+        self.daemon = subprocess.Popen([DPSTACKD, "-c", conf], env=self.env, stdout=log,
+                                       stderr=subprocess.STDOUT)
+        for _ in range(200):
+            if sh(CTL, "stats", check=False, env=self.env).returncode == 0:
+                break
+            time.sleep(0.05)
+        else:
+            sys.exit("dpstackd did not start; see %s/dpstackd.log" % self.work)
+        for _ in range(100):
+            if "1 received" in in_client("ping", "-c", "1", "-W", "1", STACK_IP):
+                return
+        sys.exit("the stack does not answer pings")
+
+    def server(self, side, argv):
+        """Starts argv as the server on side ("dpstack" or "kernel"); returns its Popen."""
+        if side == "dpstack":
+            env = dict(self.env, LD_PRELOAD=PRELOAD)
+        else:
+            env = dict(os.environ)
+            argv = ["ip", "netns", "exec", SERVER_NS] + argv
+        p = subprocess.Popen([str(a) for a in argv], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        self.procs.append(p)
+        time.sleep(1.0)
+        return p
+
+    def stop(self, p):
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        self.procs.remove(p)
+
+    def close(self):
+        for p in list(self.procs):
+            self.stop(p)
+        if self.daemon is not None:
+            self.daemon.terminate()
+            self.daemon.wait(20)
+        for cmd in (("ip", "link", "del", "bnpv0"), ("ip", "netns", "del", CLIENT_NS),
+                    ("ip", "netns", "del", SERVER_NS)):
+            sh(*cmd, check=False)
+
+
+def nginx_argv(work, side):
+    d = os.path.join(work, "nginx-" + side)
+    os.makedirs(os.path.join(d, "logs"), exist_ok=True)
+    root = os.path.join(work, "www")
+    conf = os.path.join(d, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write("user root root; worker_processes 1; daemon off; pid %s/nginx.pid;\n"
+                "error_log %s/logs/error.log; events { worker_connections 8192; }\n"
+                "http { access_log off; keepalive_requests 10000000;\n"
+                "  server { listen 80 backlog=4096; root %s; } }\n" % (d, d, root))
+    return ["nginx", "-c", conf, "-p", d]
+
+
+def wrk_rps(out):
+    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    return float(m.group(1)) if m else None
+
+
+def workloads(secs):
+    """(name, unit, higher_is_better, server argv maker, client runner)."""
+    def nginx_rps(ip):
+        return wrk_rps(in_client("wrk", "-t2", "-c64", "-d%ds" % secs,
+                                 "http://%s/index.html" % ip))
+
+    def nginx_cps(ip):
+        return wrk_rps(in_client("wrk", "-t2", "-c32", "-d%ds" % secs, "-H",
+                                 "Connection: close", "http://%s/index.html" % ip))
+
+    def redis(test):
+        def run(ip):
+            out = in_client("redis-benchmark", "-h", ip, "-q", "-c", "50", "-n",
+                            str(20000 * secs), "-t", test.lower()).replace("\r", "\n")
+            m = re.search(r"^%s: ([\d.]+) requests per second" % test, out, re.M)
+            return float(m.group(1)) if m else None
+        return run
+
+    def iperf3(ip):
+        out = in_client("iperf3", "-c", ip, "-t", str(secs), "-J")
+        try:
+            return json.loads(out)["end"]["sum_received"]["bits_per_second"] / 1e9
+        except (ValueError, KeyError):
+            return None
+
+    def sockperf(ip):
+        out = in_client("sockperf", "ping-pong", "-i", ip, "-p", "11111", "-t", str(secs))
+        m = re.search(r"Summary: Latency is ([\d.]+) usec", out)
+        return float(m.group(1)) if m else None
+
+    redis_argv = lambda w, s: ["redis-server", "--port", "6379", "--bind", "0.0.0.0",
+                               "--protected-mode", "no", "--save", "", "--appendonly", "no"]
+    return [
+        ("nginx keep-alive", "req/s", True, nginx_argv, nginx_rps),
+        ("nginx conn/request", "conn/s", True, nginx_argv, nginx_cps),
+        ("redis SET", "req/s", True, redis_argv, redis("SET")),
+        ("redis GET", "req/s", True, redis_argv, redis("GET")),
+        ("iperf3 TCP", "Gbit/s", True, lambda w, s: ["iperf3", "-s", "-4"], iperf3),
+        ("sockperf UDP ping-pong", "us", False,
+         lambda w, s: ["sockperf", "server", "-p", "11111"], sockperf),
+    ]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--json", default=os.path.join(ROOT, "bench", "out", "preload.json"))
+    a = ap.parse_args()
+    for prog in ("nginx", "wrk", "redis-server", "redis-benchmark", "iperf3", "sockperf"):
+        if shutil.which(prog) is None:
+            sys.exit("bench/preload.py: %s is not installed (./install-deps.sh)" % prog)
+    if not os.access(PRELOAD, os.R_OK):
+        sys.exit("bench/preload.py: build first (make build)")
+    work = tempfile.mkdtemp(prefix="dps-bench-preload.")
+    os.makedirs(os.path.join(work, "www"))
+    with open(os.path.join(work, "www", "index.html"), "w") as f:
+        f.write("x" * 128)
+    b = Bench(work)
+    results = []
+    try:
+        b.topology()
+        b.start_daemon()
+        for name, unit, higher, argv_of, client in workloads(a.seconds):
+            got = {"dpstack": [], "kernel": []}
+            for _ in range(a.runs):
+                for side, ip in (("dpstack", STACK_IP), ("kernel", KERNEL_IP)):
+                    srv = b.server(side, argv_of(work, side))
+                    v = client(ip)
+                    b.stop(srv)
+                    if v is not None:
+                        got[side].append(v)
+            med = {s: statistics.median(v) if v else None for s, v in got.items()}
+            ratio = None
+            if med["dpstack"] and med["kernel"]:
+                ratio = (med["dpstack"] / med["kernel"] if higher
+                         else med["kernel"] / med["dpstack"])
+            results.append({"workload": name, "unit": unit, "higher_is_better": higher,
+                            "dpstack": got["dpstack"], "kernel": got["kernel"],
+                            "median_dpstack": med["dpstack"], "median_kernel": med["kernel"],
+                            "ratio": ratio})
+            fmt = lambda x: "-" if x is None else "%.4g" % x
+            print("%-24s %-7s dpstack %10s  kernel %10s  ratio %s" % (
+                name, unit, fmt(med["dpstack"]), fmt(med["kernel"]), fmt(ratio)), flush=True)
+    finally:
+        b.close()
+        shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.dirname(a.json), exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump({"runs": a.runs, "seconds": a.seconds, "results": results}, f, indent=1)
+    print("ratio: dpstack/kernel for rates, kernel/dpstack for latency (above 1: dpstack "
+          "better); medians of %d runs; JSON in %s" % (a.runs, a.json))
+
+
+if __name__ == "__main__":
+    main()
