@@ -327,24 +327,31 @@ static int pl_fcntl_stack(int fd, int cmd, long arg)
 	return dps_fcntl(fd, cmd, arg);
 }
 
+/* fcntl and fcntl64 (what programs built with 64-bit off_t call) differ only in which libc
+ * definition takes the descriptors that are not ours. */
+static int pl_fcntl(int fd, int cmd, long arg, int (*next)(int, int, ...))
+{
+	return pl_is_stack(fd) ? pl_fcntl_stack(fd, cmd, arg) : next(fd, cmd, arg);
+}
+
 int fcntl(int fd, int cmd, ...)
 {
-	pl_init();
 	va_list ap;
 	va_start(ap, cmd);
 	long arg = va_arg(ap, long);
 	va_end(ap);
-	return pl_is_stack(fd) ? pl_fcntl_stack(fd, cmd, arg) : pl_libc.fcntl(fd, cmd, arg);
+	pl_init();
+	return pl_fcntl(fd, cmd, arg, pl_libc.fcntl);
 }
 
 int fcntl64(int fd, int cmd, ...)
 {
-	pl_init();
 	va_list ap;
 	va_start(ap, cmd);
 	long arg = va_arg(ap, long);
 	va_end(ap);
-	return pl_is_stack(fd) ? pl_fcntl_stack(fd, cmd, arg) : pl_libc.fcntl64(fd, cmd, arg);
+	pl_init();
+	return pl_fcntl(fd, cmd, arg, pl_libc.fcntl64);
 }
 
 int ioctl(int fd, unsigned long request, ...)
