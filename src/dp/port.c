@@ -82,7 +82,7 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool, cha
 	p->tx_burst = af_xdp ? PORT_AF_XDP_TX_BURST : PORT_TX_BURST;
 	/* Even so, after heavy traffic the kernel (seen on 6.18) may stop each kick early,
 	 * counting a descriptor as invalid that it sends on the next kick; frames behind it
-	 * wait for another burst. The worker kicks while idle shortly after sending. */
+	 * wait for another burst. The worker kicks while idle for a second after sending. */
 	p->tx_kick_idle = af_xdp;
 	if (p->tx_multi_seg)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;

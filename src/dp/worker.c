@@ -21,7 +21,7 @@
 #define WORKER_IDLE_POLLS 512    /* empty polls before the first sleep */
 #define WORKER_PREFETCH 4        /* packets whose headers are fetched ahead */
 /* For tx_kick_idle ports: how long after the last frame, and how often, an idle worker kicks. */
-#define WORKER_TX_KICK_MS 20
+#define WORKER_TX_KICK_MS 1000
 #define WORKER_TX_KICK_US 50
 /* After this long without work the naps grow DEEP_FACTOR times longer: the ports of the
  * virtual devices have no RX interrupt, so some polling must go on, and this is what keeps
