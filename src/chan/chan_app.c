@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -134,10 +135,13 @@ struct chan_dsock *chan_dsock_alloc(struct chan_app_worker *aw, uint8_t kind)
 	struct chan_dsock *ds = &aw->app->socks[aw->free_socks[--aw->nfree]];
 	struct chan_sock *ss = chan_dsock_shm(ds);
 	/* `queued` stays: a process may still have the number in its ring from the socket's
-	 * previous life, and it clears the bit when it takes it out. */
-	uint64_t queued = atomic_load(&ss->queued);
-	memset(ss, 0, sizeof(*ss));
-	atomic_store(&ss->queued, queued);
+	 * previous life, and it clears the bit when it takes it out. It is not even written
+	 * here: a process clearing its bit between a read and a write-back would see it set
+	 * again with nothing in its ring, and never hear of the socket's new life (nginx lost
+	 * about one accepted connection in 25,000 that way). */
+	const size_t q = offsetof(struct chan_sock, queued), after = q + sizeof(ss->queued);
+	memset(ss, 0, q);
+	memset((char *)ss + after, 0, sizeof(*ss) - after);
 	ss->kind = kind;
 	ds->kind = kind;
 	atomic_fetch_add(&aw->app->chan->live_socks, 1);

@@ -267,10 +267,6 @@ def http_get_close(ip, port, path="/index.html"):
         return "error: %s" % e
 
 
-@pytest.mark.xfail(strict=False, reason="known bug: under a high connection rate about one "
-                   "accepted connection in 25,000 never reports its first request to nginx "
-                   "(EPOLLIN lost for a just-accepted socket), reload or not; the client "
-                   "times out")
 def test_nginx_reload_under_load_fails_no_request_and_quit_exits_cleanly(st, work):
     need("nginx")
     root = str(work / "www")
