@@ -49,6 +49,7 @@ struct dps_file *dps_file_new(enum dps_kind kind, int kernel_fd)
 	f->kind = kind;
 	f->cloexec = true;
 	atomic_init(&f->refs, 1);
+	atomic_init(&f->nfds, 1);
 	pthread_mutex_init(&f->rx_lock, NULL);
 	pthread_mutex_init(&f->tx_lock, NULL);
 	return f;
@@ -70,14 +71,22 @@ static int dps_table_grow(size_t need)
 	return 0;
 }
 
-int dps_file_install(struct dps_file *f)
+int dps_file_install_at(struct dps_file *f, int fd)
 {
 	pthread_rwlock_wrlock(&fd_lock);
-	int rc = dps_table_grow((size_t)f->fd);
-	if (rc == 0)
-		fd_table[f->fd] = f;
+	int rc = dps_table_grow((size_t)fd);
+	if (rc == 0) {
+		if (fd != f->fd)
+			atomic_fetch_add(&f->refs, 1);
+		fd_table[fd] = f;
+	}
 	pthread_rwlock_unlock(&fd_lock);
 	return rc;
+}
+
+int dps_file_install(struct dps_file *f)
+{
+	return dps_file_install_at(f, f->fd);
 }
 
 struct dps_file *dps_file_get(int fd)

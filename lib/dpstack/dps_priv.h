@@ -59,7 +59,9 @@ struct dps_epoll;
 
 struct dps_file {
 	_Atomic int refs;
-	int fd;
+	_Atomic int nfds;               /* descriptor numbers naming it (dup); the socket is
+					 * closed when the last of them is */
+	int fd;                         /* the first number, -1 once closed while dups remain */
 	enum dps_kind kind;
 	struct dps_attach *at;
 	uint32_t socks[CHAN_MAX_WORKERS];
@@ -110,6 +112,8 @@ struct dps_file *dps_file_get(int fd);
 void dps_file_put(struct dps_file *f);
 /* Publishes f at f->fd: from now on calls find it. */
 int dps_file_install(struct dps_file *f);
+/* The same at another number (a dup of f), taking a reference for the table. */
+int dps_file_install_at(struct dps_file *f, int fd);
 /* Removes fd from the table; returns the file (reference passed to the caller) or NULL. */
 struct dps_file *dps_file_remove(int fd);
 void dps_files_after_fork(void);
@@ -154,5 +158,9 @@ int dps_udp_ensure_open(struct dps_file *f);
 int dps_release_fd(int fd);
 /* Makes an existing kernel epoll instance able to watch stack sockets too. */
 int dps_epoll_adopt(int kfd);
+/* dup(2) family for stack files: a second number naming the same file (newfd < 0: the
+ * lowest free number >= minfd; else exactly newfd, closing what was there). Returns the
+ * number, or -1 with errno. */
+int dps_dup(int oldfd, int newfd, int minfd);
 
 #endif

@@ -459,8 +459,17 @@ static int dps_close_file(int fd, bool keep_fd)
 	struct dps_file *f = dps_file_remove(fd);
 	if (f == NULL)
 		return DPS_FAIL(EBADF);
-	if (keep_fd)
+	/* This number goes now; the file's first number is closed by its last reference. */
+	bool first = fd == f->fd;
+	if (first && (keep_fd || atomic_load(&f->nfds) > 1))
 		f->fd = -1;
+	if ((!first || f->fd < 0) && !keep_fd)
+		close(fd);
+	if (atomic_fetch_sub(&f->nfds, 1) > 1) {
+		/* Another number still names the socket (dup): it stays open. */
+		dps_file_put(f);
+		return 0;
+	}
 	if (f->at != NULL && !dps_attach_dead(f->at)) {
 		for (unsigned i = 0; i < f->nsocks; i++)
 			dps_cmd(f->at, f->socks[i], CHAN_CMD_CLOSE, 0);
@@ -484,6 +493,41 @@ int dps_close(int fd)
 int dps_release_fd(int fd)
 {
 	return dps_close_file(fd, true);
+}
+
+int dps_dup(int oldfd, int newfd, int minfd)
+{
+	struct dps_file *f = dps_file_get(oldfd);
+	if (f == NULL)
+		return DPS_FAIL(EBADF);
+	if (newfd == oldfd) {
+		dps_file_put(f);
+		return newfd;
+	}
+	/* A kernel duplicate of the old number's placeholder (or epoll instance) holds the new
+	 * number, as the first one does. By system call: the preload shim's fcntl and dup3
+	 * would send a stack file back here. */
+	int n;
+	if (newfd < 0) {
+		n = (int)syscall(SYS_fcntl, oldfd, F_DUPFD_CLOEXEC, minfd);
+	} else {
+		if (dps_is_stack_fd(newfd))
+			dps_close_file(newfd, true);
+		n = (int)syscall(SYS_dup3, oldfd, newfd, O_CLOEXEC);
+	}
+	if (n < 0) {
+		int e = errno;
+		dps_file_put(f);
+		return DPS_FAIL(e);
+	}
+	atomic_fetch_add(&f->nfds, 1);
+	int rc = dps_file_install_at(f, n);
+	if (rc < 0) {
+		atomic_fetch_sub(&f->nfds, 1);
+		close(n);
+	}
+	dps_file_put(f);
+	return rc < 0 ? DPS_FAIL(-rc) : n;
 }
 
 static int dps_name(int fd, struct sockaddr *addr, socklen_t *len, bool peer)

@@ -316,14 +316,10 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	return rc;
 }
 
-/* F_DUPFD and F_DUPFD_CLOEXEC make a second descriptor, which stack sockets do not have. */
 static int pl_fcntl_stack(int fd, int cmd, long arg)
 {
-	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
-		PL_LOG("fcntl(%d, F_DUPFD): not for stack sockets", fd);
-		errno = EOPNOTSUPP;
-		return -1;
-	}
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+		return dps_dup(fd, -1, (int)arg);
 	return dps_fcntl(fd, cmd, arg);
 }
 
@@ -364,15 +360,17 @@ int ioctl(int fd, unsigned long request, ...)
 	return pl_is_stack(fd) ? dps_ioctl(fd, request, arg) : pl_libc.ioctl(fd, request, arg);
 }
 
-/* A second number for a stack socket is not supported (EOPNOTSUPP, logged); putting a
- * descriptor over a stack socket closes the socket first, as the kernel would. */
+/* A second number for a stack socket names the same socket (libdpstack's dps_dup); putting
+ * a kernel descriptor over a stack socket closes that number of the socket first, as the
+ * kernel would. */
 static int pl_dup_onto(int oldfd, int newfd, int flags, bool is_dup2)
 {
-	if (pl_is_stack(oldfd)) {
-		PL_LOG("dup of stack socket %d: not supported", oldfd);
-		errno = EOPNOTSUPP;
+	if (!is_dup2 && (oldfd == newfd || (flags & ~O_CLOEXEC))) {
+		errno = EINVAL;
 		return -1;
 	}
+	if (pl_is_stack(oldfd))
+		return dps_dup(oldfd, newfd, 0);
 	if (oldfd != newfd && pl_is_stack(newfd)) {
 		pl_pending_forget(newfd);
 		dps_release_fd(newfd);
@@ -383,12 +381,7 @@ static int pl_dup_onto(int oldfd, int newfd, int flags, bool is_dup2)
 int dup(int fd)
 {
 	pl_init();
-	if (pl_is_stack(fd)) {
-		PL_LOG("dup of stack socket %d: not supported", fd);
-		errno = EOPNOTSUPP;
-		return -1;
-	}
-	return pl_libc.dup(fd);
+	return pl_is_stack(fd) ? dps_dup(fd, -1, 0) : pl_libc.dup(fd);
 }
 
 int dup2(int oldfd, int newfd)

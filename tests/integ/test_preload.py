@@ -12,7 +12,7 @@ the Linux kernel in the peer's namespace and against each other over the stack:
    ping-pong (UDP and TCP);
 6. the shim's edges: stack sockets above FD_SETSIZE given to select (EINVAL, no
    corruption), loopback addresses left to the kernel, DPSTACK_PRELOAD=kernel, a missing
-   daemon (one clear line), DPSTACK_PRELOAD_LOG.
+   daemon (one clear line), DPSTACK_PRELOAD_LOG, dup/dup2/F_DUPFD numbers of one socket.
 
 Every program runs in its own session and is ended by PID (its process group: the programs
 it forked) at the end of its test; each test then waits until the daemon has no application
@@ -486,3 +486,51 @@ def test_missing_daemon_is_one_clear_line_and_log_shows_calls(st, work):
                  env=stack_env(st, DPSTACK_PRELOAD_LOG="1"), check=False)
     assert re.search(r"dpstack\[\d+\]: socket\(tcp\) = \d+", r.stderr), r.stderr
     assert re.search(r"connect\(\d+\) = -1", r.stderr), r.stderr
+
+
+DUP_CLIENT = r"""
+import fcntl, os, socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+a = os.dup(s.fileno())
+os.dup2(s.fileno(), 900)
+c = fcntl.fcntl(a, fcntl.F_DUPFD, 950)
+os.write(a, b"dup ")
+os.write(900, b"dup2 ")
+s.close()                   # the first number goes; the socket stays open
+os.write(c, b"F_DUPFD ")
+os.close(a)
+os.close(c)
+os.write(900, b"last\n")
+print("numbers", c >= 950)
+os.close(900)               # the last number: now the peer sees the end
+"""
+
+
+def test_dup_numbers_share_one_socket_closed_by_the_last(st, work):
+    ls = topo.in_netns(st.peer.ns, lambda: socket.create_server((st.peer_ip, 0)), timeout=5)
+    try:
+        port = ls.getsockname()[1]
+        got = {}
+
+        def serve():
+            ls.settimeout(20)
+            c, _ = ls.accept()
+            c.settimeout(20)
+            data = b""
+            while True:
+                b = c.recv(4096)
+                if not b:
+                    break
+                data += b
+            got["data"] = data
+            c.close()
+
+        t = threading.Thread(target=serve)
+        t.start()
+        r = topo.run(["python3", "-c", DUP_CLIENT, st.peer_ip, str(port)],
+                     env=stack_env(st), timeout=60, check=False)
+        t.join(30)
+        assert r.returncode == 0 and "numbers True" in r.stdout, r
+        assert got.get("data") == b"dup dup2 F_DUPFD last\n", got
+    finally:
+        ls.close()
