@@ -39,6 +39,7 @@ struct dps_epitem {
 
 struct dps_epoll {
 	struct dps_attach *at;
+	int kfd;                        /* the kernel instance */
 	unsigned gen;
 	TAILQ_HEAD(ready_q, dps_epitem) ready;
 	LIST_HEAD(, dps_epitem) items;
@@ -88,6 +89,17 @@ static void dps_ep_item_free(struct dps_epitem *it)
 	dps_ep_unready(it);
 	LIST_REMOVE(it, ep_link);
 	free(it);
+}
+
+void dps_epoll_hand_over(struct dps_file *f, int kfd)
+{
+	pthread_mutex_lock(&dps_ep_lock);
+	for (struct dps_epitem *it = f->watchers; it != NULL; it = it->next_watch) {
+		struct epoll_event e = {.events = it->events, .data = it->data};
+		if (!it->disabled)
+			dps_sys_epoll_ctl(it->ep->kfd, EPOLL_CTL_ADD, kfd, &e);
+	}
+	pthread_mutex_unlock(&dps_ep_lock);
 }
 
 void dps_epoll_forget(struct dps_file *f)
@@ -143,6 +155,7 @@ static int dps_epoll_wrap(int kfd, bool cloexec)
 	f->at = at;
 	f->ep = ep;
 	ep->at = at;
+	ep->kfd = kfd;
 	TAILQ_INIT(&ep->ready);
 	LIST_INIT(&ep->items);
 	int rc = dps_ep_add_internal(kfd, ep);

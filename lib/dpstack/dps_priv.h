@@ -142,6 +142,9 @@ extern pthread_mutex_t dps_ep_lock;
 /* f became (maybe) ready: queue it on the epoll instances watching it. Under dps_ep_lock. */
 void dps_epoll_notify(struct dps_file *f);
 void dps_epoll_forget(struct dps_file *f);
+/* The epoll instances watching f watch kernel descriptor kfd instead, with the same events
+ * and data (a socket remade on the kernel under the same number). */
+void dps_epoll_hand_over(struct dps_file *f, int kfd);
 void dps_epoll_file_free(struct dps_file *f);
 
 /* --- dps_socket.c --- */
@@ -153,9 +156,12 @@ int dps_file_attach_sock(struct dps_file *f, uint32_t sock);
 int dps_udp_ensure_open(struct dps_file *f);
 
 /* --- for the preload shim (lib/preload) --- */
-/* Closes the stack socket behind fd but leaves the number open: the shim has just put a
- * kernel socket there (dup3) for a socket that turned out not to be the stack's. */
+/* Closes the stack socket behind fd but leaves the number open for what the caller puts
+ * there (dup2 over a stack socket). */
 int dps_release_fd(int fd);
+/* The same when the shim has just put a kernel socket at fd (dup3) for a socket that turned
+ * out not to be the stack's: the epoll instances watching it watch the kernel socket now. */
+int dps_release_to_kernel(int fd);
 /* Makes an existing kernel epoll instance able to watch stack sockets too. */
 int dps_epoll_adopt(int kfd);
 /* dup(2) family for stack files: a second number naming the same file (newfd < 0: the

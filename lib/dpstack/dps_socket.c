@@ -495,6 +495,16 @@ int dps_release_fd(int fd)
 	return dps_close_file(fd, true);
 }
 
+int dps_release_to_kernel(int fd)
+{
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL)
+		return DPS_FAIL(EBADF);
+	dps_epoll_hand_over(f, fd);
+	dps_file_put(f);
+	return dps_close_file(fd, true);
+}
+
 int dps_dup(int oldfd, int newfd, int minfd)
 {
 	struct dps_file *f = dps_file_get(oldfd);

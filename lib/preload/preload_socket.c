@@ -137,7 +137,7 @@ int pl_move_pending_to_kernel(int fd, const char *why)
 	pl_libc.close(k);
 	if (rc < 0)
 		return errno = e, -1;
-	dps_release_fd(fd);
+	dps_release_to_kernel(fd);
 	PL_LOG("fd %d moves to the kernel: %s", fd, why);
 	return 0;
 }

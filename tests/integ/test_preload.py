@@ -534,3 +534,42 @@ def test_dup_numbers_share_one_socket_closed_by_the_last(st, work):
         assert got.get("data") == b"dup dup2 F_DUPFD last\n", got
     finally:
         ls.close()
+
+
+EPOLL_BEFORE_CONNECT = r"""
+import select, socket, sys
+s = socket.socket()
+s.setblocking(False)
+ep = select.epoll()
+ep.register(s.fileno(), select.EPOLLOUT | select.EPOLLIN)   # before connect, as nginx does
+try:
+    s.connect(("127.0.0.1", int(sys.argv[1])))              # a kernel address: moves
+except BlockingIOError:
+    pass
+print("out", any(ev & select.EPOLLOUT for _, ev in ep.poll(5)))
+s.send(b"ping")
+ep.modify(s.fileno(), select.EPOLLIN)
+print("in", any(ev & select.EPOLLIN for _, ev in ep.poll(5)), s.recv(16))
+"""
+
+
+def test_socket_in_epoll_before_moving_to_the_kernel_is_watched_there(st, work):
+    srv = socket.create_server(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+
+    def answer():
+        c, _ = srv.accept()
+        c.recv(16)
+        c.sendall(b"pong")
+        c.close()
+
+    t = threading.Thread(target=answer, daemon=True)
+    t.start()
+    try:
+        r = topo.run(["python3", "-c", EPOLL_BEFORE_CONNECT, str(port)],
+                     env=stack_env(st, DPSTACK_PRELOAD_LOG="1"), timeout=30, check=False)
+        assert r.returncode == 0 and "out True" in r.stdout and "in True b'pong'" in r.stdout, r
+        assert "moves to the kernel" in r.stderr, r.stderr
+    finally:
+        t.join(5)
+        srv.close()
