@@ -61,13 +61,8 @@ def programs():
 @pytest.fixture(scope="module")
 def st():
     """One port with short TCP close timers; the module's daemon."""
-    lab = topo.Lab("apps")
-    try:
-        s = topo.SinglePort(lab, extra_config=SHORT_TIMERS)
-        s.warm_up()
+    with topo.single_port("apps", SHORT_TIMERS) as s:
         yield s
-    finally:
-        lab.close()
 
 
 @pytest.fixture(autouse=True)

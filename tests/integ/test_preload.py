@@ -53,13 +53,8 @@ def need(*names):
 
 @pytest.fixture(scope="module")
 def st():
-    lab = topo.Lab("preload")
-    try:
-        s = topo.SinglePort(lab, extra_config=SHORT_TIMERS)
-        s.warm_up()
+    with topo.single_port("preload", SHORT_TIMERS) as s:
         yield s
-    finally:
-        lab.close()
 
 
 @pytest.fixture
@@ -213,14 +208,26 @@ def nginx_argv(d, conf, *extra):
         extra)
 
 
-def test_nginx_two_workers_serve_kernel_curl_wrk_and_a_1mb_file(st, work):
-    need("nginx", "wrk", "curl")
+@contextlib.contextmanager
+def nginx_running(st, work, port, kernel=False, **conf):
+    """nginx serving the test site on port, on the stack (preloaded) or, with kernel, in the
+    peer's namespace; yields (program, SHA-256 of big.bin) once it listens."""
     root = str(work / "www")
     digest = write_site(root)
-    d = str(work / "ngx")
-    conf = nginx_conf(d, 80, root, ssl_port=443)
-    with program(nginx_argv(d, conf), env=stack_env(st), log=str(work / "nginx.out")) as ngx:
-        wait_listening(st, 80, ngx)
+    d = str(work / ("kngx" if kernel else "ngx"))
+    argv = nginx_argv(d, nginx_conf(d, port, root, **conf))
+    with program(argv, env=None if kernel else stack_env(st), ns=st.peer.ns if kernel else None,
+                 log=str(work / "nginx.out")) as ngx:
+        if kernel:
+            wait_listening(st, port, ngx, ns=st.peer.ns, ip=st.peer_ip)
+        else:
+            wait_listening(st, port, ngx)
+        yield ngx, digest
+
+
+def test_nginx_two_workers_serve_kernel_curl_wrk_and_a_1mb_file(st, work):
+    need("nginx", "wrk", "curl")
+    with nginx_running(st, work, 80, ssl_port=443) as (ngx, digest):
         workers = topo.run(["pgrep", "-P", str(ngx.pid)]).stdout.split()
         assert len(workers) == 2, "master %d has workers %s" % (ngx.pid, workers)
         base = "http://%s" % st.stack_ip
@@ -392,12 +399,7 @@ def test_sockperf_ping_pong_both_ends_on_the_stack(st, work):
 
 def test_curl_and_wrk_on_the_stack_against_kernel_nginx(st, work):
     need("nginx", "wrk", "curl")
-    root = str(work / "www")
-    digest = write_site(root)
-    d = str(work / "kngx")
-    conf = nginx_conf(d, 8081, root, workers=1)
-    with program(nginx_argv(d, conf), ns=st.peer.ns, log=str(work / "nginx.out")) as ngx:
-        wait_listening(st, 8081, ngx, ns=st.peer.ns, ip=st.peer_ip)
+    with nginx_running(st, work, 8081, kernel=True, workers=1) as (_, digest):
         env = stack_env(st)
         base = "http://%s:8081" % st.peer_ip
         r = topo.run(["sh", "-c", "curl -sS -m 30 %s/big.bin | sha256sum" % base], env=env,
@@ -422,12 +424,7 @@ def test_both_ends_on_the_stack_redis_benchmark_and_wrk_nginx(st, work):
         done = re.findall(r"^(\w+): [\d.]+ requests per second", r.stdout.replace("\r", "\n"),
                           re.M)
         assert sorted(done) == ["GET", "INCR", "LPOP", "LPUSH", "SET"], r.stdout[-500:]
-    root = str(work / "www")
-    write_site(root)
-    d = str(work / "ngx")
-    conf = nginx_conf(d, 8082, root)
-    with program(nginx_argv(d, conf), env=env, log=str(work / "nginx.out")) as ngx:
-        wait_listening(st, 8082, ngx)
+    with nginx_running(st, work, 8082):
         r = topo.run(["wrk", "-t2", "-c16", "-d2s", "http://%s:8082/index.html" % st.stack_ip],
                      env=env, timeout=60)
         n, bad, errs = wrk_result(r.stdout)

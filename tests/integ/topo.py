@@ -10,6 +10,7 @@ hex, so two runs (or two pytest processes) never clash, and a later run can reco
 of a dead one (see remove_stale).
 """
 
+import contextlib
 import ctypes
 import json as jsonlib
 import os
@@ -718,6 +719,18 @@ def counters_delta(before, after):
 def drops_delta(before, after):
     return {k: after["drops"][k] - before["drops"].get(k, 0) for k in after["drops"]
             if after["drops"][k] != before["drops"].get(k, 0)}
+
+
+@contextlib.contextmanager
+def single_port(name, extra_config=()):
+    """A lab with one port, warmed up: a test module's daemon, torn down afterwards."""
+    lab = Lab(name)
+    try:
+        s = SinglePort(lab, extra_config=extra_config)
+        s.warm_up()
+        yield s
+    finally:
+        lab.close()
 
 
 def apps_stats(d):
