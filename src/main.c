@@ -210,6 +210,7 @@ static int pick_worker_lcores(struct daemon *d)
 static int start_dataplane(struct daemon *d)
 {
 	char err[256];
+	steer_init(&d->steer, d->nb_workers);
 	d->pool = rte_pktmbuf_pool_create("mbufs", d->nb_mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 					  (int)rte_socket_id());
 	if (d->pool == NULL) {
@@ -223,13 +224,9 @@ static int start_dataplane(struct daemon *d)
 	}
 	for (unsigned i = 0; i < d->nb_ports; i++) {
 		struct port *p = &d->ports[i];
-		if (port_start(p, (uint16_t)d->nb_workers, d->pool, err, sizeof(err)) != 0) {
+		if (port_start(p, (uint16_t)d->nb_workers, d->pool, &d->steer, err,
+			       sizeof(err)) != 0) {
 			fprintf(stderr, "dpstackd: port %s: %s\n", p->name, err);
-			return -1;
-		}
-		if (p->nb_queues < d->nb_workers) {
-			fprintf(stderr, "dpstackd: port %s has %u queue pairs, fewer than the %u "
-					"workers\n", p->name, p->nb_queues, d->nb_workers);
 			return -1;
 		}
 		struct eth_addr mac;
@@ -238,7 +235,7 @@ static int start_dataplane(struct daemon *d)
 	}
 	for (unsigned w = 0; w < d->nb_workers; w++) {
 		rc = worker_init(&d->workers[w], w, d->worker_lcores[w], d->ports, d->nb_ports,
-				 d->pool, d->idle_sleep_max_us);
+				 d->pool, d->idle_sleep_max_us, &d->steer);
 		if (rc != 0) {
 			fprintf(stderr, "dpstackd: worker %u: %s\n", w, strerror(-rc));
 			return -1;

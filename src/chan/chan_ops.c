@@ -10,6 +10,7 @@
 #include "chan_worker.h"
 #include "../proto/stack.h"
 #include "../proto/tcp.h"
+#include "../proto/steer.h"
 #include "../proto/tcp_cc.h"
 #include "../proto/udp.h"
 
@@ -223,8 +224,11 @@ int chan_job_connect(struct stack *s, void *arg)
 	if (ds == NULL)
 		return -EMFILE;
 	struct sock_owner own = chan_owner(ds, rq->pid);
-	rc = tcp_connect(s, ntohl(rq->laddr), ntohs(rq->lport), ntohl(rq->raddr),
-			 ntohs(rq->rport), &o, &own, &ds->tcp);
+	uint32_t laddr = ntohl(rq->laddr), raddr = ntohl(rq->raddr);
+	uint16_t lport = ntohs(rq->lport), rport = ntohs(rq->rport);
+	rc = tcp_connect(s, laddr, lport, raddr, rport, &o, &own, &ds->tcp);
+	if (rc == -EXDEV && tcp_connect_source(s, raddr, &laddr) == 0)
+		j->redirect = steer_tcp_owner(s->steer, raddr, laddr, rport, lport);
 	if (rc < 0) {
 		chan_dsock_release(ds);
 		return rc;

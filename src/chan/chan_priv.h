@@ -106,6 +106,7 @@ struct chan {
 	pthread_t thread;
 	bool thread_running;
 	uint64_t next_app_id;
+	unsigned next_worker;           /* chan_next_worker */
 	TAILQ_HEAD(, chan_app) apps;
 	unsigned napps;
 	struct chan_bind *binds;        /* TCP bind reservations (chan_server.c) */

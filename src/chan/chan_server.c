@@ -40,6 +40,21 @@ static int chan_run(struct chan *ch, unsigned w, int (*fn)(struct stack *, void 
 	return worker_call(&ch->workers[w], fn, j);
 }
 
+/* The worker for a new connection: each in turn, so active opens spread over them (the
+ * stack then picks a source port whose flow that worker owns, steer.h). */
+static unsigned chan_next_worker(struct chan *ch)
+{
+	return ch->next_worker++ % ch->nb_workers;
+}
+
+/* The worker for a datagram socket: the owner of its port, or any for an ephemeral one. */
+static unsigned chan_udp_worker(struct chan *ch, uint16_t lport_be)
+{
+	const struct steer *st = ch->workers[0].stack->steer;
+	return st != NULL && lport_be != 0 ? steer_udp_owner(st, ntohs(lport_be))
+					   : chan_next_worker(ch);
+}
+
 static int chan_run_all(struct chan *ch, int (*fn)(struct stack *, void *), struct chan_job *j)
 {
 	int rc = 0;
@@ -304,7 +319,9 @@ static bool chan_request(struct chan *ch, struct chan_app *a, unsigned p, struct
 		}
 		if (rq->lport != 0)
 			chan_bind_drop(ch, a, p, 0, rq->laddr, rq->lport);
-		rc = chan_run(ch, 0, chan_job_connect, &j);
+		rc = chan_run(ch, chan_next_worker(ch), chan_job_connect, &j);
+		if (rc == -EXDEV) /* a bound port whose flow another worker owns */
+			rc = chan_run(ch, j.redirect, chan_job_connect, &j);
 		rep.count = 1;
 		break;
 	case CHAN_OP_BIND:
@@ -320,8 +337,9 @@ static bool chan_request(struct chan *ch, struct chan_app *a, unsigned p, struct
 		rc = 0;
 		break;
 	case CHAN_OP_UDP_OPEN:
-		rc = chan_port_allowed(&a->procs[p], rq->lport) ? chan_run(ch, 0, chan_job_udp_open, &j)
-								: -EACCES;
+		rc = chan_port_allowed(&a->procs[p], rq->lport)
+			     ? chan_run(ch, chan_udp_worker(ch, rq->lport), chan_job_udp_open, &j)
+			     : -EACCES;
 		rep.count = 1;
 		break;
 	case CHAN_OP_UDP_CONNECT:

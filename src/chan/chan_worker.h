@@ -24,6 +24,7 @@ struct chan_job {
 	unsigned worker;
 	const struct chan_req *req;
 	struct chan_reply *rep;
+	unsigned redirect;      /* -EXDEV: the worker that owns the flow the request names */
 };
 
 int chan_job_app_add(struct stack *s, void *arg);       /* the worker starts polling app */

@@ -33,6 +33,7 @@ struct daemon {
 	struct chan_config chan_cfg;     /* app-sockets, app-arena-mb */
 
 	/* Running state. */
+	struct steer steer;              /* which worker owns a flow (read-only once set) */
 	struct rte_mempool *pool;
 	struct worker workers[WORKER_MAX];
 	bool workers_running;

@@ -37,8 +37,28 @@ static int port_find_eth(const struct port *p, uint16_t *eth_port)
 	return -ENODEV;
 }
 
-int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool, char *err,
-	       size_t errlen)
+/* The indirection table picks a queue from the hash's low bits as steer's table picks a
+ * worker; queue i is worker i's. A device that refuses keeps its own table: the workers
+ * then steer what lands on the wrong queue. */
+static void port_set_reta(struct port *p, const struct rte_eth_dev_info *info,
+			  const struct steer *steer)
+{
+	uint16_t size = info->reta_size;
+	if (size == 0 || size % RTE_ETH_RETA_GROUP_SIZE != 0 || size > RTE_ETH_RSS_RETA_SIZE_512)
+		return;
+	struct rte_eth_rss_reta_entry64 reta[RTE_ETH_RSS_RETA_SIZE_512 / RTE_ETH_RETA_GROUP_SIZE];
+	memset(reta, 0, sizeof(reta));
+	for (uint16_t i = 0; i < size; i++) {
+		struct rte_eth_rss_reta_entry64 *g = &reta[i / RTE_ETH_RETA_GROUP_SIZE];
+		g->mask |= 1ull << (i % RTE_ETH_RETA_GROUP_SIZE);
+		g->reta[i % RTE_ETH_RETA_GROUP_SIZE] =
+			(uint16_t)(steer_of_hash(steer, i) % p->nb_queues);
+	}
+	p->hw_rss_reta = rte_eth_dev_rss_reta_update(p->eth_port, reta, size) == 0;
+}
+
+int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
+	       const struct steer *steer, char *err, size_t errlen)
 {
 	int rc = port_find_eth(p, &p->eth_port);
 	if (rc < 0) {
@@ -64,11 +84,20 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool, cha
 	p->nb_queues = q;
 
 	struct rte_eth_conf conf = {0};
-	if (q > 1 && info.flow_type_rss_offloads != 0) {
+	/* Hardware RSS with the stack's own key, so that the NIC's choice of queue agrees with
+	 * the worker that owns the flow (steer.h); where it does not, workers steer. */
+	uint8_t key[TOEPLITZ_KEY_LEN];
+	memcpy(key, toeplitz_symmetric_key, sizeof(key));
+	p->hw_rss = q > 1 && info.flow_type_rss_offloads != 0;
+	if (p->hw_rss) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf =
 			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) &
 			info.flow_type_rss_offloads;
+		if (info.hash_key_size == TOEPLITZ_KEY_LEN) {
+			conf.rx_adv_conf.rss_conf.rss_key = key;
+			conf.rx_adv_conf.rss_conf.rss_key_len = TOEPLITZ_KEY_LEN;
+		}
 	}
 	p->rx_ip_cksum = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) != 0;
 	if (p->rx_ip_cksum)
@@ -108,6 +137,8 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool, cha
 		snprintf(err, errlen, "%s: start: %s", p->name, strerror(-rc));
 		return rc;
 	}
+	if (p->hw_rss)
+		port_set_reta(p, &info, steer);
 	rte_eth_macaddr_get(p->eth_port, &p->mac);
 	if (rte_eth_dev_get_mtu(p->eth_port, &p->mtu) != 0 || p->mtu < NETCFG_MIN_MTU)
 		p->mtu = RTE_ETHER_MTU;

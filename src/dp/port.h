@@ -1,5 +1,5 @@
 /* DPDK ports: probing a device named in the config, configuring one RX/TX queue pair per
- * worker (fewer if the device has fewer), RSS across them, and checksum offloads. */
+ * worker (fewer if the device has fewer), RSS across them with the stack's key, and checksum offloads. */
 #ifndef DPS_DP_PORT_H
 #define DPS_DP_PORT_H
 
@@ -9,6 +9,7 @@
 #include <rte_ethdev.h>
 
 #include "../proto/netcfg.h"
+#include "../proto/steer.h"
 
 #define PORT_DEVARGS_LEN 256
 
@@ -27,16 +28,19 @@ struct port {
 	bool tx_multi_seg;              /* the PMD sends chained mbufs (else we linearize) */
 	uint16_t tx_burst;              /* frames per TX burst (the TX buffer's size) */
 	bool tx_kick_idle;              /* frames may wait in the PMD until its next burst */
+	bool hw_rss;                    /* the device spreads flows over its queues by hash */
+	bool hw_rss_reta;               /* ... with our key and table (steer.h) */
 };
 
 /* True when devargs names a PCI device (DDDD:BB:DD.F or BB:DD.F) rather than a vdev. */
 bool port_devargs_is_pci(const char *devargs);
 
 /* After rte_eal_init: finds the ethdev the EAL created for p->devargs, configures it with
- * nb_queues queue pairs (capped by the device) drawing from pool, and starts it.
+ * nb_queues queue pairs (capped by the device) drawing from pool, with hardware RSS set
+ * up as steer says where the device has it, and starts it.
  * Returns 0 or -errno with a message in err. */
-int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool, char *err,
-	       size_t errlen);
+int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
+	       const struct steer *steer, char *err, size_t errlen);
 void port_stop(struct port *p);
 
 #endif

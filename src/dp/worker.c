@@ -15,6 +15,7 @@
 
 #define WORKER_MAILBOX_SIZE 64
 #define WORKER_NEIGH_RING_SIZE 1024 /* ARP news waiting for a worker; more are dropped */
+#define WORKER_HANDOFF_RING_SIZE 4096 /* packets handed to a worker and not yet taken */
 #define WORKER_DRAIN_US 100      /* longest a frame waits in a TX buffer under load */
 #define WORKER_TICK_MS 10        /* all stack timers */
 #define WORKER_FAST_TICK_MS 1    /* TCP's: delayed ACKs and RTOs want ms resolution */
@@ -89,16 +90,83 @@ void worker_set_peers(struct worker *w, struct worker *all, unsigned n)
 	w->nb_peers = n;
 }
 
+/* Hands h to a peer's ring and notes that the peer may need waking. */
+static bool worker_hand_to(struct worker *w, unsigned peer, struct rte_ring *r,
+			   struct worker_handoff *h)
+{
+	if (rte_ring_mp_enqueue_elem(r, h, sizeof(*h)) != 0)
+		return false;
+	w->wake_peers |= 1ull << peer;
+	return true;
+}
+
+static bool worker_steer(void *ctx, unsigned owner, struct rte_mbuf *m, unsigned how)
+{
+	struct worker *w = ctx;
+	struct worker_handoff h = {.m = m, .arg = how};
+	return worker_hand_to(w, owner, w->peers[owner].steer_in, &h);
+}
+
 static void worker_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 {
 	struct worker *w = ctx;
 	if (m->nb_segs > 1 && !w->tx_multi_seg[port] && (m = worker_linearize(w, m)) == NULL)
 		return;
-	rte_eth_tx_buffer(w->eth_port[port], w->txq[port], w->txbuf[port], m);
+	if (w->tx_via[port] < 0) {
+		rte_eth_tx_buffer(w->eth_port[port], w->txq[port], w->txbuf[port], m);
+		return;
+	}
+	unsigned via = (unsigned)w->tx_via[port];
+	struct worker_handoff h = {.m = m, .arg = port};
+	if (!worker_hand_to(w, via, w->peers[via].tx_in, &h)) {
+		w->handoff_full++;
+		worker_tx_error(&m, 1, &w->txctx[port]);
+	}
+}
+
+/* Takes what the other workers handed over: datagrams of flows we own, frames to send. */
+static unsigned worker_run_handoffs(struct worker *w)
+{
+	struct worker_handoff h[WORKER_BURST];
+	unsigned n = rte_ring_sc_dequeue_burst_elem(w->steer_in, h, sizeof(h[0]), WORKER_BURST,
+						    NULL);
+	for (unsigned i = 0; i < n; i++)
+		stack_input_steered(w->stack, h[i].m, h[i].arg);
+	unsigned t = rte_ring_sc_dequeue_burst_elem(w->tx_in, h, sizeof(h[0]), WORKER_BURST, NULL);
+	for (unsigned i = 0; i < t; i++) {
+		uint16_t p = (uint16_t)h[i].arg;
+		rte_eth_tx_buffer(w->eth_port[p], w->txq[p], w->txbuf[p], h[i].m);
+	}
+	return n + t;
+}
+
+/* A napping peer sees its rings only when the nap ends: end it (see worker_idle). */
+static void worker_wake_peers(struct worker *w)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	uint64_t bits = w->wake_peers;
+	w->wake_peers = 0;
+	while (bits != 0) {
+		struct worker *peer = &w->peers[__builtin_ctzll(bits)];
+		bits &= bits - 1;
+		uint64_t one = 1;
+		if (atomic_load(&peer->sleeping) && write(peer->wake_fd, &one, sizeof(one)) < 0) {
+			/* the counter is saturated: the peer is being woken anyway */
+		}
+	}
+}
+
+static struct rte_ring *worker_ring(const char *what, unsigned index, unsigned size,
+				    unsigned elem, int socket)
+{
+	char name[RTE_RING_NAMESIZE];
+	snprintf(name, sizeof(name), "%s_w%u", what, index);
+	return rte_ring_create_elem(name, elem, size, socket, RING_F_SC_DEQ);
 }
 
 int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,
-		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us)
+		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us,
+		const struct steer *steer)
 {
 	memset(w, 0, sizeof(*w));
 	w->wake_fd = -1;
@@ -112,8 +180,9 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	sp.id = index;
 	sp.socket_id = socket;
 	sp.pool = pool;
+	sp.steer = steer;
 	sp.ops = (struct stack_ops){.xmit = worker_xmit, .neigh_learnt = worker_neigh_learnt,
-				    .ctx = w};
+				    .steer = worker_steer, .ctx = w};
 	w->stack = stack_create(&sp);
 	if (w->stack == NULL)
 		return -rte_errno;
@@ -128,25 +197,31 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 		stack_destroy(w->stack);
 		return -errno;
 	}
-	snprintf(name, sizeof(name), "neigh_w%u", index);
-	w->neigh_in = w->mailbox == NULL ? NULL
-		      : rte_ring_create_elem(name, sizeof(struct worker_neigh_msg),
-					     WORKER_NEIGH_RING_SIZE, socket, RING_F_SC_DEQ);
-	if (w->neigh_in == NULL) {
+	w->neigh_in = worker_ring("neigh", index, WORKER_NEIGH_RING_SIZE,
+				  sizeof(struct worker_neigh_msg), socket);
+	w->steer_in = worker_ring("steer", index, WORKER_HANDOFF_RING_SIZE,
+				  sizeof(struct worker_handoff), socket);
+	w->tx_in = worker_ring("txin", index, WORKER_HANDOFF_RING_SIZE,
+			       sizeof(struct worker_handoff), socket);
+	if (w->mailbox == NULL || w->neigh_in == NULL || w->steer_in == NULL || w->tx_in == NULL) {
 		worker_fini(w);
 		return -rte_errno;
 	}
+	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++)
+		w->tx_via[p] = -1;
 	for (unsigned p = 0; p < nb_ports; p++) {
 		if (!ports[p].used)
 			continue;
-		if (index >= ports[p].nb_queues) {
-			worker_fini(w);
-			return -EINVAL;
-		}
 		w->eth_port[p] = ports[p].eth_port;
 		w->tx_multi_seg[p] = ports[p].tx_multi_seg;
 		w->tx_kick_idle[p] = ports[p].tx_kick_idle;
+		w->txctx[p] = (struct worker_txq_ctx){.stack = w->stack, .port = (uint16_t)p};
+		if (index >= ports[p].nb_queues) {
+			w->tx_via[p] = (int16_t)(index % ports[p].nb_queues);
+			continue;
+		}
 		w->txq[p] = (uint16_t)index;
+		w->txp[w->nb_txp++] = (uint16_t)p;
 		w->rxq[w->nb_rxq++] = (struct worker_rxq){
 			.port = (uint16_t)p, .eth_port = ports[p].eth_port, .queue = (uint16_t)index};
 		w->txbuf[p] = rte_zmalloc_socket("txbuf", RTE_ETH_TX_BUFFER_SIZE(WORKER_BURST), 0,
@@ -156,7 +231,6 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 			return -ENOMEM;
 		}
 		rte_eth_tx_buffer_init(w->txbuf[p], ports[p].tx_burst);
-		w->txctx[p] = (struct worker_txq_ctx){.stack = w->stack, .port = (uint16_t)p};
 		rte_eth_tx_buffer_set_err_callback(w->txbuf[p], worker_tx_error, &w->txctx[p]);
 	}
 	return 0;
@@ -178,6 +252,16 @@ void worker_fini(struct worker *w)
 	w->mailbox = NULL;
 	rte_ring_free(w->neigh_in);
 	w->neigh_in = NULL;
+	/* Peers have stopped: what they handed over and we did not take is freed here. */
+	struct worker_handoff h;
+	while (w->steer_in != NULL && rte_ring_sc_dequeue_elem(w->steer_in, &h, sizeof(h)) == 0)
+		rte_pktmbuf_free(h.m);
+	while (w->tx_in != NULL && rte_ring_sc_dequeue_elem(w->tx_in, &h, sizeof(h)) == 0)
+		rte_pktmbuf_free(h.m);
+	rte_ring_free(w->steer_in);
+	w->steer_in = NULL;
+	rte_ring_free(w->tx_in);
+	w->tx_in = NULL;
 	if (w->wake_fd >= 0)
 		close(w->wake_fd);
 	w->wake_fd = -1;
@@ -185,8 +269,8 @@ void worker_fini(struct worker *w)
 
 static void worker_drain(struct worker *w, uint64_t now)
 {
-	for (unsigned i = 0; i < w->nb_rxq; i++) {
-		uint16_t p = w->rxq[i].port;
+	for (unsigned i = 0; i < w->nb_txp; i++) {
+		uint16_t p = w->txp[i];
 		if (rte_eth_tx_buffer_flush(w->eth_port[p], w->txq[p], w->txbuf[p]) != 0)
 			w->last_tx_tsc = now;
 	}
@@ -195,8 +279,8 @@ static void worker_drain(struct worker *w, uint64_t now)
 /* An empty burst makes such a PMD kick the kernel again for the frames still in its ring. */
 static void worker_kick_tx(struct worker *w)
 {
-	for (unsigned i = 0; i < w->nb_rxq; i++) {
-		uint16_t p = w->rxq[i].port;
+	for (unsigned i = 0; i < w->nb_txp; i++) {
+		uint16_t p = w->txp[i];
 		if (w->tx_kick_idle[p])
 			rte_eth_tx_burst(w->eth_port[p], w->txq[p], NULL, 0);
 	}
@@ -223,6 +307,18 @@ static void worker_idle(struct worker *w, unsigned *empty_polls, uint32_t *sleep
 		*empty_polls = 0;
 		return;
 	}
+	/* Announce the nap, then look at the rings once more: a peer that handed something
+	 * over either sees the announcement and wakes us, or we see its packet
+	 * (worker_wake_peers is the other half). */
+	atomic_store(&w->sleeping, true);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (rte_ring_count(w->steer_in) != 0 || rte_ring_count(w->tx_in) != 0) {
+		atomic_store(&w->sleeping, false);
+		if (w->hooks.sleeping != NULL)
+			w->hooks.sleeping(w->hooks.ctx, false);
+		*empty_polls = 0;
+		return;
+	}
 	struct timespec ts = {.tv_nsec = (long)*sleep_us * 1000};
 	struct pollfd pfd = {.fd = w->wake_fd, .events = POLLIN};
 	if (ppoll(&pfd, 1, &ts, NULL) > 0) {
@@ -232,6 +328,7 @@ static void worker_idle(struct worker *w, unsigned *empty_polls, uint32_t *sleep
 		}
 		*sleep_us = 1;
 	}
+	atomic_store(&w->sleeping, false);
 	if (w->hooks.sleeping != NULL)
 		w->hooks.sleeping(w->hooks.ctx, false);
 	w->idle_sleeps++;
@@ -272,6 +369,7 @@ int worker_main(void *arg)
 			}
 			got += n;
 		}
+		got += worker_run_handoffs(w);
 		w->polls++;
 		if (now - last_tick >= per_ms * WORKER_TICK_MS) {
 			stack_tick(w->stack, now / per_ms);
@@ -286,6 +384,8 @@ int worker_main(void *arg)
 		if (rte_ring_count(w->neigh_in) != 0)
 			worker_run_neigh_news(w);
 		unsigned app_work = w->hooks.poll != NULL ? w->hooks.poll(w->hooks.ctx) : 0;
+		if (w->wake_peers != 0)
+			worker_wake_peers(w);
 		/* Send at once when the queues are quiet (latency), batch while they are busy
 		 * (throughput), and never hold a frame longer than WORKER_DRAIN_US. */
 		if (got == 0 || now - last_drain >= drain_tsc) {

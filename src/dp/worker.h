@@ -12,6 +12,7 @@
 #include <rte_ring.h>
 
 #include "../proto/stack.h"
+#include "../proto/steer.h"
 #include "port.h"
 
 #define WORKER_MAX 64
@@ -28,6 +29,14 @@ struct worker_txq_ctx {
 	struct stack *stack;
 	uint16_t port;
 };
+
+/* A packet one worker passes to another: a datagram for the flow's owner (arg: how, for
+ * stack_input_steered), or a frame to send on a port where the sender has no TX queue of
+ * its own (arg: our port index). */
+struct worker_handoff {
+	struct rte_mbuf *m;
+	uint32_t arg;
+} __attribute__((aligned(16)));
 
 /* What one worker tells the others it learnt from ARP. */
 struct worker_neigh_msg {
@@ -54,11 +63,18 @@ struct worker {
 	struct stack *stack;
 	struct rte_ring *mailbox;
 	struct rte_ring *neigh_in;               /* worker_neigh_msg from the other workers */
+	struct rte_ring *steer_in;               /* worker_handoff: datagrams we own */
+	struct rte_ring *tx_in;                  /* worker_handoff: frames to send for others */
 	struct worker *peers;                    /* all workers (this one included) */
 	unsigned nb_peers;
+	uint64_t wake_peers;                     /* bit i: worker i was handed work */
+	atomic_bool sleeping;                    /* in a nap: hand-overs must wake it */
 	unsigned nb_rxq;
 	struct worker_rxq rxq[NETCFG_MAX_PORTS];
+	unsigned nb_txp;
+	uint16_t txp[NETCFG_MAX_PORTS];          /* the ports where we have a TX queue */
 	uint16_t txq[NETCFG_MAX_PORTS];          /* this worker's TX queue on each port */
+	int16_t tx_via[NETCFG_MAX_PORTS];        /* -1, or the worker that sends for us there */
 	uint16_t eth_port[NETCFG_MAX_PORTS];
 	bool tx_multi_seg[NETCFG_MAX_PORTS];      /* else chained frames are made contiguous */
 	bool tx_kick_idle[NETCFG_MAX_PORTS];      /* see struct port */
@@ -73,6 +89,7 @@ struct worker {
 	uint64_t polls;
 	uint64_t busy_polls;
 	uint64_t idle_sleeps;
+	uint64_t handoff_full;                   /* frames lost: a peer's tx_in was full */
 };
 
 /* A function run on the worker's own thread, between bursts. */
@@ -83,11 +100,14 @@ struct worker_call {
 	atomic_bool done;
 };
 
-/* Creates the worker's stack, mailbox and TX buffers. Worker i polls RX queue i and sends on
- * TX queue i of every port, so each port needs a queue pair per worker (TX queues are not
- * thread-safe): -EINVAL otherwise. Returns 0 or -errno. */
+/* Creates the worker's stack, rings and TX buffers. Worker i polls RX queue i and sends on
+ * TX queue i of every port that has that many; on a port with fewer queue pairs than
+ * workers it receives nothing (the others steer its flows to it, steer.h) and worker
+ * i % nb_queues sends its frames (TX queues are not thread-safe). steer: who owns a flow,
+ * shared read-only by every worker (NULL with one worker). Returns 0 or -errno. */
 int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,
-		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us);
+		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us,
+		const struct steer *steer);
 /* Introduces the workers to each other (before they are launched), for ARP sharing. */
 void worker_set_peers(struct worker *w, struct worker *all, unsigned n);
 void worker_fini(struct worker *w);

@@ -23,6 +23,8 @@
 	X(IP_FRAGS_CREATED,   "ip.frags_created",     "fragments created on output") \
 	X(IP_FRAGS_RX,        "ip.frags_rx",          "fragments received for local delivery") \
 	X(IP_REASSEMBLED,     "ip.reassembled",       "datagrams reassembled") \
+	X(IP_STEERED_OUT,     "ip.steered_out",       "datagrams that reached a worker not owning their flow, handed to the owner") \
+	X(IP_STEERED_IN,      "ip.steered_in",        "datagrams taken from another worker that received them") \
 	X(IP_OPTIONS,         "ip.options",           "packets received with IP options") \
 	X(ICMP_RX,            "icmp.rx",              "ICMP messages received") \
 	X(ICMP_RX_ECHO,       "icmp.rx_echo",         "echo requests received") \
@@ -116,6 +118,7 @@
 	X(IP_BAD_DST,         "ip.bad_dst",           "destination is multicast, broadcast or zero-net on a forwarding path") \
 	X(IP_LINK_BCAST,      "ip.link_bcast",        "unicast destination in a link-layer broadcast or multicast frame (RFC 1122 §3.3.6)") \
 	X(IP_LOOPBACK_FULL,   "ip.loopback_full",     "datagram to our own address dropped: loopback queue full") \
+	X(IP_STEER_FULL,      "ip.steer_full",        "datagram for another worker dropped: its ring was full") \
 	X(IP_UNKNOWN_PROTO,   "ip.unknown_proto",     "no handler for the IP protocol") \
 	X(IP_REASS_DUPLICATE, "ip.reass_duplicate",   "duplicate fragment") \
 	X(IP_REASS_OVERLAP,   "ip.reass_overlap",     "overlapping fragments: datagram discarded") \

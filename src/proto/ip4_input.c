@@ -1,6 +1,7 @@
 /* IPv4 input: validation (shared/STYLE.md order, RFC 791, RFC 1122 §3.2.1, RFC 1812 §5.2.2),
  * options (RFC 7126), then local delivery (with reassembly) or forwarding. */
 #include "stack_internal.h"
+#include "steer.h"
 #include "tcp_priv.h"
 #include "udp_priv.h"
 #include "../wire/icmp4.h"
@@ -34,8 +35,47 @@ static bool ip4_options_acceptable(struct stack *s, struct rte_mbuf *m, size_t h
 	return true;
 }
 
-static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip, bool bcast)
+/* How ip4_deliver got a datagram: flags that also travel with it to another worker. */
+#define IP4_DELIVER_BCAST 0x1    /* to a broadcast address */
+#define IP4_DELIVER_AT_REASS 0x2 /* a fragment at the worker that reassembles its datagram */
+#define IP4_DELIVER_AT_OWNER 0x4 /* a whole datagram at the worker that owns its flow */
+
+/* With several workers, a datagram whose flow another worker owns goes there (steer.h).
+ * True when m went (or was dropped): the caller is done with it. */
+static bool ip4_steer_away(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
+			   unsigned how)
 {
+	unsigned owner;
+	if (how & IP4_DELIVER_AT_OWNER)
+		return false;
+	if (ip->mf || ip->frag_off != 0) {
+		if (how & IP4_DELIVER_AT_REASS)
+			return false;
+		owner = steer_frag_owner(s->steer, ip->src, ip->dst);
+		how |= IP4_DELIVER_AT_REASS;
+	} else {
+		/* Our own loopback datagrams may be chains with the headers in separate
+		 * segments: read the transport's first bytes as one view. */
+		uint8_t copy[STEER_L4_BYTES];
+		uint32_t len = RTE_MIN(rte_pktmbuf_pkt_len(m) - (uint32_t)ip->hdr_len,
+				       (uint32_t)sizeof(copy));
+		const uint8_t *l4 = rte_pktmbuf_read(m, (uint32_t)ip->hdr_len, len, copy);
+		owner = steer_datagram_owner(s->steer, ip, l4, len);
+		how |= IP4_DELIVER_AT_OWNER;
+	}
+	if (owner == STEER_ANY || owner == s->id)
+		return false;
+	if (s->ops.steer(s->ops.ctx, owner, m, how))
+		stack_count(s, STACK_EV_IP_STEERED_OUT);
+	else
+		stack_drop(s, STACK_DROP_IP_STEER_FULL, m);
+	return true;
+}
+
+static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip, unsigned how)
+{
+	if (s->steer != NULL && ip4_steer_away(s, m, ip, how))
+		return;
 	if (ip->mf || ip->frag_off != 0) {
 		stack_count(s, STACK_EV_IP_FRAGS_RX);
 		enum ip4_reass_verdict v;
@@ -53,8 +93,11 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		ip->frag_off = 0;
 		/* A NIC's L4 checksum verdict was about one fragment, not the datagram. */
 		m->ol_flags &= ~RTE_MBUF_F_RX_L4_CKSUM_MASK;
+		if (s->steer != NULL && ip4_steer_away(s, m, ip, how))
+			return;
 	}
 	stack_count(s, STACK_EV_IP_DELIVERED);
+	bool bcast = how & IP4_DELIVER_BCAST;
 	switch (ip->proto) {
 	case IP4_PROTO_ICMP:
 		icmp4_input(s, m, ip, bcast);
@@ -72,6 +115,21 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		stack_drop(s, STACK_DROP_IP_UNKNOWN_PROTO, m);
 		break;
 	}
+}
+
+void stack_input_steered(struct stack *s, struct rte_mbuf *m, unsigned how)
+{
+	stack_count(s, STACK_EV_IP_STEERED_IN);
+	/* The receiving worker checked the datagram; only its fields are wanted again. */
+	struct ip4_repr ip;
+	if (ip4_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_pkt_len(m), false, &ip) !=
+	    WIRE_OK) {
+		stack_drop(s, STACK_DROP_IP_BAD_FIELD, m);
+		return;
+	}
+	ip4_deliver(s, m, &ip, how);
+	if (s->lo_count != 0)
+		stack_loopback_drain(s);
 }
 
 void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
@@ -115,7 +173,7 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 	}
 
 	if (ip4_is_limited_broadcast(ip.dst)) {
-		ip4_deliver(s, m, &ip, true);
+		ip4_deliver(s, m, &ip, IP4_DELIVER_BCAST);
 		return;
 	}
 	if (ip4_is_multicast(ip.dst)) {
@@ -132,11 +190,11 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 	}
 	if (r != NULL && r->type == ROUTE_LOCAL) {
 		/* Weak host model (RFC 1122 §3.3.4.2): any of our addresses, on any port. */
-		ip4_deliver(s, m, &ip, false);
+		ip4_deliver(s, m, &ip, 0);
 		return;
 	}
 	if (r != NULL && r->type == ROUTE_BROADCAST) {
-		ip4_deliver(s, m, &ip, true);
+		ip4_deliver(s, m, &ip, IP4_DELIVER_BCAST);
 		return;
 	}
 	if (!s->cfg.forwarding) {

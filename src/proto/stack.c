@@ -7,6 +7,7 @@
 #include <rte_errno.h>
 
 #include "stack_internal.h"
+#include "steer.h"
 #include "tcp_priv.h"
 #include "udp_priv.h"
 #include "../wire/eth.h"
@@ -35,6 +36,7 @@ struct stack *stack_create(const struct stack_params *p)
 	s->id = p->id;
 	s->pool = p->pool;
 	s->ops = p->ops;
+	s->steer = p->steer != NULL && p->steer->nb_workers > 1 ? p->steer : NULL;
 	char name[32];
 	snprintf(name, sizeof(name), "routes_w%u", p->id);
 	int rc = netcfg_init(&s->cfg, name, p->socket_id);

@@ -17,6 +17,7 @@
 #include "ratelimit.h"
 
 struct stack;
+struct steer;
 struct tcp_stack;
 struct udp_stack;
 
@@ -30,6 +31,10 @@ struct stack_ops {
 	 * stack_neigh_learn (DESIGN.md: per-worker copies fed by messages). */
 	void (*neigh_learnt)(void *ctx, uint16_t port, uint32_t ip, const struct eth_addr *mac,
 			     unsigned flags);
+	/* With steer: hands datagram m (at its IP header, m->port its port) to worker, which
+	 * passes it with how to stack_input_steered. False when it cannot take it (the stack
+	 * then counts the drop and frees m). */
+	bool (*steer)(void *ctx, unsigned worker, struct rte_mbuf *m, unsigned how);
 	void *ctx;
 };
 
@@ -38,6 +43,7 @@ struct stack_params {
 	int socket_id;
 	struct rte_mempool *pool;        /* for frames the stack creates */
 	struct stack_ops ops;
+	const struct steer *steer;       /* with several workers: who owns a flow; else NULL */
 	struct neigh_params neigh;
 	struct ip4_reass_params reass;
 	uint32_t icmp_rate;              /* ICMP errors per second (RFC 1812 §4.3.2.8) */
@@ -65,6 +71,7 @@ struct stack {
 	uint64_t now_us;                 /* the same clock, finer: RTT samples (TCP) */
 	struct rte_mempool *pool;
 	struct stack_ops ops;
+	const struct steer *steer;
 	struct netcfg cfg;
 	struct neigh_table *neigh;
 	struct ip4_reass *reass;
@@ -88,6 +95,8 @@ void stack_destroy(struct stack *s);
 
 /* Receives one frame that arrived on port at now_ms. Always takes ownership of m. */
 void stack_input(struct stack *s, uint16_t port, struct rte_mbuf *m);
+/* Takes a datagram another worker received for a flow this one owns (stack_ops.steer). */
+void stack_input_steered(struct stack *s, struct rte_mbuf *m, unsigned how);
 /* Delivers the datagrams the stack sent to its own addresses (and what they cause in turn,
  * up to a bound per call). stack_input and the ticks call it; so does a worker with
  * nothing else to do. */

@@ -88,9 +88,14 @@ int tcp_bind_check(struct stack *s, uint32_t laddr, uint16_t lport);
  * returned connection is owner (the listener's when NULL). */
 struct tcp_conn *tcp_accept(struct tcp_conn *listener, const struct sock_owner *owner);
 
+/* The source address of a connection to raddr from *laddr (0: chosen by the route, and
+ * stored in *laddr). 0, -ENETUNREACH or -EADDRNOTAVAIL. */
+int tcp_connect_source(struct stack *s, uint32_t raddr, uint32_t *laddr);
 /* An active open to raddr:rport (RFC 9293 §3.10.1). laddr 0 and lport 0 are chosen by the
- * stack. Completion is reported with SOCK_EV_OUT, failure with SOCK_EV_ERR and sk.error
- * (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH). */
+ * stack; with several workers lport 0 is a port whose flow this worker owns, and a given
+ * lport whose flow another worker owns is -EXDEV (steer.h: open it there). Completion is
+ * reported with SOCK_EV_OUT, failure with SOCK_EV_ERR and sk.error (ECONNREFUSED,
+ * ETIMEDOUT, EHOSTUNREACH). */
 int tcp_connect(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
 		const struct tcp_sockopts *opts, const struct sock_owner *owner,
 		struct tcp_conn **out);

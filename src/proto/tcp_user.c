@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "steer.h"
 #include "tcp_priv.h"
 
 int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog,
@@ -56,6 +57,30 @@ struct tcp_conn *tcp_accept(struct tcp_conn *l, const struct sock_owner *owner)
 	return c;
 }
 
+/* With several workers, a connection's segments reach the worker that owns its flow
+ * (steer.h): an active open picks a port whose flow is the opening worker's. */
+static bool tcp_flow_is_ours(const struct stack *s, uint32_t laddr, uint16_t lport,
+			     uint32_t raddr, uint16_t rport)
+{
+	return s->steer == NULL || steer_tcp_owner(s->steer, raddr, laddr, rport, lport) == s->id;
+}
+
+int tcp_connect_source(struct stack *s, uint32_t raddr, uint32_t *laddr)
+{
+	if (raddr == 0)
+		return -EINVAL;
+	const struct route *r = route_lookup(s->cfg.routes, raddr);
+	if (r == NULL || r->type == ROUTE_BLACKHOLE || r->type == ROUTE_UNREACHABLE)
+		return -ENETUNREACH;
+	if (r->type == ROUTE_BROADCAST)
+		return -ENETUNREACH; /* Linux: connect() to a broadcast address */
+	if (*laddr == 0)
+		*laddr = r->src != 0 ? r->src : netcfg_source_for(&s->cfg, r->port, raddr);
+	if (*laddr == 0 || !netcfg_addr_is_local(&s->cfg, *laddr))
+		return -EADDRNOTAVAIL;
+	return 0;
+}
+
 /* An ephemeral port for laddr → raddr:rport that no connection uses. */
 static int tcp_pick_port(struct stack *s, uint32_t laddr, uint32_t raddr, uint16_t rport,
 			 uint16_t *out)
@@ -64,7 +89,8 @@ static int tcp_pick_port(struct stack *s, uint32_t laddr, uint32_t raddr, uint16
 	for (unsigned i = 0; i < range; i++) {
 		uint16_t p = s->tcp->next_ephemeral;
 		s->tcp->next_ephemeral = p >= TCP_EPHEMERAL_HI ? TCP_EPHEMERAL_LO : p + 1;
-		if (tcp_conn_lookup(s, laddr, p, raddr, rport) == NULL &&
+		if (tcp_flow_is_ours(s, laddr, p, raddr, rport) &&
+		    tcp_conn_lookup(s, laddr, p, raddr, rport) == NULL &&
 		    tcp_listener_lookup(s, laddr, p) == NULL) {
 			*out = p;
 			return 0;
@@ -77,23 +103,17 @@ int tcp_connect(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t raddr,
 		const struct tcp_sockopts *opts, const struct sock_owner *owner,
 		struct tcp_conn **out)
 {
-	if (raddr == 0 || rport == 0)
+	if (rport == 0)
 		return -EINVAL;
-	const struct route *r = route_lookup(s->cfg.routes, raddr);
-	if (r == NULL || r->type == ROUTE_BLACKHOLE || r->type == ROUTE_UNREACHABLE)
-		return -ENETUNREACH;
-	if (r->type == ROUTE_BROADCAST)
-		return -ENETUNREACH; /* Linux: connect() to a broadcast address */
-	if (laddr == 0)
-		laddr = r->src != 0 ? r->src : netcfg_source_for(&s->cfg, r->port, raddr);
-	if (laddr == 0)
-		return -EADDRNOTAVAIL;
-	if (!netcfg_addr_is_local(&s->cfg, laddr))
-		return -EADDRNOTAVAIL;
+	int rc = tcp_connect_source(s, raddr, &laddr);
+	if (rc < 0)
+		return rc;
 	if (lport == 0) {
-		int rc = tcp_pick_port(s, laddr, raddr, rport, &lport);
+		rc = tcp_pick_port(s, laddr, raddr, rport, &lport);
 		if (rc < 0)
 			return rc;
+	} else if (!tcp_flow_is_ours(s, laddr, lport, raddr, rport)) {
+		return -EXDEV;
 	} else if (tcp_conn_lookup(s, laddr, lport, raddr, rport) != NULL) {
 		return -EADDRINUSE;
 	}
@@ -106,7 +126,7 @@ int tcp_connect(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t raddr,
 	c->sk.rport = rport;
 	c->sk.owner = *owner;
 	c->sk.mem = owner->mem;
-	int rc = tcp_conn_buffers_alloc(c);
+	rc = tcp_conn_buffers_alloc(c);
 	if (rc == 0 && tcp_conn_insert(c) != 0)
 		rc = -ENOBUFS;
 	if (rc < 0) {

@@ -11,6 +11,7 @@
 #include <rte_jhash.h>
 #include <rte_random.h>
 
+#include "steer.h"
 #include "udp_priv.h"
 
 struct udp_conn_key {
@@ -149,6 +150,12 @@ static bool udp_reuse_taken(struct stack *s, uint32_t laddr, uint16_t lport)
 	return wild != NULL && !(wild->flags & UDPF_REUSEADDR);
 }
 
+/* With several workers, datagrams to a port reach the worker that owns it (steer.h). */
+static bool udp_port_is_ours(const struct stack *s, uint16_t lport)
+{
+	return s->steer == NULL || steer_udp_owner(s->steer, lport) == s->id;
+}
+
 static int udp_pick_port(struct stack *s, uint32_t laddr, uint16_t *lport)
 {
 	struct udp_stack *t = s->udp;
@@ -156,7 +163,7 @@ static int udp_pick_port(struct stack *s, uint32_t laddr, uint16_t *lport)
 	for (unsigned i = 0; i < range; i++) {
 		uint16_t p = t->next_ephemeral;
 		t->next_ephemeral = p == UDP_EPHEMERAL_HI ? UDP_EPHEMERAL_LO : (uint16_t)(p + 1);
-		if (!udp_port_taken(s, laddr, p)) {
+		if (udp_port_is_ours(s, p) && !udp_port_taken(s, laddr, p)) {
 			*lport = p;
 			return 0;
 		}
@@ -194,6 +201,8 @@ int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf, u
 		int rc = udp_pick_port(s, laddr, &lport);
 		if (rc < 0)
 			return rc;
+	} else if (!udp_port_is_ours(s, lport)) {
+		return -EXDEV;
 	} else if ((flags & UDP_BIND_REUSEADDR) ? udp_reuse_taken(s, laddr, lport)
 						   : udp_port_taken(s, laddr, lport)) {
 		return -EADDRINUSE;

@@ -35,7 +35,8 @@ struct udp_rx_hdr {
 
 /* Binds a socket to laddr:lport. laddr 0 is every local address; otherwise it must be one of
  * ours or a broadcast address (-EADDRNOTAVAIL). lport 0 picks a free ephemeral port in
- * UDP_EPHEMERAL_LO..HI (-EADDRINUSE when none is left). Without SO_REUSEADDR, as Linux,
+ * UDP_EPHEMERAL_LO..HI (-EADDRINUSE when none is left); with several workers a port this
+ * worker owns, and a given port another worker owns is -EXDEV (steer.h). Without SO_REUSEADDR, as Linux,
  * -EADDRINUSE when laddr:lport is bound, when laddr is 0 and any address has lport bound, or
  * when laddr is specific and 0.0.0.0:lport is bound. rcvbuf bounds the receive FIFO (records
  * included; 0 = UDP_RCVBUF_DEFAULT, rounded up to a power of two). Datagrams are sent straight

@@ -200,6 +200,20 @@ def state_of(s):
                 root, peer))
 
 
+def kernel_accept(s, ls, app, timeout=30.0):
+    """The connection app opens to the kernel listener ls, or a failure that says what the
+    application, the stack and the kernel saw."""
+    ls.settimeout(timeout)
+    try:
+        conn, _ = ls.accept()
+    except socket.timeout:
+        raise AssertionError("no connection in %gs; app: %r (exit %r)\nneigh: %s\n%s" % (
+            timeout, app.output(), app.proc.poll(), s.daemon.ctl("neigh", "show"),
+            state_of(s))) from None
+    conn.settimeout(timeout)
+    return conn
+
+
 def delta(before, after, name):
     return after[name] - before[name]
 
@@ -435,11 +449,6 @@ def test_two_workers_one_app_echoes_for_both_workers_and_over_loopback(lab):
     wait_apps_gone(d)
 
 
-@pytest.mark.xfail(strict=True, reason="no flow steering between workers: every "
-                   "application connection is opened on worker 0 (chan_job_connect), but "
-                   "net_af_packet's fanout hash brings about half of the SYN-ACKs to "
-                   "worker 1, which counts tcp.no_conn and answers RST; the connection "
-                   "stays in SYN-SENT")
 def test_two_workers_app_connections_to_kernel_all_complete(lab):
     s = two_worker_stack(lab)
     with kernel_server(s) as kport, apptest(s.daemon, "many-sockets", s.peer_ip, kport, 16,
@@ -467,11 +476,6 @@ def test_two_workers_listeners_take_connections_on_both(lab):
     wait_apps_gone(d)
 
 
-@pytest.mark.xfail(strict=True, reason="src/dp: with two workers on net_af_packet "
-                   "(qpairs=2) a loaded flow's segments also reach the other worker "
-                   "(the PMD's fanout rolls over from a full ring), which has no "
-                   "connection for them: tcp.syncookies_failed and an RST per segment, "
-                   "and the connection is reset; the built-in echo service shows the same")
 def test_two_workers_heavy_concurrent_echo_no_connection_reset(lab):
     s = two_worker_stack(lab)
     port = 7182
@@ -504,9 +508,7 @@ def test_bytes_written_before_close_and_exit_reach_the_peer(st):
     ls, port = kernel_listen(st)
     try:
         with apptest(st.daemon, "write-close", st.peer_ip, port, size) as app:
-            ls.settimeout(30)
-            conn, _ = ls.accept()
-            conn.settimeout(30)
+            conn = kernel_accept(st, ls, app)
             h = hashlib.sha256()
             got = 0
             while True:
