@@ -156,6 +156,7 @@ static int dps_listen_file(struct dps_file *f, int backlog)
 		return -EINVAL;
 	struct chan_req rq = {.op = CHAN_OP_LISTEN, .laddr = f->local.sin_addr.s_addr,
 			      .lport = f->local.sin_port, .opts = f->opts,
+			      .flags = f->reuseport ? CHAN_BIND_REUSEPORT : 0,
 			      .backlog = backlog < 0 ? 0 : (uint32_t)backlog};
 	/* Linux sizes small backlogs up a little; 0 still accepts one. */
 	if (backlog <= 0)

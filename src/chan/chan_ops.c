@@ -49,6 +49,13 @@ static int chan_opts_to_tcp(const struct chan_opts *in, struct tcp_sockopts *o)
 	return 0;
 }
 
+/* SO_REUSEPORT travels in the request's bind flags; the group is the process's user. */
+static void chan_reuseport_to_tcp(const struct chan_job *j, struct tcp_sockopts *o)
+{
+	o->reuseport = (j->req->flags & CHAN_BIND_REUSEPORT) != 0;
+	o->reuseport_uid = (uint32_t)j->app->procs[j->proc].uid;
+}
+
 static void chan_opts_from_tcp(const struct tcp_sockopts *o, struct chan_info *out)
 {
 	out->rcvbuf = o->rcvbuf;
@@ -170,6 +177,7 @@ int chan_job_listen(struct stack *s, void *arg)
 	int rc = chan_opts_to_tcp(&rq->opts, &o);
 	if (rc < 0)
 		return rc;
+	chan_reuseport_to_tcp(j, &o);
 	struct chan_dsock *ds = chan_job_new_sock(j, CHAN_SOCK_TCP_LISTEN);
 	if (ds == NULL)
 		return -EMFILE;
@@ -252,7 +260,9 @@ int chan_job_connect(struct stack *s, void *arg)
 int chan_job_bind_check(struct stack *s, void *arg)
 {
 	struct chan_job *j = arg;
-	return tcp_bind_check(s, ntohl(j->req->laddr), ntohs(j->req->lport));
+	struct tcp_sockopts o;
+	chan_reuseport_to_tcp(j, &o);
+	return tcp_bind_check(s, ntohl(j->req->laddr), ntohs(j->req->lport), &o);
 }
 
 int chan_job_udp_open(struct stack *s, void *arg)

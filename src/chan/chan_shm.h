@@ -227,7 +227,8 @@ enum chan_op {
 	CHAN_OP_UNBIND,         /* sock: a reservation of CHAN_OP_BIND, given up */
 };
 
-/* chan_req.flags of CHAN_OP_BIND: the socket options that let two sockets share a port. */
+/* chan_req.flags of CHAN_OP_BIND, LISTEN and UDP_OPEN: the socket options that let two
+ * sockets share a port. */
 #define CHAN_BIND_REUSEADDR 0x1
 #define CHAN_BIND_REUSEPORT 0x2
 
@@ -266,7 +267,7 @@ struct chan_req {
 	uint16_t lport, rport;          /* network order */
 	uint32_t backlog;
 	uint32_t opt, value;            /* CHAN_OP_SETOPT */
-	uint32_t flags;                 /* CHAN_OP_BIND */
+	uint32_t flags;                 /* CHAN_OP_BIND, LISTEN, UDP_OPEN */
 	uint64_t app_id, token;         /* CHAN_OP_JOIN */
 	uint32_t parent_proc;           /* CHAN_OP_JOIN */
 	int32_t pid;                    /* of the sender, for messages and sock show */

@@ -9,6 +9,8 @@
 
 #include "cmd.h"
 
+#define STATS_WORKER_COLUMNS 8 /* the text output shows each worker's count up to this many */
+
 struct stats_sum {
 	uint64_t events[STACK_EV_COUNT];
 	uint64_t drops[STACK_DROP_COUNT];
@@ -103,6 +105,15 @@ static void stats_json(const struct daemon *d, const struct stats_sum *sum, stru
 		json_u64(o, "busy_polls", wk->busy_polls);
 		json_u64(o, "idle_sleeps", wk->idle_sleeps);
 		json_u64(o, "rx_frames", wk->stack->events[STACK_EV_ETH_RX]);
+		json_u64(o, "handoff_full", wk->handoff_full);
+		json_obj_begin(o, "events");
+		for (unsigned i = 0; i < STACK_EV_COUNT; i++)
+			json_u64(o, stack_event_info[i].name, wk->stack->events[i]);
+		json_obj_end(o);
+		json_obj_begin(o, "drops");
+		for (unsigned i = 0; i < STACK_DROP_COUNT; i++)
+			json_u64(o, stack_drop_info[i].name, wk->stack->drops[i]);
+		json_obj_end(o);
 		json_obj_end(o);
 	}
 	json_arr_end(o);
@@ -169,15 +180,25 @@ static void stats_text(const struct daemon *d, const struct stats_sum *sum, stru
 			   w, wk->lcore, wk->stack->events[STACK_EV_ETH_RX], wk->polls,
 			   wk->busy_polls, wk->idle_sleeps);
 	}
-	ctl_printf(o, "Events:\n");
-	for (unsigned i = 0; i < STACK_EV_COUNT; i++)
-		ctl_printf(o, "  %-24s %12" PRIu64 "  %s\n", stack_event_info[i].name,
-			   sum->events[i], stack_event_info[i].text);
+	/* With a few workers each one's count follows the total, so an uneven spread shows. */
+	unsigned cols = d->nb_workers > 1 && d->nb_workers <= STATS_WORKER_COLUMNS ? d->nb_workers
+										     : 0;
+	ctl_printf(o, "Events:%s\n", cols != 0 ? " (total, then each worker's)" : "");
+	for (unsigned i = 0; i < STACK_EV_COUNT; i++) {
+		ctl_printf(o, "  %-24s %12" PRIu64, stack_event_info[i].name, sum->events[i]);
+		for (unsigned w = 0; w < cols; w++)
+			ctl_printf(o, " %10" PRIu64, d->workers[w].stack->events[i]);
+		ctl_printf(o, "  %s\n", stack_event_info[i].text);
+	}
 	ctl_printf(o, "Drops (non-zero):\n");
-	for (unsigned i = 0; i < STACK_DROP_COUNT; i++)
-		if (sum->drops[i] != 0)
-			ctl_printf(o, "  %-24s %12" PRIu64 "  %s\n", stack_drop_info[i].name,
-				   sum->drops[i], stack_drop_info[i].text);
+	for (unsigned i = 0; i < STACK_DROP_COUNT; i++) {
+		if (sum->drops[i] == 0)
+			continue;
+		ctl_printf(o, "  %-24s %12" PRIu64, stack_drop_info[i].name, sum->drops[i]);
+		for (unsigned w = 0; w < cols; w++)
+			ctl_printf(o, " %10" PRIu64, d->workers[w].stack->drops[i]);
+		ctl_printf(o, "  %s\n", stack_drop_info[i].text);
+	}
 	ctl_printf(o, "Mempool: %u of %u mbufs in use\n", rte_mempool_in_use_count(d->pool),
 		   d->pool->size);
 	stats_apps(d, o);

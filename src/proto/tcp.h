@@ -52,6 +52,10 @@ struct tcp_sockopts {
 	bool ecn;                   /* ask for ECN on active opens (RFC 3168 §6.1.1) */
 	bool linger;                /* SO_LINGER with linger_ms 0: close aborts with RST */
 	const struct tcp_cc_ops *cc; /* TCP_CONGESTION; NULL = the stack's default */
+	/* SO_REUSEPORT: listeners of one user (Linux: one effective uid) share an address,
+	 * each taking the connections whose peer hashes to it. */
+	bool reuseport;
+	uint32_t reuseport_uid;
 };
 
 void tcp_sockopts_default(struct tcp_sockopts *o);
@@ -80,9 +84,11 @@ int tcp_set_params(struct stack *s, const struct tcp_params *p);
 int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog,
 	       const struct tcp_sockopts *opts, const struct sock_owner *owner,
 	       struct tcp_conn **out);
-/* bind(2)'s checks for laddr:lport: -EADDRNOTAVAIL when laddr is not ours, -EADDRINUSE when
- * a listener holds the port on that address or on every address. */
-int tcp_bind_check(struct stack *s, uint32_t laddr, uint16_t lport);
+/* bind(2)'s checks for laddr:lport by a socket with opts: -EADDRNOTAVAIL when laddr is not
+ * ours, -EADDRINUSE when a listener holds the port on that address or on every address and
+ * the two may not share it (SO_REUSEPORT by one user). */
+int tcp_bind_check(struct stack *s, uint32_t laddr, uint16_t lport,
+		   const struct tcp_sockopts *opts);
 
 /* The next established connection of a listener, or NULL (-EAGAIN in *err). The owner of the
  * returned connection is owner (the listener's when NULL). */

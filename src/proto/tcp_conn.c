@@ -164,10 +164,17 @@ int tcp_conn_insert(struct tcp_conn *c)
 	int rc;
 	if (c->state == TCP_LISTEN) {
 		struct tcp_listen_key lk = {.laddr = c->sk.laddr, .lport = c->sk.lport};
-		/* rte_hash_add_key_data would replace a listener already there. */
-		if (rte_hash_lookup(c->s->tcp->listeners, &lk) >= 0)
-			return -EADDRINUSE;
-		rc = rte_hash_add_key_data(c->s->tcp->listeners, &lk, c);
+		void *data;
+		if (rte_hash_lookup_data(c->s->tcp->listeners, &lk, &data) >= 0) {
+			struct tcp_conn *first = data;
+			if (!tcp_reuseport_shares(&first->opts, &c->opts))
+				return -EADDRINUSE;
+			c->reuse_next = first->reuse_next;
+			first->reuse_next = c;
+			rc = 0;
+		} else {
+			rc = rte_hash_add_key_data(c->s->tcp->listeners, &lk, c);
+		}
 	} else {
 		struct tcp_key k;
 		tcp_key_of(c, &k);
@@ -184,7 +191,19 @@ static void tcp_conn_unhash(struct tcp_conn *c)
 		return;
 	if (c->state == TCP_LISTEN) {
 		struct tcp_listen_key lk = {.laddr = c->sk.laddr, .lport = c->sk.lport};
-		rte_hash_del_key(c->s->tcp->listeners, &lk);
+		void *data;
+		struct tcp_conn *first = rte_hash_lookup_data(c->s->tcp->listeners, &lk, &data) >= 0
+						 ? data : NULL;
+		if (first == c && c->reuse_next != NULL)
+			rte_hash_add_key_data(c->s->tcp->listeners, &lk, c->reuse_next); /* replaces */
+		else if (first == c)
+			rte_hash_del_key(c->s->tcp->listeners, &lk);
+		for (struct tcp_conn *prev = first; prev != NULL && prev != c; prev = prev->reuse_next)
+			if (prev->reuse_next == c) {
+				prev->reuse_next = c->reuse_next;
+				break;
+			}
+		c->reuse_next = NULL;
 	} else {
 		struct tcp_key k;
 		tcp_key_of(c, &k);
@@ -209,6 +228,25 @@ struct tcp_conn *tcp_listener_lookup(struct stack *s, uint32_t laddr, uint16_t l
 		return data;
 	k.laddr = 0;
 	return rte_hash_lookup_data(s->tcp->listeners, &k, &data) >= 0 ? data : NULL;
+}
+
+bool tcp_reuseport_shares(const struct tcp_sockopts *a, const struct tcp_sockopts *b)
+{
+	return a->reuseport && b->reuseport && a->reuseport_uid == b->reuseport_uid;
+}
+
+struct tcp_conn *tcp_listener_select(struct tcp_conn *l, uint32_t raddr, uint16_t rport)
+{
+	if (l->reuse_next == NULL)
+		return l;
+	unsigned n = 0;
+	for (const struct tcp_conn *i = l; i != NULL; i = i->reuse_next)
+		n++;
+	uint32_t h = (raddr ^ ((uint32_t)rport << 16 | l->sk.lport)) * 0x9e3779b1u; /* Fibonacci */
+	unsigned pick = (h >> 16) % n;
+	while (pick-- != 0)
+		l = l->reuse_next;
+	return l;
 }
 
 /* Frees c now. Children of a listener are reset first: nobody will accept them. */

@@ -929,7 +929,7 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 			rte_pktmbuf_free(m);
 			return;
 		}
-		c = tcp_listen_input(l, &g);
+		c = tcp_listen_input(tcp_listener_select(l, ip->src, g.th.src_port), &g);
 		if (c == NULL) {
 			rte_pktmbuf_free(m);
 			tcp_deliver_events(s);

@@ -99,6 +99,9 @@ struct tcp_conn {
 	unsigned syn_qlen, accept_qlen, backlog;
 	/* Child of a listener until accepted */
 	struct tcp_conn *parent;
+	/* A listener with SO_REUSEPORT: the next of the listeners sharing its address (the
+	 * table holds the first). */
+	struct tcp_conn *reuse_next;
 	TAILQ_ENTRY(tcp_conn) q_link;
 	TAILQ_ENTRY(tcp_conn) all_link;   /* every connection of the stack (tcp_walk) */
 	TAILQ_ENTRY(tcp_conn) notify_link;
@@ -243,6 +246,12 @@ int tcp_conn_insert(struct tcp_conn *c);
 struct tcp_conn *tcp_conn_lookup(struct stack *s, uint32_t laddr, uint16_t lport,
 				 uint32_t raddr, uint16_t rport);
 struct tcp_conn *tcp_listener_lookup(struct stack *s, uint32_t laddr, uint16_t lport);
+/* Whether two listeners with these options may share an address (SO_REUSEPORT). */
+bool tcp_reuseport_shares(const struct tcp_sockopts *a, const struct tcp_sockopts *b);
+/* The listener of l's SO_REUSEPORT group (l itself without one) that takes a connection
+ * from raddr:rport: chosen by a hash of the peer, so a SYN and the ACK that completes a
+ * SYN-cookie handshake reach the same one. */
+struct tcp_conn *tcp_listener_select(struct tcp_conn *l, uint32_t raddr, uint16_t rport);
 void tcp_set_state(struct tcp_conn *c, enum tcp_state st);
 /* The connection ends with err (0: orderly): the owner is told, an orphan is freed. */
 void tcp_conn_done(struct tcp_conn *c, int err);

@@ -35,12 +35,21 @@ int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog
 	return 0;
 }
 
-int tcp_bind_check(struct stack *s, uint32_t laddr, uint16_t lport)
+/* A listener on laddr:lport that a socket with opts may not share the port with. */
+static bool tcp_listener_conflicts(struct stack *s, uint32_t laddr, uint16_t lport,
+				   const struct tcp_sockopts *opts)
+{
+	const struct tcp_conn *l = tcp_listener_lookup(s, laddr, lport);
+	return l != NULL && !tcp_reuseport_shares(&l->opts, opts);
+}
+
+int tcp_bind_check(struct stack *s, uint32_t laddr, uint16_t lport,
+		   const struct tcp_sockopts *opts)
 {
 	if (laddr != 0 && !netcfg_addr_is_local(&s->cfg, laddr))
 		return -EADDRNOTAVAIL;
-	if (lport != 0 && (tcp_listener_lookup(s, laddr, lport) != NULL ||
-			   tcp_listener_lookup(s, 0, lport) != NULL))
+	if (lport != 0 && (tcp_listener_conflicts(s, laddr, lport, opts) ||
+			   tcp_listener_conflicts(s, 0, lport, opts)))
 		return -EADDRINUSE;
 	return 0;
 }

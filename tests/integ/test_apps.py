@@ -415,23 +415,114 @@ def test_dps_echo_concurrent_kernel_clients_each_get_their_bytes(st, mode):
 # ---------------------------------------------------------------------------------------------
 # 1b. Two workers
 
-def two_worker_stack(lab):
-    """Two workers on one port (net_af_packet with two queue pairs, as test_workers.py;
-    the control thread shares a CPU with worker 1 on a 2-CPU machine): an object with the
-    attributes the helpers here use (peer, daemon, stack_ip, peer_ip)."""
+def two_worker_stack(lab, driver="net_af_packet", queues=2):
+    """Two workers on one port (by default net_af_packet with two queue pairs, as
+    test_workers.py; the control thread shares a CPU with worker 1 on a 2-CPU machine): an
+    object with the attributes the helpers here use (peer, daemon, stack_ip, peer_ip)."""
     peer = lab.add_peer("10.0.0.1")
     cpus = sorted(os.sched_getaffinity(0))
     first, second = cpus[0], cpus[1 % len(cpus)]
+    qpairs = ",qpairs=%d" % queues if driver == "net_af_packet" else ""
     d = lab.start_daemon("\n".join([
         "eal --lcores=0@%d,1@%d,2@%d" % (first, first, second),
         "workers 2",
-        "port add port0 net_af_packet0,iface=%s,qpairs=2" % peer.root_ifname,
+        "port add port0 %s0,iface=%s%s" % (driver, peer.root_ifname, qpairs),
         "ip addr add 10.0.0.2/24 dev port0",
     ] + list(SHORT_TIMERS)) + "\n")
     topo.wait_until(lambda: peer.ping("10.0.0.2", count=1, wait=1).received == 1,
                     timeout=20, interval=0.1, what="first ping answered")
     return types.SimpleNamespace(peer=peer, daemon=d, stack_ip="10.0.0.2",
                                  peer_ip="10.0.0.1")
+
+
+def worker_events(d, name):
+    """Each worker's count of event name."""
+    return [w["events"][name] for w in d.stats()["workers"]]
+
+
+def sock_workers(d, pid, state):
+    return {r["worker"] for r in d.ctl("sock", "show", "tcp", json=True)
+            if r["pid"] == pid and r["state"] == state}
+
+
+@pytest.mark.parametrize("driver,queues", [("net_af_packet", 2), ("net_af_xdp", 1)],
+                         ids=["two-queues", "one-queue-software-rss"])
+def test_two_workers_many_connections_spread_over_both_and_echo_exactly(lab, driver, queues):
+    """48 kernel connections at once to one single-threaded application: each worker owns
+    a share (its own counters say so) and every byte comes back. With one queue pair,
+    worker 0 receives everything and hands worker 1 its flows (software RSS)."""
+    s = two_worker_stack(lab, driver, queues)
+    d = s.daemon
+    port = 7183
+    with dps_echo(d, "epoll-et", port) as echo:
+        assert concurrent_echo(s, port, 48, 256 * 1024) == [(256 * 1024, True)] * 48
+        assert echo.proc.poll() is None
+    opens = worker_events(d, "tcp.passive_opens")
+    assert sum(opens) == 48 and min(opens) >= 8, opens
+    steered_in = worker_events(d, "ip.steered_in")
+    if queues == 1:
+        rx = [w["rx_frames"] for w in d.stats()["workers"]]
+        assert rx[1] == 0 and steered_in[1] > 0, (rx, steered_in)
+    # No segment reached a worker without its connection, none was lost between workers.
+    st = d.stats()
+    assert st["events"]["tcp.no_conn"] == 0 and st["drops"]["ip.steer_full"] == 0, st
+    wait_apps_gone(d)
+
+
+def test_two_workers_udp_port_takes_datagrams_from_every_peer_port(lab):
+    """A bound UDP socket lives on one worker: datagrams from many source ports, which the
+    port spreads over both queues, all reach it and are answered."""
+    s = two_worker_stack(lab)
+    d = s.daemon
+    port = 7184
+    count = 64
+    with apptest(d, "udp-echo", port, count) as server:
+        server.expect("ready")
+
+        def ask_all():
+            answered = 0
+            for i in range(count):
+                u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                u.bind((s.peer_ip, 0))
+                u.settimeout(5)
+                msg = b"datagram %d" % i
+                u.sendto(msg, (s.stack_ip, port))
+                answered += u.recvfrom(2048)[0] == msg
+                u.close()
+            return answered
+        assert topo.in_netns(s.peer.ns, ask_all) == count
+        assert server.wait() == 0, server.output()
+    wait_apps_gone(d)
+
+
+def test_two_workers_route_neighbour_and_address_changes_under_load_lose_nothing(lab):
+    """The control thread changes routes, neighbours and addresses on every worker while
+    both carry connections: no connection is lost or corrupted."""
+    s = two_worker_stack(lab)
+    d = s.daemon
+    port = 7185
+    results = []
+    with dps_echo(d, "epoll-et", port) as echo:
+        load = threading.Thread(target=lambda: results.extend(
+            concurrent_echo(s, port, 16, 4 * MB)), daemon=True)
+        load.start()
+        changes = 0
+        while load.is_alive() and changes < 400:
+            i = changes % 50
+            d.ctl("ip", "route", "add", "10.77.%d.0/24" % i, "via", s.peer_ip)
+            d.ctl("neigh", "add", "10.0.0.%d" % (100 + i), "lladdr",
+                  "02:00:00:00:00:%02x" % i, "dev", "port0")
+            d.ctl("ip", "addr", "add", "10.0.0.%d/24" % (200 + i % 8), "dev", "port0")
+            d.ctl("ip", "route", "del", "10.77.%d.0/24" % i)
+            d.ctl("neigh", "del", "10.0.0.%d" % (100 + i), "dev", "port0")
+            d.ctl("ip", "addr", "del", "10.0.0.%d/24" % (200 + i % 8), "dev", "port0")
+            changes += 1
+        load.join(180)
+        assert echo.proc.poll() is None
+    assert changes >= 10, "the load ended before the changes began"
+    assert results == [(4 * MB, True)] * 16
+    assert min(worker_events(d, "tcp.passive_opens")) > 0
+    wait_apps_gone(d)
 
 
 def test_two_workers_one_app_echoes_for_both_workers_and_over_loopback(lab):
@@ -450,10 +541,14 @@ def test_two_workers_one_app_echoes_for_both_workers_and_over_loopback(lab):
 
 
 def test_two_workers_app_connections_to_kernel_all_complete(lab):
+    """Active opens spread over the workers, each on a source port whose replies the
+    opening worker owns, whichever queue the replies arrive on."""
     s = two_worker_stack(lab)
     with kernel_server(s) as kport, apptest(s.daemon, "many-sockets", s.peer_ip, kport, 16,
                                             stdin=True) as many:
         many.expect("open 16", timeout=15)
+        assert sock_workers(s.daemon, many.proc.pid, "ESTABLISHED") == {0, 1}
+    assert sum(worker_events(s.daemon, "tcp.no_conn")) == 0
 
 
 def test_two_workers_listeners_take_connections_on_both(lab):

@@ -631,6 +631,76 @@ static void test_listen_specific_closed_wildcard_takes_over(void **state)
 	assert_non_null(tcp_accept(any, &tp_owner));
 }
 
+/* ---- SO_REUSEPORT ---- */
+
+static int listen_reuseport(uint32_t uid, struct tcp_conn **l)
+{
+	struct tcp_sockopts o;
+	tcp_sockopts_default(&o);
+	o.reuseport = true;
+	o.reuseport_uid = uid;
+	*l = NULL;
+	return tcp_listen(ts_s, 0, TP_LPORT, 64, &o, &tp_owner, l);
+}
+
+/* Connections from peers 0..n-1, counted by the listener of group that accepted each. */
+static void spread_over(struct tcp_conn *const *group, unsigned k, unsigned n, unsigned *got)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct tp_peer p;
+		peer_at(&p, i);
+		handshake(&p);
+	}
+	for (unsigned j = 0; j < k; j++)
+		for (got[j] = 0; tcp_accept(group[j], &tp_owner) != NULL;)
+			got[j]++;
+}
+
+static void test_reuseport_listeners_of_one_user_share_connections(void **state)
+{
+	(void)state;
+	struct tcp_conn *g[3];
+	for (unsigned j = 0; j < 3; j++)
+		assert_int_equal(listen_reuseport(1000, &g[j]), 0);
+	unsigned got[3];
+	spread_over(g, 3, 60, got);
+	assert_int_equal(got[0] + got[1] + got[2], 60);
+	for (unsigned j = 0; j < 3; j++)
+		assert_in_range(got[j], 5, 40); /* by hash: every one takes a share */
+}
+
+static void test_reuseport_needs_the_option_on_both_and_one_user(void **state)
+{
+	(void)state;
+	struct tcp_conn *first, *other;
+	assert_int_equal(listen_reuseport(1000, &first), 0);
+	assert_int_equal(listen_reuseport(1001, &other), -EADDRINUSE);
+	assert_null(other);
+	struct tcp_sockopts plain;
+	tcp_sockopts_default(&plain);
+	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 8, &plain, &tp_owner, &other), -EADDRINUSE);
+	assert_int_equal(tcp_bind_check(ts_s, 0, TP_LPORT, &plain), -EADDRINUSE);
+	plain.reuseport = true;
+	plain.reuseport_uid = 1000;
+	assert_int_equal(tcp_bind_check(ts_s, 0, TP_LPORT, &plain), 0);
+}
+
+static void test_reuseport_closed_listeners_leave_the_rest_serving(void **state)
+{
+	(void)state;
+	struct tcp_conn *g[3];
+	for (unsigned j = 0; j < 3; j++)
+		assert_int_equal(listen_reuseport(0, &g[j]), 0);
+	tcp_close(g[0]); /* the one the table holds */
+	tcp_close(g[2]); /* the last of the chain */
+	unsigned got[1];
+	spread_over(&g[1], 1, 20, got);
+	assert_int_equal(got[0], 20);
+	tcp_close(g[1]);
+	struct tcp_conn *again;
+	assert_int_equal(listen_reuseport(5, &again), 0); /* the port is free again */
+}
+
 /* ---- ECN (RFC 3168 §6.1) ---- */
 
 static struct tcp_conn *open_ecn_on(struct tcp_conn *l, unsigned i, struct tp_peer *p,
@@ -858,6 +928,9 @@ int main(void)
 		T(test_listen_specific_address_preferred_over_wildcard),
 		T(test_listen_wildcard_takes_other_addresses),
 		T(test_listen_specific_closed_wildcard_takes_over),
+		T(test_reuseport_listeners_of_one_user_share_connections),
+		T(test_reuseport_needs_the_option_on_both_and_one_user),
+		T(test_reuseport_closed_listeners_leave_the_rest_serving),
 		T(test_listen_ecn_setup_syn_gets_syn_ack_with_ece_only),
 		T(test_listen_syn_with_ece_alone_no_ecn),
 		T(test_listen_syn_without_ecn_no_ece),
