@@ -242,8 +242,15 @@ struct tcp_conn *tcp_listener_select(struct tcp_conn *l, uint32_t raddr, uint16_
 	unsigned n = 0;
 	for (const struct tcp_conn *i = l; i != NULL; i = i->reuse_next)
 		n++;
-	uint32_t h = (raddr ^ ((uint32_t)rport << 16 | l->sk.lport)) * 0x9e3779b1u; /* Fibonacci */
-	unsigned pick = (h >> 16) % n;
+	/* MurmurHash3's finalizer: every input bit moves the high bits that pick, since
+	 * Linux clients use only even source ports for connect(). */
+	uint32_t h = raddr ^ ((uint32_t)rport << 16 | l->sk.lport);
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	unsigned pick = (unsigned)(((uint64_t)h * n) >> 32);
 	while (pick-- != 0)
 		l = l->reuse_next;
 	return l;

@@ -416,23 +416,7 @@ def test_dps_echo_concurrent_kernel_clients_each_get_their_bytes(st, mode):
 # 1b. Two workers
 
 def two_worker_stack(lab, driver="net_af_packet", queues=2):
-    """Two workers on one port (by default net_af_packet with two queue pairs, as
-    test_workers.py; the control thread shares a CPU with worker 1 on a 2-CPU machine): an
-    object with the attributes the helpers here use (peer, daemon, stack_ip, peer_ip)."""
-    peer = lab.add_peer("10.0.0.1")
-    cpus = sorted(os.sched_getaffinity(0))
-    first, second = cpus[0], cpus[1 % len(cpus)]
-    qpairs = ",qpairs=%d" % queues if driver == "net_af_packet" else ""
-    d = lab.start_daemon("\n".join([
-        "eal --lcores=0@%d,1@%d,2@%d" % (first, first, second),
-        "workers 2",
-        "port add port0 %s0,iface=%s%s" % (driver, peer.root_ifname, qpairs),
-        "ip addr add 10.0.0.2/24 dev port0",
-    ] + list(SHORT_TIMERS)) + "\n")
-    topo.wait_until(lambda: peer.ping("10.0.0.2", count=1, wait=1).received == 1,
-                    timeout=20, interval=0.1, what="first ping answered")
-    return types.SimpleNamespace(peer=peer, daemon=d, stack_ip="10.0.0.2",
-                                 peer_ip="10.0.0.1")
+    return topo.two_workers(lab, driver, queues, SHORT_TIMERS)
 
 
 def worker_events(d, name):

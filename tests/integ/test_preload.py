@@ -174,8 +174,10 @@ def write_site(root):
     return hashlib.sha256(big).hexdigest()
 
 
-def nginx_conf(d, port, root, workers=2, ssl_port=None, daemon=False):
-    """An nginx.conf under d serving root on port (and https on ssl_port)."""
+def nginx_conf(d, port, root, workers=2, ssl_port=None, daemon=False, listen_opts="",
+               server_extra=""):
+    """An nginx.conf under d serving root on port (with listen_opts such as "reuseport" and
+    server_extra directives, and https on ssl_port)."""
     os.makedirs(os.path.join(d, "logs"), exist_ok=True)
     ssl = ""
     if ssl_port is not None:
@@ -196,10 +198,10 @@ http {
     access_log off;
     sendfile on;
     keepalive_requests 1000000;
-    server { listen %d; root %s; }
+    server { listen %d %s; root %s; %s }
     %s
 }
-""" % (workers, d, d, "on" if daemon else "off", port, root, ssl))
+""" % (workers, d, d, "on" if daemon else "off", port, listen_opts, root, server_extra, ssl))
     return conf
 
 
@@ -251,6 +253,38 @@ def test_nginx_two_workers_serve_kernel_curl_wrk_and_a_1mb_file(st, work):
         n, bad, errs = wrk_result(out)
         assert n > 100 and bad == 0 and errs == 0, out
         assert ngx.proc.poll() is None, ngx.output()
+
+
+def test_nginx_reuseport_workers_each_take_connections_on_two_stack_workers(lab, tmp_path):
+    """nginx with `listen reuseport` and two worker processes on a daemon with two workers:
+    each nginx worker has its own listener (SO_REUSEPORT) on every stack worker, and
+    connections spread over both processes and both stack workers, none failing."""
+    need("nginx", "wrk")
+    s = topo.two_workers(lab, extra_config=SHORT_TIMERS)
+    d = s.daemon
+    with nginx_running(s, tmp_path, 80, listen_opts="reuseport",
+                       server_extra="add_header X-Worker $pid;") as (ngx, _):
+        workers = {int(p) for p in topo.run(["pgrep", "-P", str(ngx.pid)]).stdout.split()}
+        assert len(workers) == 2, workers
+        url = "http://%s/index.html" % s.stack_ip
+        out = peer_run(s, "wrk", "-t2", "-c64", "-d3s", "-H", "Connection: close", url).stdout
+        n, bad, errs = wrk_result(out)
+        assert n > 100 and bad == 0 and errs == 0, out
+        # nginx's master opens one listener per worker process, all on port 80; each
+        # exists on both stack workers.
+        rows = d.ctl("sock", "show", "tcp", json=True)
+        listeners = sorted(r["worker"] for r in rows
+                           if r["state"] == "LISTEN" and r["local"] == "*:80")
+        assert listeners == [0, 0, 1, 1], rows
+        # Each answer names the nginx worker that accepted its connection.
+        out = peer_run(s, "sh", "-c", "for i in $(seq 60); do curl -s -m 10 -o /dev/null -D - "
+                       "%s; done" % url).stdout
+        served = {int(v) for v in re.findall(r"(?im)^x-worker: (\d+)", out)}
+        assert served == workers, out
+        opens = [w["events"]["tcp.passive_opens"] for w in d.stats()["workers"]]
+        assert min(opens) > 0, opens
+        assert ngx.proc.poll() is None, ngx.output()
+    topo.wait_apps_gone(d)
 
 
 def http_get_close(ip, port, path="/index.html"):

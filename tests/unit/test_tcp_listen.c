@@ -643,12 +643,13 @@ static int listen_reuseport(uint32_t uid, struct tcp_conn **l)
 	return tcp_listen(ts_s, 0, TP_LPORT, 64, &o, &tp_owner, l);
 }
 
-/* Connections from peers 0..n-1, counted by the listener of group that accepted each. */
+/* Connections from n peers, counted by the listener of group that accepted each. The
+ * peers' ports step by two, as Linux's connect() picks them. */
 static void spread_over(struct tcp_conn *const *group, unsigned k, unsigned n, unsigned *got)
 {
 	for (unsigned i = 0; i < n; i++) {
 		struct tp_peer p;
-		peer_at(&p, i);
+		peer_at(&p, 2 * i);
 		handshake(&p);
 	}
 	for (unsigned j = 0; j < k; j++)
