@@ -69,11 +69,17 @@ class Bench:
         sh("ip", "link", "set", "bnpv0", "up")
         sh("ethtool", "-K", "bnpv0", "tx", "off")
 
-    def start_daemon(self):
+    def start_daemon(self, workers=1):
+        """dpstackd on bnpv0 with workers workers (the port's one queue pair: with more
+        workers, worker 0 receives and steers, bench/scaling.py)."""
         conf = os.path.join(self.work, "dpstackd.conf")
+        cpus = sorted(os.sched_getaffinity(0))
+        # The control thread shares the first CPU; workers take the CPUs in turn.
+        lcores = ["0@%d" % cpus[0]] + ["%d@%d" % (w + 1, cpus[w % len(cpus)])
+                                       for w in range(workers)]
         with open(conf, "w") as f:
-            f.write("workers 1\nport add port0 net_af_xdp0,iface=bnpv0\n"
-                    "ip addr add %s/24 dev port0\n" % STACK_IP)
+            f.write("eal --lcores=%s\nworkers %d\nport add port0 net_af_xdp0,iface=bnpv0\n"
+                    "ip addr add %s/24 dev port0\n" % (",".join(lcores), workers, STACK_IP))
         self.env = dict(os.environ, DPSTACK_CTL=os.path.join(self.work, "ctl.sock"),
                         DPSTACK_SOCK=os.path.join(self.work, "app.sock"))
         log = open(os.path.join(self.work, "dpstackd.log"), "w")
@@ -89,6 +95,12 @@ class Bench:
             if "1 received" in in_client("ping", "-c", "1", "-W", "1", STACK_IP):
                 return
         sys.exit("the stack does not answer pings")
+
+    def stop_daemon(self):
+        if self.daemon is not None:
+            self.daemon.terminate()
+            self.daemon.wait(20)
+            self.daemon = None
 
     def server(self, side, argv):
         """Starts argv as the server on side ("dpstack" or "kernel"); returns its Popen."""
@@ -116,24 +128,25 @@ class Bench:
     def close(self):
         for p in list(self.procs):
             self.stop(p)
-        if self.daemon is not None:
-            self.daemon.terminate()
-            self.daemon.wait(20)
+        self.stop_daemon()
         for cmd in (("ip", "link", "del", "bnpv0"), ("ip", "netns", "del", CLIENT_NS),
                     ("ip", "netns", "del", SERVER_NS)):
             sh(*cmd, check=False)
 
 
-def nginx_argv(work, side):
+def nginx_argv(work, side, workers=1):
+    """nginx serving work/www; with several worker processes each has its own listener
+    (reuseport), as a multi-core deployment would."""
     d = os.path.join(work, "nginx-" + side)
     os.makedirs(os.path.join(d, "logs"), exist_ok=True)
     root = os.path.join(work, "www")
     conf = os.path.join(d, "nginx.conf")
     with open(conf, "w") as f:
-        f.write("user root root; worker_processes 1; daemon off; pid %s/nginx.pid;\n"
+        f.write("user root root; worker_processes %d; daemon off; pid %s/nginx.pid;\n"
                 "error_log %s/logs/error.log; events { worker_connections 8192; }\n"
                 "http { access_log off; keepalive_requests 10000000;\n"
-                "  server { listen 80 backlog=4096; root %s; } }\n" % (d, d, root))
+                "  server { listen 80 backlog=4096%s; root %s; } }\n" % (
+                    workers, d, d, " reuseport" if workers > 1 else "", root))
     return ["nginx", "-c", conf, "-p", d]
 
 

@@ -7,3 +7,4 @@ bench/l3fwd.sh
 bench/tcp.sh
 bench/app.sh
 bench/preload.py
+bench/scaling.py
