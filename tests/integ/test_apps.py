@@ -86,11 +86,11 @@ class App:
         cmd = [str(a) for a in argv]
         if ns is not None:
             cmd = ["ip", "netns", "exec", ns] + cmd
-        self.proc = subprocess.Popen(cmd, env=d.env, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(topo.dying_with_parent(cmd), env=d.env,
+                                     stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT,
                                      stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                                     text=True, start_new_session=True,
-                                     preexec_fn=topo._die_with_parent)
+                                     text=True, start_new_session=True)
         self.seen = []
         self._lines = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)

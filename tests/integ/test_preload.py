@@ -80,10 +80,9 @@ class Program:
             argv = ["ip", "netns", "exec", ns] + list(argv)
         self.log_path = log
         self._log = open(log, "w") if log else subprocess.DEVNULL
-        self.proc = subprocess.Popen([str(a) for a in argv], env=env, stdout=self._log,
+        self.proc = subprocess.Popen(topo.dying_with_parent(argv), env=env, stdout=self._log,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     start_new_session=True,
-                                     preexec_fn=topo._die_with_parent)
+                                     start_new_session=True)
 
     @property
     def pid(self):

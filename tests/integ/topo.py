@@ -390,13 +390,13 @@ def one_port_config(root_ifname, addr="10.0.0.2/24", driver="net_af_xdp", extra=
                       "ip addr add %s dev port0" % addr] + list(extra)) + "\n"
 
 
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent():
-    """In the child before exec: SIGTERM when the test process dies, so that a killed test
-    run leaves no daemon behind (Ctrl-C is handled by the fixtures' teardown instead)."""
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+def dying_with_parent(argv):
+    """argv run so that it gets SIGTERM when the test process dies, and a killed test run
+    leaves no daemon behind (Ctrl-C is handled by the fixtures' teardown instead). setpriv
+    sets the signal and execs argv (same PID): a preexec_fn would run Python between fork
+    and exec, which can deadlock when the test has threads (Python's subprocess warns so),
+    and did: an application now and then never started."""
+    return ["setpriv", "--pdeathsig", "TERM", "--"] + [str(a) for a in argv]
 
 
 class Daemon:
@@ -430,9 +430,9 @@ class Daemon:
 
     def start(self, wait=True):
         self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([DPSTACKD, "-c", self.config_path], stdout=self._log,
-                                     stderr=subprocess.STDOUT, env=self.env,
-                                     start_new_session=True, preexec_fn=_die_with_parent)
+        self.proc = subprocess.Popen(dying_with_parent([DPSTACKD, "-c", self.config_path]),
+                                     stdout=self._log, stderr=subprocess.STDOUT, env=self.env,
+                                     start_new_session=True)
         if wait:
             self.wait_ready()
 
