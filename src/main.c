@@ -211,8 +211,7 @@ static int start_dataplane(struct daemon *d)
 {
 	char err[256];
 	steer_init(&d->steer, d->nb_workers);
-	d->pool = rte_pktmbuf_pool_create("mbufs", d->nb_mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-					  (int)rte_socket_id());
+	d->pool = port_pool_create("mbufs", d->nb_mbufs, 256, (int)rte_socket_id());
 	if (d->pool == NULL) {
 		fprintf(stderr, "dpstackd: mbuf pool: %s\n", rte_strerror(rte_errno));
 		return -1;

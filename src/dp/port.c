@@ -4,8 +4,51 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_errno.h>
+#include <rte_mbuf_pool_ops.h>
+
 #define PORT_RX_DESC 1024
 #define PORT_TX_DESC 1024
+
+/* rte_pktmbuf_init, and in IOVA-as-VA mode the buffer's IOVA, which a pool whose objects
+ * need not be IOVA-contiguous leaves unknown (RTE_BAD_IOVA) while it is the address. */
+static void port_mbuf_init(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
+{
+	rte_pktmbuf_init(mp, arg, obj, idx);
+	struct rte_mbuf *m = obj;
+	if (rte_eal_iova_mode() == RTE_IOVA_VA)
+		m->buf_iova = (rte_iova_t)(uintptr_t)m->buf_addr;
+}
+
+struct rte_mempool *port_pool_create(const char *name, unsigned n, unsigned cache, int socket)
+{
+	/* With IOVA as VA, a virtually contiguous buffer is contiguous for DMA too, so
+	 * mbufs may cross page boundaries and are packed end to end. Besides saving the
+	 * padding (with 4 KB pages DPDK otherwise puts one 2368-byte mbuf per page),
+	 * net_af_xdp needs it: DPDK 22.11's PMD registers the pool's memory as its UMEM
+	 * sized as n times the mbuf size, so mbufs placed beyond that were sent as invalid
+	 * descriptors, which the kernel drops (tx_invalid): lost frames once traffic used
+	 * enough of the pool (seen with two workers as retransmission timeouts). */
+	unsigned flags = rte_eal_iova_mode() == RTE_IOVA_VA ? RTE_MEMPOOL_F_NO_IOVA_CONTIG : 0;
+	struct rte_mempool *mp = rte_mempool_create_empty(
+		name, n, sizeof(struct rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE, cache,
+		sizeof(struct rte_pktmbuf_pool_private), socket, flags);
+	if (mp == NULL)
+		return NULL;
+	struct rte_pktmbuf_pool_private priv = {.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE};
+	int rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL);
+	if (rc == 0) {
+		rte_pktmbuf_pool_init(mp, &priv);
+		rc = rte_mempool_populate_default(mp);
+	}
+	if (rc < 0) {
+		rte_mempool_free(mp);
+		rte_errno = -rc;
+		return NULL;
+	}
+	rte_mempool_obj_iter(mp, port_mbuf_init, NULL);
+	return mp;
+}
 
 bool port_devargs_is_pci(const char *devargs)
 {

@@ -32,6 +32,10 @@ struct port {
 	bool hw_rss_reta;               /* ... with our key and table (steer.h) */
 };
 
+/* The packet buffer pool every port receives into and the stacks send from: n mbufs of
+ * RTE_MBUF_DEFAULT_BUF_SIZE, packed end to end where DMA allows. NULL with rte_errno. */
+struct rte_mempool *port_pool_create(const char *name, unsigned n, unsigned cache, int socket);
+
 /* True when devargs names a PCI device (DDDD:BB:DD.F or BB:DD.F) rather than a vdev. */
 bool port_devargs_is_pci(const char *devargs);
 
