@@ -36,6 +36,8 @@ static const struct cmd cmds[] = {
 	 "failed-hold-ms | gc-stale-ms } VALUE]..."},
 	{"neigh", cmd_neigh_show, NULL},
 	{"stats", cmd_stats_show, "stats"},
+	{"lcore show", cmd_lcore_show, "lcore show"},
+	{"lcore", cmd_lcore_show, NULL},
 	{"sock show", cmd_sock_show, "sock show [tcp | udp]"},
 	{"sock", cmd_sock_show, NULL},
 	{"ping", cmd_ping,

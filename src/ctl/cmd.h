@@ -18,6 +18,7 @@ cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
 cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding, cmd_ip_reassembly;
 cmd_handler cmd_neigh_show, cmd_neigh_add, cmd_neigh_del, cmd_neigh_flush, cmd_neigh_params;
 cmd_handler cmd_stats_show;
+cmd_handler cmd_lcore_show;
 cmd_handler cmd_sock_show;
 cmd_handler cmd_ping;
 cmd_handler cmd_service_add, cmd_service_del, cmd_service_show;

@@ -437,6 +437,12 @@ def test_two_workers_many_connections_spread_over_both_and_echo_exactly(lab, dri
     worker 0 receives everything and hands worker 1 its flows (software RSS)."""
     s = two_worker_stack(lab, driver, queues)
     d = s.daemon
+    m = d.ctl("lcore", "show", json=True)
+    assert m["ports"] == [{"port": "port0", "queues": queues, "steering": "software"}], m
+    want = [{"port": "port0", "rx_queue": 0, "tx_queue": 0},
+            {"port": "port0", "rx_queue": 1, "tx_queue": 1} if queues == 2 else
+            {"port": "port0", "tx_via_worker": 0}]
+    assert [w["ports"][0] for w in m["workers"]] == want, m
     port = 7183
     with dps_echo(d, "epoll-et", port) as echo:
         assert concurrent_echo(s, port, 48, 256 * 1024) == [(256 * 1024, True)] * 48

@@ -55,6 +55,7 @@ BAD_COMMANDS = [
     ("unknown_command", ["frobnicate"]),
     ("unknown_subcommand", ["ip", "addr", "frob"]),
     ("stats_extra_word", ["stats", "now"]),
+    ("lcore_extra_word", ["lcore", "show", "now"]),
     ("ping_missing_addr", ["ping"]),
     ("ping_bad_addr", ["ping", "10.0.0.300"]),
     ("ping_count_zero", ["ping", "10.0.0.1", "count", "0"]),
@@ -134,14 +135,14 @@ def test_help_lists_every_command(one_port):
     for usage in ("link show", "link set", "ip addr add", "ip addr del", "ip addr show",
                   "ip route add", "ip route del", "ip route show", "ip forwarding",
                   "neigh show", "neigh add",
-                  "neigh del", "neigh flush", "neigh params", "stats", "ping"):
+                  "neigh del", "neigh flush", "neigh params", "stats", "lcore show", "ping"):
         assert any(line.startswith(usage) for line in out.splitlines()), usage
 
 
 @pytest.mark.parametrize("args", [["link", "show"], ["ip", "addr", "show"],
                                   ["ip", "route", "show"], ["neigh", "show"], ["stats"],
                                   ["neigh", "params"], ["ip", "forwarding"],
-                                  ["tcp", "params"]],
+                                  ["tcp", "params"], ["lcore", "show"]],
                          ids=lambda a: "_".join(a))
 def test_show_commands_give_valid_json(one_port, args):
     out = one_port.ctl(*args, json=True)
