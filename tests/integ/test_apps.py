@@ -491,26 +491,34 @@ def test_two_workers_route_neighbour_and_address_changes_under_load_lose_nothing
     s = two_worker_stack(lab)
     d = s.daemon
     port = 7185
-    results = []
+    rounds_of_changes = 30
+    done, errors = [], []
+
+    def change():
+        try:
+            for i in range(rounds_of_changes):
+                d.ctl("ip", "route", "add", "10.77.%d.0/24" % i, "via", s.peer_ip)
+                d.ctl("neigh", "add", "10.0.0.%d" % (100 + i), "lladdr",
+                      "02:00:00:00:00:%02x" % i, "dev", "port0")
+                d.ctl("ip", "addr", "add", "10.0.0.%d/24" % (200 + i % 8), "dev", "port0")
+                d.ctl("ip", "route", "del", "10.77.%d.0/24" % i)
+                d.ctl("neigh", "del", "10.0.0.%d" % (100 + i), "dev", "port0")
+                d.ctl("ip", "addr", "del", "10.0.0.%d/24" % (200 + i % 8), "dev", "port0")
+                done.append(i)
+        except BaseException as e:  # reported below
+            errors.append(e)
+
     with dps_echo(d, "epoll-et", port) as echo:
-        load = threading.Thread(target=lambda: results.extend(
-            concurrent_echo(s, port, 16, 4 * MB)), daemon=True)
-        load.start()
-        changes = 0
-        while load.is_alive() and changes < 400:
-            i = changes % 50
-            d.ctl("ip", "route", "add", "10.77.%d.0/24" % i, "via", s.peer_ip)
-            d.ctl("neigh", "add", "10.0.0.%d" % (100 + i), "lladdr",
-                  "02:00:00:00:00:%02x" % i, "dev", "port0")
-            d.ctl("ip", "addr", "add", "10.0.0.%d/24" % (200 + i % 8), "dev", "port0")
-            d.ctl("ip", "route", "del", "10.77.%d.0/24" % i)
-            d.ctl("neigh", "del", "10.0.0.%d" % (100 + i), "dev", "port0")
-            d.ctl("ip", "addr", "del", "10.0.0.%d/24" % (200 + i % 8), "dev", "port0")
-            changes += 1
-        load.join(180)
+        changer = threading.Thread(target=change, daemon=True)
+        changer.start()
+        loads = []
+        # Load for as long as the changes go on (at least one round).
+        while changer.is_alive() or not loads:
+            loads.append(concurrent_echo(s, port, 8, MB))
+        changer.join(120)
         assert echo.proc.poll() is None
-    assert changes >= 10, "the load ended before the changes began"
-    assert results == [(4 * MB, True)] * 16
+    assert not errors and len(done) == rounds_of_changes, errors
+    assert all(r == [(MB, True)] * 8 for r in loads), loads
     assert min(worker_events(d, "tcp.passive_opens")) > 0
     wait_apps_gone(d)
 
