@@ -314,6 +314,11 @@ static struct chan_dsock *chan_job_sock(struct chan_job *j)
 	uint32_t i = j->req->sock;
 	if (i >= j->app->lay.max_socks || i % j->app->lay.nb_workers != j->worker)
 		return NULL;
+	/* What the process queued before this request comes first: above all the CLAIM of a
+	 * connection it has just accepted, without which a setsockopt right after accept
+	 * found the socket not yet its own (EBADF; sockperf's server sets TCP_NODELAY so). */
+	if (j->app->w[j->worker].procs & (1ull << j->proc))
+		chan_worker_run_proc(chan_job_worker(j), j->app, j->proc, CHAN_CMD_RING);
 	struct chan_dsock *ds = &j->app->socks[i];
 	return ds->kind != CHAN_SOCK_FREE && (ds->holders & (1ull << j->proc)) ? ds : NULL;
 }

@@ -413,12 +413,7 @@ def test_iperf3_server_tcp_both_ways_and_udp(st, work):
         assert srv.proc.poll() is None, srv.output()
 
 
-@pytest.mark.parametrize("proto", [
-    "udp",
-    pytest.param("tcp", marks=pytest.mark.xfail(
-        strict=False, reason="known, intermittent (1 CI run in 7): the sockperf TCP server "
-        "gets EBADF on an accepted stack socket and closes it ('can not accept')")),
-])
+@pytest.mark.parametrize("proto", ["udp", "tcp"])
 def test_sockperf_ping_pong_both_ends_on_the_stack(st, work, proto):
     need("sockperf")
     env = stack_env(st)
