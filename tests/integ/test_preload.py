@@ -567,6 +567,40 @@ def test_dup_numbers_share_one_socket_closed_by_the_last(st, work):
         ls.close()
 
 
+UDP_REFUSED_CLIENT = r"""
+import socket, sys
+refused = 0
+for i in range(int(sys.argv[3])):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.connect((sys.argv[1], int(sys.argv[2])))
+    u.settimeout(5)
+    u.send(b"anyone?")
+    try:
+        u.recv(100)
+    except ConnectionRefusedError:
+        refused += 1
+    except OSError as e:
+        print("socket", i, "got", e)
+    u.close()
+print("refused", refused)
+"""
+
+
+def test_icmp_port_unreachable_reaches_each_connected_udp_socket_on_two_workers(lab, work):
+    """Connected UDP sockets on the stack's ephemeral ports, which the two workers own in
+    turn, each get ECONNREFUSED from the kernel's port unreachable: the ICMP error reaches
+    the worker that owns the flow it quotes, whichever queue it arrived on."""
+    s = topo.two_workers(lab, extra_config=SHORT_TIMERS,
+                         peer_sysctls=("net.ipv4.icmp_ratelimit=0",))
+    count = 16
+    r = topo.run(["python3", "-c", UDP_REFUSED_CLIENT, s.peer_ip, "9", str(count)],
+                 env=stack_env(s), timeout=120, check=False)
+    assert r.returncode == 0 and "refused %d" % count in r.stdout, r
+    per_worker = [w["events"]["udp.out_datagrams"] for w in s.daemon.stats()["workers"]]
+    assert min(per_worker) > 0, per_worker
+    topo.wait_apps_gone(s.daemon)
+
+
 EPOLL_BEFORE_CONNECT = r"""
 import select, socket, sys
 s = socket.socket()

@@ -734,12 +734,12 @@ def single_port(name, extra_config=()):
         lab.close()
 
 
-def two_workers(lab, driver="net_af_packet", queues=2, extra_config=()):
+def two_workers(lab, driver="net_af_packet", queues=2, extra_config=(), peer_sysctls=()):
     """A daemon with two workers on one port (net_af_packet with `queues` queue pairs, or
     net_af_xdp with one) facing a kernel peer, warmed up: an object with peer, daemon,
     stack_ip and peer_ip. The control thread shares a CPU with worker 1 on a 2-CPU machine
     (it sleeps in poll())."""
-    peer = lab.add_peer(SinglePort.peer_ip)
+    peer = lab.add_peer(SinglePort.peer_ip, sysctls=peer_sysctls)
     cpus = sorted(os.sched_getaffinity(0))
     first, second = cpus[0], cpus[1 % len(cpus)]
     qpairs = ",qpairs=%d" % queues if driver == "net_af_packet" else ""
