@@ -152,10 +152,6 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 	 * traffic stops (seen as lost ARP requests and stalled connections). */
 	bool af_xdp = strcmp(info.driver_name, "net_af_xdp") == 0;
 	p->tx_burst = af_xdp ? PORT_AF_XDP_TX_BURST : PORT_TX_BURST;
-	/* Even so, after heavy traffic the kernel (seen on 6.18) may stop each kick early,
-	 * counting a descriptor as invalid that it sends on the next kick; frames behind it
-	 * wait for another burst. The worker kicks while idle for a second after sending. */
-	p->tx_kick_idle = af_xdp;
 	if (p->tx_multi_seg)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	rc = rte_eth_dev_configure(p->eth_port, q, q, &conf);

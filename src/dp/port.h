@@ -27,7 +27,6 @@ struct port {
 	bool rx_ip_cksum;               /* the NIC validates IPv4 header checksums */
 	bool tx_multi_seg;              /* the PMD sends chained mbufs (else we linearize) */
 	uint16_t tx_burst;              /* frames per TX burst (the TX buffer's size) */
-	bool tx_kick_idle;              /* frames may wait in the PMD until its next burst */
 	bool hw_rss;                    /* the device spreads flows over its queues by hash */
 	bool hw_rss_reta;               /* ... with our key and table (steer.h) */
 };

@@ -21,9 +21,6 @@
 #define WORKER_FAST_TICK_MS 1    /* TCP's: delayed ACKs and RTOs want ms resolution */
 #define WORKER_IDLE_POLLS 512    /* empty polls before the first sleep */
 #define WORKER_PREFETCH 4        /* packets whose headers are fetched ahead */
-/* For tx_kick_idle ports: how long after the last frame, and how often, an idle worker kicks. */
-#define WORKER_TX_KICK_MS 1000
-#define WORKER_TX_KICK_US 50
 /* After this long without work the naps grow DEEP_FACTOR times longer: the ports of the
  * virtual devices have no RX interrupt, so some polling must go on, and this is what keeps
  * an idle daemon near 1% of a core while traffic that pauses briefly keeps short naps.
@@ -214,7 +211,6 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 			continue;
 		w->eth_port[p] = ports[p].eth_port;
 		w->tx_multi_seg[p] = ports[p].tx_multi_seg;
-		w->tx_kick_idle[p] = ports[p].tx_kick_idle;
 		w->txctx[p] = (struct worker_txq_ctx){.stack = w->stack, .port = (uint16_t)p};
 		if (index >= ports[p].nb_queues) {
 			w->tx_via[p] = (int16_t)(index % ports[p].nb_queues);
@@ -267,22 +263,11 @@ void worker_fini(struct worker *w)
 	w->wake_fd = -1;
 }
 
-static void worker_drain(struct worker *w, uint64_t now)
+static void worker_drain(struct worker *w)
 {
 	for (unsigned i = 0; i < w->nb_txp; i++) {
 		uint16_t p = w->txp[i];
-		if (rte_eth_tx_buffer_flush(w->eth_port[p], w->txq[p], w->txbuf[p]) != 0)
-			w->last_tx_tsc = now;
-	}
-}
-
-/* An empty burst makes such a PMD kick the kernel again for the frames still in its ring. */
-static void worker_kick_tx(struct worker *w)
-{
-	for (unsigned i = 0; i < w->nb_txp; i++) {
-		uint16_t p = w->txp[i];
-		if (w->tx_kick_idle[p])
-			rte_eth_tx_burst(w->eth_port[p], w->txq[p], NULL, 0);
+		rte_eth_tx_buffer_flush(w->eth_port[p], w->txq[p], w->txbuf[p]);
 	}
 }
 
@@ -347,7 +332,7 @@ int worker_main(void *arg)
 	uint64_t last_drain = rte_rdtsc(), last_tick = last_drain, last_fast_tick = last_drain;
 	unsigned empty_polls = 0;
 	uint32_t sleep_us = 1;
-	uint64_t last_work = rte_rdtsc(), last_kick = 0;
+	uint64_t last_work = rte_rdtsc();
 	struct rte_mbuf *burst[WORKER_BURST];
 
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
@@ -389,7 +374,7 @@ int worker_main(void *arg)
 		/* Send at once when the queues are quiet (latency), batch while they are busy
 		 * (throughput), and never hold a frame longer than WORKER_DRAIN_US. */
 		if (got == 0 || now - last_drain >= drain_tsc) {
-			worker_drain(w, now);
+			worker_drain(w);
 			last_drain = now;
 		}
 		if (got + app_work != 0) {
@@ -398,16 +383,11 @@ int worker_main(void *arg)
 			sleep_us = 1;
 			last_work = now;
 		} else {
-			if (now - w->last_tx_tsc < per_ms * WORKER_TX_KICK_MS &&
-			    now - last_kick >= per_us * WORKER_TX_KICK_US) {
-				worker_kick_tx(w);
-				last_kick = now;
-			}
 			worker_idle(w, &empty_polls, &sleep_us,
 				    now - last_work > per_ms * WORKER_DEEP_IDLE_MS);
 		}
 	}
-	worker_drain(w, rte_rdtsc());
+	worker_drain(w);
 	return 0;
 }
 

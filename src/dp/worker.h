@@ -77,8 +77,6 @@ struct worker {
 	int16_t tx_via[NETCFG_MAX_PORTS];        /* -1, or the worker that sends for us there */
 	uint16_t eth_port[NETCFG_MAX_PORTS];
 	bool tx_multi_seg[NETCFG_MAX_PORTS];      /* else chained frames are made contiguous */
-	bool tx_kick_idle[NETCFG_MAX_PORTS];      /* see struct port */
-	uint64_t last_tx_tsc;                    /* when a TX buffer was last flushed with frames */
 	struct rte_eth_dev_tx_buffer *txbuf[NETCFG_MAX_PORTS];
 	struct worker_txq_ctx txctx[NETCFG_MAX_PORTS];
 	uint32_t idle_sleep_max_us;              /* 0: busy poll */
