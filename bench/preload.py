@@ -155,15 +155,43 @@ def wrk_rps(out):
     return float(m.group(1)) if m else None
 
 
+def nginx_rps(ip, secs):
+    """Requests/s on 64 keep-alive connections."""
+    return wrk_rps(in_client("wrk", "-t2", "-c64", "-d%ds" % secs, "http://%s/index.html" % ip))
+
+
+def nginx_cps(ip, secs):
+    """Requests/s with a connection per request, 32 at a time."""
+    return wrk_rps(in_client("wrk", "-t2", "-c32", "-d%ds" % secs, "-H", "Connection: close",
+                             "http://%s/index.html" % ip))
+
+
+def parse_args(name, seconds):
+    """--runs, --seconds and --json (default bench/out/NAME.json)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=seconds)
+    ap.add_argument("--json", default=os.path.join(ROOT, "bench", "out", name + ".json"))
+    return ap.parse_args()
+
+
+def prepare(name, programs):
+    """Exits when a program or the build is missing; else a work directory holding the
+    site the nginx runs serve."""
+    for prog in programs:
+        if shutil.which(prog) is None:
+            sys.exit("bench/%s.py: %s is not installed (./install-deps.sh)" % (name, prog))
+    if not os.access(PRELOAD, os.R_OK):
+        sys.exit("bench/%s.py: build first (make build)" % name)
+    work = tempfile.mkdtemp(prefix="dps-bench-%s." % name)
+    os.makedirs(os.path.join(work, "www"))
+    with open(os.path.join(work, "www", "index.html"), "w") as f:
+        f.write("x" * 128)
+    return work
+
+
 def workloads(secs):
     """(name, unit, higher_is_better, server argv maker, client runner)."""
-    def nginx_rps(ip):
-        return wrk_rps(in_client("wrk", "-t2", "-c64", "-d%ds" % secs,
-                                 "http://%s/index.html" % ip))
-
-    def nginx_cps(ip):
-        return wrk_rps(in_client("wrk", "-t2", "-c32", "-d%ds" % secs, "-H",
-                                 "Connection: close", "http://%s/index.html" % ip))
 
     def redis(test):
         def run(ip):
@@ -188,8 +216,8 @@ def workloads(secs):
     redis_argv = lambda w, s: ["redis-server", "--port", "6379", "--bind", "0.0.0.0",
                                "--protected-mode", "no", "--save", "", "--appendonly", "no"]
     return [
-        ("nginx keep-alive", "req/s", True, nginx_argv, nginx_rps),
-        ("nginx conn/request", "conn/s", True, nginx_argv, nginx_cps),
+        ("nginx keep-alive", "req/s", True, nginx_argv, lambda ip: nginx_rps(ip, secs)),
+        ("nginx conn/request", "conn/s", True, nginx_argv, lambda ip: nginx_cps(ip, secs)),
         ("redis SET", "req/s", True, redis_argv, redis("SET")),
         ("redis GET", "req/s", True, redis_argv, redis("GET")),
         ("iperf3 TCP", "Gbit/s", True, lambda w, s: ["iperf3", "-s", "-4"], iperf3),
@@ -199,20 +227,9 @@ def workloads(secs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--seconds", type=int, default=5)
-    ap.add_argument("--json", default=os.path.join(ROOT, "bench", "out", "preload.json"))
-    a = ap.parse_args()
-    for prog in ("nginx", "wrk", "redis-server", "redis-benchmark", "iperf3", "sockperf"):
-        if shutil.which(prog) is None:
-            sys.exit("bench/preload.py: %s is not installed (./install-deps.sh)" % prog)
-    if not os.access(PRELOAD, os.R_OK):
-        sys.exit("bench/preload.py: build first (make build)")
-    work = tempfile.mkdtemp(prefix="dps-bench-preload.")
-    os.makedirs(os.path.join(work, "www"))
-    with open(os.path.join(work, "www", "index.html"), "w") as f:
-        f.write("x" * 128)
+    a = parse_args("preload", 5)
+    work = prepare("preload", ("nginx", "wrk", "redis-server", "redis-benchmark", "iperf3",
+                               "sockperf"))
     b = Bench(work)
     results = []
     try:

@@ -11,42 +11,18 @@ connections (RPS) and with a connection per request (CPS).
 On a 2-CPU machine the client, the servers and the daemon share the two CPUs: read the
 ratios, not the absolute figures. Usage: bench/scaling.py [--runs N] [--seconds S] [--json P]
 """
-import argparse
 import json
 import os
 import shutil
 import statistics
-import sys
-import tempfile
 
-import preload
-from preload import Bench, KERNEL_IP, ROOT, STACK_IP, in_client, nginx_argv, wrk_rps
-
-
-def rps(ip, secs):
-    return wrk_rps(in_client("wrk", "-t2", "-c64", "-d%ds" % secs, "http://%s/index.html" % ip))
-
-
-def cps(ip, secs):
-    return wrk_rps(in_client("wrk", "-t2", "-c32", "-d%ds" % secs, "-H", "Connection: close",
-                             "http://%s/index.html" % ip))
+from preload import (Bench, KERNEL_IP, STACK_IP, nginx_argv, nginx_cps, nginx_rps, parse_args,
+                     prepare)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--seconds", type=int, default=4)
-    ap.add_argument("--json", default=os.path.join(ROOT, "bench", "out", "scaling.json"))
-    a = ap.parse_args()
-    for prog in ("nginx", "wrk"):
-        if shutil.which(prog) is None:
-            sys.exit("bench/scaling.py: %s is not installed (./install-deps.sh)" % prog)
-    if not os.access(preload.PRELOAD, os.R_OK):
-        sys.exit("bench/scaling.py: build first (make build)")
-    work = tempfile.mkdtemp(prefix="dps-bench-scaling.")
-    os.makedirs(os.path.join(work, "www"))
-    with open(os.path.join(work, "www", "index.html"), "w") as f:
-        f.write("x" * 128)
+    a = parse_args("scaling", 4)
+    work = prepare("scaling", ("nginx", "wrk"))
     b = Bench(work)
     got = {}  # (workload, side, cores) -> [figures]
     try:
@@ -56,7 +32,7 @@ def main():
             for _ in range(a.runs):
                 for side, ip in (("dpstack", STACK_IP), ("kernel", KERNEL_IP)):
                     srv = b.server(side, nginx_argv(work, side, workers=cores))
-                    for name, run in (("RPS", rps), ("CPS", cps)):
+                    for name, run in (("RPS", nginx_rps), ("CPS", nginx_cps)):
                         v = run(ip, a.seconds)
                         if v is not None:
                             got.setdefault((name, side, cores), []).append(v)
