@@ -286,6 +286,16 @@ def test_nginx_reuseport_workers_each_take_connections_on_two_stack_workers(lab,
     topo.wait_apps_gone(d)
 
 
+def recv_to_end(c):
+    """Everything socket c receives until the peer ends the stream."""
+    data = b""
+    while True:
+        b = c.recv(65536)
+        if not b:
+            return data
+        data += b
+
+
 def http_get_close(ip, port, path="/index.html"):
     """One request on a new connection: the status line, or the error."""
     try:
@@ -296,12 +306,7 @@ def http_get_close(ip, port, path="/index.html"):
         with c:
             c.sendall(("GET %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n" %
                        path).encode())
-            data = b""
-            while True:
-                b = c.recv(65536)
-                if not b:
-                    break
-                data += b
+            data = recv_to_end(c)
         return data.split(b"\r\n", 1)[0].decode(errors="replace")
     except OSError as e:
         return "error: %s" % e
@@ -547,13 +552,7 @@ def test_dup_numbers_share_one_socket_closed_by_the_last(st, work):
             ls.settimeout(20)
             c, _ = ls.accept()
             c.settimeout(20)
-            data = b""
-            while True:
-                b = c.recv(4096)
-                if not b:
-                    break
-                data += b
-            got["data"] = data
+            got["data"] = recv_to_end(c)
             c.close()
 
         t = threading.Thread(target=serve)

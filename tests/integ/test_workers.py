@@ -2,27 +2,13 @@
 neighbour cache, and an ARP reply reaches only the worker its queue belongs to, so the
 workers tell each other what they learn. Without that, a worker waiting for a reply that
 landed on the other one never resolves its next hop."""
-import os
 
 import topo
 
 
-def _two_worker_config(root_ifname):
-    # Two workers and the control thread on the CPUs this process may use: on a 2-CPU
-    # machine the control thread shares a CPU with worker 1 (it sleeps in poll()).
-    cpus = sorted(os.sched_getaffinity(0))
-    first, second = cpus[0], cpus[1 % len(cpus)]
-    return "\n".join([
-        "eal --lcores=0@%d,1@%d,2@%d" % (first, first, second),
-        "workers 2",
-        "port add port0 net_af_packet0,iface=%s,qpairs=2" % root_ifname,
-        "ip addr add 10.0.0.2/24 dev port0",
-    ]) + "\n"
-
-
 def test_two_workers_answer_and_resolve_in_both_directions(lab):
     peer = lab.add_peer("10.0.0.1")
-    d = lab.start_daemon(_two_worker_config(peer.root_ifname))
+    d = lab.start_daemon(topo.two_worker_config(peer.root_ifname))
     assert [w["worker"] for w in d.stats()["workers"]] == [0, 1]
     r = peer.ping("10.0.0.2", count=50, interval=0.01, wait=2)
     assert r.received == 50, r
@@ -45,7 +31,7 @@ def test_two_workers_answer_and_resolve_in_both_directions(lab):
 def test_two_workers_stack_ping_answered_whichever_worker_gets_the_reply(lab):
     """dpstackctl ping sends from worker 0; the reply's hash picks the worker that takes it."""
     peer = lab.add_peer("10.0.0.1")
-    d = lab.start_daemon(_two_worker_config(peer.root_ifname))
+    d = lab.start_daemon(topo.two_worker_config(peer.root_ifname))
     addrs = ["10.0.0.%d" % (11 + i) for i in range(8)]
     for a in addrs:
         peer.run("ip", "addr", "add", a + "/24", "dev", peer.ifname)

@@ -734,21 +734,27 @@ def single_port(name, extra_config=()):
         lab.close()
 
 
-def two_workers(lab, driver="net_af_packet", queues=2, extra_config=(), peer_sysctls=()):
-    """A daemon with two workers on one port (net_af_packet with `queues` queue pairs, or
-    net_af_xdp with one) facing a kernel peer, warmed up: an object with peer, daemon,
-    stack_ip and peer_ip. The control thread shares a CPU with worker 1 on a 2-CPU machine
-    (it sleeps in poll())."""
-    peer = lab.add_peer(SinglePort.peer_ip, sysctls=peer_sysctls)
+def two_worker_config(root_ifname, driver="net_af_packet", queues=2, extra=()):
+    """A daemon config with two workers on one port facing root_ifname (net_af_packet with
+    `queues` queue pairs, or net_af_xdp with one), the stack at SinglePort.stack_ip. The
+    workers and the control thread run on the CPUs this process may use: on a 2-CPU
+    machine the control thread shares a CPU with worker 1 (it sleeps in poll())."""
     cpus = sorted(os.sched_getaffinity(0))
     first, second = cpus[0], cpus[1 % len(cpus)]
     qpairs = ",qpairs=%d" % queues if driver == "net_af_packet" else ""
-    d = lab.start_daemon("\n".join([
+    return "\n".join([
         "eal --lcores=0@%d,1@%d,2@%d" % (first, first, second),
         "workers 2",
-        "port add port0 %s0,iface=%s%s" % (driver, peer.root_ifname, qpairs),
+        "port add port0 %s0,iface=%s%s" % (driver, root_ifname, qpairs),
         "ip addr add %s/24 dev port0" % SinglePort.stack_ip,
-    ] + list(extra_config)) + "\n")
+    ] + list(extra)) + "\n"
+
+
+def two_workers(lab, driver="net_af_packet", queues=2, extra_config=(), peer_sysctls=()):
+    """A daemon of two_worker_config facing a kernel peer, warmed up: an object with peer,
+    daemon, stack_ip and peer_ip."""
+    peer = lab.add_peer(SinglePort.peer_ip, sysctls=peer_sysctls)
+    d = lab.start_daemon(two_worker_config(peer.root_ifname, driver, queues, extra_config))
     wait_until(lambda: peer.ping(SinglePort.stack_ip, count=1, wait=1).received == 1,
                timeout=20, interval=0.1, what="first ping answered")
     return types.SimpleNamespace(peer=peer, daemon=d, stack_ip=SinglePort.stack_ip,
