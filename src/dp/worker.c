@@ -279,6 +279,7 @@ static void worker_run_mailbox(struct worker *w)
 		c->result = c->fn(w->stack, c->arg);
 		atomic_store_explicit(&c->done, true, memory_order_release);
 	}
+	doorbell_ring(&w->call_bell);
 }
 
 /* With nothing to do, back off exponentially up to idle_sleep_max_us so an idle daemon does
@@ -391,22 +392,32 @@ int worker_main(void *arg)
 	return 0;
 }
 
+struct worker_call_wait {
+	struct worker *w;
+	struct worker_call *c;
+};
+
 int worker_call(struct worker *w, int (*fn)(struct stack *s, void *arg), void *arg)
 {
 	struct worker_call c = {.fn = fn, .arg = arg};
 	atomic_init(&c.done, false);
-	while (rte_ring_mp_enqueue(w->mailbox, &c) != 0) {
-		struct timespec ts = {.tv_nsec = 20000};
-		nanosleep(&ts, NULL);
+	const int64_t spin = doorbell_spin_default();
+	for (;;) {
+		uint32_t seen = doorbell_seq(&w->call_bell);
+		if (rte_ring_mp_enqueue(w->mailbox, &c) == 0)
+			break;
+		/* Full: the worker rings when it has emptied it. */
+		doorbell_wait(&w->call_bell, seen, spin, -1);
 	}
 	/* A napping worker would see its mailbox only at the end of the nap. */
 	uint64_t one = 1;
 	if (write(w->wake_fd, &one, sizeof(one)) < 0) {
 		/* the counter is saturated: the worker is awake anyway */
 	}
-	while (!atomic_load_explicit(&c.done, memory_order_acquire)) {
-		struct timespec ts = {.tv_nsec = 20000};
-		nanosleep(&ts, NULL);
+	for (;;) {
+		uint32_t seen = doorbell_seq(&w->call_bell);
+		if (atomic_load_explicit(&c.done, memory_order_acquire))
+			return c.result;
+		doorbell_wait(&w->call_bell, seen, spin, -1);
 	}
-	return c.result;
 }

@@ -11,6 +11,7 @@
 #include <rte_ethdev.h>
 #include <rte_ring.h>
 
+#include "../base/doorbell.h"
 #include "../proto/stack.h"
 #include "../proto/steer.h"
 #include "port.h"
@@ -81,6 +82,8 @@ struct worker {
 	struct worker_txq_ctx txctx[NETCFG_MAX_PORTS];
 	uint32_t idle_sleep_max_us;              /* 0: busy poll */
 	int wake_fd;                             /* eventfd: a write ends the worker's sleep */
+	struct doorbell call_bell;               /* rung when calls are done or the mailbox
+						  * has room (worker_call waits on it) */
 	struct worker_hooks hooks;
 	atomic_bool stop;
 	/* Loop statistics, read by the control thread. */
@@ -90,7 +93,9 @@ struct worker {
 	uint64_t handoff_full;                   /* frames lost: a peer's tx_in was full */
 };
 
-/* A function run on the worker's own thread, between bursts. */
+/* A function run on the worker's own thread, between bursts. The worker's last touch of it
+ * is the store of done: the caller may free it as soon as it sees that (the bell the caller
+ * sleeps on is the worker's, which lives on). */
 struct worker_call {
 	int (*fn)(struct stack *s, void *arg);
 	void *arg;

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Both ends on one stack: client and server under the preload shim on one dpstackd,
+talking to the stack's own address, against client and server on the Linux kernel's
+loopback in a fresh network namespace. One invocation, alternating, medians and ratios.
+
+    dpstack: client (preload) --> dpstackd, 1 worker, its own address --> server (preload)
+    kernel:  client --> lo of namespace bnps (127.0.0.1) --> server
+
+This is the host-stack topology (VPP's use case): no NIC and no veth between the two
+programs on either side. The stack still needs a port for its address; it carries nothing
+here. Workloads: nginx keep-alive and `Connection: close` (wrk), redis-benchmark GET and
+SET, iperf3 one stream, sockperf TCP ping-pong p50 and p99. Prints a table and writes JSON
+(default bench/out/loopback.json).
+
+Usage: bench/loopback.py [--runs N] [--seconds S] [--json PATH] [--only NAME,...]
+(as root, after a build)
+"""
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+
+from preload import (Bench, PRELOAD, SERVER_NS, STACK_IP, nginx_argv, parse_args, prepare,
+                     sh, wrk_rps)
+
+
+class Loopback:
+    """Runs a client on either side: under the shim on the daemon, or in namespace bnps."""
+
+    def __init__(self, bench):
+        self.b = bench
+
+    def client(self, side, argv, timeout=300):
+        if side == "dpstack":
+            env = dict(self.b.env, LD_PRELOAD=PRELOAD)
+        else:
+            env = dict(os.environ)
+            argv = ["ip", "netns", "exec", SERVER_NS] + argv
+        r = subprocess.run([str(a) for a in argv], env=env, capture_output=True, text=True,
+                           timeout=timeout, check=False)
+        return r.stdout
+
+
+def workloads(lb, secs):
+    """(name, unit, higher_is_better, server argv maker, client runner(side, ip))."""
+
+    def wrk(close):
+        def run(side, ip):
+            argv = ["wrk", "-t1", "-c50", "-d%ds" % secs]
+            if close:
+                argv += ["-H", "Connection: close"]
+            return wrk_rps(lb.client(side, argv + ["http://%s/index.html" % ip]))
+        return run
+
+    def redis(test):
+        def run(side, ip):
+            out = lb.client(side, ["redis-benchmark", "-h", ip, "-q", "-c", "50", "-n",
+                                   str(20000 * secs), "-t", test.lower()]).replace("\r", "\n")
+            m = re.search(r"^%s: ([\d.]+) requests per second" % test, out, re.M)
+            return float(m.group(1)) if m else None
+        return run
+
+    def iperf3(side, ip):
+        out = lb.client(side, ["iperf3", "-c", ip, "-t", str(secs), "-J"])
+        try:
+            return json.loads(out)["end"]["sum_received"]["bits_per_second"] / 1e9
+        except (ValueError, KeyError):
+            return None
+
+    def sockperf(pct):
+        def run(side, ip):
+            out = lb.client(side, ["sockperf", "ping-pong", "--tcp", "-i", ip, "-p", "11111",
+                                   "-t", str(secs)])
+            key = "50.000" if pct == 50 else "99.000"
+            m = re.search(r"percentile %s =\s+([\d.]+)" % key, out)
+            return float(m.group(1)) if m else None
+        return run
+
+    redis_argv = lambda w, s: ["redis-server", "--port", "6379", "--bind", "0.0.0.0",
+                               "--protected-mode", "no", "--save", "", "--appendonly", "no"]
+    sockperf_argv = lambda w, s: ["sockperf", "server", "--tcp", "-p", "11111"]
+    return [
+        ("nginx keep-alive", "req/s", True, nginx_argv, wrk(False)),
+        ("nginx conn/request", "conn/s", True, nginx_argv, wrk(True)),
+        ("redis SET", "req/s", True, redis_argv, redis("SET")),
+        ("redis GET", "req/s", True, redis_argv, redis("GET")),
+        ("iperf3 TCP", "Gbit/s", True, lambda w, s: ["iperf3", "-s", "-4"], iperf3),
+        ("sockperf TCP p50", "us", False, sockperf_argv, sockperf(50)),
+        ("sockperf TCP p99", "us", False, sockperf_argv, sockperf(99)),
+    ]
+
+
+def main():
+    import argparse
+    import sys
+    only = None
+    if "--only" in sys.argv:
+        i = sys.argv.index("--only")
+        only = sys.argv[i + 1].split(",")
+        del sys.argv[i:i + 2]
+    a = parse_args("loopback", 5)
+    work = prepare("loopback", ("nginx", "wrk", "redis-server", "redis-benchmark", "iperf3",
+                                "sockperf"))
+    b = Bench(work)
+    lb = Loopback(b)
+    results = []
+    ips = {"dpstack": STACK_IP, "kernel": "127.0.0.1"}
+    try:
+        b.topology()
+        b.start_daemon()
+        for name, unit, higher, argv_of, client in workloads(lb, a.seconds):
+            if only and not any(o in name for o in only):
+                continue
+            got = {"dpstack": [], "kernel": []}
+            for _ in range(a.runs):
+                for side in ("dpstack", "kernel"):
+                    srv = b.server(side, argv_of(work, side))
+                    v = client(side, ips[side])
+                    b.stop(srv)
+                    if v is not None:
+                        got[side].append(v)
+            med = {s: statistics.median(v) if v else None for s, v in got.items()}
+            ratio = None
+            if med["dpstack"] and med["kernel"]:
+                ratio = (med["dpstack"] / med["kernel"] if higher
+                         else med["kernel"] / med["dpstack"])
+            results.append({"workload": name, "unit": unit, "higher_is_better": higher,
+                            "dpstack": got["dpstack"], "kernel": got["kernel"],
+                            "median_dpstack": med["dpstack"], "median_kernel": med["kernel"],
+                            "ratio": ratio})
+            fmt = lambda x: "-" if x is None else "%.4g" % x
+            print("%-24s %-7s dpstack %10s  kernel %10s  ratio %s" % (
+                name, unit, fmt(med["dpstack"]), fmt(med["kernel"]), fmt(ratio)), flush=True)
+    finally:
+        b.close()
+        shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.dirname(a.json), exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump({"topology": "both ends on one stack vs kernel loopback", "runs": a.runs,
+                   "seconds": a.seconds, "results": results}, f, indent=1)
+    print("ratio: dpstack/kernel for rates, kernel/dpstack for latency (above 1: dpstack "
+          "better); medians of %d runs; JSON in %s" % (a.runs, a.json))
+
+
+if __name__ == "__main__":
+    main()
