@@ -101,7 +101,6 @@ static int dps_exchange(int fd, const struct chan_req *rq, struct chan_reply *re
 
 static void dps_attach_locks_init(struct dps_attach *at)
 {
-	pthread_mutex_init(&at->req_lock, NULL);
 	pthread_mutex_init(&at->ev_lock, NULL);
 	for (unsigned w = 0; w < CHAN_MAX_WORKERS; w++)
 		pthread_mutex_init(&at->cmd_lock[w], NULL);
@@ -188,6 +187,9 @@ static struct dps_attach *dps_attach_new(int *err)
 	at->app_id = ar->app_id;
 	at->token = ar->token;
 	atomic_init(&at->refs, 1);
+	atomic_init(&at->calls_free, ~0ull);
+	doorbell_init(&at->calls_bell);
+	at->spin_ns = doorbell_spin_default();
 	dps_attach_locks_init(at);
 	dps_raise_nofile();
 	return at;
@@ -243,6 +245,9 @@ static void dps_fork_child(void)
 			at->sock_fd = g_fork.fd;
 			at->ev_fd = g_fork.efd;
 			at->proc = g_fork.proc;
+			/* The child's process slot has call slots of its own, all free; the
+			 * parent's other threads and their calls did not come along. */
+			atomic_store(&at->calls_free, ~0ull);
 		} else {
 			/* The daemon could not take the child: its sockets are unusable. */
 			at->sock_fd = -1;
@@ -310,27 +315,37 @@ bool dps_attach_check(struct dps_attach *at)
 	return false;
 }
 
-int dps_request(struct dps_attach *at, struct chan_req *rq, struct chan_reply *rep)
+/* Queues v on worker w's command ring of this process. A full ring (the worker takes
+ * CHAN_CMD_RING commands per round) is waited out on the process's doorbell: the worker
+ * rings it when it has emptied a ring that was filling up. */
+struct dps_ring_wait {
+	struct dps_attach *at;
+	struct chan_ring *r;
+};
+
+static bool dps_ring_has_room(void *ctx)
 {
-	rq->pid = getpid();
-	pthread_mutex_lock(&at->req_lock);
-	int rc = atomic_load(&at->dead) ? -ENOTCONN : dps_exchange(at->sock_fd, rq, rep, NULL, 0);
-	pthread_mutex_unlock(&at->req_lock);
-	if (rc < 0) {
-		atomic_store(&at->dead, true);
-		return rc;
-	}
-	return rep->err != 0 ? -rep->err : 0;
+	struct dps_ring_wait *rw = ctx;
+	return chan_ring_count(rw->r) <= rw->at->lay.cmd_mask || dps_attach_dead(rw->at);
 }
 
-int dps_cmd(struct dps_attach *at, uint32_t sock, enum chan_cmd_op op, uint32_t arg)
+static int dps_ring_sleep(void *ctx)
 {
-	unsigned w = chan_sock_worker(&at->lay, sock);
+	struct dps_ring_wait *rw = ctx;
+	return dps_sleep(rw->at, -1);
+}
+
+static void dps_ring_worker(struct dps_attach *at, unsigned w)
+{
+	doorbell_ring_fd(&at->hdr->workers[w].bell, at->worker_fd[w]);
+}
+
+static int dps_cmd_to(struct dps_attach *at, unsigned w, uint64_t v)
+{
 	struct chan_ring *r = chan_cmd_ring(at->base, &at->lay, at->proc, w);
 	pthread_mutex_lock(&at->cmd_lock[w]);
-	while (!chan_ring_put(r, at->lay.cmd_mask, chan_cmd(op, arg, sock))) {
-		/* The worker takes CHAN_CMD_RING per round; wait for it, not forever. */
-		if (dps_attach_check(at)) {
+	while (!chan_ring_put(r, at->lay.cmd_mask, v)) {
+		if (dps_attach_dead(at)) {
 			pthread_mutex_unlock(&at->cmd_lock[w]);
 			return -ENOTCONN;
 		}
@@ -338,18 +353,109 @@ int dps_cmd(struct dps_attach *at, uint32_t sock, enum chan_cmd_op op, uint32_t 
 		if (write(at->worker_fd[w], &one, sizeof(one)) < 0) {
 			/* saturated counter: the worker is awake */
 		}
-		sched_yield();
+		struct dps_ring_wait rw = {.at = at, .r = r};
+		doorbell_wait_fd(dps_bell(at), at->spin_ns, dps_ring_has_room, dps_ring_sleep, &rw);
 	}
 	pthread_mutex_unlock(&at->cmd_lock[w]);
-	/* The Dekker pair with the worker: it announces sleep, then looks at the rings. */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&at->hdr->worker_sleeping[w], memory_order_relaxed)) {
-		uint64_t one = 1;
-		if (write(at->worker_fd[w], &one, sizeof(one)) < 0) {
-			/* saturated counter: the worker is awake */
-		}
-	}
+	dps_ring_worker(at, w);
 	return 0;
+}
+
+int dps_cmd(struct dps_attach *at, uint32_t sock, enum chan_cmd_op op, uint32_t arg)
+{
+	return dps_cmd_to(at, chan_sock_worker(&at->lay, sock), chan_cmd(op, arg, sock));
+}
+
+unsigned dps_next_worker(struct dps_attach *at)
+{
+	return atomic_fetch_add_explicit(&at->next_worker, 1, memory_order_relaxed) %
+	       at->lay.nb_workers;
+}
+
+/* A free call slot, waiting for one when CHAN_CALL_SLOTS threads are in calls. */
+static int dps_call_slot_take(struct dps_attach *at)
+{
+	for (;;) {
+		uint32_t seen = doorbell_seq(&at->calls_bell);
+		uint64_t f = atomic_load_explicit(&at->calls_free, memory_order_acquire);
+		while (f != 0) {
+			int slot = __builtin_ctzll(f);
+			if (atomic_compare_exchange_weak_explicit(&at->calls_free, &f,
+								  f & ~(1ull << slot),
+								  memory_order_acq_rel,
+								  memory_order_acquire))
+				return slot;
+		}
+		if (dps_attach_dead(at))
+			return -ENOTCONN;
+		doorbell_wait(&at->calls_bell, seen, at->spin_ns, -1);
+	}
+}
+
+static void dps_call_slot_give(struct dps_attach *at, int slot)
+{
+	atomic_fetch_or_explicit(&at->calls_free, 1ull << slot, memory_order_release);
+	doorbell_ring(&at->calls_bell);
+}
+
+int dps_call_post(struct dps_attach *at, unsigned w, const struct chan_req *rq)
+{
+	if (dps_attach_dead(at))
+		return -ENOTCONN;
+	int slot = dps_call_slot_take(at);
+	if (slot < 0)
+		return slot;
+	struct chan_call *c = chan_call_at(at->base, &at->lay, at->proc, (unsigned)slot);
+	memcpy(&c->req, rq, sizeof(*rq));
+	c->req.pid = getpid();
+	atomic_store_explicit(&c->state, CHAN_CALL_POSTED, memory_order_release);
+	int rc = dps_cmd_to(at, w, chan_cmd(CHAN_CMD_CALL, (uint32_t)slot, 0));
+	if (rc < 0) {
+		atomic_store(&c->state, CHAN_CALL_IDLE);
+		dps_call_slot_give(at, slot);
+		return rc;
+	}
+	return slot;
+}
+
+struct dps_call_waiter {
+	struct dps_attach *at;
+	struct chan_call *c;
+};
+
+static bool dps_call_done(void *ctx)
+{
+	struct dps_call_waiter *cw = ctx;
+	return atomic_load_explicit(&cw->c->state, memory_order_acquire) == CHAN_CALL_DONE ||
+	       dps_attach_dead(cw->at);
+}
+
+static int dps_call_sleep(void *ctx)
+{
+	struct dps_call_waiter *cw = ctx;
+	return dps_sleep(cw->at, -1);
+}
+
+int dps_call_wait(struct dps_attach *at, int slot, struct chan_reply *rep)
+{
+	struct chan_call *c = chan_call_at(at->base, &at->lay, at->proc, (unsigned)slot);
+	struct dps_call_waiter cw = {.at = at, .c = c};
+	/* A signal does not end the wait: the call runs anyway, and its answer is needed to
+	 * know what exists (a socket the daemon made). */
+	while (!dps_call_done(&cw))
+		doorbell_wait_fd(dps_bell(at), at->spin_ns, dps_call_done, dps_call_sleep, &cw);
+	if (atomic_load_explicit(&c->state, memory_order_acquire) != CHAN_CALL_DONE)
+		return -ENOTCONN; /* the daemon died; the slot goes with the attachment */
+	memcpy(rep, &c->rep, sizeof(*rep));
+	atomic_store_explicit(&c->state, CHAN_CALL_IDLE, memory_order_relaxed);
+	dps_call_slot_give(at, slot);
+	return rep->err != 0 ? -rep->err : 0;
+}
+
+int dps_call(struct dps_attach *at, unsigned w, struct chan_req *rq, struct chan_reply *rep)
+{
+	int slot = dps_call_post(at, w, rq);
+	return slot < 0 ? slot : dps_call_wait(at, slot, rep);
 }
 
 void dps_kick(struct dps_attach *at, uint32_t sock)
@@ -382,8 +488,8 @@ int dps_event_fd(void)
 	if (at == NULL)
 		return -1;
 	int fd = at->ev_fd;
-	/* The daemon writes it only while someone waits: count a permanent waiter. */
-	atomic_fetch_add(&at->hdr->procs[at->proc].waiters, 1);
+	/* The daemon writes it only while someone sleeps: count a permanent sleeper. */
+	atomic_fetch_add(&dps_bell(at)->sleepers, 1);
 	dps_attach_put(at);
 	return fd;
 }

@@ -342,7 +342,7 @@ int dps_epoll_wait(int epfd, struct epoll_event *evs, int maxevents, int timeout
 	struct dps_attach *at = ep->at;
 	if (ep->gen != at->gen)
 		dps_ep_add_internal(e->fd, ep);
-	_Atomic uint32_t *waiters = &at->hdr->procs[at->proc].waiters;
+	_Atomic uint32_t *waiters = &dps_bell(at)->sleepers;
 	const int64_t deadline = timeout > 0 ? dps_now_ms() + timeout : -1;
 	int n;
 	for (;;) {

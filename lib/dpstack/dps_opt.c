@@ -1,5 +1,6 @@
 /* Socket options, fcntl and ioctl. Options set before connect/listen travel with that
- * request; on a live socket they go to its worker at once (CHAN_OP_SETOPT). Values are
+ * call; on a live socket they go to its worker at once: small values as a command that
+ * needs no answer (CHAN_CMD_SETOPT), the others as a call (CHAN_OP_SETOPT). Values are
  * checked as Linux checks them (net/core/sock.c, net/ipv4/tcp.c). */
 #include <fcntl.h>
 #include <netinet/tcp.h>
@@ -30,17 +31,30 @@ static bool dps_live(const struct dps_file *f)
 	return f->nsocks > 0 && (f->kind == DPS_TCP || f->kind == DPS_LISTEN || f->kind == DPS_UDP);
 }
 
+/* Options whose value the library checked and that fit a command: no answer is awaited. */
+static bool dps_opt_posted(enum chan_opt opt, uint32_t value)
+{
+	return value <= 0xffff && opt != CHAN_OPT_RCVBUF && opt != CHAN_OPT_SNDBUF &&
+	       opt != CHAN_OPT_CONGESTION;
+}
+
 /* Applies an option to the live socket (every per-worker listener of a listening one). */
 static int dps_setopt_live(struct dps_file *f, enum chan_opt opt, uint32_t value)
 {
 	if (!dps_live(f))
 		return 0;
 	for (unsigned i = 0; i < f->nsocks; i++) {
-		struct chan_req rq = {.op = CHAN_OP_SETOPT, .sock = f->socks[i], .opt = opt,
-				      .value = value};
-		memcpy(rq.cc, f->opts.cc, sizeof(rq.cc));
-		struct chan_reply rep;
-		int rc = dps_request(f->at, &rq, &rep);
+		int rc;
+		if (dps_opt_posted(opt, value)) {
+			rc = dps_cmd(f->at, f->socks[i], CHAN_CMD_SETOPT,
+				     CHAN_CMD_SETOPT_ARG(opt, value));
+		} else {
+			struct chan_req rq = {.op = CHAN_OP_SETOPT, .sock = f->socks[i],
+					      .opt = opt, .value = value};
+			memcpy(rq.cc, f->opts.cc, sizeof(rq.cc));
+			struct chan_reply rep;
+			rc = dps_call(f->at, chan_sock_worker(&f->at->lay, f->socks[i]), &rq, &rep);
+		}
 		if (rc < 0)
 			return rc;
 	}
@@ -130,7 +144,7 @@ static int dps_set_tcp_level(struct dps_file *f, int name, const void *val, sock
 				      .opt = CHAN_OPT_CONGESTION};
 		memcpy(rq.cc, cc, sizeof(rq.cc));
 		struct chan_reply rep;
-		int rc = dps_request(f->at, &rq, &rep); /* is the name known? */
+		int rc = dps_call(f->at, 0, &rq, &rep); /* is the name known? */
 		if (rc < 0)
 			return rc;
 		memcpy(f->opts.cc, cc, sizeof(f->opts.cc));
@@ -216,7 +230,7 @@ static int dps_info(struct dps_file *f, struct chan_info *out)
 {
 	struct chan_req rq = {.op = CHAN_OP_INFO, .sock = f->socks[0]};
 	struct chan_reply rep;
-	int rc = dps_request(f->at, &rq, &rep);
+	int rc = dps_call(f->at, chan_sock_worker(&f->at->lay, f->socks[0]), &rq, &rep);
 	if (rc == 0)
 		*out = rep.u.info;
 	return rc;

@@ -80,7 +80,7 @@ int dps_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 				rc = -errno;
 			break;
 		}
-		_Atomic uint32_t *waiters = &at->hdr->procs[at->proc].waiters;
+		_Atomic uint32_t *waiters = &dps_bell(at)->sleepers;
 		atomic_fetch_add(waiters, 1);
 		atomic_thread_fence(memory_order_seq_cst);
 		ready = dps_poll_stack(fds, n, files);

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../../src/base/doorbell.h"
 #include "../../src/chan/chan_shm.h"
 #include "../../src/proto/fifo.h"
 
@@ -46,7 +47,10 @@ struct dps_attach {
 	unsigned proc;
 	uint64_t app_id, token;
 	_Atomic bool dead;
-	pthread_mutex_t req_lock;       /* one request/reply at a time on sock_fd */
+	_Atomic uint64_t calls_free;    /* bit i: call slot i is ours to take */
+	struct doorbell calls_bell;     /* rung when a call slot is given back */
+	_Atomic unsigned next_worker;   /* connects and UDP sockets go to each worker in turn */
+	int64_t spin_ns;                /* how long waits spin before they sleep */
 	pthread_mutex_t cmd_lock[CHAN_MAX_WORKERS];
 	pthread_mutex_t ev_lock;
 	struct dps_file **sock_file;    /* socket number → the file holding it */
@@ -89,8 +93,16 @@ struct dps_file {
  * errno set. The reference is the caller's. */
 struct dps_attach *dps_attach_get(void);
 void dps_attach_put(struct dps_attach *at);
-/* One request and its reply; a negative errno when the daemon is gone or refuses. */
-int dps_request(struct dps_attach *at, struct chan_req *rq, struct chan_reply *rep);
+/* A call (chan_shm.h): the request runs on worker w, in order with this process's earlier
+ * commands there; the reply comes back in rep. Returns 0 or the negative errno of the
+ * reply, or -ENOTCONN when the daemon is gone. */
+int dps_call(struct dps_attach *at, unsigned w, struct chan_req *rq, struct chan_reply *rep);
+/* The same in two steps, so that calls to several workers run at once: post returns the
+ * slot (or -errno), wait takes the reply and gives the slot back. */
+int dps_call_post(struct dps_attach *at, unsigned w, const struct chan_req *rq);
+int dps_call_wait(struct dps_attach *at, int slot, struct chan_reply *rep);
+/* The worker for a new connection or datagram socket: each in turn. */
+unsigned dps_next_worker(struct dps_attach *at);
 /* Queues a command for the socket's worker and wakes it if it sleeps. */
 int dps_cmd(struct dps_attach *at, uint32_t sock, enum chan_cmd_op op, uint32_t arg);
 /* The kick: coalesced through the socket's kick flag. */
@@ -129,8 +141,13 @@ uint32_t dps_file_ready(struct dps_file *f);
  * (timeout_ms < 0: none), -ENOTCONN when the daemon went away, -EINTR on a signal. */
 int dps_wait(struct dps_file *f, uint32_t want, int timeout_ms);
 /* Sleeps until the daemon signals this process or timeout_ms passes (-1: forever); extra
- * kernel fds may be watched too (poll). Used by dps_wait, dps_poll. */
+ * kernel fds may be watched too (poll). Used by dps_wait, dps_poll, dps_call_wait. */
 int dps_sleep(struct dps_attach *at, int timeout_ms);
+/* This process's doorbell, which the workers ring (chan_shm.h). */
+static inline struct doorbell *dps_bell(struct dps_attach *at)
+{
+	return &at->hdr->procs[at->proc].bell;
+}
 /* The same, also waking when one of the kernel descriptors kfds[0..nk) is ready (kfds needs
  * room for nk + 1 entries). Returns how many of them are, or -errno. */
 struct pollfd;

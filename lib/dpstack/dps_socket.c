@@ -80,6 +80,28 @@ int dps_socket(int domain, int type, int protocol)
 	return f->fd;
 }
 
+/* A call that creates a socket (connect, a UDP socket): on the next worker in turn, or, when
+ * the flow or port it names is another worker's (-EXDEV), on that one. */
+static int dps_call_anywhere(struct dps_attach *at, struct chan_req *rq, struct chan_reply *rep)
+{
+	int rc = dps_call(at, dps_next_worker(at), rq, rep);
+	if (rc == -EXDEV && rep->redirect < at->lay.nb_workers)
+		rc = dps_call(at, rep->redirect, rq, rep);
+	return rc == -EXDEV ? -EPROTO : rc;
+}
+
+/* Gives up the daemon's reservation of a TCP bind (the socket now listens or is connected,
+ * or closes unused). */
+static void dps_unbind(struct dps_file *f)
+{
+	if (f->bind_id == 0)
+		return;
+	struct chan_req rq = {.op = CHAN_OP_UNBIND, .sock = f->bind_id};
+	struct chan_reply rep;
+	dps_call(f->at, chan_bind_worker_of(&f->at->lay, f->local.sin_port), &rq, &rep);
+	f->bind_id = 0;
+}
+
 /* UDP sockets exist in the daemon from their bind (explicit, or implicit at the first send
  * or connect). */
 static int dps_udp_open(struct dps_file *f, const struct sockaddr_in *local)
@@ -92,7 +114,7 @@ static int dps_udp_open(struct dps_file *f, const struct sockaddr_in *local)
 		rq.lport = local->sin_port;
 	}
 	struct chan_reply rep;
-	int rc = dps_request(f->at, &rq, &rep);
+	int rc = dps_call_anywhere(f->at, &rq, &rep);
 	if (rc < 0)
 		return rc;
 	rc = dps_file_attach_sock(f, rep.socks[0]);
@@ -127,12 +149,12 @@ static int dps_bind_file(struct dps_file *f, const struct sockaddr *addr, sockle
 			      .flags = (f->reuseaddr ? CHAN_BIND_REUSEADDR : 0) |
 				       (f->reuseport ? CHAN_BIND_REUSEPORT : 0)};
 	struct chan_reply rep;
-	rc = dps_request(f->at, &rq, &rep);
+	rc = dps_call(f->at, chan_bind_worker_of(&f->at->lay, sin.sin_port), &rq, &rep);
 	if (rc < 0)
 		return rc;
 	f->local = sin;
 	f->bound = true;
-	f->bind_id = rep.socks[0];
+	f->bind_id = sin.sin_port != 0 ? rep.socks[0] : 0;
 	return 0;
 }
 
@@ -146,6 +168,45 @@ int dps_bind(int fd, const struct sockaddr *addr, socklen_t len)
 	return rc < 0 ? DPS_FAIL(-rc) : 0;
 }
 
+/* A listener on every worker, so that connections reaching any of them are ours; the
+ * calls run at once, and a failure anywhere closes the listeners made elsewhere. */
+static int dps_listen_everywhere(struct dps_file *f, const struct chan_req *rq)
+{
+	struct dps_attach *at = f->at;
+	const unsigned n = at->lay.nb_workers;
+	int slot[CHAN_MAX_WORKERS];
+	struct chan_reply rep[CHAN_MAX_WORKERS];
+	int rc = 0;
+	for (unsigned w = 0; w < n; w++) {
+		slot[w] = dps_call_post(at, w, rq);
+		if (slot[w] < 0 && rc == 0)
+			rc = slot[w];
+	}
+	for (unsigned w = 0; w < n; w++) {
+		if (slot[w] < 0)
+			continue;
+		int r = dps_call_wait(at, slot[w], &rep[w]);
+		if (r < 0 && rc == 0)
+			rc = r;
+		if (r < 0)
+			slot[w] = -1;
+	}
+	if (rc < 0) {
+		for (unsigned w = 0; w < n; w++)
+			if (slot[w] >= 0)
+				dps_cmd(at, rep[w].socks[0], CHAN_CMD_CLOSE, 0);
+		return rc;
+	}
+	for (unsigned w = 0; w < n; w++) {
+		if (rep[w].count != 1 || chan_sock_worker(&at->lay, rep[w].socks[0]) != w)
+			return -EPROTO;
+		f->socks[w] = rep[w].socks[0];
+		dps_file_bind_sock(f, rep[w].socks[0]);
+	}
+	f->nsocks = n;
+	return 0;
+}
+
 static int dps_listen_file(struct dps_file *f, int backlog)
 {
 	if (f->kind == DPS_LISTEN)
@@ -155,13 +216,12 @@ static int dps_listen_file(struct dps_file *f, int backlog)
 	if (f->nsocks > 0)
 		return -EINVAL;
 	struct chan_req rq = {.op = CHAN_OP_LISTEN, .laddr = f->local.sin_addr.s_addr,
-			      .lport = f->local.sin_port, .opts = f->opts,
+			      .lport = f->local.sin_port, .opts = f->opts, .sock = f->bind_id,
 			      .flags = f->reuseport ? CHAN_BIND_REUSEPORT : 0,
 			      .backlog = backlog < 0 ? 0 : (uint32_t)backlog};
 	/* Linux sizes small backlogs up a little; 0 still accepts one. */
 	if (backlog <= 0)
 		rq.backlog = 1;
-	struct chan_reply rep;
 	int rc;
 	if (rq.lport == 0) {
 		/* An unbound listener gets an ephemeral port, as Linux autobinds. */
@@ -170,20 +230,14 @@ static int dps_listen_file(struct dps_file *f, int backlog)
 		rc = -EADDRINUSE;
 		for (unsigned i = 0; i < 64 && rc == -EADDRINUSE; i++) {
 			rq.lport = htons((uint16_t)(DPS_EPHEMERAL_LO + (start + i * 7919) % range));
-			rc = dps_request(f->at, &rq, &rep);
+			rc = dps_listen_everywhere(f, &rq);
 		}
 	} else {
-		rc = dps_request(f->at, &rq, &rep);
+		rc = dps_listen_everywhere(f, &rq);
 	}
 	if (rc < 0)
 		return rc;
-	if (rep.count == 0 || rep.count > f->at->lay.nb_workers)
-		return -EPROTO;
-	for (unsigned i = 0; i < rep.count; i++) {
-		f->socks[i] = rep.socks[i];
-		dps_file_bind_sock(f, rep.socks[i]);
-	}
-	f->nsocks = rep.count;
+	dps_unbind(f);
 	f->local.sin_family = AF_INET;
 	f->local.sin_port = rq.lport;
 	f->bound = true;
@@ -367,12 +421,13 @@ static int dps_connect_tcp(struct dps_file *f, const struct sockaddr_in *to)
 				      .lport = f->local.sin_port, .raddr = to->sin_addr.s_addr,
 				      .rport = to->sin_port, .opts = f->opts};
 		struct chan_reply rep;
-		int rc = dps_request(f->at, &rq, &rep);
+		int rc = dps_call_anywhere(f->at, &rq, &rep);
 		if (rc < 0)
 			return rc;
 		rc = dps_file_attach_sock(f, rep.socks[0]);
 		if (rc < 0)
 			return rc;
+		dps_unbind(f);
 		if (atomic_load(&f->flags) & O_NONBLOCK) {
 			/* Linux reports the outcome only later, in SO_ERROR, even when the
 			 * handshake (or its refusal) was quicker than this call. */
@@ -407,7 +462,7 @@ static int dps_connect_udp(struct dps_file *f, const struct sockaddr *addr, sock
 		return rc;
 	rq.sock = f->socks[0];
 	struct chan_reply rep;
-	return dps_request(f->at, &rq, &rep);
+	return dps_call(f->at, chan_sock_worker(&f->at->lay, rq.sock), &rq, &rep);
 }
 
 int dps_connect(int fd, const struct sockaddr *addr, socklen_t len)
@@ -474,12 +529,8 @@ static int dps_close_file(int fd, bool keep_fd)
 	if (f->at != NULL && !dps_attach_dead(f->at)) {
 		for (unsigned i = 0; i < f->nsocks; i++)
 			dps_cmd(f->at, f->socks[i], CHAN_CMD_CLOSE, 0);
-		if (f->nsocks == 0 && f->bind_id != 0) {
-			/* Bound, never listened nor connected: the port is free again. */
-			struct chan_req rq = {.op = CHAN_OP_UNBIND, .sock = f->bind_id};
-			struct chan_reply rep;
-			dps_request(f->at, &rq, &rep);
-		}
+		/* Bound, never listened nor connected: the port is free again. */
+		dps_unbind(f);
 	}
 	dps_epoll_forget(f);
 	dps_file_put(f);

@@ -1,6 +1,7 @@
 /* Readiness and sleeping. The workers queue a socket number in this process's event ring
- * when something changed on it, and write the process's eventfd when a thread announced it
- * is about to sleep (`waiters`): announce, look again, then sleep, so no wake-up is lost.
+ * when something changed on it, and ring the process's doorbell (src/base/doorbell.h): its
+ * eventfd is written when a thread announced it is about to sleep. A waiter spins briefly,
+ * announces itself, looks again, then sleeps, so no wake-up is lost.
  *
  * Each thread sleeps in an epoll set of its own holding the eventfd edge-triggered: every
  * write of the daemon reaches every sleeping thread's set, and nobody has to drain the
@@ -176,31 +177,43 @@ int dps_sleep_poll(struct dps_attach *at, struct pollfd *kfds, unsigned nk, int 
 	return n;
 }
 
+struct dps_file_wait {
+	struct dps_file *f;
+	uint32_t want;
+	int timeout_ms;                 /* of this sleep: -1 forever */
+};
+
+static bool dps_file_wait_ready(void *ctx)
+{
+	struct dps_file_wait *fw = ctx;
+	dps_events_drain(fw->f->at);
+	return (dps_file_ready(fw->f) & fw->want) != 0;
+}
+
+static int dps_file_wait_sleep(void *ctx)
+{
+	struct dps_file_wait *fw = ctx;
+	return dps_sleep(fw->f->at, fw->timeout_ms);
+}
+
 int dps_wait(struct dps_file *f, uint32_t want, int timeout_ms)
 {
 	struct dps_attach *at = f->at;
 	const int64_t deadline = timeout_ms > 0 ? dps_now_ms() + timeout_ms : -1;
-	_Atomic uint32_t *waiters = &at->hdr->procs[at->proc].waiters;
-	want |= EPOLLERR | EPOLLHUP;
+	struct dps_file_wait fw = {.f = f, .want = want | EPOLLERR | EPOLLHUP, .timeout_ms = -1};
 	for (;;) {
-		dps_events_drain(at);
-		if (dps_file_ready(f) & want)
+		if (dps_file_wait_ready(&fw))
 			return 0;
-		if (dps_attach_check(at))
+		if (dps_attach_dead(at))
 			return -ENOTCONN;
-		int left = -1;
 		if (deadline >= 0) {
 			int64_t now = dps_now_ms();
 			if (now >= deadline)
 				return -EAGAIN;
-			left = (int)(deadline - now);
+			fw.timeout_ms = (int)(deadline - now);
 		}
-		atomic_fetch_add(waiters, 1);
-		atomic_thread_fence(memory_order_seq_cst);
-		int rc = 0;
-		if (!(dps_file_ready(f) & want))
-			rc = dps_sleep(at, left);
-		atomic_fetch_sub(waiters, 1);
+		int rc = doorbell_wait_fd(dps_bell(at), at->spin_ns, dps_file_wait_ready,
+					  dps_file_wait_sleep, &fw);
 		if (rc == -EINTR)
 			return rc;
 	}

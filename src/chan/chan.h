@@ -12,6 +12,7 @@
 #define CHAN_MAX_APPS 64
 #define CHAN_MAX_SOCKS_DEFAULT 16384
 #define CHAN_ARENA_MB_DEFAULT 4096     /* address space per worker and app; RAM as used */
+#define CHAN_MAX_BINDS_DEFAULT 1024    /* bound, not yet listening or connected sockets */
 
 struct worker;
 struct stack;
@@ -20,14 +21,16 @@ struct chan;
 struct chan_config {
 	uint32_t max_socks;             /* sockets per application (a power of two) */
 	uint64_t arena_mb;              /* per worker and application (a power of two) */
+	uint32_t max_binds;             /* TCP bind reservations per application and worker */
 };
 
 struct chan_worker_stats {
-	uint64_t cmds, bad_cmds, accepts, accept_no_sock, events, wakes, udp_tx, udp_tx_err;
+	uint64_t cmds, bad_cmds, calls, accepts, accept_no_sock, events, wakes, udp_tx, udp_tx_err;
+	uint64_t bind_limit;            /* binds refused: the application holds max_binds */
 };
 
 struct chan_server_stats {
-	uint64_t attaches, joins, refused, procs_gone, apps_freed, bad_msgs, requests;
+	uint64_t attaches, joins, refused, procs_gone, apps_freed, bad_msgs;
 	/* Gauges: what exists now. A segment outlives its application while connections it
 	 * closed finish sending; all three return to 0 once everything is reclaimed. */
 	uint64_t live_apps, live_socks, arena_bytes;

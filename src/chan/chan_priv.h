@@ -71,6 +71,17 @@ struct chan_app {
 	TAILQ_ENTRY(chan_app) link;     /* the server's list */
 };
 
+/* A TCP bind reservation (chan_bind.c), kept by worker lport % nb_workers. */
+struct chan_bind {
+	const struct chan_app *app;
+	unsigned proc;
+	uid_t uid;
+	uint32_t laddr;                 /* network order, as in chan_req */
+	uint16_t lport;
+	uint32_t flags;                 /* CHAN_BIND_* */
+	uint32_t id;
+};
+
 /* Per worker. Only its own thread touches it, except through worker_call. */
 struct chan_worker {
 	struct chan *chan;
@@ -81,17 +92,10 @@ struct chan_worker {
 	unsigned napps;
 	TAILQ_HEAD(, chan_dsock) accept_list;
 	uint8_t *udp_buf;               /* one datagram from a UDP send FIFO */
+	struct chan_bind *binds;        /* reservations of the ports p % nb_workers == index */
+	unsigned nbinds, cap_binds;
+	uint32_t next_bind_id;
 	struct chan_worker_stats st;
-};
-
-struct chan_bind {
-	const struct chan_app *app;
-	unsigned proc;
-	uid_t uid;
-	uint32_t laddr;                 /* network order, as in chan_req */
-	uint16_t lport;
-	uint32_t flags;                 /* CHAN_BIND_* */
-	uint32_t id;
 };
 
 struct chan {
@@ -106,12 +110,8 @@ struct chan {
 	pthread_t thread;
 	bool thread_running;
 	uint64_t next_app_id;
-	unsigned next_worker;           /* chan_next_worker */
 	TAILQ_HEAD(, chan_app) apps;
 	unsigned napps;
-	struct chan_bind *binds;        /* TCP bind reservations (chan_server.c) */
-	unsigned nbinds, cap_binds;
-	uint32_t next_bind_id;
 	struct chan_server_stats st;
 	_Atomic int64_t live_apps, live_socks, arena_bytes;
 };
@@ -143,5 +143,24 @@ void chan_proc_kill(struct chan_app *a, unsigned proc);
  * process disconnected); returns the work done. */
 unsigned chan_worker_run_proc(struct chan_worker *cw, struct chan_app *a, unsigned p,
 			      unsigned budget);
+
+/* --- chan_call.c (on the worker) --- */
+/* Runs the call in process p's slot; false when the slot holds no call a well-behaved
+ * library posts (the process is then disconnected). */
+bool chan_call_run(struct chan_worker *cw, struct chan_app *a, unsigned p, unsigned slot);
+/* Sets a socket option (CHAN_OPT_*) on a socket: 0 or -errno. cc: CHAN_OPT_CONGESTION's name. */
+int chan_dsock_setopt(struct chan_dsock *ds, unsigned opt, uint32_t value, const char *cc);
+
+/* --- chan_bind.c (on worker lport % nb_workers) --- */
+/* Would a socket of user uid bound to laddr:lport with flags clash with a reservation? The
+ * reservation self_id of (self_app, self_proc), when not 0, is the socket's own. */
+bool chan_bind_conflict(const struct chan_worker *cw, uid_t uid, uint32_t laddr,
+			uint16_t lport, uint32_t flags, const struct chan_app *self_app,
+			unsigned self_proc, uint32_t self_id);
+unsigned chan_bind_count(const struct chan_worker *cw, const struct chan_app *a);
+int chan_bind_add(struct chan_worker *cw, struct chan_app *a, unsigned p, uint32_t laddr,
+		  uint16_t lport, uint32_t flags, uint32_t *id);
+void chan_bind_drop(struct chan_worker *cw, const struct chan_app *a, unsigned p, uint32_t id);
+void chan_bind_drop_proc(struct chan_worker *cw, const struct chan_app *a, unsigned p);
 
 #endif

@@ -1,8 +1,9 @@
 /* The channel server: a thread of its own that accepts applications on DPSTACK_SOCK, gives
- * each its segment and eventfds, answers the socket calls that need an answer by running
- * them on the owning worker (worker_call), and cleans up after processes that exit, crash or
- * misbehave. Every message is checked for size and meaning; a process that sends garbage is
- * disconnected, which closes its sockets as an exit would, and nobody else notices. */
+ * each its segment and eventfds, joins forked children, and cleans up after processes that
+ * exit, crash or misbehave (their connection ends). It is on no socket call's path: those
+ * travel on the command rings to the workers (chan_call.c). Every message is checked for
+ * size and meaning; a process that sends garbage is disconnected, which closes its sockets
+ * as an exit would, and nobody else notices. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -20,10 +21,8 @@
 #include "chan_priv.h"
 #include "chan_worker.h"
 #include "../dp/worker.h"
-#include "../proto/tcp_cc.h"
 
 #define CHAN_MAX_PENDING 64      /* connections that have not attached yet */
-#define CHAN_PRIV_PORT 1024      /* below: root only, as CAP_NET_BIND_SERVICE on Linux */
 
 struct chan_pending {
 	int fd;
@@ -38,21 +37,6 @@ static int chan_run(struct chan *ch, unsigned w, int (*fn)(struct stack *, void 
 {
 	j->worker = w;
 	return worker_call(&ch->workers[w], fn, j);
-}
-
-/* The worker for a new connection: each in turn, so active opens spread over them (the
- * stack then picks a source port whose flow that worker owns, steer.h). */
-static unsigned chan_next_worker(struct chan *ch)
-{
-	return ch->next_worker++ % ch->nb_workers;
-}
-
-/* The worker for a datagram socket: the owner of its port, or any for an ephemeral one. */
-static unsigned chan_udp_worker(struct chan *ch, uint16_t lport_be)
-{
-	const struct steer *st = ch->workers[0].stack->steer;
-	return st != NULL && lport_be != 0 ? steer_udp_owner(st, ntohs(lport_be))
-					   : chan_next_worker(ch);
 }
 
 static int chan_run_all(struct chan *ch, int (*fn)(struct stack *, void *), struct chan_job *j)
@@ -93,77 +77,12 @@ static int chan_reply_err(int fd, int err)
 	return chan_send(fd, &rep, NULL, 0);
 }
 
-/* TCP bind(2) reservations of sockets that neither listen nor connect yet: the stack has no
- * entry for them, so the server keeps them, and refuses a second bind of the same port as
- * Linux does unless both sockets allow sharing it (SO_REUSEADDR, or SO_REUSEPORT by one
- * user). A listen or connect of the same process on the address, a close (UNBIND) or the
- * process's end gives the reservation up. */
-static bool chan_bind_conflict(const struct chan *ch, const struct chan_app *a,
-			       const struct chan_req *rq)
-{
-	for (unsigned i = 0; i < ch->nbinds; i++) {
-		const struct chan_bind *b = &ch->binds[i];
-		if (b->lport != rq->lport || (b->laddr != 0 && rq->laddr != 0 && b->laddr != rq->laddr))
-			continue;
-		bool reuseaddr = (b->flags & rq->flags & CHAN_BIND_REUSEADDR) != 0;
-		bool reuseport = (b->flags & rq->flags & CHAN_BIND_REUSEPORT) != 0 &&
-				 b->uid == a->procs[0].uid;
-		if (!reuseaddr && !reuseport)
-			return true;
-	}
-	return false;
-}
-
-static int chan_bind_add(struct chan *ch, struct chan_app *a, unsigned p,
-			 const struct chan_req *rq, uint32_t *id)
-{
-	if (ch->nbinds == ch->cap_binds) {
-		unsigned cap = ch->cap_binds == 0 ? 64 : ch->cap_binds * 2;
-		struct chan_bind *n = realloc(ch->binds, cap * sizeof(*n));
-		if (n == NULL)
-			return -ENOMEM;
-		ch->binds = n;
-		ch->cap_binds = cap;
-	}
-	*id = ++ch->next_bind_id;
-	ch->binds[ch->nbinds++] = (struct chan_bind){
-		.app = a, .proc = p, .uid = a->procs[p].uid, .laddr = rq->laddr,
-		.lport = rq->lport, .flags = rq->flags, .id = *id};
-	return 0;
-}
-
-/* Gives up the reservations matching app, proc and (id, or laddr:lport when id is 0). */
-static void chan_bind_drop(struct chan *ch, const struct chan_app *a, unsigned p, uint32_t id,
-			   uint32_t laddr, uint16_t lport)
-{
-	for (unsigned i = 0; i < ch->nbinds;) {
-		const struct chan_bind *b = &ch->binds[i];
-		bool match = b->app == a && b->proc == p &&
-			     (id != 0 ? b->id == id : (b->laddr == laddr && b->lport == lport));
-		if (match)
-			ch->binds[i] = ch->binds[--ch->nbinds];
-		else
-			i++;
-	}
-}
-
-static void chan_bind_drop_proc(struct chan *ch, const struct chan_app *a, unsigned p)
-{
-	for (unsigned i = 0; i < ch->nbinds;) {
-		if (ch->binds[i].app == a && ch->binds[i].proc == p)
-			ch->binds[i] = ch->binds[--ch->nbinds];
-		else
-			i++;
-	}
-}
-
 static void chan_proc_drop(struct chan *ch, struct chan_app *a, unsigned p)
 {
 	struct chan_proc_priv *pp = &a->procs[p];
 	close(pp->fd);
 	pp->fd = -1;
 	atomic_store(&a->hdr->procs[p].attached, 0);
-	chan_bind_drop_proc(ch, a, p);
 	struct chan_job j = {.app = a, .proc = p};
 	chan_run_all(ch, chan_job_proc_gone, &j);
 	/* The workers no longer wake it (proc_gone cleared its bits): its eventfd can go. */
@@ -265,7 +184,7 @@ static void chan_join(struct chan *ch, int fd, const struct ucred *cr, const str
 	}
 	a->procs[p] = (struct chan_proc_priv){.fd = fd, .efd = efd, .pid = cr->pid, .uid = cr->uid};
 	a->nprocs++;
-	atomic_store(&a->hdr->procs[p].waiters, 0);
+	doorbell_init(&a->hdr->procs[p].bell);
 	atomic_store(&a->hdr->procs[p].attached, 1);
 	struct chan_job j = {.app = a, .proc = (unsigned)p, .req = rq};
 	chan_run_all(ch, chan_job_proc_join, &j);
@@ -279,92 +198,6 @@ static void chan_join(struct chan *ch, int fd, const struct ucred *cr, const str
 		return;
 	}
 	ch->st.joins++;
-}
-
-static bool chan_port_allowed(const struct chan_proc_priv *pp, uint16_t port_be)
-{
-	uint16_t port = ntohs(port_be);
-	return pp->uid == 0 || port == 0 || port >= CHAN_PRIV_PORT;
-}
-
-/* One request of process p; false when the process must be disconnected. */
-static bool chan_request(struct chan *ch, struct chan_app *a, unsigned p, struct chan_req *rq)
-{
-	struct chan_reply rep;
-	memset(&rep, 0, sizeof(rep));
-	struct chan_job j = {.app = a, .proc = p, .req = rq, .rep = &rep};
-	int rc;
-	ch->st.requests++;
-	rq->pid = a->procs[p].pid; /* what the kernel says, not what the message says */
-	switch (rq->op) {
-	case CHAN_OP_LISTEN:
-		if (!chan_port_allowed(&a->procs[p], rq->lport)) {
-			rc = -EACCES;
-			break;
-		}
-		chan_bind_drop(ch, a, p, 0, rq->laddr, rq->lport);
-		rc = 0;
-		for (unsigned w = 0; w < ch->nb_workers && rc == 0; w++) {
-			rc = chan_run(ch, w, chan_job_listen, &j);
-			if (rc < 0)
-				for (unsigned u = 0; u < w; u++)
-					chan_run(ch, u, chan_job_unlisten, &j);
-		}
-		rep.count = ch->nb_workers;
-		break;
-	case CHAN_OP_CONNECT:
-		if (rq->raddr == 0 || rq->rport == 0) {
-			rc = -ECONNREFUSED;
-			break;
-		}
-		if (rq->lport != 0)
-			chan_bind_drop(ch, a, p, 0, rq->laddr, rq->lport);
-		rc = chan_run(ch, chan_next_worker(ch), chan_job_connect, &j);
-		if (rc == -EXDEV) /* a bound port whose flow another worker owns */
-			rc = chan_run(ch, j.redirect, chan_job_connect, &j);
-		rep.count = 1;
-		break;
-	case CHAN_OP_BIND:
-		if (!chan_port_allowed(&a->procs[p], rq->lport))
-			rc = -EACCES;
-		else if (rq->lport != 0 && chan_bind_conflict(ch, a, rq))
-			rc = -EADDRINUSE;
-		else if ((rc = chan_run(ch, 0, chan_job_bind_check, &j)) == 0 && rq->lport != 0)
-			rc = chan_bind_add(ch, a, p, rq, &rep.socks[0]);
-		break;
-	case CHAN_OP_UNBIND:
-		chan_bind_drop(ch, a, p, rq->sock, 0, 0);
-		rc = 0;
-		break;
-	case CHAN_OP_UDP_OPEN:
-		rc = chan_port_allowed(&a->procs[p], rq->lport)
-			     ? chan_run(ch, chan_udp_worker(ch, rq->lport), chan_job_udp_open, &j)
-			     : -EACCES;
-		rep.count = 1;
-		break;
-	case CHAN_OP_UDP_CONNECT:
-		rc = chan_run(ch, rq->sock % ch->nb_workers, chan_job_udp_connect, &j);
-		break;
-	case CHAN_OP_SETOPT:
-		if (rq->sock == UINT32_MAX && rq->opt == CHAN_OPT_CONGESTION) {
-			/* Only a question: is the name known (TCP_CONGESTION before connect)? */
-			rq->cc[sizeof(rq->cc) - 1] = '\0';
-			rc = tcp_cc_find(rq->cc) != NULL ? 0 : -ENOENT;
-			break;
-		}
-		rc = chan_run(ch, rq->sock % ch->nb_workers, chan_job_setopt, &j);
-		break;
-	case CHAN_OP_INFO:
-		rc = chan_run(ch, rq->sock % ch->nb_workers, chan_job_info, &j);
-		break;
-	default:
-		ch->st.bad_msgs++;
-		return false;
-	}
-	rep.err = rc < 0 ? -rc : 0;
-	if (rc < 0)
-		rep.count = 0;
-	return chan_send(a->procs[p].fd, &rep, NULL, 0) == 0;
 }
 
 /* A first message on a new connection: ATTACH or JOIN. */
@@ -392,16 +225,15 @@ static void chan_greet(struct chan *ch, unsigned slot)
 		chan_join(ch, fd, &cr, &rq);
 }
 
+/* An attached process says nothing more on its connection: its end (exit, crash, exec) or
+ * anything it sends drops it. */
 static void chan_serve_proc(struct chan *ch, struct chan_app *a, unsigned p, short revents)
 {
-	struct chan_req rq;
-	ssize_t n = recv(a->procs[p].fd, &rq, sizeof(rq), MSG_DONTWAIT);
+	char c;
+	ssize_t n = recv(a->procs[p].fd, &c, sizeof(c), MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR) && !(revents & (POLLHUP | POLLERR)))
 		return;
-	if (n == (ssize_t)sizeof(rq) && chan_request(ch, a, p, &rq))
-		return;
-	/* A request of the right size that was refused is counted by chan_request. */
-	if (n > 0 && n != (ssize_t)sizeof(rq))
+	if (n > 0)
 		ch->st.bad_msgs++;
 	chan_proc_drop(ch, a, p);
 }
@@ -642,9 +474,9 @@ void chan_destroy(struct chan *ch)
 		close(ch->wake_fd);
 	if (ch->stop_fd >= 0)
 		close(ch->stop_fd);
-	free(ch->binds);
 	for (unsigned w = 0; w < ch->nb_workers; w++) {
 		free(ch->cw[w].udp_buf);
+		free(ch->cw[w].binds);
 		if (ch->workers != NULL)
 			ch->workers[w].hooks = (struct worker_hooks){0};
 	}
@@ -662,6 +494,8 @@ void chan_stats(struct chan *ch, struct chan_server_stats *srv, struct chan_work
 		const struct chan_worker_stats *s = &ch->cw[w].st;
 		wk->cmds += s->cmds;
 		wk->bad_cmds += s->bad_cmds;
+		wk->calls += s->calls;
+		wk->bind_limit += s->bind_limit;
 		wk->accepts += s->accepts;
 		wk->accept_no_sock += s->accept_no_sock;
 		wk->events += s->events;

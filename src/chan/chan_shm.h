@@ -6,23 +6,33 @@
  * (one per application, so no application can map another's data), an eventfd on which the
  * daemon wakes it, and the eventfds that wake each worker. A forked child joins the same
  * application with the token of the attach and gets a process slot and an eventfd of its
- * own; it keeps the parent's mapping.
+ * own; it keeps the parent's mapping. That is all the unix socket carries: every socket
+ * operation travels through the segment.
  *
  * Segment layout (offsets from its start, all computed by chan_layout from the three numbers
  * in chan_seg_hdr, so both sides agree without trusting anything the other writes):
  *
- *   chan_seg_hdr
+ *   chan_seg_hdr                           doorbells of the processes and workers
  *   chan_sock[max_socks]                   one per socket, written by the daemon
  *   per process p, per worker w:
  *     command ring  (app → worker)         chan_ring of CHAN_CMD_RING entries
  *     event ring    (worker → app)         chan_ring of max_socks entries: never full
+ *   per process p: chan_call[CHAN_CALL_SLOTS]   operations that need an answer
  *   per worker w: an arena                  socket FIFOs and accept rings, allocated by w
  *
+ * A call (connect, listen, bind, options, TCP_INFO, ...) is a request written into one of the
+ * process's call slots, then a CHAN_CMD_CALL naming the slot on the command ring of the worker
+ * that must run it: commands and calls of a process reach a worker in the order the process
+ * queued them. The worker copies the request out before it looks at it, writes the reply,
+ * marks the slot done and rings the process's doorbell; the calling thread spins briefly,
+ * then sleeps on its eventfd (src/base/doorbell.h).
+ *
  * Who writes what: the daemon writes chan_sock (except `queued` bits, which each process
- * clears for itself, and `kick`), the event rings' tails, the command rings' heads, and the
- * arenas' FIFO sides it produces (TCP receive data, accept rings). The application writes
- * command ring tails, event ring heads, and the FIFO sides it produces (send data). The
- * daemon treats everything the application can write as hostile: positions are clamped,
+ * clears for itself, and `kick`), the event rings' tails, the command rings' heads, the
+ * replies in call slots, and the arenas' FIFO sides it produces (TCP receive data, accept
+ * rings). The application writes command ring tails, event ring heads, requests, and the
+ * FIFO sides it produces (send data). The daemon treats everything the application can
+ * write as hostile: positions are clamped, requests are copied before they are checked,
  * commands are checked against its own private tables, never against the segment. */
 #ifndef DPS_CHAN_SHM_H
 #define DPS_CHAN_SHM_H
@@ -31,11 +41,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/doorbell.h"
+
 #define CHAN_MAGIC 0x43535044u         /* "DPSC" */
-#define CHAN_VERSION 1u
+#define CHAN_VERSION 2u
 #define CHAN_MAX_WORKERS 64
 #define CHAN_MAX_PROCS 32              /* processes of one application (fork) */
 #define CHAN_CMD_RING 1024             /* commands in flight per process and worker */
+#define CHAN_CALL_SLOTS 64             /* calls in flight per process */
 #define CHAN_ALIGN 64
 
 /* A ring of 64-bit entries with one producer and one consumer, in shared memory. The mask
@@ -92,7 +105,14 @@ enum chan_cmd_op {
 	CHAN_CMD_CLOSE = 2,     /* this process lets go of the socket (close(2)) */
 	CHAN_CMD_SHUTDOWN = 3,  /* argument: SHUT_RD, SHUT_WR or SHUT_RDWR */
 	CHAN_CMD_CLAIM = 4,     /* this process took the socket from an accept ring */
+	CHAN_CMD_CALL = 5,      /* argument: a call slot of the process (socket unused) */
+	CHAN_CMD_SETOPT = 6,    /* argument: CHAN_CMD_SETOPT_ARG(opt, value), no answer */
 };
+
+/* A socket option whose value fits 16 bits, set without waiting for an answer: the library
+ * has checked the value as Linux would, and the worker applies it in order with the
+ * process's other commands. */
+#define CHAN_CMD_SETOPT_ARG(opt, value) ((uint32_t)(opt) << 16 | ((uint32_t)(value) & 0xffff))
 
 static inline uint64_t chan_cmd(enum chan_cmd_op op, uint32_t arg, uint32_t sock)
 {
@@ -131,75 +151,25 @@ struct chan_sock {
 } __attribute__((aligned(CHAN_ALIGN)));
 
 struct chan_proc {
-	_Atomic uint32_t waiters;       /* threads about to sleep: the worker writes the eventfd */
+	/* Rung (its eventfd written) by a worker that queued events or answered a call while
+	 * a thread of the process announced a sleep in bell.sleepers. */
+	struct doorbell bell;
 	_Atomic uint32_t attached;      /* 1 while the daemon serves this process */
+} __attribute__((aligned(CHAN_ALIGN)));
+
+/* A worker's bell as this application sees it: sleepers is set while the worker naps, and
+ * a process that queues a command then writes the worker's eventfd. */
+struct chan_worker_bell {
+	struct doorbell bell;
 } __attribute__((aligned(CHAN_ALIGN)));
 
 struct chan_seg_hdr {
 	uint32_t magic, version;
 	uint32_t nb_workers, max_socks;
 	uint64_t seg_size, arena_size;
-	_Alignas(CHAN_ALIGN) _Atomic uint32_t worker_sleeping[CHAN_MAX_WORKERS];
+	_Alignas(CHAN_ALIGN) struct chan_worker_bell workers[CHAN_MAX_WORKERS];
 	_Alignas(CHAN_ALIGN) struct chan_proc procs[CHAN_MAX_PROCS];
 };
-
-/* Where everything is, from nb_workers, max_socks and arena_size (a power of two). */
-struct chan_layout {
-	uint32_t nb_workers, max_socks, ev_mask, cmd_mask;
-	uint64_t socks_off;
-	uint64_t rings_off, ring_pair_bytes, cmd_bytes;
-	uint64_t arenas_off, arena_size;
-	uint64_t seg_size;
-};
-
-static inline uint64_t chan_align_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
-static inline void chan_layout(struct chan_layout *l, uint32_t nb_workers, uint32_t max_socks,
-			       uint64_t arena_size)
-{
-	l->nb_workers = nb_workers;
-	l->max_socks = max_socks;
-	l->ev_mask = max_socks - 1;
-	l->cmd_mask = CHAN_CMD_RING - 1;
-	l->socks_off = chan_align_up(sizeof(struct chan_seg_hdr), 4096);
-	l->rings_off = chan_align_up(l->socks_off + (uint64_t)max_socks * sizeof(struct chan_sock),
-				     4096);
-	l->cmd_bytes = chan_align_up(chan_ring_bytes(CHAN_CMD_RING), 4096);
-	l->ring_pair_bytes = l->cmd_bytes + chan_align_up(chan_ring_bytes(max_socks), 4096);
-	l->arenas_off = chan_align_up(l->rings_off + (uint64_t)CHAN_MAX_PROCS * nb_workers *
-							     l->ring_pair_bytes, 1u << 21);
-	l->arena_size = arena_size;
-	l->seg_size = l->arenas_off + (uint64_t)nb_workers * arena_size;
-}
-
-static inline struct chan_ring *chan_cmd_ring(void *base, const struct chan_layout *l,
-					      unsigned proc, unsigned worker)
-{
-	return (struct chan_ring *)((char *)base + l->rings_off +
-				    ((uint64_t)proc * l->nb_workers + worker) * l->ring_pair_bytes);
-}
-
-static inline struct chan_ring *chan_ev_ring(void *base, const struct chan_layout *l,
-					     unsigned proc, unsigned worker)
-{
-	return (struct chan_ring *)((char *)chan_cmd_ring(base, l, proc, worker) + l->cmd_bytes);
-}
-
-static inline struct chan_sock *chan_sock_at(void *base, const struct chan_layout *l,
-					     uint32_t sock)
-{
-	return (struct chan_sock *)((char *)base + l->socks_off) + sock;
-}
-
-/* Sockets are numbered so that socket s lives on worker s % nb_workers: each worker hands
- * out its own numbers without asking anyone. */
-static inline unsigned chan_sock_worker(const struct chan_layout *l, uint32_t sock)
-{
-	return sock % l->nb_workers;
-}
 
 /* A datagram in a UDP socket's send FIFO: this header, then len bytes. */
 struct chan_udp_tx_hdr {
@@ -210,16 +180,20 @@ struct chan_udp_tx_hdr {
 	uint32_t pad;
 };
 
-/* --- messages on the unix socket --- */
+/* --- requests and replies: calls in the segment, and the unix socket's attach and join --- */
 
+/* ATTACH and JOIN travel on the unix socket; every other operation is a call, run by the
+ * worker whose command ring carries it. */
 enum chan_op {
 	CHAN_OP_ATTACH = 1,     /* → chan_attach_reply + fds: memfd, own eventfd, worker eventfds */
 	CHAN_OP_JOIN,           /* a forked child: → chan_attach_reply + fd: own eventfd */
-	CHAN_OP_LISTEN,         /* → socks[nb_workers], one listener per worker */
-	CHAN_OP_CONNECT,        /* → sock; completion shows in its state */
-	CHAN_OP_BIND,           /* TCP bind(2): reserves laddr:lport until the socket listens,
-				 * connects or closes (CHAN_OP_UNBIND) → socks[0]: the reservation */
-	CHAN_OP_UDP_OPEN,       /* → sock, bound address */
+	CHAN_OP_LISTEN,         /* this worker's listener → socks[0] (one call per worker) */
+	CHAN_OP_CONNECT,        /* → socks[0]; completion shows in its state; -EXDEV: the flow
+				 * is worker `redirect`'s (a bound source port) */
+	CHAN_OP_BIND,           /* TCP bind(2), on worker lport % nb_workers: reserves
+				 * laddr:lport until the socket listens, connects or closes
+				 * (CHAN_OP_UNBIND) → socks[0]: the reservation */
+	CHAN_OP_UDP_OPEN,       /* → socks[0], bound address; -EXDEV: the port is `redirect`'s */
 	CHAN_OP_UDP_CONNECT,
 	CHAN_OP_SETOPT,         /* a socket option of a live socket; sock UINT32_MAX with
 				 * CHAN_OPT_CONGESTION only asks whether the name is known */
@@ -304,6 +278,7 @@ struct chan_reply {
 	int32_t err;                    /* 0 or a positive errno */
 	uint32_t count;                 /* socks used */
 	uint32_t socks[CHAN_MAX_WORKERS];
+	uint32_t redirect;              /* -EXDEV: the worker to ask instead */
 	uint32_t laddr;                 /* network order: bound address (UDP_OPEN) */
 	uint16_t lport;
 	union {
@@ -311,5 +286,94 @@ struct chan_reply {
 		struct chan_info info;
 	} u;
 };
+
+/* A call slot. The process owns it while idle: it writes the request, sets POSTED and queues
+ * CHAN_CMD_CALL; the worker copies the request out, runs it, writes the reply and sets DONE;
+ * the process copies the reply out and sets IDLE. */
+enum chan_call_state {
+	CHAN_CALL_IDLE = 0,
+	CHAN_CALL_POSTED = 1,
+	CHAN_CALL_DONE = 2,
+};
+
+struct chan_call {
+	_Atomic uint32_t state;         /* chan_call_state */
+	struct chan_req req;
+	struct chan_reply rep;
+} __attribute__((aligned(CHAN_ALIGN)));
+
+/* Where everything is, from nb_workers, max_socks and arena_size (a power of two). */
+struct chan_layout {
+	uint32_t nb_workers, max_socks, ev_mask, cmd_mask;
+	uint64_t socks_off;
+	uint64_t rings_off, ring_pair_bytes, cmd_bytes;
+	uint64_t calls_off;
+	uint64_t arenas_off, arena_size;
+	uint64_t seg_size;
+};
+
+static inline uint64_t chan_align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+static inline void chan_layout(struct chan_layout *l, uint32_t nb_workers, uint32_t max_socks,
+			       uint64_t arena_size)
+{
+	l->nb_workers = nb_workers;
+	l->max_socks = max_socks;
+	l->ev_mask = max_socks - 1;
+	l->cmd_mask = CHAN_CMD_RING - 1;
+	l->socks_off = chan_align_up(sizeof(struct chan_seg_hdr), 4096);
+	l->rings_off = chan_align_up(l->socks_off + (uint64_t)max_socks * sizeof(struct chan_sock),
+				     4096);
+	l->cmd_bytes = chan_align_up(chan_ring_bytes(CHAN_CMD_RING), 4096);
+	l->ring_pair_bytes = l->cmd_bytes + chan_align_up(chan_ring_bytes(max_socks), 4096);
+	l->calls_off = chan_align_up(l->rings_off + (uint64_t)CHAN_MAX_PROCS * nb_workers *
+							    l->ring_pair_bytes, 4096);
+	l->arenas_off = chan_align_up(l->calls_off + (uint64_t)CHAN_MAX_PROCS * CHAN_CALL_SLOTS *
+							     sizeof(struct chan_call), 1u << 21);
+	l->arena_size = arena_size;
+	l->seg_size = l->arenas_off + (uint64_t)nb_workers * arena_size;
+}
+
+static inline struct chan_ring *chan_cmd_ring(void *base, const struct chan_layout *l,
+					      unsigned proc, unsigned worker)
+{
+	return (struct chan_ring *)((char *)base + l->rings_off +
+				    ((uint64_t)proc * l->nb_workers + worker) * l->ring_pair_bytes);
+}
+
+static inline struct chan_ring *chan_ev_ring(void *base, const struct chan_layout *l,
+					     unsigned proc, unsigned worker)
+{
+	return (struct chan_ring *)((char *)chan_cmd_ring(base, l, proc, worker) + l->cmd_bytes);
+}
+
+static inline struct chan_sock *chan_sock_at(void *base, const struct chan_layout *l,
+					     uint32_t sock)
+{
+	return (struct chan_sock *)((char *)base + l->socks_off) + sock;
+}
+
+/* Sockets are numbered so that socket s lives on worker s % nb_workers: each worker hands
+ * out its own numbers without asking anyone. */
+static inline unsigned chan_sock_worker(const struct chan_layout *l, uint32_t sock)
+{
+	return sock % l->nb_workers;
+}
+
+/* The worker that keeps the TCP bind reservations of port lport (network order). */
+static inline unsigned chan_bind_worker_of(const struct chan_layout *l, uint16_t lport_be)
+{
+	return (unsigned)(((lport_be & 0xff) << 8 | lport_be >> 8) % l->nb_workers);
+}
+
+static inline struct chan_call *chan_call_at(void *base, const struct chan_layout *l,
+					     unsigned proc, unsigned slot)
+{
+	return (struct chan_call *)((char *)base + l->calls_off) +
+	       (uint64_t)proc * CHAN_CALL_SLOTS + slot;
+}
 
 #endif

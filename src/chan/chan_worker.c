@@ -250,6 +250,8 @@ static bool chan_cmd_run(struct chan_worker *cw, struct chan_app *a, unsigned p,
 	unsigned op = (unsigned)(v >> 56);
 	unsigned arg = (unsigned)(v >> 32) & 0xffffff;
 	uint32_t s = (uint32_t)v;
+	if (op == CHAN_CMD_CALL)
+		return chan_call_run(cw, a, p, arg);
 	if (s >= a->lay.max_socks || s % a->lay.nb_workers != cw->index)
 		return false;
 	struct chan_dsock *ds = &a->socks[s];
@@ -283,6 +285,10 @@ static bool chan_cmd_run(struct chan_worker *cw, struct chan_app *a, unsigned p,
 		    arg != SHUT_RD)
 			atomic_fetch_or(&chan_dsock_shm(ds)->state, CHAN_SS_WRSHUT);
 		return true;
+	case CHAN_CMD_SETOPT:
+		/* The library checked the value; a refusal here has nobody to tell. */
+		chan_dsock_setopt(ds, arg >> 16, arg & 0xffff, NULL);
+		return true;
 	case CHAN_CMD_CLOSE:
 		ds->holders &= ~bit;
 		if (ds->holders == 0)
@@ -310,6 +316,9 @@ unsigned chan_worker_run_proc(struct chan_worker *cw, struct chan_app *a, unsign
 	if (atomic_load_explicit(&a->procs[p].kill, memory_order_relaxed))
 		return 0;
 	struct chan_ring *r = chan_cmd_ring(a->base, &a->lay, p, cw->index);
+	/* A process that finds the ring full waits on its doorbell for room: ring it. */
+	if (chan_ring_count(r) > a->lay.cmd_mask / 2)
+		a->w[cw->index].wake |= 1ull << p;
 	uint64_t v;
 	int corrupt = 0;
 	unsigned n = 0, done = 0;
@@ -343,24 +352,17 @@ static unsigned chan_worker_run_app(struct chan_worker *cw, struct chan_app *a)
 	return done;
 }
 
-/* Wake the processes that got events and have a thread asleep (the Dekker pair: they
- * announce `waiters` then look at their rings; we filled the rings, then look at `waiters`). */
+/* Ring the processes that got events or answers: each has its doorbell (chan_shm.h), whose
+ * eventfd is written only when one of its threads announced a sleep. */
 static void chan_worker_wake(struct chan_worker *cw, struct chan_app *a)
 {
 	struct chan_app_worker *aw = &a->w[cw->index];
-	if (aw->wake == 0)
-		return;
-	atomic_thread_fence(memory_order_seq_cst);
 	uint64_t wake = aw->wake;
 	aw->wake = 0;
 	while (wake != 0) {
 		unsigned p = (unsigned)__builtin_ctzll(wake);
 		wake &= wake - 1;
-		if (atomic_load_explicit(&a->hdr->procs[p].waiters, memory_order_relaxed) == 0 ||
-		    a->procs[p].efd < 0)
-			continue;
-		uint64_t one = 1;
-		if (write(a->procs[p].efd, &one, sizeof(one)) == sizeof(one))
+		if (a->procs[p].efd >= 0 && doorbell_ring_fd(&a->hdr->procs[p].bell, a->procs[p].efd))
 			cw->st.wakes++;
 	}
 }
@@ -389,9 +391,10 @@ bool chan_worker_sleeping(void *ctx, bool on)
 {
 	struct chan_worker *cw = ctx;
 	for (unsigned i = 0; i < cw->napps; i++)
-		atomic_store(&cw->apps[i]->hdr->worker_sleeping[cw->index], on ? 1u : 0u);
+		atomic_store(&cw->apps[i]->hdr->workers[cw->index].bell.sleepers, on ? 1u : 0u);
 	if (!on)
 		return true;
+	atomic_thread_fence(memory_order_seq_cst); /* the Dekker pair of doorbell_ring_fd */
 	/* Commands queued before the flag was seen would wait for the timeout: look again. */
 	for (unsigned i = 0; i < cw->napps; i++) {
 		struct chan_app *a = cw->apps[i];

@@ -43,10 +43,11 @@ static void stats_sum(const struct daemon *d, struct stats_sum *sum)
 	X(srv, refused, "attaches or joins refused") \
 	X(srv, procs_gone, "processes that exited, crashed or were disconnected") \
 	X(srv, apps_freed, "applications whose last process went") \
-	X(srv, requests, "socket calls answered by the channel thread") \
 	X(srv, bad_msgs, "malformed messages (the sender is disconnected)") \
 	X(wk, bad_cmds, "invalid ring commands (the sender is disconnected)") \
 	X(wk, cmds, "ring commands run by workers") \
+	X(wk, calls, "socket calls (connect, listen, bind, options ...) answered by workers") \
+	X(wk, bind_limit, "binds refused: the application holds its limit of bound ports") \
 	X(wk, accepts, "connections handed to applications' accept rings") \
 	X(wk, accept_no_sock, "accepts deferred: the application has no free socket") \
 	X(wk, events, "socket events queued to applications") \

@@ -106,7 +106,8 @@ class App:
         return self.proc.pid
 
     def expect(self, prefix, timeout=30.0):
-        """The next line starting with prefix (earlier lines are kept in seen)."""
+        """The next line starting with prefix, or one of a tuple of prefixes (earlier lines
+        are kept in seen)."""
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -959,7 +960,7 @@ class Layout:
 
 CHAN_OP_ATTACH, CHAN_OP_JOIN, CHAN_OP_LISTEN, CHAN_OP_CONNECT = 1, 2, 3, 4
 CHAN_OP_BIND, CHAN_OP_UDP_OPEN, CHAN_OP_UDP_CONNECT = 5, 6, 7
-CHAN_OP_SETOPT, CHAN_OP_INFO = 8, 9
+CHAN_OP_SETOPT, CHAN_OP_INFO, CHAN_OP_UNBIND = 8, 9, 10
 
 
 @pytest.fixture(scope="module")
@@ -1013,19 +1014,36 @@ def attach(d, layout):
     return c, app_id, token, proc
 
 
-def request(c, layout, **fields):
-    """One request on an attached connection: (err, socks[0]) of the reply, or None if the
-    daemon hung up."""
-    c.send(layout.req(**fields))
-    try:
-        rep = c.recv(65536)
-    except (ConnectionResetError, socket.timeout):
-        return None
-    if not rep:
-        return None
-    assert len(rep) == layout.size["chan_reply"], len(rep)
-    off = layout.field["chan_reply.socks"][0]
-    return layout.reply_field(rep, "err"), struct.unpack_from("<I", rep, off)[0]
+class RawApp(App):
+    """A hostile application speaking the channel by hand (dps_apptest raw-calls): calls
+    with any request on any worker, bad call slots, messages after the attach."""
+
+    def __init__(self, d, layout):
+        super().__init__(d, APPTEST, "raw-calls", stdin=True)
+        self.layout = layout
+        self.expect("attached")
+
+    def _answer(self):
+        line = self.expect(("rep ", "gone", "FAIL"))
+        assert not line.startswith("FAIL"), self.output()
+        if line == "gone":
+            return None
+        _rep, err, sock, _count = line.split()
+        return int(err), int(sock)
+
+    def call(self, worker=0, **fields):
+        """(err, socks[0]) of the call's reply, or None if the daemon hung up instead."""
+        self.send_line("call %d %s" % (worker, self.layout.req(**fields).hex()))
+        return self._answer()
+
+    def bad_slot(self, slot, state, worker=0):
+        self.send_line("slot %d %d %d" % (worker, slot, state))
+        return self._answer()
+
+    def message(self, data):
+        """Sends data on the unix connection: True once the daemon hung up."""
+        self.send_line("msg " + data.hex())
+        return self.expect(("gone", "FAIL")) == "gone"
 
 
 def blocked_reader(s, port):
@@ -1111,18 +1129,16 @@ def test_join_with_bad_token_or_parent_refused_good_join_counted(st, layout):
     wait_apps_gone(d)
 
 
-def test_bad_request_after_attach_disconnects_only_that_client(st, layout):
+def test_message_after_attach_disconnects_only_that_client(st, layout):
+    """Once attached, a process says nothing on its connection (calls travel in the
+    segment): anything it sends there gets it dropped, and nobody else notices."""
     d = st.daemon
     with kernel_server(st) as port, blocked_reader(st, port) as bystander:
         before = apps_stats(d)
-        c, _app_id, _token, _proc = attach(d, layout)
-        c.send(layout.req(op=0x7777))
-        assert hung_up(c)
-        c.close()
-        c, _app_id, _token, _proc = attach(d, layout)
-        c.send(b"\x08\x00\x00\x00short")
-        assert hung_up(c)
-        c.close()
+        for junk in (layout.req(op=CHAN_OP_LISTEN, lport=socket.htons(7149)),
+                     b"\x08\x00\x00\x00short"):
+            with RawApp(d, layout) as raw:
+                assert raw.message(junk)
         after = apps_stats(d)
         assert delta(before, after, "bad_msgs") == 2
         assert delta(before, after, "apps_freed") == 2
@@ -1130,12 +1146,28 @@ def test_bad_request_after_attach_disconnects_only_that_client(st, layout):
     wait_apps_gone(d)
 
 
+def test_bad_call_slots_disconnect_only_that_client(st, layout):
+    """A CALL naming a slot past the end, or a slot that holds no posted request, is a
+    command no library sends: the process is dropped, the daemon goes on."""
+    d = st.daemon
+    with kernel_server(st) as port, blocked_reader(st, port) as bystander:
+        before = apps_stats(d)
+        for slot, state in ((64, 1), (0xffffff, 1), (3, 0), (7, 0xdead)):
+            with RawApp(d, layout) as raw:
+                assert raw.bad_slot(slot, state) is None, (slot, state)
+        after = apps_stats(d)
+        assert delta(before, after, "bad_cmds") == 4
+        assert bystander.proc.poll() is None and bystander.output() == "connected"
+        normal_app_works(st)
+    wait_apps_gone(d)
+
+
 ERR, ANY = "an errno", "anything"
 
 
 def test_odd_requests_get_errors_daemon_unharmed(st, layout):
-    """Requests of the right size with values no library sends: each gets its answer (or
-    the client is dropped), and the daemon goes on."""
+    """Calls with values no library sends: each gets its answer (or the client is
+    dropped), and the daemon goes on."""
     d = st.daemon
     ip = struct.unpack("<I", socket.inet_aton(st.stack_ip))[0]    # network order in memory
     peer = struct.unpack("<I", socket.inet_aton(st.peer_ip))[0]
@@ -1155,6 +1187,10 @@ def test_odd_requests_get_errors_daemon_unharmed(st, layout):
         (dict(op=CHAN_OP_LISTEN, laddr=peer, lport=port(7151)), ERR),
         (dict(op=CHAN_OP_LISTEN, lport=port(80)), 0),       # we are root
         (dict(op=CHAN_OP_BIND, laddr=bcast, lport=port(7152)), ERR),
+        (dict(op=CHAN_OP_BIND, lport=port(7156)), 0),
+        (dict(op=CHAN_OP_BIND, lport=port(7156)), errno.EADDRINUSE),
+        (dict(op=CHAN_OP_LISTEN, lport=port(7156)), errno.EADDRINUSE),  # another's bind
+        (dict(op=CHAN_OP_UNBIND, sock=0xffffffff), 0),
         (dict(op=CHAN_OP_UDP_OPEN, laddr=peer, lport=port(7153)), ERR),
         (dict(op=CHAN_OP_UDP_OPEN, lport=port(7154), opts=0), 0),
         (dict(op=CHAN_OP_UDP_CONNECT, sock=0xffffffff, raddr=peer, rport=port(7)),
@@ -1165,21 +1201,24 @@ def test_odd_requests_get_errors_daemon_unharmed(st, layout):
         (dict(op=CHAN_OP_SETOPT, sock=12345678, opt=1, value=1), errno.EBADF),
         (dict(op=CHAN_OP_INFO, sock=0), ANY),
         (dict(op=CHAN_OP_INFO, sock=0xfffffffe), errno.EBADF),
-        (dict(op=CHAN_OP_ATTACH), None),            # a second hello is garbage
+        (dict(op=CHAN_OP_ATTACH), None),            # not a call
         (dict(op=CHAN_OP_JOIN), None),
+        (dict(op=0x7777), None),
     ]
-    c, _app_id, _token, _proc = attach(d, layout)
+    raw = RawApp(d, layout)
     wrong = []
-    for fields, want in odd:
-        got = request(c, layout, **fields)
-        err = None if got is None else got[0]
-        if not (want is ANY or (want is ERR and err) or err == want):
-            wrong.append((fields, want, err))
-        if got is None:
-            c.close()
-            c, _app_id, _token, _proc = attach(d, layout)
-        assert d.alive(), "daemon died at %r" % fields
-    c.close()
+    try:
+        for fields, want in odd:
+            got = raw.call(**fields)
+            err = None if got is None else got[0]
+            if not (want is ANY or (want is ERR and err) or err == want):
+                wrong.append((fields, want, err))
+            if got is None:
+                raw.close()
+                raw = RawApp(d, layout)
+            assert d.alive(), "daemon died at %r" % fields
+    finally:
+        raw.close()
     assert wrong == [], "answered otherwise: (request, expected, answer)"
     wait_apps_gone(d)
     normal_app_works(st)
@@ -1192,12 +1231,11 @@ def test_listener_with_huge_buffers_nobody_accepting_daemon_unharmed(st, layout)
     clients connect and send to it. Whatever they see, the daemon goes on and reclaims
     everything once the client has gone."""
     d = st.daemon
-    c, _app_id, _token, _proc = attach(d, layout)
-    err, lsock = request(c, layout, op=CHAN_OP_LISTEN, lport=socket.htons(7155), backlog=4)
+    raw = RawApp(d, layout)
+    err, lsock = raw.call(op=CHAN_OP_LISTEN, lport=socket.htons(7155), backlog=4)
     assert err == 0
     for opt in (1, 2):     # CHAN_OPT_RCVBUF, CHAN_OPT_SNDBUF
-        assert request(c, layout, op=CHAN_OP_SETOPT, sock=lsock, opt=opt,
-                       value=0xffffffff) is not None
+        assert raw.call(op=CHAN_OP_SETOPT, sock=lsock, opt=opt, value=0xffffffff) is not None
     clients = []
 
     def connect_and_send():
@@ -1213,7 +1251,7 @@ def test_listener_with_huge_buffers_nobody_accepting_daemon_unharmed(st, layout)
     for _ in range(8):
         clients.append(topo.in_netns(st.peer.ns, connect_and_send, timeout=30))
     assert d.alive()
-    c.close()
+    raw.close()
     for k in clients:
         k.close()
     wait_apps_gone(d)

@@ -16,6 +16,7 @@
  *   many-sockets ADDR PORT N               N connections at once; closes them on a stdin line
  *   restart-probe ADDR PORT FLAGFILE       I/O across a daemon restart (see restart_probe)
  *   garbage-ring random|tail               attach by hand and corrupt its command ring
+ *   raw-calls                              attach by hand and post the calls stdin gives
  *   scribble ADDR PORT                     connect, then write garbage over the whole segment
  *   errno-checks dps|kernel ...            socket calls whose errno Linux defines
  */
@@ -678,11 +679,20 @@ static uint64_t rnd64(void)
 	return s * 2685821657736338717ull;
 }
 
-static int cmd_garbage_ring(char **argv)
+/* An application attached without the library: its unix connection, segment and eventfds. */
+struct raw_app {
+	int fd;
+	void *base;
+	struct chan_layout lay;
+	unsigned proc;
+	int fds[CHAN_MAX_WORKERS + 2];  /* memfd, own eventfd, workers' eventfds */
+};
+
+static void raw_attach(struct raw_app *ra)
 {
-	int fd = daemon_connect();
+	ra->fd = daemon_connect();
 	struct chan_req rq = {.op = CHAN_OP_ATTACH, .pid = getpid()};
-	if (send(fd, &rq, sizeof(rq), 0) != (ssize_t)sizeof(rq))
+	if (send(ra->fd, &rq, sizeof(rq), 0) != (ssize_t)sizeof(rq))
 		fail("send ATTACH");
 	struct chan_reply rep;
 	union {
@@ -692,46 +702,145 @@ static int cmd_garbage_ring(char **argv)
 	struct iovec iov = {.iov_base = &rep, .iov_len = sizeof(rep)};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 			    .msg_controllen = sizeof(u.buf)};
-	if (recvmsg(fd, &mh, 0) != (ssize_t)sizeof(rep) || rep.err != 0)
+	if (recvmsg(ra->fd, &mh, 0) != (ssize_t)sizeof(rep) || rep.err != 0)
 		fail("ATTACH reply");
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	const struct chan_attach_reply *ar = &rep.u.attach;
 	if (c == NULL || c->cmsg_type != SCM_RIGHTS ||
 	    c->cmsg_len != CMSG_LEN(sizeof(int) * (2 + ar->nb_workers))) {
 		out("FAIL ATTACH reply without its descriptors");
-		return 1;
+		exit(1);
 	}
-	int fds[CHAN_MAX_WORKERS + 2];
-	memcpy(fds, CMSG_DATA(c), sizeof(int) * (2 + ar->nb_workers));
-	struct chan_layout lay;
-	chan_layout(&lay, ar->nb_workers, ar->max_socks, ar->arena_size);
-	void *base = mmap(NULL, lay.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
-			  fds[0], 0);
-	if (base == MAP_FAILED)
+	memcpy(ra->fds, CMSG_DATA(c), sizeof(int) * (2 + ar->nb_workers));
+	chan_layout(&ra->lay, ar->nb_workers, ar->max_socks, ar->arena_size);
+	ra->base = mmap(NULL, ra->lay.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+			ra->fds[0], 0);
+	if (ra->base == MAP_FAILED)
 		fail("mmap segment");
+	ra->proc = ar->proc;
 	out("attached proc %u workers %u", ar->proc, ar->nb_workers);
-	for (unsigned w = 0; w < ar->nb_workers; w++) {
-		struct chan_ring *r = chan_cmd_ring(base, &lay, ar->proc, w);
+}
+
+static void raw_wake(const struct raw_app *ra, unsigned w)
+{
+	uint64_t one = 1;
+	if (write(ra->fds[2 + w], &one, sizeof(one)) != sizeof(one))
+		fail("wake worker");
+}
+
+/* True once the daemon hung up on us (what it does to a hostile process), within ms. */
+static bool raw_hung_up(const struct raw_app *ra, int ms)
+{
+	struct pollfd p = {.fd = ra->fd, .events = POLLIN};
+	char b;
+	return poll(&p, 1, ms) == 1 && recv(ra->fd, &b, 1, MSG_DONTWAIT) <= 0;
+}
+
+static int cmd_garbage_ring(char **argv)
+{
+	struct raw_app ra;
+	raw_attach(&ra);
+	for (unsigned w = 0; w < ra.lay.nb_workers; w++) {
+		struct chan_ring *r = chan_cmd_ring(ra.base, &ra.lay, ra.proc, w);
 		if (strcmp(argv[0], "tail") == 0) {
 			/* A producer position far past the consumer's: more entries than fit. */
-			atomic_store(&r->tail, atomic_load(&r->head) + lay.cmd_mask + 100);
+			atomic_store(&r->tail, atomic_load(&r->head) + ra.lay.cmd_mask + 100);
 		} else {
 			for (unsigned i = 0; i < 64; i++)
-				chan_ring_put(r, lay.cmd_mask, rnd64());
+				chan_ring_put(r, ra.lay.cmd_mask, rnd64());
 		}
-		uint64_t one = 1;
-		if (write(fds[2 + w], &one, sizeof(one)) != sizeof(one))
-			fail("wake worker");
+		raw_wake(&ra, w);
 	}
-	/* The daemon answers a hostile process by hanging up on it. */
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	char b;
-	if (poll(&p, 1, IO_TIMEOUT_S * 1000) == 1 && recv(fd, &b, 1, MSG_DONTWAIT) == 0) {
+	if (raw_hung_up(&ra, IO_TIMEOUT_S * 1000)) {
 		out("disconnected");
 		return 0;
 	}
 	out("FAIL still attached after %d s", IO_TIMEOUT_S);
 	return 1;
+}
+
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Hex digits into buf (at most len bytes); the count, or -1 for a bad digit. */
+static int unhex(const char *hex, uint8_t *buf, size_t len)
+{
+	size_t n = 0;
+	for (; hex[0] != '\0' && hex[0] != '\n' && n < len; hex += 2, n++) {
+		int hi = hexval(hex[0]), lo = hex[1] != '\0' ? hexval(hex[1]) : -1;
+		if (hi < 0 || lo < 0)
+			return -1;
+		buf[n] = (uint8_t)(hi << 4 | lo);
+	}
+	return (int)n;
+}
+
+/* Posts the call in slot to worker w and waits for its answer: "rep ERR SOCK0 COUNT", or
+ * "gone" when the daemon hung up instead. */
+static void raw_call(struct raw_app *ra, unsigned w, unsigned slot)
+{
+	struct chan_call *c = slot < CHAN_CALL_SLOTS
+				      ? chan_call_at(ra->base, &ra->lay, ra->proc, slot) : NULL;
+	chan_ring_put(chan_cmd_ring(ra->base, &ra->lay, ra->proc, w), ra->lay.cmd_mask,
+		      chan_cmd(CHAN_CMD_CALL, slot, 0));
+	raw_wake(ra, w);
+	for (int i = 0; i < IO_TIMEOUT_S * 1000; i++) {
+		if (c != NULL && atomic_load(&c->state) == CHAN_CALL_DONE) {
+			out("rep %d %u %u", c->rep.err, c->rep.socks[0], c->rep.count);
+			atomic_store(&c->state, CHAN_CALL_IDLE);
+			return;
+		}
+		if (raw_hung_up(ra, 1)) {
+			out("gone");
+			return;
+		}
+	}
+	out("FAIL no answer within %d s", IO_TIMEOUT_S);
+	exit(1);
+}
+
+/* A hostile application speaking the channel by hand, one line of stdin at a time:
+ *   call W HEX        the chan_req HEX (as Python builds it) as a call on worker W
+ *   slot W N STATE    a CALL command for slot N whose state is STATE (no request written)
+ *   msg HEX           HEX as a message on the unix connection
+ * Each answers "rep ERR SOCK0 COUNT" or "gone" (the daemon hung up); at end of input the
+ * program exits. */
+static int cmd_raw_calls(char **argv)
+{
+	(void)argv;
+	struct raw_app ra;
+	raw_attach(&ra);
+	char line[8192];
+	uint8_t buf[4096];
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		unsigned w = 0, slot = 0, state = 0;
+		char hex[sizeof(line)];
+		if (sscanf(line, "call %u %8191s", &w, hex) == 2) {
+			struct chan_call *c = chan_call_at(ra.base, &ra.lay, ra.proc, 0);
+			memset(&c->req, 0, sizeof(c->req));
+			if (w >= ra.lay.nb_workers || unhex(hex, (uint8_t *)&c->req, sizeof(c->req)) < 0) {
+				out("FAIL bad line %s", line);
+				return 2;
+			}
+			atomic_store(&c->state, CHAN_CALL_POSTED);
+			raw_call(&ra, w, 0);
+		} else if (sscanf(line, "slot %u %u %u", &w, &slot, &state) == 3) {
+			if (slot < CHAN_CALL_SLOTS)
+				atomic_store(&chan_call_at(ra.base, &ra.lay, ra.proc, slot)->state, state);
+			raw_call(&ra, w % ra.lay.nb_workers, slot);
+		} else if (sscanf(line, "msg %8191s", hex) == 1) {
+			int n = unhex(hex, buf, sizeof(buf));
+			if (n < 0 || send(ra.fd, buf, (size_t)n, 0) != n)
+				fail("send message");
+			out(raw_hung_up(&ra, IO_TIMEOUT_S * 1000) ? "gone" : "FAIL kept");
+		} else {
+			out("FAIL bad line %s", line);
+			return 2;
+		}
+	}
+	return 0;
 }
 
 /* ---- scribble: garbage over everything the application can write ---- */
@@ -992,6 +1101,7 @@ static const struct {
 	{"many-sockets", 3, cmd_many_sockets},
 	{"restart-probe", 3, cmd_restart_probe},
 	{"garbage-ring", 1, cmd_garbage_ring},
+	{"raw-calls", 0, cmd_raw_calls},
 	{"scribble", 2, cmd_scribble},
 	{"errno-checks", 9, cmd_errno_checks},
 };
@@ -1013,7 +1123,7 @@ int main(int argc, char **argv)
 			"udp-echo PORT COUNT | udp-ping ADDR PORT COUNT SIZE | "
 			"fork-server PORT N per-conn|prefork | accept-later PORT BACKLOG N | "
 			"listen-close PORT | many-sockets ADDR PORT N | "
-			"restart-probe ADDR PORT FLAGFILE | garbage-ring random|tail | "
+			"restart-probe ADDR PORT FLAGFILE | garbage-ring random|tail | raw-calls | "
 			"scribble ADDR PORT | errno-checks dps|kernel REFUSED_ADDR PORT "
 			"LISTEN_ADDR PORT RESET_ADDR PORT BIND_ADDR PORT\n");
 	return 2;
