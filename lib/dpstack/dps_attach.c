@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dpstack/ctl.h>
@@ -269,7 +270,7 @@ struct dps_attach *dps_attach_get(void)
 {
 	pthread_once(&g_once, dps_once);
 	pthread_mutex_lock(&g_lock);
-	if (g_at != NULL && dps_attach_check(g_at)) {
+	if (g_at != NULL && dps_attach_check_lazy(g_at)) {
 		/* The daemon went away: the next socket goes to whichever daemon is there now. */
 		dps_attach_put(g_at);
 		g_at = NULL;
@@ -471,6 +472,21 @@ bool dps_fifo_view(struct dps_attach *at, struct fifo *f, uint64_t off, uint32_t
 	    bytes > at->lay.seg_size - off)
 		return false;
 	return fifo_attach(f, (char *)at->base + off, size) == 0;
+}
+
+bool dps_attach_check_lazy(struct dps_attach *at)
+{
+	if (dps_attach_dead(at))
+		return true;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	int64_t last = atomic_load_explicit(&at->checked_ms, memory_order_relaxed);
+	if (now - last < DPS_LIVENESS_MS ||
+	    !atomic_compare_exchange_strong_explicit(&at->checked_ms, &last, now,
+						     memory_order_relaxed, memory_order_relaxed))
+		return false;
+	return dps_attach_check(at);
 }
 
 int dps_init(void)

@@ -41,6 +41,12 @@ struct dps_epoll {
 	struct dps_attach *at;
 	int kfd;                        /* the kernel instance */
 	unsigned gen;
+	/* Kernel descriptors the application added (an adopted instance may hold some we did
+	 * not see: it counts one). Without any, a wait asks the kernel nothing until it sleeps. */
+	_Atomic int nkernel;
+	/* Stack events were returned without asking the kernel: the next wait asks it first,
+	 * so kernel descriptors are never starved by a busy stack (as VPP's ldp alternates). */
+	_Atomic bool kernel_owed;
 	TAILQ_HEAD(ready_q, dps_epitem) ready;
 	LIST_HEAD(, dps_epitem) items;
 	unsigned excl_next;
@@ -139,7 +145,7 @@ static int dps_ep_add_internal(int kfd, struct dps_epoll *ep)
 
 /* Makes the kernel epoll instance kfd one of ours: 0, or -1 with errno and kfd left as it
  * was. */
-static int dps_epoll_wrap(int kfd, bool cloexec)
+static int dps_epoll_wrap(int kfd, bool cloexec, int nkernel)
 {
 	struct dps_attach *at = dps_attach_get();
 	if (at == NULL)
@@ -156,6 +162,7 @@ static int dps_epoll_wrap(int kfd, bool cloexec)
 	f->ep = ep;
 	ep->at = at;
 	ep->kfd = kfd;
+	atomic_init(&ep->nkernel, nkernel);
 	TAILQ_INIT(&ep->ready);
 	LIST_INIT(&ep->items);
 	int rc = dps_ep_add_internal(kfd, ep);
@@ -176,7 +183,7 @@ int dps_epoll_create1(int flags)
 	int kfd = epoll_create1(flags);
 	if (kfd < 0)
 		return -1;
-	if (dps_epoll_wrap(kfd, (flags & EPOLL_CLOEXEC) != 0) < 0) {
+	if (dps_epoll_wrap(kfd, (flags & EPOLL_CLOEXEC) != 0, 0) < 0) {
 		int e = errno;
 		close(kfd);
 		return DPS_FAIL(e);
@@ -189,7 +196,7 @@ int dps_epoll_adopt(int kfd)
 	int fl = fcntl(kfd, F_GETFD);
 	if (fl < 0)
 		return -1;
-	return dps_epoll_wrap(kfd, (fl & FD_CLOEXEC) != 0);
+	return dps_epoll_wrap(kfd, (fl & FD_CLOEXEC) != 0, 1);
 }
 
 int dps_epoll_create(int size)
@@ -262,8 +269,13 @@ int dps_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		rc = -EINVAL;
 	else if (op != EPOLL_CTL_DEL && ev == NULL)
 		rc = -EFAULT;
-	else if ((f = dps_file_get(fd)) == NULL || f->kind == DPS_EPOLL)
+	else if ((f = dps_file_get(fd)) == NULL || f->kind == DPS_EPOLL) {
 		rc = dps_sys_epoll_ctl(epfd, op, fd, ev) == 0 ? 0 : -errno;
+		if (rc == 0 && op == EPOLL_CTL_ADD)
+			atomic_fetch_add(&e->ep->nkernel, 1);
+		else if (rc == 0 && op == EPOLL_CTL_DEL && atomic_load(&e->ep->nkernel) > 0)
+			atomic_fetch_sub(&e->ep->nkernel, 1);
+	}
 	else {
 		pthread_mutex_lock(&dps_ep_lock);
 		rc = dps_ep_ctl_stack(e->ep, op, f, ev);
@@ -307,6 +319,17 @@ static int dps_ep_collect(struct dps_epoll *ep, struct epoll_event *evs, int max
 	return n;
 }
 
+/* The daemon went away: every stack socket of the instance reports it (once, see
+ * dps_ep_collect), so that a server's event loop sees its connections end. */
+static void dps_ep_daemon_gone(struct dps_epoll *ep)
+{
+	pthread_mutex_lock(&dps_ep_lock);
+	struct dps_epitem *it;
+	LIST_FOREACH(it, &ep->items, ep_link)
+		dps_ep_mark_ready(it);
+	pthread_mutex_unlock(&dps_ep_lock);
+}
+
 /* Kernel events, minus the internal members. */
 static int dps_ep_kernel(struct dps_epoll *ep, int kfd, struct epoll_event *evs, int max,
 			 int timeout)
@@ -320,11 +343,32 @@ static int dps_ep_kernel(struct dps_epoll *ep, int kfd, struct epoll_event *evs,
 			continue;
 		if (evs[i].data.u64 == DPS_EP_DAEMON) {
 			/* A hung-up connection stays ready: out of the set once it is seen. */
-			if (dps_attach_check(ep->at))
+			if (dps_attach_check(ep->at)) {
 				dps_sys_epoll_ctl(kfd, EPOLL_CTL_DEL, ep->at->sock_fd, NULL);
+				dps_ep_daemon_gone(ep);
+			}
 			continue;
 		}
 		evs[n++] = evs[i];
+	}
+	return n;
+}
+
+/* Ready stack items, then ready kernel descriptors, without sleeping: the kernel is asked
+ * only when the instance holds kernel descriptors, and not twice in a row while stack
+ * events keep coming. */
+static int dps_ep_gather(struct dps_epoll *ep, int kfd, struct epoll_event *evs, int max)
+{
+	dps_events_drain(ep->at);
+	int n = dps_ep_collect(ep, evs, max);
+	bool ask = atomic_load_explicit(&ep->nkernel, memory_order_relaxed) > 0 &&
+		   (n == 0 || atomic_load_explicit(&ep->kernel_owed, memory_order_relaxed));
+	if (ask && n < max) {
+		int k = dps_ep_kernel(ep, kfd, evs + n, max - n, 0);
+		n += k > 0 ? k : 0;
+		atomic_store_explicit(&ep->kernel_owed, false, memory_order_relaxed);
+	} else if (n > 0) {
+		atomic_store_explicit(&ep->kernel_owed, true, memory_order_relaxed);
 	}
 	return n;
 }
@@ -342,17 +386,12 @@ int dps_epoll_wait(int epfd, struct epoll_event *evs, int maxevents, int timeout
 	struct dps_attach *at = ep->at;
 	if (ep->gen != at->gen)
 		dps_ep_add_internal(e->fd, ep);
-	_Atomic uint32_t *waiters = &dps_bell(at)->sleepers;
+	_Atomic uint32_t *sleepers = &dps_bell(at)->sleepers;
 	const int64_t deadline = timeout > 0 ? dps_now_ms() + timeout : -1;
 	int n;
 	for (;;) {
-		dps_events_drain(at);
-		n = dps_ep_collect(ep, evs, maxevents);
-		if (n < maxevents) {
-			int k = dps_ep_kernel(ep, e->fd, evs + n, maxevents - n, 0);
-			n += k > 0 ? k : 0;
-		}
-		if (n > 0 || timeout == 0)
+		n = dps_ep_gather(ep, e->fd, evs, maxevents);
+		if (n != 0 || timeout == 0)
 			break;
 		int left = -1;
 		if (deadline >= 0) {
@@ -361,13 +400,18 @@ int dps_epoll_wait(int epfd, struct epoll_event *evs, int maxevents, int timeout
 				break;
 			left = (int)(deadline - now);
 		}
-		atomic_fetch_add(waiters, 1);
+		/* The doorbell (src/base/doorbell.h): spin briefly on the event rings, then
+		 * announce and look again before sleeping; the kernel instance holds this
+		 * process's eventfd, which the workers write once we announced. */
+		if (doorbell_spin(at->spin_ns, dps_events_pending, at))
+			continue;
+		atomic_fetch_add(sleepers, 1);
 		atomic_thread_fence(memory_order_seq_cst);
 		dps_events_drain(at);
 		n = dps_ep_collect(ep, evs, maxevents);
 		if (n == 0)
 			n = dps_ep_kernel(ep, e->fd, evs, maxevents, left);
-		atomic_fetch_sub(waiters, 1);
+		atomic_fetch_sub(sleepers, 1);
 		if (n != 0)
 			break;
 	}

@@ -1,9 +1,15 @@
 /* The descriptor table: stack files by descriptor number. Each socket holds a placeholder
  * kernel descriptor (/dev/null), so its number is unique in the process and cannot be taken
- * by a file or a kernel socket; epoll files hold their kernel epoll instance. Lookups take a
- * reference under a read lock, so a file closed by one thread while another uses it is
- * freed only when the last user is done. Placeholders are always close-on-exec (see
- * F_SETFD in dps_opt.c). */
+ * by a file or a kernel socket; epoll files hold their kernel epoll instance. Placeholders
+ * are always close-on-exec (see F_SETFD in dps_opt.c).
+ *
+ * Lookups take no lock, so that the shim's question "is this descriptor the stack's?", asked
+ * on every call a program makes on any descriptor, costs two loads. The table is chunks of
+ * atomic pointers that are never moved or freed. A lookup takes a reference on the file it
+ * found, then checks that the file is still the one at that number; file records are never
+ * given back to malloc but kept for reuse, so the reference count of a record that was closed
+ * meanwhile can be read and refused safely (as SLAB_TYPESAFE_BY_RCU objects are in Linux).
+ * A file closed by one thread while another uses it is released when the last user is done. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +20,15 @@
 
 #include "dps_priv.h"
 
-static pthread_rwlock_t fd_lock = PTHREAD_RWLOCK_INITIALIZER;
-static struct dps_file **fd_table;
-static size_t fd_cap;
+#define DPS_FD_CHUNK 1024
+#define DPS_FD_CHUNKS 1024              /* descriptors up to 2^20, Linux's default nr_open */
+
+typedef _Atomic(struct dps_file *) dps_slot;
+static _Atomic(dps_slot *) fd_chunks[DPS_FD_CHUNKS];
+
+/* Released records waiting for reuse, linked through next_free. */
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dps_file *free_files;
 
 static int dps_placeholder(void)
 {
@@ -34,54 +46,79 @@ static int dps_placeholder(void)
 	return fcntl(n, F_DUPFD_CLOEXEC, 0);
 }
 
+/* A record with every field cleared but the reference count, which a racing lookup may be
+ * reading (it is 0 here, and lookups refuse 0). */
+static struct dps_file *dps_file_record(void)
+{
+	pthread_mutex_lock(&free_lock);
+	struct dps_file *f = free_files;
+	if (f != NULL)
+		free_files = f->next_free;
+	pthread_mutex_unlock(&free_lock);
+	if (f == NULL)
+		return calloc(1, sizeof(*f));
+	const size_t r = offsetof(struct dps_file, refs), after = r + sizeof(f->refs);
+	memset(f, 0, r);
+	memset((char *)f + after, 0, sizeof(*f) - after);
+	return f;
+}
+
 struct dps_file *dps_file_new(enum dps_kind kind, int kernel_fd)
 {
-	struct dps_file *f = calloc(1, sizeof(*f));
+	struct dps_file *f = dps_file_record();
 	if (f == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	f->fd = kernel_fd >= 0 ? kernel_fd : dps_placeholder();
 	if (f->fd < 0) {
-		free(f);
+		int e = errno;
+		pthread_mutex_lock(&free_lock);
+		f->next_free = free_files;
+		free_files = f;
+		pthread_mutex_unlock(&free_lock);
+		errno = e;
 		return NULL;
 	}
 	f->kind = kind;
 	f->cloexec = true;
-	atomic_init(&f->refs, 1);
 	atomic_init(&f->nfds, 1);
 	pthread_mutex_init(&f->rx_lock, NULL);
 	pthread_mutex_init(&f->tx_lock, NULL);
+	atomic_store_explicit(&f->refs, 1, memory_order_release);
 	return f;
 }
 
-static int dps_table_grow(size_t need)
+/* The slot of fd, making its chunk when make is set; NULL when there is none (or no
+ * memory). */
+static dps_slot *dps_slot_of(int fd, bool make)
 {
-	if (need < fd_cap)
-		return 0;
-	size_t cap = fd_cap == 0 ? 1024 : fd_cap;
-	while (cap <= need)
-		cap *= 2;
-	struct dps_file **t = realloc(fd_table, cap * sizeof(*t));
-	if (t == NULL)
-		return -ENOMEM;
-	memset(t + fd_cap, 0, (cap - fd_cap) * sizeof(*t));
-	fd_table = t;
-	fd_cap = cap;
-	return 0;
+	if (fd < 0 || fd >= DPS_FD_CHUNK * DPS_FD_CHUNKS)
+		return NULL;
+	_Atomic(dps_slot *) *cp = &fd_chunks[fd / DPS_FD_CHUNK];
+	dps_slot *chunk = atomic_load_explicit(cp, memory_order_acquire);
+	if (chunk == NULL && make) {
+		dps_slot *n = calloc(DPS_FD_CHUNK, sizeof(*n));
+		if (n == NULL)
+			return NULL;
+		if (atomic_compare_exchange_strong_explicit(cp, &chunk, n, memory_order_acq_rel,
+							    memory_order_acquire))
+			chunk = n;
+		else
+			free(n); /* another thread made it first */
+	}
+	return chunk != NULL ? &chunk[fd % DPS_FD_CHUNK] : NULL;
 }
 
 int dps_file_install_at(struct dps_file *f, int fd)
 {
-	pthread_rwlock_wrlock(&fd_lock);
-	int rc = dps_table_grow((size_t)fd);
-	if (rc == 0) {
-		if (fd != f->fd)
-			atomic_fetch_add(&f->refs, 1);
-		fd_table[fd] = f;
-	}
-	pthread_rwlock_unlock(&fd_lock);
-	return rc;
+	dps_slot *slot = dps_slot_of(fd, true);
+	if (slot == NULL)
+		return fd < 0 || fd >= DPS_FD_CHUNK * DPS_FD_CHUNKS ? -EMFILE : -ENOMEM;
+	if (fd != f->fd)
+		atomic_fetch_add(&f->refs, 1);
+	atomic_store_explicit(slot, f, memory_order_release);
+	return 0;
 }
 
 int dps_file_install(struct dps_file *f)
@@ -91,31 +128,36 @@ int dps_file_install(struct dps_file *f)
 
 struct dps_file *dps_file_get(int fd)
 {
-	struct dps_file *f = NULL;
-	if (fd < 0)
+	dps_slot *slot = dps_slot_of(fd, false);
+	if (slot == NULL)
 		return NULL;
-	pthread_rwlock_rdlock(&fd_lock);
-	if ((size_t)fd < fd_cap && (f = fd_table[fd]) != NULL)
-		atomic_fetch_add(&f->refs, 1);
-	pthread_rwlock_unlock(&fd_lock);
-	return f;
+	for (;;) {
+		struct dps_file *f = atomic_load_explicit(slot, memory_order_acquire);
+		if (f == NULL)
+			return NULL;
+		int r = atomic_load_explicit(&f->refs, memory_order_relaxed);
+		bool got = false;
+		while (r > 0 && !(got = atomic_compare_exchange_weak_explicit(
+					  &f->refs, &r, r + 1, memory_order_acquire,
+					  memory_order_relaxed)))
+			;
+		if (got) {
+			if (atomic_load_explicit(slot, memory_order_acquire) == f)
+				return f;
+			dps_file_put(f); /* closed and reused meanwhile: look again */
+		}
+	}
 }
 
 struct dps_file *dps_file_remove(int fd)
 {
-	struct dps_file *f = NULL;
-	pthread_rwlock_wrlock(&fd_lock);
-	if (fd >= 0 && (size_t)fd < fd_cap) {
-		f = fd_table[fd];
-		fd_table[fd] = NULL;
-	}
-	pthread_rwlock_unlock(&fd_lock);
-	return f;
+	dps_slot *slot = dps_slot_of(fd, false);
+	return slot != NULL ? atomic_exchange_explicit(slot, NULL, memory_order_acq_rel) : NULL;
 }
 
 void dps_file_put(struct dps_file *f)
 {
-	if (f == NULL || atomic_fetch_sub(&f->refs, 1) != 1)
+	if (f == NULL || atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	if (f->at != NULL) {
 		pthread_mutex_lock(&f->at->ev_lock);
@@ -128,7 +170,12 @@ void dps_file_put(struct dps_file *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	dps_attach_put(f->at);
-	free(f);
+	pthread_mutex_destroy(&f->rx_lock);
+	pthread_mutex_destroy(&f->tx_lock);
+	pthread_mutex_lock(&free_lock);
+	f->next_free = free_files;
+	free_files = f;
+	pthread_mutex_unlock(&free_lock);
 }
 
 void dps_file_bind_sock(struct dps_file *f, uint32_t sock)
@@ -140,18 +187,23 @@ void dps_file_bind_sock(struct dps_file *f, uint32_t sock)
 
 void dps_files_after_fork(void)
 {
-	pthread_rwlock_init(&fd_lock, NULL);
-	for (size_t i = 0; i < fd_cap; i++)
-		if (fd_table[i] != NULL) {
-			pthread_mutex_init(&fd_table[i]->rx_lock, NULL);
-			pthread_mutex_init(&fd_table[i]->tx_lock, NULL);
+	/* Only the forking thread exists now: locks others held are reset, not waited for. */
+	pthread_mutex_init(&free_lock, NULL);
+	for (unsigned c = 0; c < DPS_FD_CHUNKS; c++) {
+		dps_slot *chunk = atomic_load(&fd_chunks[c]);
+		for (unsigned i = 0; chunk != NULL && i < DPS_FD_CHUNK; i++) {
+			struct dps_file *f = atomic_load(&chunk[i]);
+			if (f != NULL) {
+				pthread_mutex_init(&f->rx_lock, NULL);
+				pthread_mutex_init(&f->tx_lock, NULL);
+			}
 		}
+	}
 	pthread_mutex_init(&dps_ep_lock, NULL);
 }
 
 int dps_is_stack_fd(int fd)
 {
-	struct dps_file *f = dps_file_get(fd);
-	dps_file_put(f);
-	return f != NULL;
+	dps_slot *slot = dps_slot_of(fd, false);
+	return slot != NULL && atomic_load_explicit(slot, memory_order_acquire) != NULL;
 }

@@ -102,7 +102,7 @@ static ssize_t dps_stream_recv(struct dps_file *f, const struct iovec *iov, int 
 		rc = dps_stream_empty(f);
 		if (rc != -EAGAIN || dps_nonblock(f, flags)) {
 			if (rc == -EAGAIN)
-				dps_attach_check(f->at);
+				dps_attach_check_lazy(f->at);
 			rc = got > 0 ? (ssize_t)got : rc;
 			break;
 		}
@@ -178,7 +178,7 @@ static ssize_t dps_stream_send(struct dps_file *f, const struct iovec *iov, int 
 			}
 		}
 		if (dps_nonblock(f, flags)) {
-			dps_attach_check(f->at);
+			dps_attach_check_lazy(f->at);
 			rc = sent > 0 ? (ssize_t)sent : -EAGAIN;
 			break;
 		}
@@ -292,7 +292,7 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 			break;
 		}
 		if (dps_nonblock(f, flags)) {
-			dps_attach_check(f->at);
+			dps_attach_check_lazy(f->at);
 			out = dps_attach_dead(f->at) ? -ENOTCONN : -EAGAIN;
 			break;
 		}

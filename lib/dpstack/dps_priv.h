@@ -47,6 +47,7 @@ struct dps_attach {
 	unsigned proc;
 	uint64_t app_id, token;
 	_Atomic bool dead;
+	_Atomic int64_t checked_ms;     /* when dps_attach_check_lazy last asked */
 	_Atomic uint64_t calls_free;    /* bit i: call slot i is ours to take */
 	struct doorbell calls_bell;     /* rung when a call slot is given back */
 	_Atomic unsigned next_worker;   /* connects and UDP sockets go to each worker in turn */
@@ -62,7 +63,8 @@ struct dps_epitem;
 struct dps_epoll;
 
 struct dps_file {
-	_Atomic int refs;
+	_Atomic int refs;               /* 0: free (the record is kept for reuse, dps_fd.c) */
+	struct dps_file *next_free;
 	_Atomic int nfds;               /* descriptor numbers naming it (dup); the socket is
 					 * closed when the last of them is */
 	int fd;                         /* the first number, -1 once closed while dups remain */
@@ -107,9 +109,14 @@ unsigned dps_next_worker(struct dps_attach *at);
 int dps_cmd(struct dps_attach *at, uint32_t sock, enum chan_cmd_op op, uint32_t arg);
 /* The kick: coalesced through the socket's kick flag. */
 void dps_kick(struct dps_attach *at, uint32_t sock);
-/* dead: what is known (cheap); check: asks the connection (a system call). */
+/* dead: what is known (cheap); check: asks the connection (a system call); check_lazy:
+ * asks at most every DPS_LIVENESS_MS, for paths that run while data moves (a read that
+ * found nothing) and must not pay a system call each time. A thread that sleeps learns of
+ * the daemon's end at once: its wait set watches the connection. */
+#define DPS_LIVENESS_MS 50
 bool dps_attach_dead(struct dps_attach *at);
 bool dps_attach_check(struct dps_attach *at);
+bool dps_attach_check_lazy(struct dps_attach *at);
 static inline struct chan_sock *dps_sock(struct dps_attach *at, uint32_t s)
 {
 	return chan_sock_at(at->base, &at->lay, s);
@@ -135,6 +142,8 @@ void dps_file_bind_sock(struct dps_file *f, uint32_t sock);
 /* --- dps_wait.c --- */
 /* Takes the events the workers queued for this process and hands them to epoll items. */
 void dps_events_drain(struct dps_attach *at);
+/* True when a worker queued events not yet taken (ctx: the attach; a doorbell_spin test). */
+bool dps_events_pending(void *ctx);
 /* What f is ready for now (EPOLL* bits). */
 uint32_t dps_file_ready(struct dps_file *f);
 /* Waits until f is ready for one of want (or error/hang-up); 0, -EAGAIN at the deadline

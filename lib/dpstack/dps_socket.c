@@ -355,7 +355,7 @@ int dps_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 			if (rc != -EAGAIN)
 				break;
 			if (atomic_load(&l->flags) & O_NONBLOCK) {
-				dps_attach_check(l->at);
+				dps_attach_check_lazy(l->at);
 				break;
 			}
 			rc = dps_wait(l, EPOLLIN, l->rcvtimeo_ms);

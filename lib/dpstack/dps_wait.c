@@ -48,6 +48,15 @@ void dps_events_drain(struct dps_attach *at)
 	pthread_mutex_unlock(&at->ev_lock);
 }
 
+bool dps_events_pending(void *ctx)
+{
+	struct dps_attach *at = ctx;
+	for (unsigned w = 0; w < at->lay.nb_workers; w++)
+		if (chan_ring_count(chan_ev_ring(at->base, &at->lay, at->proc, w)) != 0)
+			return true;
+	return dps_attach_dead(at);
+}
+
 static uint32_t dps_stream_ready(struct dps_file *f)
 {
 	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);

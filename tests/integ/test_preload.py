@@ -637,3 +637,81 @@ def test_socket_in_epoll_before_moving_to_the_kernel_is_watched_there(st, work):
     finally:
         t.join(5)
         srv.close()
+
+
+BLOCKED_EVERYWHERE = r"""
+import select, socket, sys, threading, time
+peer, port = sys.argv[1], int(sys.argv[2])
+lst = socket.socket()
+lst.bind(("0.0.0.0", 7190))
+lst.listen(8)
+quiet = socket.create_connection((peer, port))      # the peer never writes
+full = socket.create_connection((peer, port))       # nor reads: our sends fill up
+full.setblocking(False)
+try:
+    while True:
+        full.send(b"x" * 65536)
+except BlockingIOError:
+    pass
+full.setblocking(True)
+ep = select.epoll()
+ep.register(lst.fileno(), select.EPOLLIN)
+ep.register(quiet.fileno(), select.EPOLLIN)
+pl = select.poll()
+pl.register(quiet.fileno(), select.POLLIN)
+
+out = threading.Lock()
+
+def report(name, call):
+    try:
+        r = call()
+    except OSError as e:
+        r = "errno %s" % e.errno
+    with out:
+        print("ret", name, r, flush=True)
+
+calls = {
+    "accept": lambda: lst.accept(),
+    "recv": lambda: quiet.recv(16),
+    "send": lambda: full.sendall(b"y" * (1 << 20)),
+    "epoll": lambda: ep.poll(),
+    "poll": lambda: pl.poll(),
+    "select": lambda: select.select([quiet], [], []),
+}
+for name, call in calls.items():
+    threading.Thread(target=report, args=(name, call), daemon=True).start()
+time.sleep(0.5)
+print("blocked", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_daemon_end_wakes_every_blocked_call_promptly(lab, tmp_path, sig):
+    """Threads blocked in accept, recv, send, epoll, poll and select on stack sockets all
+    return within seconds of the daemon's end, however it ends."""
+    s = topo.SinglePort(lab)
+    s.warm_up()
+    srv = Program(["python3", "-c", "import socket, time\n"
+                   "l = socket.create_server(('0.0.0.0', 7191))\n"
+                   "c = [l.accept() for _ in range(2)]\ntime.sleep(120)"], ns=s.peer.ns)
+    try:
+        topo.wait_until(lambda: listening(s.peer.ns, s.peer_ip, 7191), timeout=10,
+                        what="peer server")
+        log = tmp_path / "blocked.log"
+        env = dict(s.daemon.env, LD_PRELOAD=PRELOAD)
+        with program(["python3", "-c", BLOCKED_EVERYWHERE, s.peer_ip, "7191"], env=env,
+                     log=str(log)) as p:
+            topo.wait_until(lambda: "blocked" in p.output(), timeout=20,
+                            what="all threads blocked:\n" + p.output())
+            assert "ret " not in p.output(), p.output()
+            if sig == "SIGKILL":
+                s.daemon.kill()
+            else:
+                s.daemon.stop()
+            t0 = time.monotonic()
+            topo.wait_until(lambda: p.output().count("ret ") == 6, timeout=10,
+                            what="every blocked call returned:\n" + p.output())
+            assert time.monotonic() - t0 < 5, p.output()
+    finally:
+        srv.stop()

@@ -567,6 +567,16 @@ class Daemon:
                                  ("; ".join(problems), log[-3000:]))
         return rc
 
+    def kill(self):
+        """SIGKILL by PID, as a crash would end it: nothing of its own cleanup runs, so the
+        socket files it leaves are removed here."""
+        self.proc.kill()
+        self.returncode = self.proc.wait(10)
+        self._close_log()
+        for path in (self.sock, self.env["DPSTACK_SOCK"]):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
     def stop_quietly(self):
         """Cleanup path: make sure the process is gone, by its PID, without asserting."""
         if self.proc is not None and self.proc.poll() is None:
