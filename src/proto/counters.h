@@ -151,7 +151,6 @@
 	X(TCP_BAD_FLAGS,      "tcp.bad_flags",        "port 0, or SYN with FIN or RST") \
 	X(TCP_BAD_CHECKSUM,   "tcp.bad_checksum",     "TCP checksum mismatch") \
 	X(TCP_BCAST,          "tcp.bcast",            "TCP to a broadcast or multicast address (RFC 1122 §4.2.3.10)") \
-	X(TCP_FRAGMENTED,     "tcp.fragmented",       "TCP segment that arrived in IP fragments") \
 	X(TCP_PAWS,           "tcp.paws",             "segment with an old timestamp (RFC 7323 PAWS)") \
 	X(TCP_OUT_OF_WINDOW,  "tcp.out_of_window",    "segment outside the receive window (answered by ACK)") \
 	X(TCP_BAD_ACK,        "tcp.bad_ack",          "SYN-SENT: ACK for something never sent") \

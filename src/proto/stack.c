@@ -5,12 +5,14 @@
 #include <stdlib.h>
 
 #include <rte_errno.h>
+#include <rte_ip.h>
 
 #include "stack_internal.h"
 #include "steer.h"
 #include "tcp_priv.h"
 #include "udp_priv.h"
 #include "../wire/eth.h"
+#include "../wire/checksum.h"
 #include "../wire/icmp4.h"
 
 void stack_params_default(struct stack_params *p)
@@ -53,7 +55,10 @@ struct stack *stack_create(const struct stack_params *p)
 		return NULL;
 	}
 	ratelimit_init(&s->icmp_errors, p->icmp_rate, p->icmp_burst, 0);
-	rc = tcp_stack_init(s);
+	unsigned lo_size = rte_align32pow2((p->pool != NULL ? p->pool->size : 1023) + 1);
+	s->loopback = calloc(lo_size, sizeof(*s->loopback));
+	s->lo_mask = lo_size - 1;
+	rc = s->loopback != NULL ? tcp_stack_init(s) : -ENOMEM;
 	if (rc == 0)
 		rc = udp_stack_init(s);
 	if (rc < 0) {
@@ -71,9 +76,10 @@ void stack_destroy(struct stack *s)
 	udp_stack_fini(s);
 	while (s->lo_count != 0) {
 		rte_pktmbuf_free(s->loopback[s->lo_head]);
-		s->lo_head = (s->lo_head + 1) % STACK_LOOPBACK_MAX;
+		s->lo_head = (s->lo_head + 1) & s->lo_mask;
 		s->lo_count--;
 	}
+	free(s->loopback);
 	tcp_stack_fini(s);
 	neigh_table_destroy(s->neigh);
 	ip4_reass_destroy(s->reass);
@@ -182,26 +188,39 @@ static void reass_timed_out(void *arg, const struct rte_mbuf *first)
 	icmp4_send_error(s, first, ICMP4_TIME_EXCEEDED, ICMP4_TIMEX_REASS, 0);
 }
 
+uint16_t stack_l4_checksum_chain(const struct rte_mbuf *m, const struct ip4_repr *ip,
+				 uint8_t proto, uint32_t len)
+{
+	/* rte_raw_cksum_mbuf sums native-endian words across segments (odd segment lengths
+	 * included); swapped to network order it adds to the pseudo-header sum (RFC 1071 §2(B):
+	 * the sum is byte-order independent). */
+	uint16_t raw;
+	if (rte_raw_cksum_mbuf(m, (uint32_t)ip->hdr_len, len, &raw) != 0)
+		return 1;
+	uint32_t sum = wire_csum_pseudo4(ip->src, ip->dst, proto, (uint16_t)len);
+	return wire_csum_finish(sum + rte_be_to_cpu_16(raw));
+}
+
 void stack_loopback_queue(struct stack *s, struct rte_mbuf *m)
 {
-	if (s->lo_count == STACK_LOOPBACK_MAX) {
-		stack_drop(s, STACK_DROP_IP_LOOPBACK_FULL, m);
+	if (s->lo_count > s->lo_mask) {
+		stack_drop(s, STACK_DROP_IP_LOOPBACK_FULL, m); /* only if mbufs came from elsewhere */
 		return;
 	}
 	/* We computed its checksums a moment ago and no wire can flip a bit in between:
 	 * input need not verify them again (Linux's loopback says CHECKSUM_UNNECESSARY). */
 	m->ol_flags = (m->ol_flags & ~(RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK)) |
 		      RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
-	s->loopback[(s->lo_head + s->lo_count++) % STACK_LOOPBACK_MAX] = m;
+	s->loopback[(s->lo_head + s->lo_count++) & s->lo_mask] = m;
 }
 
 void stack_loopback_drain(struct stack *s)
 {
 	/* What the drained datagrams answer is queued behind them and delivered in the same
 	 * call, up to a bound, so two endpoints talking to each other cannot livelock us. */
-	for (unsigned budget = 2 * STACK_LOOPBACK_MAX; s->lo_count != 0 && budget != 0; budget--) {
+	for (unsigned budget = STACK_LOOPBACK_BUDGET; s->lo_count != 0 && budget != 0; budget--) {
 		struct rte_mbuf *m = s->loopback[s->lo_head];
-		s->lo_head = (s->lo_head + 1) % STACK_LOOPBACK_MAX;
+		s->lo_head = (s->lo_head + 1) & s->lo_mask;
 		s->lo_count--;
 		ip4_input(s, m, IP4_IN_LOOPBACK);
 	}

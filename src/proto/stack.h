@@ -63,7 +63,9 @@ struct stack_ping {
 	uint32_t reply_len;     /* ICMP bytes in the reply */
 };
 
-#define STACK_LOOPBACK_MAX 1024
+/* Datagrams to our own addresses delivered per stack_loopback_drain call: what they answer
+ * waits for the next call, so two endpoints talking to each other cannot livelock us. */
+#define STACK_LOOPBACK_BUDGET 2048
 
 struct stack {
 	unsigned id;
@@ -79,9 +81,10 @@ struct stack {
 	uint16_t next_ip_id;
 	struct stack_ping ping;
 	struct tcp_stack *tcp;
-	/* Datagrams to our own addresses, delivered by stack_loopback_drain. */
-	struct rte_mbuf *loopback[STACK_LOOPBACK_MAX];
-	unsigned lo_head, lo_count;
+	/* Datagrams to our own addresses, delivered by stack_loopback_drain. The queue has
+	 * room for every mbuf of the pool, so it is never full. */
+	struct rte_mbuf **loopback;
+	unsigned lo_mask, lo_head, lo_count;
 	struct udp_stack *udp;
 	uint64_t events[STACK_EV_COUNT];
 	uint64_t drops[STACK_DROP_COUNT];

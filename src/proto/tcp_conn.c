@@ -353,12 +353,19 @@ uint16_t tcp_mss_ours(struct stack *s, uint32_t raddr, const struct tcp_sockopts
 {
 	uint32_t mtu = 1500;
 	const struct route *r = route_lookup(s->cfg.routes, raddr);
-	if (r != NULL)
-		mtu = netcfg_route_mtu(&s->cfg, r);
-	uint32_t room = rte_pktmbuf_data_room_size(s->pool) - RTE_PKTMBUF_HEADROOM;
-	uint32_t mine = mtu - 40;
-	if (room - TCP_HDR_MAX_LEN < mine)
-		mine = room - TCP_HDR_MAX_LEN;
+	uint32_t mine;
+	if (r != NULL && r->type == ROUTE_LOCAL) {
+		/* Our own address: segments never meet a port, so as large as an IPv4 datagram
+		 * allows (Linux's lo has a 64 KB MTU), carried in chains of mbufs. */
+		mine = IP4_MAX_LEN - 40;
+	} else {
+		if (r != NULL)
+			mtu = netcfg_route_mtu(&s->cfg, r);
+		uint32_t room = rte_pktmbuf_data_room_size(s->pool) - RTE_PKTMBUF_HEADROOM;
+		mine = mtu - 40;
+		if (room - TCP_HDR_MAX_LEN < mine)
+			mine = room - TCP_HDR_MAX_LEN;
+	}
 	if (o->mss != 0 && o->mss < mine)
 		mine = o->mss;
 	return (uint16_t)mine;

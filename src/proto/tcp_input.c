@@ -15,14 +15,42 @@
 #define IP_ECN_CE 0x03
 #define PAWS_IDLE_MS (24ull * 24 * 3600 * 1000) /* RFC 7323 §5.5: 24 days */
 
-/* One received segment, parsed and checked. */
+/* One received segment, parsed and checked. Its payload is in the mbuf m from offset
+ * pay_off on: in one piece (payload) when m is one segment, else across the chain (a
+ * reassembled datagram, or a 64 KB segment over our own loopback). */
 struct tcp_seg {
 	struct tcp_repr th;
 	const struct ip4_repr *ip;
-	const uint8_t *payload;
+	const struct rte_mbuf *m;
+	uint32_t pay_off;
+	const uint8_t *payload;        /* NULL when the payload spans several mbufs */
 	uint32_t len;          /* payload bytes */
 	uint8_t ecn;           /* the IP header's ECN field */
 };
+
+/* Stores len payload bytes, from the payload's byte skip on, at offset off past the
+ * receive FIFO's tail. */
+static void tcp_seg_store(const struct tcp_seg *g, uint32_t skip, struct fifo *f, uint32_t off,
+			  uint32_t len)
+{
+	if (g->payload != NULL) {
+		fifo_write_at(f, off, g->payload + skip, len);
+		return;
+	}
+	uint32_t pos = g->pay_off + skip; /* offset in the datagram */
+	for (const struct rte_mbuf *seg = g->m; seg != NULL && len > 0; seg = seg->next) {
+		uint32_t dl = seg->data_len;
+		if (pos >= dl) {
+			pos -= dl;
+			continue;
+		}
+		uint32_t n = RTE_MIN(dl - pos, len);
+		fifo_write_at(f, off, rte_pktmbuf_mtod_offset(seg, const uint8_t *, pos), n);
+		off += n;
+		len -= n;
+		pos = 0;
+	}
+}
 
 static uint32_t seg_seq_len(const struct tcp_seg *g)
 {
@@ -641,7 +669,7 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 {
 	struct stack *s = c->s;
 	uint32_t seq = g->th.seq;
-	const uint8_t *p = g->payload;
+	uint32_t skip = 0; /* payload bytes we already have */
 	uint32_t len = g->len;
 	if (seq_lt(seq, c->rcv_nxt)) {
 		uint32_t dup = c->rcv_nxt - seq;
@@ -656,7 +684,7 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 		c->dsack = (struct tcp_sack_block){seq, c->rcv_nxt};
 		c->has_dsack = true;
 		seq += dup;
-		p += dup;
+		skip = dup;
 		len -= dup;
 		stack_count(s, STACK_EV_TCP_PARTIAL_DUPLICATES);
 	}
@@ -683,7 +711,7 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 		if (n < 0) {
 			stack_drop_count(s, STACK_DROP_TCP_OOO_DROPPED);
 		} else {
-			fifo_write_at(c->sk.rx, off, p, len);
+			tcp_seg_store(g, skip, c->sk.rx, off, len);
 			stack_count(s, STACK_EV_TCP_OOO_SEGS);
 			if (has_d) {
 				c->dsack = d;
@@ -696,7 +724,7 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 		g->th.flags &= (uint8_t)~TCP_FLAG_FIN; /* a FIN beyond a hole waits for a resend */
 		return;
 	}
-	fifo_write_at(c->sk.rx, 0, p, len);
+	tcp_seg_store(g, skip, c->sk.rx, 0, len);
 	uint32_t nxt = c->rcv_nxt + len;
 	bool had_ooo = !tcp_ooo_empty(&c->ooo);
 	if (had_ooo) {
@@ -878,7 +906,9 @@ static bool tcp_checksum_ok(const struct rte_mbuf *m, const struct ip4_repr *ip,
 		return true;
 	if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 		return false;
-	return tcp_checksum(ip->src, ip->dst, seg, len) == 0;
+	if (m->nb_segs == 1)
+		return tcp_checksum(ip->src, ip->dst, seg, len) == 0;
+	return stack_l4_checksum_chain(m, ip, IP4_PROTO_TCP, (uint32_t)len) == 0;
 }
 
 void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast)
@@ -889,15 +919,15 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 		stack_drop(s, STACK_DROP_TCP_BCAST, m);
 		return;
 	}
-	if (m->nb_segs != 1) {
-		/* A reassembled TCP datagram: our MSS and DF keep real peers from sending one. */
-		stack_drop(s, STACK_DROP_TCP_FRAGMENTED, m);
-		return;
-	}
-	const uint8_t *seg = rte_pktmbuf_mtod_offset(m, const uint8_t *, ip->hdr_len);
+	/* The header as one view: in place in the first mbuf, or gathered from a chain whose
+	 * first piece is shorter (a reassembled datagram, RFC 1122 §3.3.2; IP fragments may
+	 * cut anywhere). The parser reads no more than the header. */
+	uint8_t hdr_copy[TCP_HDR_MAX_LEN];
 	size_t seg_len = ip->total_len - ip->hdr_len;
-	struct tcp_seg g = {.ip = ip, .ecn = ip->tos & IP_ECN_MASK};
-	enum wire_status st = tcp_parse(seg, seg_len, &g.th);
+	const uint8_t *seg = rte_pktmbuf_read(m, ip->hdr_len,
+					      (uint32_t)RTE_MIN(seg_len, sizeof(hdr_copy)), hdr_copy);
+	struct tcp_seg g = {.ip = ip, .m = m, .ecn = ip->tos & IP_ECN_MASK};
+	enum wire_status st = seg != NULL ? tcp_parse(seg, seg_len, &g.th) : WIRE_TRUNCATED;
 	if (st != WIRE_OK) {
 		stack_drop(s, st == WIRE_TRUNCATED ? STACK_DROP_TCP_TRUNCATED
 			   : st == WIRE_BAD_HDR_LEN ? STACK_DROP_TCP_BAD_HDR_LEN
@@ -909,7 +939,8 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 		stack_drop(s, STACK_DROP_TCP_BAD_CHECKSUM, m);
 		return;
 	}
-	g.payload = seg + g.th.hdr_len;
+	g.pay_off = (uint32_t)(ip->hdr_len + g.th.hdr_len);
+	g.payload = m->nb_segs == 1 ? seg + g.th.hdr_len : NULL;
 	g.len = (uint32_t)(seg_len - g.th.hdr_len);
 
 	struct tcp_conn *c = tcp_conn_lookup(s, ip->dst, g.th.dst_port, ip->src, g.th.src_port);

@@ -16,6 +16,32 @@ uint32_t tcp_now_ts(const struct stack *s)
 	return (uint32_t)s->now_ms;
 }
 
+/* Appends payload bytes the first mbuf had no room for in more mbufs chained to it (a
+ * segment to one of our own addresses carries up to 64 KB, see tcp_mss_ours). Returns the
+ * bytes copied: fewer than len when mbufs ran out. */
+static uint32_t tcp_seg_chain(struct stack *s, struct rte_mbuf *m, const struct fifo *f,
+			      uint32_t off, uint32_t len)
+{
+	uint32_t done = 0;
+	struct rte_mbuf *last = rte_pktmbuf_lastseg(m);
+	while (done < len) {
+		struct rte_mbuf *n = rte_pktmbuf_alloc(s->pool);
+		if (n == NULL) {
+			stack_count(s, STACK_EV_TCP_TX_NO_MBUF);
+			break;
+		}
+		uint32_t k = RTE_MIN(len - done, (uint32_t)rte_pktmbuf_tailroom(n));
+		uint8_t *dst = (uint8_t *)rte_pktmbuf_append(n, (uint16_t)k);
+		fifo_peek(f, off + done, dst, k);
+		last->next = n;
+		last = n;
+		m->nb_segs++;
+		m->pkt_len += k;
+		done += k;
+	}
+	return done;
+}
+
 int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(s->pool);
@@ -32,7 +58,10 @@ int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 		.window = o->window,
 		.options = o->opts,
 	};
-	uint8_t *buf = (uint8_t *)rte_pktmbuf_append(m, TCP_HDR_MAX_LEN + o->len);
+	/* The headers' room, then as much payload as the first mbuf holds. */
+	uint32_t tail = rte_pktmbuf_tailroom(m);
+	uint32_t first = tail > TCP_HDR_MAX_LEN ? RTE_MIN(o->len, tail - TCP_HDR_MAX_LEN) : 0;
+	uint8_t *buf = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(TCP_HDR_MAX_LEN + first));
 	if (buf == NULL) {
 		rte_pktmbuf_free(m);
 		stack_count(s, STACK_EV_TCP_TX_NO_MBUF);
@@ -40,14 +69,16 @@ int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 	}
 	size_t hlen = tcp_build(buf, TCP_HDR_MAX_LEN, &th);
 	/* The header may be shorter than the room kept for it: the payload follows it. */
-	uint32_t copied = o->len == 0 ? 0 : fifo_peek(o->fifo, o->fifo_off, buf + hlen, o->len);
-	rte_pktmbuf_trim(m, (uint16_t)(TCP_HDR_MAX_LEN - hlen + (o->len - copied)));
-	size_t seg_len = hlen + copied;
+	uint32_t copied = first == 0 ? 0 : fifo_peek(o->fifo, o->fifo_off, buf + hlen, first);
+	rte_pktmbuf_trim(m, (uint16_t)(TCP_HDR_MAX_LEN - hlen + (first - copied)));
 	/* A segment to one of our own addresses goes through the loopback queue, whose input
-	 * does not verify checksums (stack_loopback_queue): computing one would be wasted. */
+	 * does not verify checksums (stack_loopback_queue): computing one would be wasted. Only
+	 * such segments are larger than one mbuf. */
 	const struct route *r = route_lookup(s->cfg.routes, o->raddr);
-	uint16_t csum = r != NULL && r->type == ROUTE_LOCAL
-				? 0 : tcp_checksum(o->laddr, o->raddr, buf, seg_len);
+	bool local = r != NULL && r->type == ROUTE_LOCAL;
+	if (local && copied == first && o->len > first)
+		copied += tcp_seg_chain(s, m, o->fifo, o->fifo_off + first, o->len - first);
+	uint16_t csum = local ? 0 : tcp_checksum(o->laddr, o->raddr, buf, hlen + copied);
 	buf[TCP_OFF_CSUM] = (uint8_t)(csum >> 8);
 	buf[TCP_OFF_CSUM + 1] = (uint8_t)csum;
 	stack_count(s, STACK_EV_TCP_OUT_SEGS);

@@ -36,14 +36,7 @@ static bool udp_checksum_verified(const struct rte_mbuf *m, const struct ip4_rep
 		return true;
 	if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 		return false;
-	/* rte_raw_cksum_mbuf sums native-endian words across segments (odd segment lengths
-	 * included); swapped to network order it adds to the pseudo-header sum (RFC 1071 §2(B):
-	 * the sum is byte-order independent). */
-	uint16_t raw;
-	if (rte_raw_cksum_mbuf(m, (uint32_t)ip->hdr_len, u->length, &raw) != 0)
-		return false;
-	uint32_t sum = wire_csum_pseudo4(ip->src, ip->dst, IP4_PROTO_UDP, u->length);
-	return wire_csum_finish(sum + rte_be_to_cpu_16(raw)) == 0;
+	return stack_l4_checksum_chain(m, ip, IP4_PROTO_UDP, u->length) == 0;
 }
 
 /* Linux's order without SO_REUSEADDR: the connected socket with this exact 4-tuple, else the
