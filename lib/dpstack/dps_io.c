@@ -136,6 +136,17 @@ static size_t dps_iov_to_fifo(struct fifo *f, const struct iovec *iov, int cnt, 
 	return pos - done;
 }
 
+/* The send FIFO is full: ask the worker for an event once room comes back (Linux's
+ * SOCK_NOSPACE, chan_sock.nospace), then look once more, since the ACKs that made room
+ * may have come before the worker saw the question. True when there is room now. */
+static bool dps_tx_ask_room(struct dps_file *f)
+{
+	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+	atomic_store_explicit(&ss->nospace, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	return fifo_free(&f->tx) > 0;
+}
+
 /* Why a write cannot go on: -EPIPE (SIGPIPE follows), a pending error, or -EAGAIN. */
 static ssize_t dps_stream_blocked(struct dps_file *f)
 {
@@ -176,6 +187,8 @@ static ssize_t dps_stream_send(struct dps_file *f, const struct iovec *iov, int 
 				rc = (ssize_t)sent;
 				break;
 			}
+			if (dps_tx_ask_room(f))
+				continue;
 		}
 		if (dps_nonblock(f, flags)) {
 			dps_attach_check_lazy(f->at);
@@ -496,12 +509,15 @@ ssize_t dps_zc_send_reserve(int fd, struct iovec iov[2], int flags)
 		if (rc != -EAGAIN)
 			break;
 		struct fifo_slice s[2];
-		if ((atomic_load(&dps_sock(f->at, f->socks[0])->state) & CHAN_SS_CONNECTED) &&
-		    fifo_write_slices(&f->tx, 0, UINT32_MAX, s) > 0) {
+		bool connected = atomic_load(&dps_sock(f->at, f->socks[0])->state) &
+				 CHAN_SS_CONNECTED;
+		if (connected && fifo_write_slices(&f->tx, 0, UINT32_MAX, s) > 0) {
 			dps_zc_fill(iov, s);
 			rc = (ssize_t)(s[0].len + s[1].len);
 			break;
 		}
+		if (connected && dps_tx_ask_room(f))
+			continue;
 		if (dps_nonblock(f, flags))
 			break;
 		rc = dps_wait(f, EPOLLOUT, f->sndtimeo_ms);

@@ -68,8 +68,18 @@ static uint32_t dps_stream_ready(struct dps_file *f)
 		ev |= EPOLLRDHUP;
 	if (st & CHAN_SS_HUP)
 		ev |= EPOLLHUP | EPOLLOUT;
-	if ((st & CHAN_SS_CONNECTED) && !(st & CHAN_SS_WRSHUT) && fifo_free(&f->tx) > 0)
-		ev |= EPOLLOUT | EPOLLWRNORM;
+	if ((st & CHAN_SS_CONNECTED) && !(st & CHAN_SS_WRSHUT)) {
+		if (chan_tx_writable(fifo_used(&f->tx), fifo_free(&f->tx))) {
+			ev |= EPOLLOUT | EPOLLWRNORM;
+		} else if (atomic_load_explicit(&ss->nospace, memory_order_relaxed) == 0) {
+			/* Ask the worker to tell us when it is writable again, then look once
+			 * more (the worker may have freed room before it saw the flag). */
+			atomic_store_explicit(&ss->nospace, 1, memory_order_relaxed);
+			atomic_thread_fence(memory_order_seq_cst);
+			if (chan_tx_writable(fifo_used(&f->tx), fifo_free(&f->tx)))
+				ev |= EPOLLOUT | EPOLLWRNORM;
+		}
+	}
 	if ((st & CHAN_SS_ERR) && atomic_load(&ss->error) != 0)
 		ev |= EPOLLERR;
 	return ev;

@@ -28,7 +28,7 @@
  * then sleeps on its eventfd (src/base/doorbell.h).
  *
  * Who writes what: the daemon writes chan_sock (except `queued` bits, which each process
- * clears for itself, and `kick`), the event rings' tails, the command rings' heads, the
+ * clears for itself, `kick` and `nospace`), the event rings' tails, the command rings' heads, the
  * replies in call slots, and the arenas' FIFO sides it produces (TCP receive data, accept
  * rings). The application writes command ring tails, event ring heads, requests, and the
  * FIFO sides it produces (send data). The daemon treats everything the application can
@@ -141,6 +141,11 @@ struct chan_sock {
 	_Atomic uint32_t error;         /* the pending SO_ERROR, cleared by a read of it */
 	_Atomic uint64_t queued;        /* bit p: the socket is in process p's event ring */
 	_Atomic uint32_t kick;          /* an application sets it before queueing a KICK */
+	/* The application found the send FIFO too full to call the socket writable (Linux's
+	 * SOCK_NOSPACE): only then does room freed by ACKs make an event, once a third of
+	 * the FIFO is free (sk_stream_write_space). Without it every ACK would wake the
+	 * application for a few bytes of room. */
+	_Atomic uint32_t nospace;
 	uint32_t kind;                  /* chan_sock_kind */
 	uint64_t rx_off, tx_off;        /* FIFOs in the segment, 0 = none */
 	uint32_t rx_size, tx_size;      /* their sizes (the shared part does not hold them) */
@@ -170,6 +175,14 @@ struct chan_seg_hdr {
 	_Alignas(CHAN_ALIGN) struct chan_worker_bell workers[CHAN_MAX_WORKERS];
 	_Alignas(CHAN_ALIGN) struct chan_proc procs[CHAN_MAX_PROCS];
 };
+
+/* A stream is writable when the room in its send FIFO is at least half of what is queued
+ * (net/core/stream.c: sk_stream_wspace >= sk_stream_min_wspace), that is, a third of a
+ * full FIFO: both sides use this one rule. */
+static inline int chan_tx_writable(uint32_t used, uint32_t free_room)
+{
+	return free_room > 0 && free_room >= used / 2;
+}
 
 /* A datagram in a UDP socket's send FIFO: this header, then len bytes. */
 struct chan_udp_tx_hdr {

@@ -86,6 +86,25 @@ void chan_dsock_publish(struct chan_dsock *ds, uint32_t events)
 	chan_dsock_queue_events(ds);
 }
 
+static bool chan_can_write(enum tcp_state st)
+{
+	return st == TCP_ESTABLISHED || st == TCP_CLOSE_WAIT;
+}
+
+/* Room that ACKs freed in a connected stream's send FIFO is news only to an application
+ * that found it too full (chan_sock.nospace), and only once it is writable again. */
+static bool chan_write_space_wanted(struct chan_dsock *ds, const struct sock *sk)
+{
+	struct chan_sock *ss = chan_dsock_shm(ds);
+	/* Pairs with the application's fence between setting nospace and looking again. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&ss->nospace, memory_order_relaxed) == 0 ||
+	    !chan_tx_writable(fifo_used(sk->tx), fifo_free(sk->tx)))
+		return false;
+	atomic_store_explicit(&ss->nospace, 0, memory_order_relaxed);
+	return true;
+}
+
 static void chan_notify(struct sock *sk, uint32_t events)
 {
 	struct chan_dsock *ds = sk->owner.ctx;
@@ -96,6 +115,11 @@ static void chan_notify(struct sock *sk, uint32_t events)
 		}
 		return;
 	}
+	if (events == SOCK_EV_OUT && ds->kind == CHAN_SOCK_TCP && sk->tx != NULL &&
+	    sk->error == 0 && chan_can_write(tcp_conn_state(ds->tcp)) &&
+	    (atomic_load_explicit(&chan_dsock_shm(ds)->state, memory_order_relaxed) &
+	     CHAN_SS_CONNECTED) && !chan_write_space_wanted(ds, sk))
+		return;
 	chan_dsock_publish(ds, events);
 }
 
