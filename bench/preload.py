@@ -69,17 +69,20 @@ class Bench:
         sh("ip", "link", "set", "bnpv0", "up")
         sh("ethtool", "-K", "bnpv0", "tx", "off")
 
-    def start_daemon(self, workers=1):
+    def start_daemon(self, workers=1, extra=()):
         """dpstackd on bnpv0 with workers workers (the port's one queue pair: with more
-        workers, worker 0 receives and steers, bench/scaling.py)."""
+        workers, worker 0 receives and steers, bench/scaling.py); extra: directives
+        (idle-sleep-us, mbufs) placed before the ports."""
         conf = os.path.join(self.work, "dpstackd.conf")
         cpus = sorted(os.sched_getaffinity(0))
         # The control thread shares the first CPU; workers take the CPUs in turn.
         lcores = ["0@%d" % cpus[0]] + ["%d@%d" % (w + 1, cpus[w % len(cpus)])
                                        for w in range(workers)]
         with open(conf, "w") as f:
-            f.write("eal --lcores=%s\nworkers %d\nport add port0 net_af_xdp0,iface=bnpv0\n"
-                    "ip addr add %s/24 dev port0\n" % (",".join(lcores), workers, STACK_IP))
+            f.write("eal --lcores=%s\nworkers %d\n" % (",".join(lcores), workers))
+            f.write("".join(line + "\n" for line in extra))
+            f.write("port add port0 net_af_xdp0,iface=bnpv0\nip addr add %s/24 dev port0\n" %
+                    STACK_IP)
         self.env = dict(os.environ, DPSTACK_CTL=os.path.join(self.work, "ctl.sock"),
                         DPSTACK_SOCK=os.path.join(self.work, "app.sock"))
         log = open(os.path.join(self.work, "dpstackd.log"), "w")

@@ -7,4 +7,5 @@ bench/l3fwd.sh
 bench/tcp.sh
 bench/app.sh
 bench/preload.py
+bench/loopback.py
 bench/scaling.py
