@@ -19,11 +19,11 @@ import json
 import os
 import re
 import shutil
-import statistics
 import subprocess
+import sys
 
-from preload import (Bench, PRELOAD, SERVER_NS, STACK_IP, nginx_argv, parse_args, prepare,
-                     sh, wrk_rps)
+from preload import (Bench, PRELOAD, SERVER_NS, STACK_IP, measure, nginx_argv, parse_args,
+                     prepare, write_results, wrk_rps)
 
 
 class Loopback:
@@ -93,8 +93,6 @@ def workloads(lb, secs):
 
 
 def main():
-    import argparse
-    import sys
     only = None
     if "--only" in sys.argv:
         i = sys.argv.index("--only")
@@ -113,35 +111,18 @@ def main():
         for name, unit, higher, argv_of, client in workloads(lb, a.seconds):
             if only and not any(o in name for o in only):
                 continue
-            got = {"dpstack": [], "kernel": []}
-            for _ in range(a.runs):
-                for side in ("dpstack", "kernel"):
-                    srv = b.server(side, argv_of(work, side))
-                    v = client(side, ips[side])
-                    b.stop(srv)
-                    if v is not None:
-                        got[side].append(v)
-            med = {s: statistics.median(v) if v else None for s, v in got.items()}
-            ratio = None
-            if med["dpstack"] and med["kernel"]:
-                ratio = (med["dpstack"] / med["kernel"] if higher
-                         else med["kernel"] / med["dpstack"])
-            results.append({"workload": name, "unit": unit, "higher_is_better": higher,
-                            "dpstack": got["dpstack"], "kernel": got["kernel"],
-                            "median_dpstack": med["dpstack"], "median_kernel": med["kernel"],
-                            "ratio": ratio})
-            fmt = lambda x: "-" if x is None else "%.4g" % x
-            print("%-24s %-7s dpstack %10s  kernel %10s  ratio %s" % (
-                name, unit, fmt(med["dpstack"]), fmt(med["kernel"]), fmt(ratio)), flush=True)
+
+            def run_side(side):
+                srv = b.server(side, argv_of(work, side))
+                v = client(side, ips[side])
+                b.stop(srv)
+                return v
+            results.append(measure(name, unit, higher, a.runs, run_side,
+                                   ("dpstack", "kernel")))
     finally:
         b.close()
         shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(os.path.dirname(a.json), exist_ok=True)
-    with open(a.json, "w") as f:
-        json.dump({"topology": "both ends on one stack vs kernel loopback", "runs": a.runs,
-                   "seconds": a.seconds, "results": results}, f, indent=1)
-    print("ratio: dpstack/kernel for rates, kernel/dpstack for latency (above 1: dpstack "
-          "better); medians of %d runs; JSON in %s" % (a.runs, a.json))
+    write_results(a, results, topology="both ends on one stack vs kernel loopback")
 
 
 if __name__ == "__main__":

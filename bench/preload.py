@@ -229,44 +229,57 @@ def workloads(secs):
     ]
 
 
+def measure(name, unit, higher, runs, run_side, sides):
+    """Alternates run_side(side) over sides, runs times; prints the medians and their ratio
+    (dpstack/kernel for rates, kernel/dpstack for latencies) and returns the JSON record."""
+    got = {side: [] for side in sides}
+    for _ in range(runs):
+        for side in sides:
+            v = run_side(side)
+            if v is not None:
+                got[side].append(v)
+    med = {s: statistics.median(v) if v else None for s, v in got.items()}
+    ratio = None
+    if med["dpstack"] and med["kernel"]:
+        ratio = med["dpstack"] / med["kernel"] if higher else med["kernel"] / med["dpstack"]
+    fmt = lambda x: "-" if x is None else "%.4g" % x
+    print("%-24s %-7s dpstack %10s  kernel %10s  ratio %s" % (
+        name, unit, fmt(med["dpstack"]), fmt(med["kernel"]), fmt(ratio)), flush=True)
+    return {"workload": name, "unit": unit, "higher_is_better": higher,
+            "dpstack": got["dpstack"], "kernel": got["kernel"],
+            "median_dpstack": med["dpstack"], "median_kernel": med["kernel"], "ratio": ratio}
+
+
+def write_results(a, results, **extra):
+    os.makedirs(os.path.dirname(a.json), exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump(dict(extra, runs=a.runs, seconds=a.seconds, results=results), f, indent=1)
+    print("ratio: dpstack/kernel for rates, kernel/dpstack for latency (above 1: dpstack "
+          "better); medians of %d runs; JSON in %s" % (a.runs, a.json))
+
+
 def main():
     a = parse_args("preload", 5)
     work = prepare("preload", ("nginx", "wrk", "redis-server", "redis-benchmark", "iperf3",
                                "sockperf"))
     b = Bench(work)
     results = []
+    ips = {"dpstack": STACK_IP, "kernel": KERNEL_IP}
     try:
         b.topology()
         b.start_daemon()
         for name, unit, higher, argv_of, client in workloads(a.seconds):
-            got = {"dpstack": [], "kernel": []}
-            for _ in range(a.runs):
-                for side, ip in (("dpstack", STACK_IP), ("kernel", KERNEL_IP)):
-                    srv = b.server(side, argv_of(work, side))
-                    v = client(ip)
-                    b.stop(srv)
-                    if v is not None:
-                        got[side].append(v)
-            med = {s: statistics.median(v) if v else None for s, v in got.items()}
-            ratio = None
-            if med["dpstack"] and med["kernel"]:
-                ratio = (med["dpstack"] / med["kernel"] if higher
-                         else med["kernel"] / med["dpstack"])
-            results.append({"workload": name, "unit": unit, "higher_is_better": higher,
-                            "dpstack": got["dpstack"], "kernel": got["kernel"],
-                            "median_dpstack": med["dpstack"], "median_kernel": med["kernel"],
-                            "ratio": ratio})
-            fmt = lambda x: "-" if x is None else "%.4g" % x
-            print("%-24s %-7s dpstack %10s  kernel %10s  ratio %s" % (
-                name, unit, fmt(med["dpstack"]), fmt(med["kernel"]), fmt(ratio)), flush=True)
+            def run_side(side):
+                srv = b.server(side, argv_of(work, side))
+                v = client(ips[side])
+                b.stop(srv)
+                return v
+            results.append(measure(name, unit, higher, a.runs, run_side,
+                                   ("dpstack", "kernel")))
     finally:
         b.close()
         shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(os.path.dirname(a.json), exist_ok=True)
-    with open(a.json, "w") as f:
-        json.dump({"runs": a.runs, "seconds": a.seconds, "results": results}, f, indent=1)
-    print("ratio: dpstack/kernel for rates, kernel/dpstack for latency (above 1: dpstack "
-          "better); medians of %d runs; JSON in %s" % (a.runs, a.json))
+    write_results(a, results)
 
 
 if __name__ == "__main__":

@@ -186,16 +186,7 @@ static int chan_call_connect(const struct chan_ctx *x)
 		chan_dsock_release(ds);
 		return rc;
 	}
-	struct sock *sk = tcp_sock(ds->tcp);
-	struct chan_sock *ss = chan_dsock_shm(ds);
-	ss->rx_off = chan_app_off(x->a, sk->rx->shm);
-	ss->tx_off = chan_app_off(x->a, sk->tx->shm);
-	ss->rx_size = sk->rx->size;
-	ss->tx_size = sk->tx->size;
-	ss->laddr = htonl(sk->laddr);
-	ss->lport = htons(sk->lport);
-	ss->raddr = htonl(sk->raddr);
-	ss->rport = htons(sk->rport);
+	chan_dsock_share_tcp(ds);
 	/* A connection to ourselves may be established already. */
 	chan_dsock_publish(ds, 0);
 	x->rep->socks[0] = ds->index;

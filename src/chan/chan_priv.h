@@ -134,6 +134,8 @@ static inline uint64_t chan_app_off(const struct chan_app *a, const void *p)
 
 /* --- chan_worker.c (on the worker) --- */
 struct sock_owner chan_owner(struct chan_dsock *ds, pid_t pid);
+/* Puts a connection's FIFOs and addresses into its shared record (connect, accept). */
+void chan_dsock_share_tcp(struct chan_dsock *ds);
 /* Moves the stack's view of a socket into its shared record and queues events for the
  * processes holding it. */
 void chan_dsock_publish(struct chan_dsock *ds, uint32_t events);

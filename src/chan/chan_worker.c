@@ -50,6 +50,20 @@ static void chan_dsock_queue_events(struct chan_dsock *ds)
 	}
 }
 
+void chan_dsock_share_tcp(struct chan_dsock *ds)
+{
+	const struct sock *sk = tcp_sock(ds->tcp);
+	struct chan_sock *ss = chan_dsock_shm(ds);
+	ss->rx_off = chan_app_off(ds->app, sk->rx->shm);
+	ss->tx_off = chan_app_off(ds->app, sk->tx->shm);
+	ss->rx_size = sk->rx->size;
+	ss->tx_size = sk->tx->size;
+	ss->laddr = htonl(sk->laddr);
+	ss->lport = htons(sk->lport);
+	ss->raddr = htonl(sk->raddr);
+	ss->rport = htons(sk->rport);
+}
+
 void chan_dsock_publish(struct chan_dsock *ds, uint32_t events)
 {
 	struct chan_sock *ss = chan_dsock_shm(ds);
@@ -156,16 +170,8 @@ static void chan_accept_pump(struct chan_worker *cw, struct chan_dsock *l)
 		ds->tcp = c;
 		ds->listener = l;
 		ds->claimed = false;
-		struct sock *sk = tcp_sock(c);
 		struct chan_sock *ss = chan_dsock_shm(ds);
-		ss->rx_off = chan_app_off(a, sk->rx->shm);
-		ss->tx_off = chan_app_off(a, sk->tx->shm);
-		ss->rx_size = sk->rx->size;
-		ss->tx_size = sk->tx->size;
-		ss->laddr = htonl(sk->laddr);
-		ss->lport = htons(sk->lport);
-		ss->raddr = htonl(sk->raddr);
-		ss->rport = htons(sk->rport);
+		chan_dsock_share_tcp(ds);
 		chan_dsock_publish(ds, 0);
 		enum tcp_state st = tcp_conn_state(c);
 		if (st == TCP_CLOSE_WAIT || st == TCP_LAST_ACK || st == TCP_CLOSING ||
