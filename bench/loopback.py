@@ -22,8 +22,8 @@ import shutil
 import subprocess
 import sys
 
-from preload import (Bench, PRELOAD, SERVER_NS, STACK_IP, measure, nginx_argv, parse_args,
-                     prepare, write_results, wrk_rps)
+from preload import (Bench, PRELOAD, SERVER_NS, STACK_IP, nginx_argv, parse_args, prepare,
+                     write_results, wrk_rps)
 
 
 class Loopback:
@@ -111,14 +111,8 @@ def main():
         for name, unit, higher, argv_of, client in workloads(lb, a.seconds):
             if only and not any(o in name for o in only):
                 continue
-
-            def run_side(side):
-                srv = b.server(side, argv_of(work, side))
-                v = client(side, ips[side])
-                b.stop(srv)
-                return v
-            results.append(measure(name, unit, higher, a.runs, run_side,
-                                   ("dpstack", "kernel")))
+            results.append(b.measure_served(name, unit, higher, a.runs, argv_of,
+                                            lambda side, c=client: c(side, ips[side])))
     finally:
         b.close()
         shutil.rmtree(work, ignore_errors=True)

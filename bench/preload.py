@@ -128,6 +128,16 @@ class Bench:
                 p.wait()
         self.procs.remove(p)
 
+    def measure_served(self, name, unit, higher, runs, argv_of, client_of_side):
+        """measure() of a workload whose server runs on each side in turn: argv_of(work,
+        side) starts it, client_of_side(side) returns the figure."""
+        def run_side(side):
+            srv = self.server(side, argv_of(self.work, side))
+            v = client_of_side(side)
+            self.stop(srv)
+            return v
+        return measure(name, unit, higher, runs, run_side, ("dpstack", "kernel"))
+
     def close(self):
         for p in list(self.procs):
             self.stop(p)
@@ -269,13 +279,8 @@ def main():
         b.topology()
         b.start_daemon()
         for name, unit, higher, argv_of, client in workloads(a.seconds):
-            def run_side(side):
-                srv = b.server(side, argv_of(work, side))
-                v = client(ips[side])
-                b.stop(srv)
-                return v
-            results.append(measure(name, unit, higher, a.runs, run_side,
-                                   ("dpstack", "kernel")))
+            results.append(b.measure_served(name, unit, higher, a.runs, argv_of,
+                                            lambda side: client(ips[side])))
     finally:
         b.close()
         shutil.rmtree(work, ignore_errors=True)
