@@ -31,12 +31,14 @@
 #define DPSTACK_DPSTACK_H
 
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -100,9 +102,17 @@ DPS_EXPORT int dps_fcntl(int fd, int cmd, ...);
 /** FIONREAD, FIONBIO. */
 DPS_EXPORT int dps_ioctl(int fd, unsigned long request, ...);
 
-/** Stack and kernel descriptors may be mixed. */
+/**
+ * Stack and kernel descriptors may be mixed. The p-forms install the signal mask (when not
+ * NULL) atomically with the sleep, as ppoll(2) and pselect(2) do: a signal it unblocks ends
+ * the sleep with EINTR even when it was pending at the call.
+ */
 DPS_EXPORT int dps_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms);
+DPS_EXPORT int dps_ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
+			 const sigset_t *mask);
 DPS_EXPORT int dps_select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *timeout);
+DPS_EXPORT int dps_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex,
+			   const struct timespec *timeout, const sigset_t *mask);
 
 /**
  * epoll over stack and kernel descriptors: level- and edge-triggered, EPOLLONESHOT,
@@ -113,6 +123,11 @@ DPS_EXPORT int dps_epoll_create(int size);
 DPS_EXPORT int dps_epoll_create1(int flags);
 DPS_EXPORT int dps_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
 DPS_EXPORT int dps_epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout_ms);
+/** The same with epoll_pwait(2)'s atomic signal mask, and epoll_pwait2(2)'s timespec. */
+DPS_EXPORT int dps_epoll_pwait(int epfd, struct epoll_event *events, int maxevents,
+			       int timeout_ms, const sigset_t *mask);
+DPS_EXPORT int dps_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents,
+				const struct timespec *timeout, const sigset_t *mask);
 
 /**
  * Zero-copy reading: up to two slices of received stream bytes, in place in the socket's

@@ -505,7 +505,7 @@ int dps_event_fd(void)
 		return -1;
 	int fd = at->ev_fd;
 	/* The daemon writes it only while someone sleeps: count a permanent sleeper. */
-	atomic_fetch_add(&dps_bell(at)->sleepers, 1);
+	atomic_fetch_add(&dps_bell(at)->fd_sleepers, 1);
 	dps_attach_put(at);
 	return fd;
 }

@@ -332,9 +332,9 @@ static void dps_ep_daemon_gone(struct dps_epoll *ep)
 
 /* Kernel events, minus the internal members. */
 static int dps_ep_kernel(struct dps_epoll *ep, int kfd, struct epoll_event *evs, int max,
-			 int timeout)
+			 int timeout, const sigset_t *mask)
 {
-	int k = dps_sys_epoll_wait(kfd, evs, max, timeout);
+	int k = dps_sys_epoll_pwait(kfd, evs, max, timeout, mask);
 	if (k < 0)
 		return -errno;
 	int n = 0;
@@ -364,7 +364,7 @@ static int dps_ep_gather(struct dps_epoll *ep, int kfd, struct epoll_event *evs,
 	bool ask = atomic_load_explicit(&ep->nkernel, memory_order_relaxed) > 0 &&
 		   (n == 0 || atomic_load_explicit(&ep->kernel_owed, memory_order_relaxed));
 	if (ask && n < max) {
-		int k = dps_ep_kernel(ep, kfd, evs + n, max - n, 0);
+		int k = dps_ep_kernel(ep, kfd, evs + n, max - n, 0, NULL);
 		n += k > 0 ? k : 0;
 		atomic_store_explicit(&ep->kernel_owed, false, memory_order_relaxed);
 	} else if (n > 0) {
@@ -373,11 +373,12 @@ static int dps_ep_gather(struct dps_epoll *ep, int kfd, struct epoll_event *evs,
 	return n;
 }
 
-int dps_epoll_wait(int epfd, struct epoll_event *evs, int maxevents, int timeout)
+int dps_epoll_pwait(int epfd, struct epoll_event *evs, int maxevents, int timeout,
+		    const sigset_t *mask)
 {
 	struct dps_file *e = dps_file_get(epfd);
 	if (e == NULL)
-		return epoll_wait(epfd, evs, maxevents, timeout);
+		return epoll_pwait(epfd, evs, maxevents, timeout, mask);
 	if (e->kind != DPS_EPOLL || maxevents <= 0 || evs == NULL) {
 		dps_file_put(e);
 		return DPS_FAIL(e->kind != DPS_EPOLL || maxevents <= 0 ? EINVAL : EFAULT);
@@ -386,7 +387,7 @@ int dps_epoll_wait(int epfd, struct epoll_event *evs, int maxevents, int timeout
 	struct dps_attach *at = ep->at;
 	if (ep->gen != at->gen)
 		dps_ep_add_internal(e->fd, ep);
-	_Atomic uint32_t *sleepers = &dps_bell(at)->sleepers;
+	_Atomic uint32_t *sleepers = &dps_bell(at)->fd_sleepers;
 	const int64_t deadline = timeout > 0 ? dps_now_ms() + timeout : -1;
 	int n;
 	for (;;) {
@@ -410,11 +411,23 @@ int dps_epoll_wait(int epfd, struct epoll_event *evs, int maxevents, int timeout
 		dps_events_drain(at);
 		n = dps_ep_collect(ep, evs, maxevents);
 		if (n == 0)
-			n = dps_ep_kernel(ep, e->fd, evs, maxevents, left);
+			n = dps_ep_kernel(ep, e->fd, evs, maxevents, left, mask);
 		atomic_fetch_sub(sleepers, 1);
 		if (n != 0)
 			break;
 	}
 	dps_file_put(e);
 	return n < 0 ? DPS_FAIL(-n) : n;
+}
+
+int dps_epoll_wait(int epfd, struct epoll_event *evs, int maxevents, int timeout)
+{
+	return dps_epoll_pwait(epfd, evs, maxevents, timeout, NULL);
+}
+
+int dps_epoll_pwait2(int epfd, struct epoll_event *evs, int maxevents,
+		     const struct timespec *timeout, const sigset_t *mask)
+{
+	int ms = dps_timespec_ms(timeout);
+	return ms < -1 ? DPS_FAIL(-ms) : dps_epoll_pwait(epfd, evs, maxevents, ms, mask);
 }

@@ -24,7 +24,8 @@ static int dps_poll_stack(struct pollfd *fds, nfds_t n, struct dps_file **files)
 	return ready;
 }
 
-int dps_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+/* poll with ppoll's mask (NULL: none), in place only while the thread sleeps. */
+static int dps_poll_masked(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask)
 {
 	if (n > 0 && fds == NULL)
 		return DPS_FAIL(EFAULT);
@@ -75,22 +76,19 @@ int dps_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			left = (int)(deadline - now);
 		}
 		if (at == NULL) {
-			k = poll(kfds, nk, left);
+			struct timespec ts = {.tv_sec = left / 1000, .tv_nsec = left % 1000 * 1000000};
+			k = ppoll(kfds, nk, left < 0 ? NULL : &ts, mask);
 			if (k < 0)
 				rc = -errno;
 			break;
 		}
-		_Atomic uint32_t *waiters = &dps_bell(at)->sleepers;
+		_Atomic uint32_t *waiters = &dps_bell(at)->fd_sleepers;
 		atomic_fetch_add(waiters, 1);
 		atomic_thread_fence(memory_order_seq_cst);
 		ready = dps_poll_stack(fds, n, files);
-		k = ready == 0 ? dps_sleep_poll(at, kfds, nk, left) : 0;
+		k = ready == 0 ? dps_sleep_poll(at, kfds, nk, left, mask) : 0;
 		atomic_fetch_sub(waiters, 1);
-		if (k < 0 && k != -EINTR) {
-			rc = k;
-			break;
-		}
-		if (k == -EINTR) {
+		if (k < 0) {
 			rc = k;
 			break;
 		}
@@ -108,16 +106,22 @@ int dps_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 	return rc < 0 ? DPS_FAIL(-rc) : ready;
 }
 
-int dps_select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *timeout)
+int dps_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+{
+	return dps_poll_masked(fds, n, timeout_ms, NULL);
+}
+
+int dps_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)
+{
+	int ms = dps_timespec_ms(timeout);
+	return ms < -1 ? DPS_FAIL(-ms) : dps_poll_masked(fds, n, ms, mask);
+}
+
+static int dps_select_masked(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int timeout_ms,
+			     const sigset_t *mask)
 {
 	if (nfds < 0 || nfds > FD_SETSIZE)
 		return DPS_FAIL(EINVAL);
-	int timeout_ms = -1;
-	if (timeout != NULL) {
-		if (timeout->tv_sec < 0 || timeout->tv_usec < 0)
-			return DPS_FAIL(EINVAL);
-		timeout_ms = (int)(timeout->tv_sec * 1000 + (timeout->tv_usec + 999) / 1000);
-	}
 	struct pollfd *p = calloc((size_t)nfds + 1, sizeof(*p));
 	if (p == NULL)
 		return DPS_FAIL(ENOMEM);
@@ -133,7 +137,7 @@ int dps_select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tim
 		if (ev != 0)
 			p[n++] = (struct pollfd){.fd = fd, .events = ev};
 	}
-	int rc = dps_poll(p, n, timeout_ms);
+	int rc = dps_poll_masked(p, n, timeout_ms, mask);
 	if (rc < 0) {
 		free(p);
 		return -1;
@@ -168,4 +172,22 @@ int dps_select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tim
 	}
 	free(p);
 	return count;
+}
+
+int dps_select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *timeout)
+{
+	int timeout_ms = -1;
+	if (timeout != NULL) {
+		if (timeout->tv_sec < 0 || timeout->tv_usec < 0)
+			return DPS_FAIL(EINVAL);
+		timeout_ms = (int)(timeout->tv_sec * 1000 + (timeout->tv_usec + 999) / 1000);
+	}
+	return dps_select_masked(nfds, rd, wr, ex, timeout_ms, NULL);
+}
+
+int dps_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec *timeout,
+		const sigset_t *mask)
+{
+	int ms = dps_timespec_ms(timeout);
+	return ms < -1 ? DPS_FAIL(-ms) : dps_select_masked(nfds, rd, wr, ex, ms, mask);
 }

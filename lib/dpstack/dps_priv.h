@@ -25,9 +25,15 @@ static inline int dps_sys_epoll_ctl(int epfd, int op, int fd, struct epoll_event
 	return (int)syscall(SYS_epoll_ctl, epfd, op, fd, ev);
 }
 
+static inline int dps_sys_epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout,
+				      const sigset_t *mask)
+{
+	return (int)syscall(SYS_epoll_pwait, epfd, evs, max, timeout, mask, _NSIG / 8);
+}
+
 static inline int dps_sys_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
 {
-	return (int)syscall(SYS_epoll_pwait, epfd, evs, max, timeout, NULL, _NSIG / 8);
+	return dps_sys_epoll_pwait(epfd, evs, max, timeout, NULL);
 }
 
 /* Calls return -1 and set errno the way libc does. */
@@ -158,10 +164,15 @@ static inline struct doorbell *dps_bell(struct dps_attach *at)
 	return &at->hdr->procs[at->proc].bell;
 }
 /* The same, also waking when one of the kernel descriptors kfds[0..nk) is ready (kfds needs
- * room for nk + 1 entries). Returns how many of them are, or -errno. */
+ * room for nk + 1 entries), with the signal mask (unless NULL) in place during the sleep
+ * only, as ppoll(2). Returns how many of them are, or -errno. */
 struct pollfd;
-int dps_sleep_poll(struct dps_attach *at, struct pollfd *kfds, unsigned nk, int timeout_ms);
+int dps_sleep_poll(struct dps_attach *at, struct pollfd *kfds, unsigned nk, int timeout_ms,
+		   const sigset_t *mask);
 int64_t dps_now_ms(void);
+/* A ppoll/pselect/epoll_pwait2 timeout in poll's milliseconds, rounded up (NULL: -1, none);
+ * -EINVAL for a negative or malformed one, as the kernel says. */
+int dps_timespec_ms(const struct timespec *ts);
 
 /* --- dps_epoll.c --- */
 extern pthread_mutex_t dps_ep_lock;

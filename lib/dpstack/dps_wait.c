@@ -8,6 +8,8 @@
  * counter for the others (a level-triggered poll on one shared eventfd would lose wake-ups
  * to whichever thread read it first). The set also watches the daemon connection, so a
  * daemon that dies wakes everyone. */
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <time.h>
@@ -179,14 +181,26 @@ int dps_sleep(struct dps_attach *at, int timeout_ms)
 	return dps_thread_events(at, epfd, timeout_ms);
 }
 
-int dps_sleep_poll(struct dps_attach *at, struct pollfd *kfds, unsigned nk, int timeout_ms)
+int dps_timespec_ms(const struct timespec *ts)
+{
+	if (ts == NULL)
+		return -1;
+	if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000)
+		return -EINVAL;
+	long long ms = (long long)ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000;
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+int dps_sleep_poll(struct dps_attach *at, struct pollfd *kfds, unsigned nk, int timeout_ms,
+		   const sigset_t *mask)
 {
 	int epfd = dps_thread_epfd(at);
 	if (epfd < 0)
 		return -errno;
 	/* kfds has room for one more entry: the wait set, readable when news came. */
 	kfds[nk] = (struct pollfd){.fd = epfd, .events = POLLIN};
-	int n = poll(kfds, nk + 1, timeout_ms);
+	struct timespec ts = {.tv_sec = timeout_ms / 1000, .tv_nsec = timeout_ms % 1000 * 1000000};
+	int n = ppoll(kfds, nk + 1, timeout_ms < 0 ? NULL : &ts, mask);
 	if (n < 0)
 		return -errno;
 	if (kfds[nk].revents != 0) {
@@ -215,24 +229,73 @@ static int dps_file_wait_sleep(void *ctx)
 	return dps_sleep(fw->f->at, fw->timeout_ms);
 }
 
+/* The daemon ended, as its life word or this process's record in the segment says. */
+static bool dps_daemon_ended(struct dps_attach *at, uint32_t life)
+{
+	if (!(life & FUTEX_OWNER_DIED) &&
+	    atomic_load_explicit(&at->hdr->procs[at->proc].attached, memory_order_acquire) != 0)
+		return false;
+	atomic_store(&at->dead, true);
+	return true;
+}
+
+/* An untimed wait of a blocking socket call sleeps on the process's bell as a futex, beside
+ * the daemon's life word (src/chan/chan_vigil.c), so that signals act on it as on a kernel
+ * socket's sleep (src/base/doorbell.h): after an SA_RESTART handler the kernel resumes it,
+ * another handler ends the call with EINTR. Returns 0 to look again, -EINTR, or -ENOSYS
+ * when this way is closed (a daemon without the notice, a kernel before 5.16): then the
+ * eventfd way serves. */
+static int dps_sleep_restartable(struct dps_attach *at, uint32_t seen)
+{
+	_Atomic uint32_t *life = &at->hdr->daemon_life;
+	uint32_t v = atomic_load_explicit(life, memory_order_acquire);
+	if (dps_daemon_ended(at, v))
+		return 0;
+	if ((v & FUTEX_TID_MASK) == 0)
+		return -ENOSYS;
+	/* The kernel wakes a waiter at the owner's death only if FUTEX_WAITERS is set. */
+	if (!(v & FUTEX_WAITERS) && !atomic_compare_exchange_strong(life, &v, v | FUTEX_WAITERS))
+		return 0; /* the word changed under us: look again */
+	int rc = doorbell_wait_also(dps_bell(at), seen, life, v | FUTEX_WAITERS, at->spin_ns);
+	v = atomic_load_explicit(life, memory_order_acquire);
+	if ((v & FUTEX_OWNER_DIED) && !dps_attach_dead(at))
+		/* The kernel woke one sleeper: this one wakes the rest. */
+		syscall(SYS_futex, (uint32_t *)life, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	dps_daemon_ended(at, v);
+	return rc;
+}
+
 int dps_wait(struct dps_file *f, uint32_t want, int timeout_ms)
 {
 	struct dps_attach *at = f->at;
 	const int64_t deadline = timeout_ms > 0 ? dps_now_ms() + timeout_ms : -1;
 	struct dps_file_wait fw = {.f = f, .want = want | EPOLLERR | EPOLLHUP, .timeout_ms = -1};
+	/* With SO_RCVTIMEO/SO_SNDTIMEO the kernel's sleep ends with EINTR after any handler
+	 * (sock_intr_errno): the eventfd way does the same. */
+	bool restartable = deadline < 0;
 	for (;;) {
+		uint32_t seen = doorbell_seq(dps_bell(at));
 		if (dps_file_wait_ready(&fw))
 			return 0;
 		if (dps_attach_dead(at))
 			return -ENOTCONN;
-		if (deadline >= 0) {
-			int64_t now = dps_now_ms();
-			if (now >= deadline)
-				return -EAGAIN;
-			fw.timeout_ms = (int)(deadline - now);
+		int rc;
+		if (restartable) {
+			rc = dps_sleep_restartable(at, seen);
+			if (rc == -ENOSYS) {
+				restartable = false;
+				continue;
+			}
+		} else {
+			if (deadline >= 0) {
+				int64_t now = dps_now_ms();
+				if (now >= deadline)
+					return -EAGAIN;
+				fw.timeout_ms = (int)(deadline - now);
+			}
+			rc = doorbell_wait_fd(dps_bell(at), at->spin_ns, dps_file_wait_ready,
+					      dps_file_wait_sleep, &fw);
 		}
-		int rc = doorbell_wait_fd(dps_bell(at), at->spin_ns, dps_file_wait_ready,
-					  dps_file_wait_sleep, &fw);
 		if (rc == -EINTR)
 			return rc;
 	}

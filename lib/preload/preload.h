@@ -104,9 +104,6 @@ void pl_pending_forget(int fd);
  * that is not pending). 0, or -1 with errno. */
 int pl_move_pending_to_kernel(int fd, const char *why);
 
-/* Converts a ppoll/pselect/epoll_pwait2 timeout to poll's milliseconds (rounded up). */
-int pl_timeout_ms(const struct timespec *ts);
-
 #pragma GCC visibility pop
 
 #endif

@@ -168,13 +168,3 @@ bool pl_kernel_addr(const struct sockaddr *addr, socklen_t len)
 			return true;
 	return false;
 }
-
-int pl_timeout_ms(const struct timespec *ts)
-{
-	if (ts == NULL)
-		return -1;
-	if (ts->tv_sec < 0 || ts->tv_nsec < 0)
-		return 0;
-	long long ms = (long long)ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000;
-	return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
-}

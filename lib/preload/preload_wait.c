@@ -4,7 +4,6 @@
  * nothing spins). An epoll instance becomes libdpstack's the first time a stack socket is
  * added to it (dps_epoll_adopt): until then it is the kernel's, untouched. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 
 #include <dpstack/dpstack.h>
@@ -19,22 +18,6 @@ static bool pl_any_stack(const struct pollfd *fds, nfds_t n)
 			return true;
 	return false;
 }
-
-/* Runs a stack wait with the caller's signal mask in place, as the p* calls do. (Not
- * atomic with the sleep as the kernel's are: a signal arriving just before is taken when
- * the wait ends rather than ending it.) */
-#define PL_WITH_SIGMASK(mask, call)                                            \
-	({                                                                     \
-		sigset_t pl_old_;                                              \
-		if ((mask) != NULL)                                            \
-			pthread_sigmask(SIG_SETMASK, (mask), &pl_old_);        \
-		int pl_rc_ = (call);                                           \
-		int pl_e_ = errno;                                             \
-		if ((mask) != NULL)                                            \
-			pthread_sigmask(SIG_SETMASK, &pl_old_, NULL);          \
-		errno = pl_e_;                                                 \
-		pl_rc_;                                                        \
-	})
 
 int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
@@ -58,7 +41,7 @@ int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_
 	pl_init();
 	if (pl_off || !pl_any_stack(fds, n))
 		return pl_libc.ppoll(fds, n, ts, mask);
-	return PL_WITH_SIGMASK(mask, dps_poll(fds, n, pl_timeout_ms(ts)));
+	return dps_ppoll(fds, n, ts, mask);
 }
 
 /* Any stack socket in the sets, scanning as far as nfds as the kernel does. */
@@ -78,14 +61,13 @@ static bool pl_sets_have_stack(int nfds, fd_set *rd, fd_set *wr, fd_set *ex)
 
 /* Above FD_SETSIZE an fd_set is not what select(2) documents; with stack sockets in such
  * sets the call fails with EINVAL rather than reading or writing past the sets. */
-static int pl_select_stack(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
+static bool pl_select_too_wide(int nfds)
 {
-	if (nfds > FD_SETSIZE) {
-		PL_LOG("select with nfds %d > FD_SETSIZE and stack sockets: EINVAL", nfds);
-		errno = EINVAL;
-		return -1;
-	}
-	return dps_select(nfds, rd, wr, ex, tv);
+	if (nfds <= FD_SETSIZE)
+		return false;
+	PL_LOG("select with nfds %d > FD_SETSIZE and stack sockets: EINVAL", nfds);
+	errno = EINVAL;
+	return true;
 }
 
 int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
@@ -93,7 +75,7 @@ int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
 	pl_init();
 	if (pl_off || nfds <= 0 || !pl_sets_have_stack(nfds, rd, wr, ex))
 		return pl_libc.select(nfds, rd, wr, ex, tv);
-	return pl_select_stack(nfds, rd, wr, ex, tv);
+	return pl_select_too_wide(nfds) ? -1 : dps_select(nfds, rd, wr, ex, tv);
 }
 
 int pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec *ts,
@@ -102,13 +84,7 @@ int pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec 
 	pl_init();
 	if (pl_off || nfds <= 0 || !pl_sets_have_stack(nfds, rd, wr, ex))
 		return pl_libc.pselect(nfds, rd, wr, ex, ts, mask);
-	struct timeval tv, *tvp = NULL;
-	if (ts != NULL) {
-		int ms = pl_timeout_ms(ts);
-		tv = (struct timeval){.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-		tvp = &tv;
-	}
-	return PL_WITH_SIGMASK(mask, pl_select_stack(nfds, rd, wr, ex, tvp));
+	return pl_select_too_wide(nfds) ? -1 : dps_pselect(nfds, rd, wr, ex, ts, mask);
 }
 
 int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
@@ -138,7 +114,7 @@ int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout, const s
 	pl_init();
 	if (!pl_is_stack(epfd))
 		return pl_libc.epoll_pwait(epfd, evs, max, timeout, mask);
-	return PL_WITH_SIGMASK(mask, dps_epoll_wait(epfd, evs, max, timeout));
+	return dps_epoll_pwait(epfd, evs, max, timeout, mask);
 }
 
 int epoll_pwait2(int epfd, struct epoll_event *evs, int max, const struct timespec *ts,
@@ -147,5 +123,5 @@ int epoll_pwait2(int epfd, struct epoll_event *evs, int max, const struct timesp
 	pl_init();
 	if (!pl_is_stack(epfd))
 		return pl_libc.epoll_pwait2(epfd, evs, max, ts, mask);
-	return PL_WITH_SIGMASK(mask, dps_epoll_wait(epfd, evs, max, pl_timeout_ms(ts)));
+	return dps_epoll_pwait2(epfd, evs, max, ts, mask);
 }

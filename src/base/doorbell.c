@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -45,10 +46,10 @@ void doorbell_ring(struct doorbell *d)
 
 bool doorbell_ring_fd(struct doorbell *d, int efd)
 {
-	/* The eventfd keeps the ring until the sleeper reads it: no sequence is needed, only
-	 * the fence that pairs with the sleeper's announcement. */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&d->sleepers, memory_order_relaxed) == 0 || efd < 0)
+	doorbell_ring(d);
+	/* The eventfd keeps the ring until the sleeper reads it; the fence in doorbell_ring
+	 * pairs with the sleeper's announcement. */
+	if (atomic_load_explicit(&d->fd_sleepers, memory_order_relaxed) == 0 || efd < 0)
 		return false;
 	uint64_t one = 1;
 	/* EAGAIN: the counter is saturated, the sleeper is being woken anyway. */
@@ -110,15 +111,50 @@ int doorbell_wait(struct doorbell *d, uint32_t seen, int64_t spin_ns, int64_t ti
 	return rc;
 }
 
+struct doorbell_also_wait {
+	struct doorbell *d;
+	uint32_t seen;
+	_Atomic uint32_t *also;
+	uint32_t also_seen;
+};
+
+static bool doorbell_moved_or_also(void *ctx)
+{
+	struct doorbell_also_wait *w = ctx;
+	return doorbell_seq(w->d) != w->seen ||
+	       atomic_load_explicit(w->also, memory_order_acquire) != w->also_seen;
+}
+
+int doorbell_wait_also(struct doorbell *d, uint32_t seen, _Atomic uint32_t *also,
+		       uint32_t also_seen, int64_t spin_ns)
+{
+	struct doorbell_also_wait w = {.d = d, .seen = seen, .also = also, .also_seen = also_seen};
+	if (doorbell_spin(spin_ns, doorbell_moved_or_also, &w))
+		return 0;
+	struct futex_waitv v[2] = {
+		{.val = seen, .uaddr = (uintptr_t)&d->seq, .flags = FUTEX_32},
+		{.val = also_seen, .uaddr = (uintptr_t)also, .flags = FUTEX_32},
+	};
+	atomic_fetch_add_explicit(&d->sleepers, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	int rc = 0;
+	/* Untimed on purpose: with a timeout the kernel would end the sleep with EINTR after
+	 * any handler, SA_RESTART or not. EAGAIN: a word had moved already. */
+	if (syscall(SYS_futex_waitv, v, 2, 0, NULL, 0) < 0)
+		rc = errno == EINTR ? -EINTR : errno == ENOSYS ? -ENOSYS : 0;
+	atomic_fetch_sub_explicit(&d->sleepers, 1, memory_order_relaxed);
+	return rc;
+}
+
 int doorbell_wait_fd(struct doorbell *d, int64_t spin_ns, bool (*ready)(void *ctx),
 		     int (*sleep)(void *ctx), void *ctx)
 {
 	if (doorbell_spin(spin_ns, ready, ctx))
 		return 0;
-	atomic_fetch_add_explicit(&d->sleepers, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&d->fd_sleepers, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	int rc = ready(ctx) ? 0 : sleep(ctx);
-	atomic_fetch_sub_explicit(&d->sleepers, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&d->fd_sleepers, 1, memory_order_relaxed);
 	return rc;
 }
 

@@ -13,7 +13,14 @@
  * Two ways to sleep: on the sequence word itself (futex; shared, so the bell may live in
  * memory mapped by several processes), or on an eventfd that the caller also watches with
  * other descriptors (an application waiting for the daemon and its own sockets at once; a
- * worker waiting for applications and its ports' timers). A bell in memory that another
+ * worker waiting for applications and its ports' timers). Both kinds may sleep on one bell
+ * at once; each has its own count, so a ring makes only the system calls someone needs.
+ *
+ * An untimed futex sleep has one more property that an application's blocking socket call
+ * needs: a signal handler installed with SA_RESTART makes the kernel restart it, one
+ * without makes it fail with EINTR (futex(2) returns ERESTARTSYS), exactly what a blocking
+ * recv(2) without SO_RCVTIMEO does in the kernel (sock_intr_errno). epoll_wait and poll
+ * always fail with EINTR instead. A bell in memory that another
  * process can write is trusted for nothing but wake-ups: a scribbled bell makes a wake-up
  * spurious or late, never unsafe.
  *
@@ -27,7 +34,9 @@
 
 struct doorbell {
 	_Atomic uint32_t seq;           /* futex word: moves at every ring */
-	_Atomic uint32_t sleepers;      /* threads past their spin, about to sleep or asleep */
+	_Atomic uint32_t sleepers;      /* threads past their spin, about to sleep on seq or
+					 * asleep there */
+	_Atomic uint32_t fd_sleepers;   /* the same for threads sleeping on an eventfd */
 };
 
 /* How long a waiter spins before it sleeps, by default: long enough to catch the answer of
@@ -39,6 +48,7 @@ static inline void doorbell_init(struct doorbell *d)
 {
 	atomic_store_explicit(&d->seq, 0, memory_order_relaxed);
 	atomic_store_explicit(&d->sleepers, 0, memory_order_relaxed);
+	atomic_store_explicit(&d->fd_sleepers, 0, memory_order_relaxed);
 }
 
 /* The sequence to wait past: read it before checking the condition. */
@@ -50,14 +60,23 @@ static inline uint32_t doorbell_seq(const struct doorbell *d)
 /* Wakes the bell's futex sleepers; a no-op (no system call) when nobody sleeps. */
 void doorbell_ring(struct doorbell *d);
 
-/* Wakes a sleeper that sleeps on efd (an eventfd it watches): writes efd when someone
- * announced a sleep. Returns true when it wrote. */
+/* Wakes every sleeper of a bell that both kinds may sleep on: moves the sequence, wakes the
+ * futex sleepers, and writes efd (the eventfd they watch) when an eventfd sleeper announced
+ * itself. Returns true when it wrote efd. */
 bool doorbell_ring_fd(struct doorbell *d, int efd);
 
 /* Spins up to spin_ns, then sleeps on the futex until the sequence moves past seen, or
  * until timeout_ns passes (< 0: no limit). Returns 0 when the sequence moved (or may have:
  * the caller checks its condition again), -ETIMEDOUT, or -EINTR when a signal handler ran. */
 int doorbell_wait(struct doorbell *d, uint32_t seen, int64_t spin_ns, int64_t timeout_ns);
+
+/* The same, untimed, also ending when the word *also no longer holds also_seen (a second
+ * futex word: another party's news, such as "the daemon died"). Returns 0 (the caller
+ * checks its conditions again), -EINTR when a signal handler without SA_RESTART ran (after
+ * one with SA_RESTART the kernel resumes the sleep by itself), or -ENOSYS on a kernel
+ * without futex_waitv (before Linux 5.16). */
+int doorbell_wait_also(struct doorbell *d, uint32_t seen, _Atomic uint32_t *also,
+		       uint32_t also_seen, int64_t spin_ns);
 
 /* The eventfd way: spins up to spin_ns while ready(ctx) is false, then announces a sleep,
  * checks ready(ctx) once more and calls sleep(ctx), which blocks on the caller's eventfd

@@ -68,6 +68,7 @@ struct chan_app {
 	struct chan_app_worker *w;      /* lay.nb_workers */
 	struct chan_proc_priv procs[CHAN_MAX_PROCS];
 	unsigned nprocs;
+	int vigil_slot;                 /* its place in the death notice (chan_vigil.c), -1 */
 	TAILQ_ENTRY(chan_app) link;     /* the server's list */
 };
 
@@ -113,8 +114,19 @@ struct chan {
 	TAILQ_HEAD(, chan_app) apps;
 	unsigned napps;
 	struct chan_server_stats st;
+	struct chan_vigil *vigil;
 	_Atomic int64_t live_apps, live_socks, arena_bytes;
 };
+
+/* --- chan_vigil.c: the death notice in every segment (chan_seg_hdr.daemon_life) --- */
+struct chan_vigil;
+struct chan_vigil *chan_vigil_start(char *err, size_t errlen);
+/* Sets a's daemon_life and has the kernel change it when the daemon ends. Returns the
+ * slot to unwatch, or -1 (then the word stays 0: no notice for that application). */
+int chan_vigil_watch(struct chan_vigil *v, struct chan_app *a);
+void chan_vigil_unwatch(struct chan_vigil *v, int slot);
+/* Ends the thread; applications still watched get the notice. */
+void chan_vigil_stop(struct chan_vigil *v);
 
 /* --- chan_app.c --- */
 struct chan_app *chan_app_create(struct chan *ch, char *err, size_t errlen);

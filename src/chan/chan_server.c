@@ -83,6 +83,8 @@ static void chan_proc_drop(struct chan *ch, struct chan_app *a, unsigned p)
 	close(pp->fd);
 	pp->fd = -1;
 	atomic_store(&a->hdr->procs[p].attached, 0);
+	/* Its threads asleep on the bell's futex watch no connection: wake them to see it. */
+	doorbell_ring(&a->hdr->procs[p].bell);
 	struct chan_job j = {.app = a, .proc = p};
 	chan_run_all(ch, chan_job_proc_gone, &j);
 	/* The workers no longer wake it (proc_gone cleared its bits): its eventfd can go. */
@@ -93,6 +95,7 @@ static void chan_proc_drop(struct chan *ch, struct chan_app *a, unsigned p)
 	if (--a->nprocs > 0)
 		return;
 	chan_run_all(ch, chan_job_app_remove, &j);
+	chan_vigil_unwatch(ch->vigil, a->vigil_slot);
 	TAILQ_REMOVE(&ch->apps, a, link);
 	ch->napps--;
 	ch->st.apps_freed++;
@@ -130,6 +133,7 @@ static void chan_attach(struct chan *ch, int fd, const struct ucred *cr)
 		ch->st.refused++;
 		return;
 	}
+	a->vigil_slot = chan_vigil_watch(ch->vigil, a);
 	a->id = ++ch->next_app_id;
 	if (getrandom(&a->token, sizeof(a->token), 0) != sizeof(a->token))
 		a->token = a->id ^ (uint64_t)(uintptr_t)a;
@@ -432,7 +436,8 @@ struct chan *chan_create(const struct chan_config *cfg, struct worker *workers, 
 		workers[w].hooks = (struct worker_hooks){
 			.poll = chan_worker_poll, .sleeping = chan_worker_sleeping, .ctx = cw};
 	}
-	ch->listen_fd = chan_listen(path, err, errlen);
+	ch->vigil = chan_vigil_start(err, errlen);
+	ch->listen_fd = ch->vigil != NULL ? chan_listen(path, err, errlen) : -1;
 	if (ch->listen_fd < 0) {
 		chan_destroy(ch);
 		return NULL;
@@ -466,6 +471,7 @@ void chan_destroy(struct chan *ch)
 	if (ch == NULL)
 		return;
 	chan_stop(ch);
+	chan_vigil_stop(ch->vigil);
 	if (ch->listen_fd >= 0) {
 		close(ch->listen_fd);
 		unlink(ch->path);

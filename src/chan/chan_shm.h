@@ -44,7 +44,7 @@
 #include "../base/doorbell.h"
 
 #define CHAN_MAGIC 0x43535044u         /* "DPSC" */
-#define CHAN_VERSION 2u
+#define CHAN_VERSION 3u
 #define CHAN_MAX_WORKERS 64
 #define CHAN_MAX_PROCS 32              /* processes of one application (fork) */
 #define CHAN_CMD_RING 1024             /* commands in flight per process and worker */
@@ -156,13 +156,14 @@ struct chan_sock {
 } __attribute__((aligned(CHAN_ALIGN)));
 
 struct chan_proc {
-	/* Rung (its eventfd written) by a worker that queued events or answered a call while
-	 * a thread of the process announced a sleep in bell.sleepers. */
+	/* Rung by a worker that queued events or answered a call: its sequence moves, its
+	 * futex sleepers wake, and its eventfd is written while a thread announced a sleep
+	 * in bell.fd_sleepers. The daemon rings it too when it stops serving the process. */
 	struct doorbell bell;
 	_Atomic uint32_t attached;      /* 1 while the daemon serves this process */
 } __attribute__((aligned(CHAN_ALIGN)));
 
-/* A worker's bell as this application sees it: sleepers is set while the worker naps, and
+/* A worker's bell as this application sees it: fd_sleepers is set while the worker naps, and
  * a process that queues a command then writes the worker's eventfd. */
 struct chan_worker_bell {
 	struct doorbell bell;
@@ -172,6 +173,11 @@ struct chan_seg_hdr {
 	uint32_t magic, version;
 	uint32_t nb_workers, max_socks;
 	uint64_t seg_size, arena_size;
+	/* The daemon's life (src/chan/chan_vigil.c): the TID of its vigil thread while it
+	 * lives, which the kernel replaces with FUTEX_OWNER_DIED when the daemon ends, however
+	 * it ends, waking a thread that sleeps on it (FUTEX_WAITERS). 0: no such notice (then
+	 * applications learn it from their connection). In the segment's first page. */
+	_Atomic uint32_t daemon_life;
 	_Alignas(CHAN_ALIGN) struct chan_worker_bell workers[CHAN_MAX_WORKERS];
 	_Alignas(CHAN_ALIGN) struct chan_proc procs[CHAN_MAX_PROCS];
 };

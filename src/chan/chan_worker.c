@@ -421,7 +421,7 @@ bool chan_worker_sleeping(void *ctx, bool on)
 {
 	struct chan_worker *cw = ctx;
 	for (unsigned i = 0; i < cw->napps; i++)
-		atomic_store(&cw->apps[i]->hdr->workers[cw->index].bell.sleepers, on ? 1u : 0u);
+		atomic_store(&cw->apps[i]->hdr->workers[cw->index].bell.fd_sleepers, on ? 1u : 0u);
 	if (!on)
 		return true;
 	atomic_thread_fence(memory_order_seq_cst); /* the Dekker pair of doorbell_ring_fd */

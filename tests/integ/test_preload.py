@@ -35,6 +35,7 @@ import topo
 
 PRELOAD = os.path.join(topo.BUILD, "lib", "preload", "libdpstack_preload.so")
 FDSET = os.path.join(topo.BUILD, "tests", "integ", "apps", "preload_fdset")
+SIGNALS = os.path.join(topo.BUILD, "tests", "integ", "apps", "preload_signals")
 SHORT_TIMERS = ("tcp params time-wait-ms 200 fin-timeout-ms 1000",)
 MB = 1 << 20
 
@@ -715,3 +716,52 @@ def test_daemon_end_wakes_every_blocked_call_promptly(lab, tmp_path, sig):
             assert time.monotonic() - t0 < 5, p.output()
     finally:
         srv.stop()
+
+
+# The peer of preload_signals: 'r' → a byte back after a second; 's' → after a second, read
+# until the end, through a small receive buffer (so that the sender's path fills up).
+SIGNALS_PEER = """
+import socket, sys, threading, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+l.bind((sys.argv[1], int(sys.argv[2])))
+l.listen(64)
+def serve(c):
+    what = c.recv(1)
+    time.sleep(1)
+    try:
+        if what == b"r":
+            c.sendall(b"x")
+            c.recv(1)
+        else:
+            while c.recv(65536):
+                pass
+    except OSError:
+        pass
+    c.close()
+while True:
+    threading.Thread(target=serve, args=(l.accept()[0],), daemon=True).start()
+"""
+
+
+def test_signals_meet_blocking_calls_as_on_the_kernel(st, work):
+    """SA_RESTART resumes a blocking recv, send or accept and its absence ends them with
+    EINTR; a timeout (SO_RCVTIMEO) or a poll/select/epoll wait ends with EINTR either way;
+    ppoll, pselect and epoll_pwait install their mask atomically with the sleep. The same
+    program gives the same lines on the kernel (in the peer's namespace, over its loopback)
+    and on the stack (under the shim)."""
+    peer = Program(["python3", "-c", SIGNALS_PEER, "0.0.0.0", "7193"], ns=st.peer.ns)
+    try:
+        topo.wait_until(lambda: listening(st.peer.ns, st.peer_ip, 7193), timeout=10,
+                        what="signals peer")
+        kernel = topo.run(["ip", "netns", "exec", st.peer.ns, SIGNALS, "127.0.0.1", "7193",
+                           "127.0.0.1", "7194"], timeout=60).stdout
+        env = dict(st.daemon.env, LD_PRELOAD=PRELOAD)
+        stack = topo.run([SIGNALS, st.peer_ip, "7193", st.stack_ip, "7194"], env=env,
+                         timeout=60).stdout
+    finally:
+        peer.stop()
+    assert kernel.endswith("done\n"), kernel
+    assert "recv norestart: -1 EINTR" in kernel and "recv restart: positive" in kernel, kernel
+    assert stack == kernel, "kernel:\n%s\nstack:\n%s" % (kernel, stack)

@@ -2,6 +2,8 @@
  * sleeping ways, with and without the spin; timeouts and signals. A lost wake-up shows as a
  * wait that runs into its (generous) timeout, which fails the test instead of hanging it. */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <poll.h>
@@ -76,6 +79,105 @@ static void test_doorbell_wait_reports_a_signal_handler(void **state)
 	int rc = doorbell_wait(&d, doorbell_seq(&d), 0, LOST_NS);
 	sigaction(SIGALRM, &old, NULL);
 	assert_int_equal(rc, -EINTR);
+}
+
+/* The untimed futex sleep beside a second word: SA_RESTART resumes it, another handler ends
+ * it with EINTR, and a change of the second word (with a wake) ends it. */
+static _Atomic uint32_t other_word;
+
+static void *change_other_later(void *arg)
+{
+	(void)arg;
+	usleep(150000);
+	atomic_store(&other_word, 1);
+	syscall(SYS_futex, (uint32_t *)&other_word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	return NULL;
+}
+
+static volatile sig_atomic_t alarms;
+
+static void count_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+static int wait_also_with_alarm(int sa_flags)
+{
+	struct sigaction sa = {.sa_handler = count_alarm, .sa_flags = sa_flags}, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);
+	alarms = 0;
+	atomic_store(&other_word, 0);
+	struct doorbell d;
+	doorbell_init(&d);
+	sigset_t alrm, mask;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &alrm, &mask); /* the alarm is for this thread */
+	pthread_t t;
+	pthread_create(&t, NULL, change_other_later, NULL);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	struct itimerval it = {.it_value = {.tv_usec = 30000}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	int rc;
+	do
+		rc = doorbell_wait_also(&d, doorbell_seq(&d), &other_word, 0, 0);
+	while (rc == 0 && atomic_load(&other_word) == 0); /* a spurious wake-up */
+	pthread_join(t, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	assert_int_equal(atomic_load(&d.sleepers), 0);
+	return rc;
+}
+
+static void test_doorbell_wait_also_resumes_after_sa_restart(void **state)
+{
+	(void)state;
+	assert_int_equal(wait_also_with_alarm(SA_RESTART), 0);
+	assert_int_equal(alarms, 1);
+	assert_int_equal(atomic_load(&other_word), 1);
+}
+
+static void test_doorbell_wait_also_ends_with_eintr_without_sa_restart(void **state)
+{
+	(void)state;
+	assert_int_equal(wait_also_with_alarm(0), -EINTR);
+	assert_int_equal(alarms, 1);
+}
+
+/* A bell both kinds sleep on: doorbell_ring_fd wakes the futex sleeper too. */
+struct both {
+	struct doorbell bell;
+	_Atomic int woke;
+};
+
+static void *futex_sleeper(void *arg)
+{
+	struct both *b = arg;
+	uint32_t s = doorbell_seq(&b->bell);
+	_Atomic uint32_t never = 7;
+	if (doorbell_wait_also(&b->bell, s, &never, 7, 0) == 0)
+		atomic_store(&b->woke, 1);
+	return NULL;
+}
+
+static void test_doorbell_ring_fd_wakes_futex_sleepers_too(void **state)
+{
+	(void)state;
+	static struct both b;
+	doorbell_init(&b.bell);
+	atomic_store(&b.woke, 0);
+	int efd = eventfd(0, EFD_NONBLOCK);
+	pthread_t t;
+	pthread_create(&t, NULL, futex_sleeper, &b);
+	while (atomic_load(&b.bell.sleepers) == 0)
+		usleep(1000);
+	assert_false(doorbell_ring_fd(&b.bell, efd)); /* no eventfd sleeper: not written */
+	pthread_join(t, NULL);
+	assert_int_equal(atomic_load(&b.woke), 1);
+	atomic_fetch_add(&b.bell.fd_sleepers, 1);
+	assert_true(doorbell_ring_fd(&b.bell, efd));
+	close(efd);
 }
 
 /* Two threads pass a token back and forth: each waits for its bell, then rings the other. */
@@ -335,6 +437,9 @@ int main(void)
 		cmocka_unit_test(test_doorbell_ring_without_sleepers_moves_sequence_only),
 		cmocka_unit_test(test_doorbell_wait_times_out_when_nobody_rings),
 		cmocka_unit_test(test_doorbell_wait_reports_a_signal_handler),
+		cmocka_unit_test(test_doorbell_wait_also_resumes_after_sa_restart),
+		cmocka_unit_test(test_doorbell_wait_also_ends_with_eintr_without_sa_restart),
+		cmocka_unit_test(test_doorbell_ring_fd_wakes_futex_sleepers_too),
 		cmocka_unit_test(test_doorbell_pingpong_threads_sleeping_loses_nothing),
 		cmocka_unit_test(test_doorbell_pingpong_threads_spinning_loses_nothing),
 		cmocka_unit_test(test_doorbell_pingpong_processes_loses_nothing),
