@@ -164,8 +164,16 @@ static struct dps_attach *dps_attach_new(int *err)
 		return NULL;
 	}
 	chan_layout(&at->lay, ar->nb_workers, ar->max_socks, ar->arena_size);
-	at->base = mmap(NULL, at->lay.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
-			fds[0], 0);
+	/* Mapped without access, then opened up: under mlockall(MCL_FUTURE) a new mapping is
+	 * populated and locked whole at once (gigabytes of arenas), while a shared mapping that
+	 * mprotect() makes writable is not (mm/mprotect.c populates private ones only), so its
+	 * pages are locked as they are first used. */
+	at->base = mmap(NULL, at->lay.seg_size, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fds[0], 0);
+	if (at->base != MAP_FAILED &&
+	    mprotect(at->base, at->lay.seg_size, PROT_READ | PROT_WRITE) != 0) {
+		munmap(at->base, at->lay.seg_size);
+		at->base = MAP_FAILED;
+	}
 	close(fds[0]);
 	at->ev_fd = fds[1];
 	for (unsigned w = 0; w < ar->nb_workers; w++)

@@ -106,7 +106,7 @@ static ssize_t dps_stream_recv(struct dps_file *f, const struct iovec *iov, int 
 			rc = got > 0 ? (ssize_t)got : rc;
 			break;
 		}
-		rc = dps_wait(f, EPOLLIN, f->rcvtimeo_ms);
+		rc = dps_wait_unlocked(f, &f->rx_lock, EPOLLIN, f->rcvtimeo_ms);
 		if (rc < 0) {
 			rc = got > 0 ? (ssize_t)got : rc == -ENOTCONN ? -ECONNRESET : rc;
 			break;
@@ -195,7 +195,7 @@ static ssize_t dps_stream_send(struct dps_file *f, const struct iovec *iov, int 
 			rc = sent > 0 ? (ssize_t)sent : -EAGAIN;
 			break;
 		}
-		rc = dps_wait(f, EPOLLOUT, f->sndtimeo_ms);
+		rc = dps_wait_unlocked(f, &f->tx_lock, EPOLLOUT, f->sndtimeo_ms);
 		if (rc < 0) {
 			rc = sent > 0 ? (ssize_t)sent : rc == -ENOTCONN ? -EPIPE : rc;
 			break;
@@ -243,7 +243,7 @@ static ssize_t dps_dgram_send(struct dps_file *f, const struct iovec *iov, int c
 			rc = -EAGAIN;
 			break;
 		}
-		rc = dps_wait(f, EPOLLOUT, f->sndtimeo_ms);
+		rc = dps_wait_unlocked(f, &f->tx_lock, EPOLLOUT, f->sndtimeo_ms);
 		if (rc < 0)
 			break;
 	}
@@ -309,7 +309,7 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 			out = dps_attach_dead(f->at) ? -ENOTCONN : -EAGAIN;
 			break;
 		}
-		out = dps_wait(f, EPOLLIN, f->rcvtimeo_ms);
+		out = dps_wait_unlocked(f, &f->rx_lock, EPOLLIN, f->rcvtimeo_ms);
 		if (out < 0)
 			break;
 	}

@@ -155,6 +155,11 @@ uint32_t dps_file_ready(struct dps_file *f);
 /* Waits until f is ready for one of want (or error/hang-up); 0, -EAGAIN at the deadline
  * (timeout_ms < 0: none), -ENOTCONN when the daemon went away, -EINTR on a signal. */
 int dps_wait(struct dps_file *f, uint32_t want, int timeout_ms);
+/* The same for a call that holds one of f's locks: it is let go during the sleep, as Linux
+ * releases a socket while a call on it sleeps (sk_wait_event), so that other threads' calls
+ * on the socket go on, each sleeping and taking signals on its own, and a fork() meanwhile
+ * does not copy a held lock. */
+int dps_wait_unlocked(struct dps_file *f, pthread_mutex_t *lock, uint32_t want, int timeout_ms);
 /* Sleeps until the daemon signals this process or timeout_ms passes (-1: forever); extra
  * kernel fds may be watched too (poll). Used by dps_wait, dps_poll, dps_call_wait. */
 int dps_sleep(struct dps_attach *at, int timeout_ms);

@@ -300,3 +300,11 @@ int dps_wait(struct dps_file *f, uint32_t want, int timeout_ms)
 			return rc;
 	}
 }
+
+int dps_wait_unlocked(struct dps_file *f, pthread_mutex_t *lock, uint32_t want, int timeout_ms)
+{
+	pthread_mutex_unlock(lock);
+	int rc = dps_wait(f, want, timeout_ms);
+	pthread_mutex_lock(lock);
+	return rc;
+}

@@ -765,3 +765,23 @@ def test_signals_meet_blocking_calls_as_on_the_kernel(st, work):
     assert kernel.endswith("done\n"), kernel
     assert "recv norestart: -1 EINTR" in kernel and "recv restart: positive" in kernel, kernel
     assert stack == kernel, "kernel:\n%s\nstack:\n%s" % (kernel, stack)
+
+
+MLOCKED = """
+import ctypes, socket
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.mlockall(3) == 0, ctypes.get_errno()   # MCL_CURRENT | MCL_FUTURE
+s = socket.socket()                                 # attaches: the segment is mapped now
+s.close()
+status = open("/proc/self/status").read()
+print([l for l in status.splitlines() if l.startswith("VmRSS")][0].split()[1])
+"""
+
+
+def test_mlockall_locks_only_the_memory_in_use(st, work):
+    """A program that called mlockall(MCL_FUTURE) before it attached brings in and locks
+    the pages of its shared segment as it uses them, not the whole reservation (gigabytes
+    of arenas, which took seconds to fault in)."""
+    r = topo.run(["python3", "-c", MLOCKED], env=stack_env(st), timeout=60)
+    resident_kb = int(r.stdout.split()[-1])
+    assert resident_kb < 256 * 1024, (resident_kb, r.stdout)

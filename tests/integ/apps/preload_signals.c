@@ -5,7 +5,7 @@
  * what it already did); with SO_RCVTIMEO/SO_SNDTIMEO it fails with EINTR either way; poll,
  * select and epoll always fail with EINTR; ppoll, pselect and epoll_pwait install their
  * mask atomically with the sleep, so a signal pending at the call and unblocked by the mask
- * ends it at once.
+ * ends it at once; threads blocked on one socket each take their own signals.
  *
  * Usage: preload_signals PEER_IP PEER_PORT LOCAL_IP LOCAL_PORT
  * The peer answers each connection's first byte: 'r' → one byte back after a second; 's' →
@@ -107,6 +107,44 @@ static void case_send(const char *name, int flags)
 	close(fd);
 }
 
+/* A second thread, which the timer's signal never picks: it is for the main thread. */
+static pthread_t start_helper(void *(*fn)(void *), void *arg)
+{
+	sigset_t alrm, old;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &alrm, &old);
+	pthread_t t;
+	pthread_create(&t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return t;
+}
+
+static int shared_fd;
+
+static void *first_reader(void *arg)
+{
+	char c;
+	*(long *)arg = recv(shared_fd, &c, 1, 0);
+	return NULL;
+}
+
+/* Two threads in recv on one socket: the signal ends the second one's call only. */
+static void case_two_readers(void)
+{
+	shared_fd = peer_conn('r');
+	long first = -2;
+	pthread_t t = start_helper(first_reader, &first);
+	usleep(50000); /* the first reader is asleep before the second comes */
+	handler(0);
+	alarm_soon();
+	char c;
+	report("recv second reader norestart", recv(shared_fd, &c, 1, 0));
+	pthread_join(t, NULL);
+	printf("recv first reader: %s\n", first > 0 ? "positive" : "failed");
+	close(shared_fd);
+}
+
 static void *connect_later(void *arg)
 {
 	(void)arg;
@@ -128,14 +166,7 @@ static void case_accept(const char *name, int flags)
 		perror("listener");
 		exit(1);
 	}
-	/* The timer's signal is for the thread in accept, not the helper. */
-	sigset_t alrm, old;
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
-	pthread_sigmask(SIG_BLOCK, &alrm, &old);
-	pthread_t t;
-	pthread_create(&t, NULL, connect_later, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_t t = start_helper(connect_later, NULL);
 	handler(flags);
 	alarm_soon();
 	int c = accept(l, NULL, NULL);
@@ -232,6 +263,7 @@ int main(int argc, char **argv)
 	case_recv("recv restart", SA_RESTART, 0);
 	case_recv("recv norestart", 0, 0);
 	case_recv("recv timeo restart", SA_RESTART, 2000);
+	case_two_readers();
 	case_send("send restart", SA_RESTART);
 	case_send("send norestart", 0);
 	case_accept("accept restart", SA_RESTART);
