@@ -113,7 +113,9 @@ static void dps_attach_free(struct dps_attach *at)
 		close(at->sock_fd);
 	if (at->ev_fd >= 0)
 		close(at->ev_fd);
-	for (unsigned w = 0; w < at->lay.nb_workers; w++)
+	if (at->mem_fd >= 0)
+		close(at->mem_fd);
+	for (unsigned w = 0; w < CHAN_MAX_WORKERS; w++)
 		if (at->worker_fd[w] >= 0)
 			close(at->worker_fd[w]);
 	if (at->base != NULL)
@@ -133,51 +135,35 @@ static void dps_raise_nofile(void)
 	}
 }
 
-static struct dps_attach *dps_attach_new(int *err)
+/* An attach record with no descriptor yet. */
+static struct dps_attach *dps_attach_alloc(void)
 {
 	struct dps_attach *at = calloc(1, sizeof(*at));
-	if (at == NULL) {
-		*err = ENOMEM;
+	if (at == NULL)
 		return NULL;
-	}
-	at->ev_fd = -1;
+	at->sock_fd = at->mem_fd = at->ev_fd = -1;
 	for (unsigned w = 0; w < CHAN_MAX_WORKERS; w++)
 		at->worker_fd[w] = -1;
-	at->sock_fd = dps_connect_daemon();
-	if (at->sock_fd < 0) {
-		*err = -at->sock_fd == ENOENT ? ECONNREFUSED : -at->sock_fd;
-		free(at);
-		return NULL;
-	}
-	struct chan_req rq = {.op = CHAN_OP_ATTACH, .pid = getpid()};
-	struct chan_reply rep;
-	int fds[CHAN_MAX_WORKERS + 2];
-	int got = dps_exchange(at->sock_fd, &rq, &rep, fds, CHAN_MAX_WORKERS + 2);
-	const struct chan_attach_reply *ar = &rep.u.attach;
-	if (got < 0 || rep.err != 0 || ar->nb_workers == 0 || ar->nb_workers > CHAN_MAX_WORKERS ||
-	    got != (int)(2 + ar->nb_workers) || ar->max_socks == 0 ||
-	    (ar->max_socks & (ar->max_socks - 1)) != 0) {
-		for (int i = 0; i < got; i++)
-			close(fds[i]);
-		*err = got < 0 ? -got : rep.err != 0 ? rep.err : EPROTO;
-		dps_attach_free(at);
-		return NULL;
-	}
+	return at;
+}
+
+/* The rest of an attach once its descriptors are in at (connection, segment, eventfds):
+ * maps and checks the segment. Frees at and returns NULL with *err on failure. */
+static struct dps_attach *dps_attach_setup(struct dps_attach *at,
+					   const struct chan_attach_reply *ar, int *err)
+{
 	chan_layout(&at->lay, ar->nb_workers, ar->max_socks, ar->arena_size);
 	/* Mapped without access, then opened up: under mlockall(MCL_FUTURE) a new mapping is
 	 * populated and locked whole at once (gigabytes of arenas), while a shared mapping that
 	 * mprotect() makes writable is not (mm/mprotect.c populates private ones only), so its
 	 * pages are locked as they are first used. */
-	at->base = mmap(NULL, at->lay.seg_size, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fds[0], 0);
+	at->base = mmap(NULL, at->lay.seg_size, PROT_NONE, MAP_SHARED | MAP_NORESERVE, at->mem_fd,
+			0);
 	if (at->base != MAP_FAILED &&
 	    mprotect(at->base, at->lay.seg_size, PROT_READ | PROT_WRITE) != 0) {
 		munmap(at->base, at->lay.seg_size);
 		at->base = MAP_FAILED;
 	}
-	close(fds[0]);
-	at->ev_fd = fds[1];
-	for (unsigned w = 0; w < ar->nb_workers; w++)
-		at->worker_fd[w] = fds[2 + w];
 	at->sock_file = calloc(ar->max_socks, sizeof(*at->sock_file));
 	if (at->base == MAP_FAILED || at->sock_file == NULL) {
 		at->base = NULL;
@@ -202,6 +188,45 @@ static struct dps_attach *dps_attach_new(int *err)
 	dps_attach_locks_init(at);
 	dps_raise_nofile();
 	return at;
+}
+
+static bool dps_attach_reply_ok(const struct chan_attach_reply *ar)
+{
+	return ar->nb_workers > 0 && ar->nb_workers <= CHAN_MAX_WORKERS && ar->max_socks > 0 &&
+	       (ar->max_socks & (ar->max_socks - 1)) == 0 && ar->proc < CHAN_MAX_PROCS;
+}
+
+static struct dps_attach *dps_attach_new(int *err)
+{
+	struct dps_attach *at = dps_attach_alloc();
+	if (at == NULL) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	at->sock_fd = dps_connect_daemon();
+	if (at->sock_fd < 0) {
+		*err = -at->sock_fd == ENOENT ? ECONNREFUSED : -at->sock_fd;
+		free(at);
+		return NULL;
+	}
+	struct chan_req rq = {.op = CHAN_OP_ATTACH, .pid = getpid()};
+	struct chan_reply rep;
+	int fds[CHAN_MAX_WORKERS + 2];
+	int got = dps_exchange(at->sock_fd, &rq, &rep, fds, CHAN_MAX_WORKERS + 2);
+	const struct chan_attach_reply *ar = &rep.u.attach;
+	if (got < 0 || rep.err != 0 || !dps_attach_reply_ok(ar) ||
+	    got != (int)(2 + ar->nb_workers)) {
+		for (int i = 0; i < got; i++)
+			close(fds[i]);
+		*err = got < 0 ? -got : rep.err != 0 ? rep.err : EPROTO;
+		dps_attach_free(at);
+		return NULL;
+	}
+	at->mem_fd = fds[0];
+	at->ev_fd = fds[1];
+	for (unsigned w = 0; w < ar->nb_workers; w++)
+		at->worker_fd[w] = fds[2 + w];
+	return dps_attach_setup(at, ar, err);
 }
 
 static void dps_fork_prepare(void)
@@ -294,6 +319,79 @@ struct dps_attach *dps_attach_get(void)
 		g_at->gen = ++g_gen;
 	}
 	struct dps_attach *at = g_at;
+	atomic_fetch_add(&at->refs, 1);
+	pthread_mutex_unlock(&g_lock);
+	return at;
+}
+
+int dps_attach_export(struct dps_exec_attach *x)
+{
+	pthread_once(&g_once, dps_once);
+	pthread_mutex_lock(&g_lock);
+	struct dps_attach *at = g_at;
+	bool ok = at != NULL && !dps_attach_check(at) && at->mem_fd >= 0;
+	if (ok) {
+		x->sock_fd = at->sock_fd;
+		x->mem_fd = at->mem_fd;
+		x->ev_fd = at->ev_fd;
+		memcpy(x->worker_fd, at->worker_fd, sizeof(x->worker_fd));
+		x->ar = (struct chan_attach_reply){
+			.nb_workers = at->lay.nb_workers, .max_socks = at->lay.max_socks,
+			.arena_size = at->lay.arena_size, .proc = at->proc, .app_id = at->app_id,
+			.token = at->token};
+	}
+	pthread_mutex_unlock(&g_lock);
+	return ok ? 0 : -1;
+}
+
+/* Call slots that threads of the image before exec left: a posted call is answered within
+ * moments (the worker runs it whatever happens to its caller), then every slot is free. */
+static void dps_calls_settle(struct dps_attach *at)
+{
+	const int64_t give_up = dps_now_ms() + 2000;
+	for (unsigned i = 0; i < CHAN_CALL_SLOTS; i++) {
+		struct chan_call *c = chan_call_at(at->base, &at->lay, at->proc, i);
+		while (atomic_load_explicit(&c->state, memory_order_acquire) == CHAN_CALL_POSTED) {
+			if (dps_now_ms() > give_up || dps_attach_check(at)) {
+				/* Never answered: the slot stays taken rather than reused. */
+				atomic_fetch_and(&at->calls_free, ~(1ull << i));
+				break;
+			}
+			usleep(100);
+		}
+		if (atomic_load(&c->state) == CHAN_CALL_DONE)
+			atomic_store(&c->state, CHAN_CALL_IDLE);
+	}
+}
+
+struct dps_attach *dps_attach_import(const struct dps_exec_attach *x, int *err)
+{
+	pthread_once(&g_once, dps_once);
+	struct dps_attach *at = dps_attach_alloc();
+	if (at == NULL) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	at->sock_fd = x->sock_fd;
+	at->mem_fd = x->mem_fd;
+	at->ev_fd = x->ev_fd;
+	bool ok = dps_attach_reply_ok(&x->ar);
+	for (unsigned w = 0; ok && w < x->ar.nb_workers; w++)
+		at->worker_fd[w] = x->worker_fd[w];
+	if (!ok) {
+		*err = EPROTO;
+		dps_attach_free(at);
+		return NULL;
+	}
+	at = dps_attach_setup(at, &x->ar, err);
+	if (at == NULL)
+		return NULL;
+	dps_calls_settle(at);
+	pthread_mutex_lock(&g_lock);
+	if (g_at != NULL)
+		dps_attach_put(g_at);
+	g_at = at;
+	at->gen = ++g_gen;
 	atomic_fetch_add(&at->refs, 1);
 	pthread_mutex_unlock(&g_lock);
 	return at;

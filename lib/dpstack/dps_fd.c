@@ -1,7 +1,8 @@
 /* The descriptor table: stack files by descriptor number. Each socket holds a placeholder
  * kernel descriptor (/dev/null), so its number is unique in the process and cannot be taken
  * by a file or a kernel socket; epoll files hold their kernel epoll instance. Placeholders
- * are always close-on-exec (see F_SETFD in dps_opt.c).
+ * are always close-on-exec: a socket that is not (F_SETFD in dps_opt.c) is carried across
+ * exec by the hand-over of dps_exec.c.
  *
  * Lookups take no lock, so that the shim's question "is this descriptor the stack's?", asked
  * on every call a program makes on any descriptor, costs two loads. The table is chunks of
@@ -185,20 +186,31 @@ void dps_file_bind_sock(struct dps_file *f, uint32_t sock)
 	pthread_mutex_unlock(&f->at->ev_lock);
 }
 
-void dps_files_after_fork(void)
+void dps_files_each(void (*fn)(int fd, struct dps_file *f, void *ctx), void *ctx)
 {
-	/* Only the forking thread exists now: locks others held are reset, not waited for. */
-	pthread_mutex_init(&free_lock, NULL);
 	for (unsigned c = 0; c < DPS_FD_CHUNKS; c++) {
 		dps_slot *chunk = atomic_load(&fd_chunks[c]);
 		for (unsigned i = 0; chunk != NULL && i < DPS_FD_CHUNK; i++) {
 			struct dps_file *f = atomic_load(&chunk[i]);
-			if (f != NULL) {
-				pthread_mutex_init(&f->rx_lock, NULL);
-				pthread_mutex_init(&f->tx_lock, NULL);
-			}
+			if (f != NULL)
+				fn((int)(c * DPS_FD_CHUNK + i), f, ctx);
 		}
 	}
+}
+
+static void dps_file_locks_reset(int fd, struct dps_file *f, void *ctx)
+{
+	(void)fd;
+	(void)ctx;
+	pthread_mutex_init(&f->rx_lock, NULL);
+	pthread_mutex_init(&f->tx_lock, NULL);
+}
+
+void dps_files_after_fork(void)
+{
+	/* Only the forking thread exists now: locks others held are reset, not waited for. */
+	pthread_mutex_init(&free_lock, NULL);
+	dps_files_each(dps_file_locks_reset, NULL);
 	pthread_mutex_init(&dps_ep_lock, NULL);
 }
 

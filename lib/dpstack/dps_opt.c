@@ -405,9 +405,9 @@ int dps_fcntl(int fd, int cmd, ...)
 		rc = f->cloexec ? FD_CLOEXEC : 0;
 		break;
 	case F_SETFD:
-		/* Only recorded: a socket's placeholder stays close-on-exec, since the socket
-		 * cannot outlive the exec (a new image has no attachment); the program run
-		 * finds the descriptor closed rather than a /dev/null swallowing its writes. */
+		/* Only recorded: a socket's placeholder stays close-on-exec until an exec
+		 * carries the socket over (dps_exec.c), so that a program run some other way
+		 * (posix_spawn) finds the descriptor closed rather than a /dev/null. */
 		f->cloexec = (arg & FD_CLOEXEC) != 0;
 		break;
 	default:
@@ -427,7 +427,10 @@ int dps_ioctl(int fd, unsigned long request, ...)
 	if (f == NULL)
 		return DPS_FAIL(EBADF);
 	int rc = 0;
-	if (arg == NULL) {
+	if (request == FIOCLEX || request == FIONCLEX) {
+		/* No argument: the close-on-exec flag, as F_SETFD sets it. */
+		f->cloexec = request == FIOCLEX;
+	} else if (arg == NULL) {
 		rc = -EFAULT;
 	} else if (request == FIONBIO) {
 		if (*arg)

@@ -46,6 +46,7 @@ struct dps_attach {
 	unsigned gen;                   /* tells thread-local wait sets which attach they serve */
 	int sock_fd;                    /* unix connection to the daemon */
 	int ev_fd;                      /* the daemon writes it when it queued events for us */
+	int mem_fd;                     /* the segment, kept for a hand-over across exec */
 	int worker_fd[CHAN_MAX_WORKERS];
 	void *base;
 	struct chan_seg_hdr *hdr;
@@ -130,6 +131,19 @@ static inline struct chan_sock *dps_sock(struct dps_attach *at, uint32_t s)
 /* FIFO views from a socket's record; false when the record points outside the segment. */
 bool dps_fifo_view(struct dps_attach *at, struct fifo *f, uint64_t off, uint32_t size);
 
+/* What a new program image needs to go on with this process's attachment across execve(2)
+ * (dps_exec.c): the same connection, so the daemon sees the same process. */
+struct dps_exec_attach {
+	int sock_fd, mem_fd, ev_fd;
+	int worker_fd[CHAN_MAX_WORKERS];
+	struct chan_attach_reply ar;
+};
+/* Fills x from the current attachment; -1 when there is none (or it is dead). */
+int dps_attach_export(struct dps_exec_attach *x);
+/* Makes the current attachment from x (descriptors passed over exec); a reference for the
+ * caller, or NULL with *err (the descriptors are closed). */
+struct dps_attach *dps_attach_import(const struct dps_exec_attach *x, int *err);
+
 /* --- dps_fd.c --- */
 struct dps_file *dps_file_new(enum dps_kind kind, int kernel_fd);
 /* The file for fd with a reference, or NULL (EBADF for stack-less fds is the caller's). */
@@ -142,6 +156,8 @@ int dps_file_install_at(struct dps_file *f, int fd);
 /* Removes fd from the table; returns the file (reference passed to the caller) or NULL. */
 struct dps_file *dps_file_remove(int fd);
 void dps_files_after_fork(void);
+/* Calls fn for every descriptor number in the table (no lock: for fork and exec). */
+void dps_files_each(void (*fn)(int fd, struct dps_file *f, void *ctx), void *ctx);
 /* A socket number now belongs to f (events for it go to f's epoll items). */
 void dps_file_bind_sock(struct dps_file *f, uint32_t sock);
 
@@ -196,8 +212,17 @@ void dps_sockaddr_out(uint32_t addr, uint16_t port, struct sockaddr *out, sockle
 int dps_file_attach_sock(struct dps_file *f, uint32_t sock);
 /* A UDP socket exists in the daemon once bound; sending or connecting binds it. */
 int dps_udp_ensure_open(struct dps_file *f);
+/* Tells the daemon that f's sockets (and bind reservation) are closed. */
+void dps_file_close_socks(struct dps_file *f);
 
 /* --- for the preload shim (lib/preload) --- */
+/* Before execve(2): hands this process's stack sockets that are not close-on-exec over to
+ * the new image (dps_exec.c). Returns the environment to exec with: envp itself when there
+ * is nothing to hand over, else envp with the hand-over and those "NAME=value" entries of
+ * carry (NULL-terminated) whose NAME it lacks. After a failed exec,
+ * dps_exec_failed(returned, envp) undoes it all. */
+char **dps_exec_prepare(char *const envp[], const char *const carry[]);
+void dps_exec_failed(char **env, char *const envp[]);
 /* Closes the stack socket behind fd but leaves the number open for what the caller puts
  * there (dup2 over a stack socket). */
 int dps_release_fd(int fd);

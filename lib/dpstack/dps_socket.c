@@ -508,6 +508,16 @@ int dps_shutdown(int fd, int how)
 	return rc < 0 ? DPS_FAIL(-rc) : 0;
 }
 
+void dps_file_close_socks(struct dps_file *f)
+{
+	if (f->at == NULL || dps_attach_dead(f->at))
+		return;
+	for (unsigned i = 0; i < f->nsocks; i++)
+		dps_cmd(f->at, f->socks[i], CHAN_CMD_CLOSE, 0);
+	/* Bound, never listened nor connected: the port is free again. */
+	dps_unbind(f);
+}
+
 /* Closes the stack side of fd; the number stays open (keep_fd) for whatever the caller has
  * put there, or is closed with it. */
 static int dps_close_file(int fd, bool keep_fd)
@@ -526,12 +536,7 @@ static int dps_close_file(int fd, bool keep_fd)
 		dps_file_put(f);
 		return 0;
 	}
-	if (f->at != NULL && !dps_attach_dead(f->at)) {
-		for (unsigned i = 0; i < f->nsocks; i++)
-			dps_cmd(f->at, f->socks[i], CHAN_CMD_CLOSE, 0);
-		/* Bound, never listened nor connected: the port is free again. */
-		dps_unbind(f);
-	}
+	dps_file_close_socks(f);
 	dps_epoll_forget(f);
 	dps_file_put(f);
 	return 0;

@@ -73,12 +73,19 @@ struct pl_libc {
 	int (*epoll_pwait2)(int, struct epoll_event *, int, const struct timespec *,
 			    const sigset_t *);
 	pid_t (*fork)(void);
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
 };
 
 extern struct pl_libc pl_libc;
 /* DPSTACK_PRELOAD=kernel: the shim only passes calls on. */
 extern bool pl_off;
 extern bool pl_log_on;
+
+/* What a new program image needs to go on using stack sockets handed over across exec
+ * (preload_exec.c): "LD_PRELOAD=<this shim>", "DPSTACK_SOCK=…" as at start; NULL-ended. */
+extern const char *pl_exec_carry[3];
 
 /* Resolves pl_libc and reads the environment, once; every entry point calls it first, since
  * other libraries' constructors may call in before ours runs. */

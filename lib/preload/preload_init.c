@@ -2,6 +2,7 @@
  * the log. */
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 struct pl_libc pl_libc;
 bool pl_off;
 bool pl_log_on;
+const char *pl_exec_carry[3];
 
 struct pl_net {
 	uint32_t addr, mask; /* host order */
@@ -62,6 +64,24 @@ static void pl_parse_nets(const char *s)
 		uint32_t mask = bits == 0 ? 0 : ~0u << (32 - bits);
 		kernel_nets[nb_kernel_nets++] = (struct pl_net){ntohl(a.s_addr) & mask, mask};
 	}
+}
+
+/* Read at start: a program may clear its environment later (nginx does). */
+static void pl_exec_carry_setup(void)
+{
+	static char preload[PATH_MAX + 16], sock[PATH_MAX + 16];
+	unsigned n = 0;
+	Dl_info self;
+	if (dladdr((void *)pl_init, &self) != 0 && self.dli_fname != NULL) {
+		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", self.dli_fname);
+		pl_exec_carry[n++] = preload;
+	}
+	const char *s = getenv("DPSTACK_SOCK");
+	if (s != NULL) {
+		snprintf(sock, sizeof(sock), "DPSTACK_SOCK=%s", s);
+		pl_exec_carry[n++] = sock;
+	}
+	pl_exec_carry[n] = NULL;
 }
 
 static void pl_setup(void)
@@ -109,6 +129,9 @@ static void pl_setup(void)
 	PL_NEXT(epoll_pwait, "epoll_pwait");
 	PL_NEXT(epoll_pwait2, "epoll_pwait2");
 	PL_NEXT(fork, "fork");
+	PL_NEXT(execve, "execve");
+	PL_NEXT(execvpe, "execvpe");
+	PL_NEXT(fexecve, "fexecve");
 #undef PL_NEXT
 	const char *mode = getenv("DPSTACK_PRELOAD");
 	if (mode != NULL && strcmp(mode, "kernel") == 0)
@@ -121,6 +144,7 @@ static void pl_setup(void)
 	const char *nets = getenv("DPSTACK_KERNEL_NETS");
 	if (nets != NULL)
 		pl_parse_nets(nets);
+	pl_exec_carry_setup();
 }
 
 void pl_init(void)

@@ -313,59 +313,149 @@ def http_get_close(ip, port, path="/index.html"):
         return "error: %s" % e
 
 
-def test_nginx_reload_under_load_fails_no_request_and_quit_exits_cleanly(st, work):
+class DaemonNginx:
+    """nginx as it runs in production: daemonized (its own session), on the stack."""
+
+    def __init__(self, st, work, port):
+        root = str(work / "www")
+        write_site(root)
+        self.st, self.port = st, port
+        self.dir = str(work / "ngx")
+        self.conf = nginx_conf(self.dir, port, root, daemon=True)
+        self.env = stack_env(st)
+        self.masters = []               # every master seen, for the cleanup
+
+    def pid_file(self, old=False):
+        return os.path.join(self.dir, "nginx.pid.oldbin" if old else "nginx.pid")
+
+    def ctl(self, *extra):
+        # By absolute path: a binary upgrade (USR2) execs argv[0] as given.
+        topo.run([shutil.which("nginx")] + nginx_argv(self.dir, self.conf, *extra)[1:],
+                 env=self.env)
+
+    def master(self, old=False):
+        """The master's PID from its pid file (the old binary's with old), or None."""
+        try:
+            pid = int(open(self.pid_file(old)).read())
+        except (OSError, ValueError):
+            return None
+        if pid not in self.masters:
+            self.masters.append(pid)
+        return pid
+
+    def workers(self, master):
+        return set(topo.run(["pgrep", "-P", str(master)], check=False).stdout.split())
+
+    def start(self):
+        self.ctl()
+        topo.wait_until(lambda: self.master() is not None, timeout=20, what="nginx.pid")
+        topo.wait_until(lambda: stack_listening(self.st, self.port), timeout=20,
+                        what="nginx listening")
+        topo.wait_until(lambda: len(self.workers(self.master())) == 2, timeout=20,
+                        what="nginx workers")
+
+    def kill_all(self):
+        for master in self.masters:
+            for pid in [master] + [int(w) for w in self.workers(master)]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def daemon_nginx(st, work, port=8080):
     need("nginx")
-    root = str(work / "www")
-    write_site(root)
-    d = str(work / "ngx")
-    conf = nginx_conf(d, 8080, root, daemon=True)
-    env = stack_env(st)
-    topo.run(nginx_argv(d, conf), env=env)
-    pid_file = os.path.join(d, "nginx.pid")
-    topo.wait_until(lambda: os.path.exists(pid_file), timeout=20, what="nginx.pid")
-    master = int(open(pid_file).read())
+    ngx = DaemonNginx(st, work, port)
     try:
-        topo.wait_until(lambda: stack_listening(st, 8080), timeout=20, what="nginx listening")
-        old_workers = set(topo.run(["pgrep", "-P", str(master)]).stdout.split())
-        results, stop = [], threading.Event()
+        ngx.start()
+        yield ngx
+    finally:
+        ngx.kill_all()
 
-        def client():
-            while not stop.is_set():
-                results.append(http_get_close(st.stack_ip, 8080))
 
-        def load():
-            ts = [threading.Thread(target=client) for _ in range(4)]
-            for t in ts:
-                t.start()
+def requests_during(st, port, action, clients=4):
+    """HTTP requests (one connection each) from the peer's namespace by several clients, for a
+    second before action() and a second after it returns; returns every answer's first line
+    (or the error)."""
+    results, stop = [], threading.Event()
+
+    def client():
+        while not stop.is_set():
+            results.append(http_get_close(st.stack_ip, port))
+
+    def load():
+        ts = [threading.Thread(target=client) for _ in range(clients)]
+        for t in ts:
+            t.start()
+        try:
             time.sleep(1.0)
-            topo.run(nginx_argv(d, conf, "-s", "reload"), env=env)
-            try:
-                # Old workers finish their connections, then exit.
-                topo.wait_until(lambda: not old_workers & set(
-                    topo.run(["pgrep", "-P", str(master)]).stdout.split()), timeout=20,
-                    what="old workers gone")
-                time.sleep(1.0)
-            finally:
-                stop.set()
-                for t in ts:
-                    t.join()
+            action()
+            time.sleep(1.0)
+        finally:
+            stop.set()
+            for t in ts:
+                t.join()
 
-        topo.in_netns(st.peer.ns, load, timeout=60)
-        failed = [r for r in results if not r.startswith("HTTP/1.1 200")]
-        assert len(results) > 50 and not failed, "%d requests, failed: %s" % (
-            len(results), failed[:5])
-        new_workers = topo.run(["pgrep", "-P", str(master)]).stdout.split()
-        assert len(new_workers) == 2, new_workers
-        topo.run(nginx_argv(d, conf, "-s", "quit"), env=env)
+    topo.in_netns(st.peer.ns, load, timeout=90)
+    return results
+
+
+def assert_all_served(results):
+    failed = [r for r in results if not r.startswith("HTTP/1.1 200")]
+    assert len(results) > 50 and not failed, "%d requests, failed: %s" % (
+        len(results), failed[:5])
+
+
+def test_nginx_reload_under_load_fails_no_request_and_quit_exits_cleanly(st, work):
+    with daemon_nginx(st, work) as ngx:
+        master = ngx.master()
+        old_workers = ngx.workers(master)
+
+        def reload():
+            ngx.ctl("-s", "reload")
+            # Old workers finish their connections, then exit.
+            topo.wait_until(lambda: not old_workers & ngx.workers(master), timeout=20,
+                            what="old workers gone")
+
+        assert_all_served(requests_during(st, 8080, reload))
+        assert len(ngx.workers(master)) == 2
+        ngx.ctl("-s", "quit")
         topo.wait_until(lambda: not topo.pid_alive(master), timeout=20,
                         what="nginx master exits on quit")
-        assert not os.path.exists(pid_file)
-    finally:
-        # nginx made its own session when it daemonized: its master and workers, by PID.
-        workers = topo.run(["pgrep", "-P", str(master)], check=False).stdout.split()
-        for pid in [master] + [int(w) for w in workers]:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        assert not os.path.exists(ngx.pid_file())
+
+
+def test_nginx_binary_upgrade_usr2_under_load_fails_no_request(st, work):
+    """nginx's binary upgrade: USR2 makes the master exec a new master that inherits the
+    listening stack sockets (their numbers in $NGINX); WINCH retires the old workers, QUIT
+    the old master. Not one request fails throughout, and the new master serves on alone."""
+    with daemon_nginx(st, work) as ngx:
+        old = ngx.master()
+        old_workers = ngx.workers(old)
+
+        def upgrade():
+            os.kill(old, signal.SIGUSR2)
+            topo.wait_until(lambda: ngx.master(old=True) == old and ngx.master() not in
+                            (None, old), timeout=20, what="a new master")
+            new = ngx.master()
+            topo.wait_until(lambda: len(ngx.workers(new)) == 2, timeout=20,
+                            what="the new master's workers")
+            os.kill(old, signal.SIGWINCH)
+            # (The new master is a child of the old one too.)
+            topo.wait_until(lambda: not old_workers & ngx.workers(old), timeout=20,
+                            what="the old workers gone")
+            os.kill(old, signal.SIGQUIT)
+            topo.wait_until(lambda: not topo.pid_alive(old), timeout=20,
+                            what="the old master gone")
+
+        assert_all_served(requests_during(st, 8080, upgrade))
+        new = ngx.master()
+        assert new != old and len(ngx.workers(new)) == 2
+        r = topo.run(["ip", "netns", "exec", st.peer.ns, "curl", "-sS", "-m", "10",
+                      "http://%s:8080/index.html" % st.stack_ip], check=False)
+        assert r.stdout == "hello from nginx\n", r
+        ngx.ctl("-s", "quit")
+        topo.wait_until(lambda: not topo.pid_alive(new), timeout=20,
+                        what="the new master exits on quit")
 
 
 # ---------------------------------------------------------------------------------------------
