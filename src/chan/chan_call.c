@@ -56,6 +56,7 @@ static int chan_opts_to_tcp(const struct chan_opts *in, struct tcp_sockopts *o)
 	o->user_timeout_ms = in->user_timeout_ms;
 	o->mss = in->maxseg;
 	o->linger = in->linger0 != 0;
+	o->ip = (struct sock_ip_opts){.ttl = in->ttl, .tos = in->tos};
 	if (in->cc[0] != '\0') {
 		char name[CHAN_CC_NAME_MAX];
 		chan_cc_name(in->cc, name);
@@ -247,6 +248,7 @@ static int chan_call_udp_open(const struct chan_ctx *x)
 		return rc;
 	}
 	udp_set_broadcast(ds->udp, rq->opts.broadcast != 0);
+	udp_set_ip_opts(ds->udp, &(struct sock_ip_opts){.ttl = rq->opts.ttl, .tos = rq->opts.tos});
 	/* The send FIFO: datagrams with their headers, as large as SO_SNDBUF (Linux's default
 	 * 212992), and never smaller than one largest datagram. */
 	struct sock *sk = udp_sock(ds->udp);
@@ -287,11 +289,26 @@ static int chan_call_udp_connect(const struct chan_ctx *x)
 	return rc;
 }
 
+/* IP_TTL or IP_TOS (checked by the library as Linux checks them) into a socket's options. */
+static void chan_ip_opt_set(struct sock_ip_opts *ip, unsigned opt, uint32_t v)
+{
+	if (opt == CHAN_OPT_TTL)
+		ip->ttl = (uint8_t)v;
+	else
+		ip->tos = (uint8_t)v;
+}
+
 int chan_dsock_setopt(struct chan_dsock *ds, unsigned opt, uint32_t v, const char *cc)
 {
 	if (ds->kind == CHAN_SOCK_UDP) {
+		struct udp_sock *u = ds->udp;
 		if (opt == CHAN_OPT_BROADCAST)
-			udp_set_broadcast(ds->udp, v != 0);
+			udp_set_broadcast(u, v != 0);
+		if (opt == CHAN_OPT_TTL || opt == CHAN_OPT_TOS) {
+			struct sock_ip_opts ip = *udp_get_ip_opts(u);
+			chan_ip_opt_set(&ip, opt, v);
+			udp_set_ip_opts(u, &ip);
+		}
 		return 0; /* buffer sizes: the FIFOs keep theirs */
 	}
 	struct tcp_sockopts o = *tcp_get_sockopts(ds->tcp);
@@ -307,6 +324,8 @@ int chan_dsock_setopt(struct chan_dsock *ds, unsigned opt, uint32_t v, const cha
 	case CHAN_OPT_MAXSEG: o.mss = (uint16_t)v; break;
 	case CHAN_OPT_LINGER0: o.linger = v != 0; break;
 	case CHAN_OPT_BROADCAST: return 0;
+	case CHAN_OPT_TTL:
+	case CHAN_OPT_TOS: chan_ip_opt_set(&o.ip, opt, v); break;
 	case CHAN_OPT_CONGESTION:
 		o.cc = cc != NULL ? tcp_cc_find(cc) : NULL;
 		if (o.cc == NULL)

@@ -44,7 +44,7 @@
 #include "../base/doorbell.h"
 
 #define CHAN_MAGIC 0x43535044u         /* "DPSC" */
-#define CHAN_VERSION 2u
+#define CHAN_VERSION 3u
 #define CHAN_MAX_WORKERS 64
 #define CHAN_MAX_PROCS 32              /* processes of one application (fork) */
 #define CHAN_CMD_RING 1024             /* commands in flight per process and worker */
@@ -233,6 +233,8 @@ enum chan_opt {
 	CHAN_OPT_LINGER0,       /* SO_LINGER on with 0 s: close resets */
 	CHAN_OPT_BROADCAST,
 	CHAN_OPT_CONGESTION,    /* value: index into the daemon's list, see chan_opts.cc */
+	CHAN_OPT_TTL,           /* IP_TTL, 0 = the default */
+	CHAN_OPT_TOS,           /* IP_TOS */
 };
 
 #define CHAN_CC_NAME_MAX 16
@@ -245,6 +247,7 @@ struct chan_opts {
 	uint16_t maxseg;
 	uint8_t nodelay, keepalive, linger0, broadcast;
 	char cc[CHAN_CC_NAME_MAX];      /* "" = default */
+	uint8_t ttl, tos;               /* IP_TTL (0 = default), IP_TOS */
 };
 
 struct chan_req {

@@ -39,6 +39,13 @@ struct netcfg {
 	bool forwarding;   /* act as a router between ports (on by default) */
 };
 
+/* The interface index applications see (IP_PKTINFO, SIOCGIFINDEX, `link show`): the port
+ * plus one, since Linux keeps index 0 for "no interface". */
+static inline unsigned netcfg_ifindex(uint16_t port)
+{
+	return port + 1u;
+}
+
 /* name names the route table's rte_lpm and must be unique. Returns 0 or -errno. */
 int netcfg_init(struct netcfg *c, const char *name, int socket_id);
 void netcfg_fini(struct netcfg *c);

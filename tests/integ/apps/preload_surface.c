@@ -1,0 +1,241 @@
+/* For tests/integ/test_preload.py: an unmodified program (no libdpstack) that exercises the
+ * socket surface a real program relies on beyond data: IP-level options and ancillary data,
+ * broadcasts, fstat, close_range/closefrom, sendmmsg/recvmmsg and interface ioctls. It runs
+ * under the preload shim (stack sockets) and, unchanged, on the kernel in the peer's
+ * namespace, and prints one "key value" line per observation (errors as their errno names)
+ * so that the test can compare both runs line by line. Usage: preload_surface COMMAND ARGS. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *errname(int e)
+{
+	const char *n = strerrorname_np(e);
+	return n != NULL ? n : "E?";
+}
+
+/* Prints "key value" for rc >= 0 (value v), else "key ERRNO". */
+static void report(const char *key, int rc, long v)
+{
+	if (rc < 0)
+		printf("%s %s\n", key, errname(errno));
+	else
+		printf("%s %ld\n", key, v);
+}
+
+static int get_int(int fd, int level, int name, socklen_t want_len, long *out, socklen_t *len)
+{
+	unsigned char buf[8] = {0};
+	*len = want_len;
+	int rc = getsockopt(fd, level, name, buf, len);
+	int v = 0;
+	if (*len >= sizeof(int))
+		memcpy(&v, buf, sizeof(int));
+	else if (*len == 1)
+		v = buf[0];
+	*out = v;
+	return rc;
+}
+
+static void show_opt(const char *key, int fd, int level, int name)
+{
+	long v;
+	socklen_t len;
+	int rc = get_int(fd, level, name, sizeof(int), &v, &len);
+	report(key, rc, v);
+}
+
+static void set_opt(const char *key, int fd, int level, int name, int v, socklen_t len)
+{
+	int rc = setsockopt(fd, level, name, &v, len);
+	report(key, rc, 0);
+}
+
+static struct sockaddr_in addr_of(const char *ip, int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	if (inet_pton(AF_INET, ip, &a.sin_addr) != 1) {
+		fprintf(stderr, "bad address %s\n", ip);
+		exit(2);
+	}
+	return a;
+}
+
+static void set_timeout(int fd, int ms)
+{
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* IP-level options of fresh TCP and UDP sockets: defaults, checks, truncation. */
+static int cmd_ipopts(void)
+{
+	const struct { const char *name; int type; } kinds[] = {
+		{"tcp", SOCK_STREAM}, {"udp", SOCK_DGRAM}};
+	for (unsigned k = 0; k < 2; k++) {
+		int fd = socket(AF_INET, kinds[k].type, 0);
+		char key[64];
+#define KEY(s) (snprintf(key, sizeof(key), "%s.%s", kinds[k].name, s), key)
+		show_opt(KEY("ttl.default"), fd, IPPROTO_IP, IP_TTL);
+		show_opt(KEY("tos.default"), fd, IPPROTO_IP, IP_TOS);
+		show_opt(KEY("pktinfo.default"), fd, IPPROTO_IP, IP_PKTINFO);
+		show_opt(KEY("recvttl.default"), fd, IPPROTO_IP, IP_RECVTTL);
+		show_opt(KEY("recvtos.default"), fd, IPPROTO_IP, IP_RECVTOS);
+		show_opt(KEY("recverr.default"), fd, IPPROTO_IP, IP_RECVERR);
+		set_opt(KEY("ttl.set0"), fd, IPPROTO_IP, IP_TTL, 0, sizeof(int));
+		set_opt(KEY("ttl.set256"), fd, IPPROTO_IP, IP_TTL, 256, sizeof(int));
+		set_opt(KEY("ttl.setlen0"), fd, IPPROTO_IP, IP_TTL, 5, 0);
+		set_opt(KEY("ttl.set200"), fd, IPPROTO_IP, IP_TTL, 200, sizeof(int));
+		show_opt(KEY("ttl.after200"), fd, IPPROTO_IP, IP_TTL);
+		unsigned char seven = 7;
+		report(KEY("ttl.set1byte"), setsockopt(fd, IPPROTO_IP, IP_TTL, &seven, 1), 0);
+		show_opt(KEY("ttl.after1byte"), fd, IPPROTO_IP, IP_TTL);
+		set_opt(KEY("ttl.setminus1"), fd, IPPROTO_IP, IP_TTL, -1, sizeof(int));
+		show_opt(KEY("ttl.afterminus1"), fd, IPPROTO_IP, IP_TTL);
+		report(KEY("ttl.setnull"), setsockopt(fd, IPPROTO_IP, IP_TTL, NULL, 4), 0);
+		set_opt(KEY("tos.set"), fd, IPPROTO_IP, IP_TOS, 0x1c3, sizeof(int));
+		show_opt(KEY("tos.after"), fd, IPPROTO_IP, IP_TOS);
+		long v;
+		socklen_t len;
+		int rc = get_int(fd, IPPROTO_IP, IP_TTL, 1, &v, &len);
+		report(KEY("ttl.get1"), rc, v);
+		report(KEY("ttl.get1.len"), rc, len);
+		rc = get_int(fd, IPPROTO_IP, IP_TOS, 2, &v, &len);
+		report(KEY("tos.get2"), rc, v);
+		report(KEY("tos.get2.len"), rc, len);
+		rc = get_int(fd, IPPROTO_IP, IP_TTL, 0, &v, &len);
+		report(KEY("ttl.get0.len"), rc, len);
+		rc = get_int(fd, IPPROTO_IP, IP_TTL, (socklen_t)-1, &v, &len);
+		report(KEY("ttl.getneg"), rc, v);
+		set_opt(KEY("pktinfo.set"), fd, IPPROTO_IP, IP_PKTINFO, 5, sizeof(int));
+		show_opt(KEY("pktinfo.after"), fd, IPPROTO_IP, IP_PKTINFO);
+		set_opt(KEY("recverr.set"), fd, IPPROTO_IP, IP_RECVERR, 1, sizeof(int));
+		show_opt(KEY("recverr.after"), fd, IPPROTO_IP, IP_RECVERR);
+		set_opt(KEY("recvtos.set"), fd, IPPROTO_IP, IP_RECVTOS, 1, sizeof(int));
+		set_opt(KEY("recvtos.setlen0"), fd, IPPROTO_IP, IP_RECVTOS, 1, 0);
+		show_opt(KEY("recvtos.afterlen0"), fd, IPPROTO_IP, IP_RECVTOS);
+		show_opt(KEY("unknown.get"), fd, IPPROTO_IP, 4242);
+		set_opt(KEY("unknown.set"), fd, IPPROTO_IP, 4242, 1, sizeof(int));
+		char buf[16];
+		struct iovec iov = {buf, sizeof(buf)};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+		report(KEY("errqueue"), (int)recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT), 0);
+		report(KEY("errqueue.blocking"), (int)recvmsg(fd, &m, MSG_ERRQUEUE), 0);
+		close(fd);
+	}
+	return 0;
+}
+
+/* A UDP datagram "ttl TTL tos TOS" to ip:port with those IP_TTL and IP_TOS. */
+static int cmd_udpsend(char **a)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int ttl = atoi(a[2]), tos = (int)strtol(a[3], NULL, 0);
+	set_opt("ttl", fd, IPPROTO_IP, IP_TTL, ttl, sizeof(int));
+	set_opt("tos", fd, IPPROTO_IP, IP_TOS, tos, sizeof(int));
+	struct sockaddr_in to = addr_of(a[0], atoi(a[1]));
+	char msg[64];
+	int n = snprintf(msg, sizeof(msg), "ttl %d tos %d", ttl, tos);
+	report("sendto", (int)sendto(fd, msg, (size_t)n, 0, (struct sockaddr *)&to, sizeof(to)), n);
+	close(fd);
+	return 0;
+}
+
+/* BIRD's way: IP_TTL and IP_TOS on a TCP socket before connect, then a line sent. */
+static int cmd_tcpconnect(char **a)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	set_opt("ttl", fd, IPPROTO_IP, IP_TTL, atoi(a[2]), sizeof(int));
+	set_opt("tos", fd, IPPROTO_IP, IP_TOS, (int)strtol(a[3], NULL, 0), sizeof(int));
+	struct sockaddr_in to = addr_of(a[0], atoi(a[1]));
+	report("connect", connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	show_opt("ttl.connected", fd, IPPROTO_IP, IP_TTL);
+	show_opt("tos.connected", fd, IPPROTO_IP, IP_TOS);
+	report("send", (int)send(fd, "hello\n", 6, 0), 6);
+	char c;
+	report("recv", (int)recv(fd, &c, 1, 0), 0); /* the peer closes */
+	close(fd);
+	return 0;
+}
+
+/* Receives one datagram on 0.0.0.0:port with IP_PKTINFO, IP_RECVTTL and IP_RECVTOS, and
+ * prints what the ancillary data says; then once more with a control buffer too small. */
+static int cmd_udprecv(char **a)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in any = addr_of("0.0.0.0", atoi(a[0]));
+	report("bind", bind(fd, (struct sockaddr *)&any, sizeof(any)), 0);
+	int on = 1;
+	setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
+	set_timeout(fd, 10000);
+	printf("ready\n");
+	fflush(stdout);
+	for (int round = 0; round < 2; round++) {
+		char buf[256], ctl[256];
+		struct iovec iov = {buf, sizeof(buf) - 1};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+				   .msg_controllen = round == 0 ? sizeof(ctl) : CMSG_SPACE(sizeof(struct in_pktinfo)) + 4};
+		ssize_t n = recvmsg(fd, &m, 0);
+		const char *r = round == 0 ? "full" : "short";
+		if (n < 0) {
+			printf("%s.recvmsg %s\n", r, errname(errno));
+			return 1;
+		}
+		buf[n] = '\0';
+		printf("%s.data %s\n%s.ctrunc %d\n%s.controllen %zu\n", r, buf, r,
+		       !!(m.msg_flags & MSG_CTRUNC), r, (size_t)m.msg_controllen);
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
+			if (c->cmsg_level != IPPROTO_IP) {
+				printf("%s.cmsg level %d\n", r, c->cmsg_level);
+				continue;
+			}
+			if (c->cmsg_type == IP_PKTINFO && c->cmsg_len == CMSG_LEN(sizeof(struct in_pktinfo))) {
+				struct in_pktinfo pi;
+				memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+				char sd[16], ad[16];
+				inet_ntop(AF_INET, &pi.ipi_spec_dst, sd, sizeof(sd));
+				inet_ntop(AF_INET, &pi.ipi_addr, ad, sizeof(ad));
+				printf("%s.pktinfo ifindex %d spec_dst %s addr %s\n", r, pi.ipi_ifindex, sd, ad);
+			} else if (c->cmsg_type == IP_TTL && c->cmsg_len == CMSG_LEN(sizeof(int))) {
+				int t;
+				memcpy(&t, CMSG_DATA(c), sizeof(t));
+				printf("%s.ttl %d\n", r, t);
+			} else if (c->cmsg_type == IP_TOS && c->cmsg_len == CMSG_LEN(1)) {
+				printf("%s.tos %d\n", r, *CMSG_DATA(c));
+			} else {
+				printf("%s.cmsg type %d len %zu\n", r, c->cmsg_type, (size_t)c->cmsg_len);
+			}
+		}
+		fflush(stdout);
+	}
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && strcmp(argv[1], "ipopts") == 0)
+		return cmd_ipopts();
+	if (argc >= 6 && strcmp(argv[1], "udpsend") == 0)
+		return cmd_udpsend(argv + 2);
+	if (argc >= 6 && strcmp(argv[1], "tcpconnect") == 0)
+		return cmd_tcpconnect(argv + 2);
+	if (argc >= 3 && strcmp(argv[1], "udprecv") == 0)
+		return cmd_udprecv(argv + 2);
+	fprintf(stderr, "usage: preload_surface ipopts | udpsend IP PORT TTL TOS | "
+			"tcpconnect IP PORT TTL TOS | udprecv PORT\n");
+	return 2;
+}
