@@ -11,6 +11,7 @@
 #include <dpstack/dpstack.h>
 
 #include "dps_cmsg.h"
+#include "dps_links.h"
 #include "dps_priv.h"
 #include "../../src/proto/udp.h"
 
@@ -225,6 +226,14 @@ static ssize_t dps_dgram_send(struct dps_file *f, const struct iovec *iov, int c
 			return -EINVAL;
 		h.raddr = sin.sin_addr.s_addr;
 		h.rport = sin.sin_port;
+		/* Linux refuses a broadcast destination without SO_BROADCAST in sendto itself; the
+		 * worker sends later, so the library asks (from its copy of the stack's subnets).
+		 * Linux routes first: with no route at all it says ENETUNREACH, we EACCES. */
+		if (!f->opts.broadcast) {
+			int b = dps_links_is_broadcast(f->at, h.raddr);
+			if (b != 0)
+				return b == -ENOTCONN ? -ENETDOWN : b < 0 ? b : -EACCES;
+		}
 	}
 	size_t len = dps_iov_len(iov, cnt);
 	if (len > UDP_MAX_PAYLOAD)

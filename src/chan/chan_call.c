@@ -4,6 +4,7 @@
  * at it; what it names is checked against the worker's own tables. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -415,6 +416,37 @@ static int chan_call_info(const struct chan_ctx *x)
 	return 0;
 }
 
+_Static_assert(CHAN_LINKS_MAX == NETCFG_MAX_PORTS, "one chan_link per port");
+
+/* The table of chan_links from this worker's copy of the configuration. */
+static int chan_call_links(const struct chan_ctx *x)
+{
+	const struct netcfg *cfg = &x->cw->stack->cfg;
+	struct chan_links *out = &x->rep->u.links;
+	memset(out, 0, sizeof(*out));
+	out->gen = cfg->gen;
+	uint16_t link_of[NETCFG_MAX_PORTS];
+	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++) {
+		const struct netcfg_iface *i = &cfg->ifaces[p];
+		if (!i->present)
+			continue;
+		struct chan_link *l = &out->links[out->nlinks];
+		snprintf(l->name, sizeof(l->name), "%s", i->name);
+		l->ifindex = netcfg_ifindex(p);
+		memcpy(l->mac, i->mac.b, sizeof(l->mac));
+		l->mtu = i->mtu;
+		l->up = i->up;
+		link_of[p] = (uint16_t)out->nlinks++;
+	}
+	for (unsigned k = 0; k < NETCFG_MAX_ADDRS && out->naddrs < CHAN_LINK_ADDRS_MAX; k++) {
+		const struct netcfg_addr *a = &cfg->addrs[k];
+		if (a->used && a->port < NETCFG_MAX_PORTS && cfg->ifaces[a->port].present)
+			out->addrs[out->naddrs++] = (struct chan_link_addr){
+				.addr = htonl(a->addr), .link = link_of[a->port], .plen = a->plen};
+	}
+	return 0;
+}
+
 bool chan_call_run(struct chan_worker *cw, struct chan_app *a, unsigned p, unsigned slot)
 {
 	if (slot >= CHAN_CALL_SLOTS)
@@ -438,6 +470,7 @@ bool chan_call_run(struct chan_worker *cw, struct chan_app *a, unsigned p, unsig
 	case CHAN_OP_UDP_CONNECT: rc = chan_call_udp_connect(&x); break;
 	case CHAN_OP_SETOPT: rc = chan_call_setopt(&x); break;
 	case CHAN_OP_INFO: rc = chan_call_info(&x); break;
+	case CHAN_OP_LINKS: rc = chan_call_links(&x); break;
 	default:
 		return false;
 	}

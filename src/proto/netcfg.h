@@ -37,6 +37,7 @@ struct netcfg {
 	struct netcfg_addr addrs[NETCFG_MAX_ADDRS];
 	struct route_table *routes;
 	bool forwarding;   /* act as a router between ports (on by default) */
+	uint32_t gen;      /* changes with every change of interfaces or addresses, never 0 */
 };
 
 /* The interface index applications see (IP_PKTINFO, SIOCGIFINDEX, `link show`): the port

@@ -7,6 +7,10 @@ without it in the peer's namespace; both print "key value" lines that must agree
    values reach the wire (a kernel receiver's IP_RECVTTL/IP_RECVTOS, a capture of a TCP
    connection set up as BIRD does); IP_PKTINFO/IP_RECVTTL/IP_RECVTOS ancillary data with
    MSG_CTRUNC; IP_RECVERR read back, MSG_ERRQUEUE empty (EAGAIN).
+2. Broadcasts (RFC 919/922): EACCES without SO_BROADCAST for the limited and a directed
+   broadcast (sendto and connect); with it a DHCP-like exchange with a kernel server, the
+   stack's datagrams in Ethernet broadcast frames and the server's broadcast answer received
+   by a socket bound to 0.0.0.0.
 """
 
 import contextlib
@@ -23,6 +27,7 @@ import topo
 
 PRELOAD = os.path.join(topo.BUILD, "lib", "preload", "libdpstack_preload.so")
 SURFACE = os.path.join(topo.BUILD, "tests", "integ", "apps", "preload_surface")
+IP_PKTINFO = 8  # <linux/in.h>; Python's socket module does not name it
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -175,3 +180,65 @@ def test_tcp_ttl_255_tos_0xc0_set_before_connect_are_on_every_segment(st):
         assert cap.recv_until(from_stack, timeout=10) is not None, seen
     assert any("S" in s[2] for s in seen), seen
     assert all(s[0] == 255 and s[1] == 0xc0 for s in seen), seen
+
+
+# --- 2. Broadcasts ---------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def default_routes(st):
+    """The limited broadcast leaves by the route that covers 255.255.255.255, on Linux and on
+    the stack: a default route on both sides for the length of a test."""
+    st.ctl("ip", "route", "add", "default", "via", st.peer_ip)
+    st.peer.run("ip", "route", "add", "default", "via", st.stack_ip)
+    try:
+        yield
+    finally:
+        st.peer.run("ip", "route", "del", "default", check=False)
+        st.ctl("ip", "route", "del", "default")
+
+
+def test_broadcast_needs_so_broadcast_and_a_dhcp_like_exchange_works(st):
+    from scapy.layers.inet import IP, UDP  # before the first frame is dissected
+    sport, cport = 4767, 4768
+    subnet_bcast = "10.0.0.255"
+    with default_routes(st):
+        # The kernel answers the same questions the same way (no server, no reply awaited).
+        kernel = on_kernel(st, "bcast", sport + 100, cport + 100, subnet_bcast, 0)
+        assert kernel.splitlines()[1:4] == ["limited.nobcast EACCES", "directed.nobcast EACCES",
+                                            "connect.nobcast EACCES"], kernel
+
+        def server_socket():
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+            s.setsockopt(socket.IPPROTO_IP, IP_PKTINFO, 1)
+            s.bind(("0.0.0.0", sport))
+            s.settimeout(20)
+            return s
+
+        srv = topo.in_netns(st.peer.ns, server_socket)
+        with srv, topo.PacketSocket(st.peer.ns, st.peer.ifname) as cap:
+            p = subprocess.Popen([SURFACE, "bcast", str(sport), str(cport), subnet_bcast, "1"],
+                                 env=stack_env(st), stdout=subprocess.PIPE, text=True)
+            got = []
+            for _ in range(3):
+                data, anc, _, src = srv.recvmsg(64, 256)
+                dst = socket.inet_ntoa(anc[0][2][8:12])  # struct in_pktinfo's ipi_addr
+                got.append((data, dst, src))
+                if data == b"discover":
+                    srv.sendto(b"offer", ("255.255.255.255", cport))
+            out = finished(p)
+            frames = []
+
+            def to_server(f):
+                if UDP in f and f[UDP].dport == sport:
+                    frames.append((f.dst, f[IP].dst, bytes(f[UDP].payload)))
+                return len(frames) == 3
+
+            cap.recv_until(to_server, timeout=10)
+    assert out.replace("reply offer to 255.255.255.255\n", "") == kernel, out
+    assert "reply offer to 255.255.255.255" in out, out
+    assert [(d, a) for d, a, _ in got] == [(b"discover", "255.255.255.255"),
+                                           (b"request", subnet_bcast),
+                                           (b"connected", "255.255.255.255")], got
+    assert all(s == (st.stack_ip, cport) for _, _, s in got), got
+    assert all(mac == "ff:ff:ff:ff:ff:ff" for mac, _, _ in frames) and len(frames) == 3, frames

@@ -224,6 +224,52 @@ static int cmd_udprecv(char **a)
 	return 0;
 }
 
+/* A DHCP-like client bound to 0.0.0.0:cport: broadcasts to the server port without and
+ * with SO_BROADCAST (limited, directed, connected), and with wait_reply set, prints the
+ * broadcast answer and the address it was sent to. */
+static int cmd_bcast(char **a)
+{
+	int sport = atoi(a[0]), cport = atoi(a[1]), wait_reply = atoi(a[3]);
+	struct sockaddr_in all = addr_of("255.255.255.255", sport), net = addr_of(a[2], sport);
+	struct sockaddr_in me = addr_of("0.0.0.0", cport);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	report("bind", bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	report("limited.nobcast", (int)sendto(fd, "x", 1, 0, (struct sockaddr *)&all, sizeof(all)), 1);
+	report("directed.nobcast", (int)sendto(fd, "x", 1, 0, (struct sockaddr *)&net, sizeof(net)), 1);
+	report("connect.nobcast", connect(fd, (struct sockaddr *)&all, sizeof(all)), 0);
+	show_opt("so_broadcast.default", fd, SOL_SOCKET, SO_BROADCAST);
+	set_opt("so_broadcast.set", fd, SOL_SOCKET, SO_BROADCAST, 1, sizeof(int));
+	show_opt("so_broadcast.after", fd, SOL_SOCKET, SO_BROADCAST);
+	report("limited", (int)sendto(fd, "discover", 8, 0, (struct sockaddr *)&all, sizeof(all)), 8);
+	if (wait_reply) {
+		int on = 1;
+		setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
+		set_timeout(fd, 10000);
+		char buf[64], ctl[64], to[16] = "?";
+		struct iovec iov = {buf, sizeof(buf) - 1};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+				   .msg_controllen = sizeof(ctl)};
+		ssize_t n = recvmsg(fd, &m, 0);
+		if (n < 0) {
+			printf("reply %s\n", errname(errno));
+			return 1;
+		}
+		buf[n] = '\0';
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		if (c != NULL && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			inet_ntop(AF_INET, &pi.ipi_addr, to, sizeof(to));
+		}
+		printf("reply %s to %s\n", buf, to);
+	}
+	report("directed", (int)sendto(fd, "request", 7, 0, (struct sockaddr *)&net, sizeof(net)), 7);
+	report("connect", connect(fd, (struct sockaddr *)&all, sizeof(all)), 0);
+	report("send.connected", (int)send(fd, "connected", 9, 0), 9);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -235,7 +281,10 @@ int main(int argc, char **argv)
 		return cmd_tcpconnect(argv + 2);
 	if (argc >= 3 && strcmp(argv[1], "udprecv") == 0)
 		return cmd_udprecv(argv + 2);
+	if (argc >= 6 && strcmp(argv[1], "bcast") == 0)
+		return cmd_bcast(argv + 2);
 	fprintf(stderr, "usage: preload_surface ipopts | udpsend IP PORT TTL TOS | "
-			"tcpconnect IP PORT TTL TOS | udprecv PORT\n");
+			"tcpconnect IP PORT TTL TOS | udprecv PORT | "
+			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY\n");
 	return 2;
 }
