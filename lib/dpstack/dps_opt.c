@@ -410,7 +410,7 @@ int dps_fcntl(int fd, int cmd, ...)
 	case F_SETFD:
 		/* Only recorded: a socket's placeholder stays close-on-exec, since the socket
 		 * cannot outlive the exec (a new image has no attachment); the program run
-		 * finds the descriptor closed rather than a /dev/null swallowing its writes. */
+		 * finds the descriptor closed rather than a dead socket refusing its writes. */
 		f->cloexec = (arg & FD_CLOEXEC) != 0;
 		break;
 	default:

@@ -11,6 +11,8 @@ without it in the peer's namespace; both print "key value" lines that must agree
    broadcast (sendto and connect); with it a DHCP-like exchange with a kernel server, the
    stack's datagrams in Ethernet broadcast frames and the server's broadcast answer received
    by a socket bound to 0.0.0.0.
+3. What a socket says it is: fstat's S_IFSOCK (the library's placeholder descriptor is a dead
+   kernel socket), SO_TYPE, SO_DOMAIN, SO_PROTOCOL, SO_ACCEPTCONN.
 """
 
 import contextlib
@@ -242,3 +244,11 @@ def test_broadcast_needs_so_broadcast_and_a_dhcp_like_exchange_works(st):
                                            (b"connected", "255.255.255.255")], got
     assert all(s == (st.stack_ip, cport) for _, _, s in got), got
     assert all(mac == "ff:ff:ff:ff:ff:ff" for mac, _, _ in frames) and len(frames) == 3, frames
+
+
+# --- 3. What a socket is ---------------------------------------------------------------------
+
+def test_fstat_and_so_type_domain_protocol_say_socket_as_on_the_kernel(st):
+    stack = on_stack(st, "fstat")
+    assert "tcp.fstat.issock 1" in stack and "listen.so_acceptconn 1" in stack, stack
+    assert stack == on_kernel(st, "fstat")

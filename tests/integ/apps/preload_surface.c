@@ -6,6 +6,7 @@
  * so that the test can compare both runs line by line. Usage: preload_surface COMMAND ARGS. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -77,6 +78,9 @@ static void set_timeout(int fd, int ms)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
+/* "kind.what" into the loop's key[] (kinds[k] is the kind of socket under test). */
+#define KEY(what) (snprintf(key, sizeof(key), "%s.%s", kinds[k].name, what), key)
+
 /* IP-level options of fresh TCP and UDP sockets: defaults, checks, truncation. */
 static int cmd_ipopts(void)
 {
@@ -85,7 +89,6 @@ static int cmd_ipopts(void)
 	for (unsigned k = 0; k < 2; k++) {
 		int fd = socket(AF_INET, kinds[k].type, 0);
 		char key[64];
-#define KEY(s) (snprintf(key, sizeof(key), "%s.%s", kinds[k].name, s), key)
 		show_opt(KEY("ttl.default"), fd, IPPROTO_IP, IP_TTL);
 		show_opt(KEY("tos.default"), fd, IPPROTO_IP, IP_TOS);
 		show_opt(KEY("pktinfo.default"), fd, IPPROTO_IP, IP_PKTINFO);
@@ -270,11 +273,40 @@ static int cmd_bcast(char **a)
 	return 0;
 }
 
+/* What a socket says it is: fstat's file type and SO_TYPE/SO_DOMAIN/SO_PROTOCOL/SO_ACCEPTCONN,
+ * for a stream, a datagram and a listening socket. */
+static int cmd_fstat(void)
+{
+	const struct { const char *name; int type, proto; bool listen; } kinds[] = {
+		{"tcp", SOCK_STREAM, 0, false}, {"udp", SOCK_DGRAM, IPPROTO_UDP, false},
+		{"listen", SOCK_STREAM | SOCK_NONBLOCK, IPPROTO_TCP, true}};
+	for (unsigned k = 0; k < 3; k++) {
+		int fd = socket(AF_INET, kinds[k].type, kinds[k].proto);
+		char key[64];
+		if (kinds[k].listen)
+			report(KEY("listen"), listen(fd, 4), 0);
+		struct stat sb;
+		int rc = fstat(fd, &sb);
+		report(KEY("fstat.issock"), rc, S_ISSOCK(sb.st_mode));
+		report(KEY("fstat.isfifo"), rc, S_ISFIFO(sb.st_mode));
+		show_opt(KEY("so_type"), fd, SOL_SOCKET, SO_TYPE);
+		show_opt(KEY("so_domain"), fd, SOL_SOCKET, SO_DOMAIN);
+		show_opt(KEY("so_protocol"), fd, SOL_SOCKET, SO_PROTOCOL);
+		show_opt(KEY("so_acceptconn"), fd, SOL_SOCKET, SO_ACCEPTCONN);
+		int v;
+		report(KEY("so_type.nulllen"), getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, NULL), 0);
+		close(fd);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 2 && strcmp(argv[1], "ipopts") == 0)
 		return cmd_ipopts();
+	if (argc >= 2 && strcmp(argv[1], "fstat") == 0)
+		return cmd_fstat();
 	if (argc >= 6 && strcmp(argv[1], "udpsend") == 0)
 		return cmd_udpsend(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "tcpconnect") == 0)
@@ -283,7 +315,7 @@ int main(int argc, char **argv)
 		return cmd_udprecv(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "bcast") == 0)
 		return cmd_bcast(argv + 2);
-	fprintf(stderr, "usage: preload_surface ipopts | udpsend IP PORT TTL TOS | "
+	fprintf(stderr, "usage: preload_surface ipopts | fstat | udpsend IP PORT TTL TOS | "
 			"tcpconnect IP PORT TTL TOS | udprecv PORT | "
 			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY\n");
 	return 2;
