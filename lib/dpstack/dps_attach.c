@@ -23,6 +23,7 @@
 
 #include <dpstack/dpstack.h>
 
+#include "dps_links.h"
 #include "dps_priv.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -292,6 +293,7 @@ static void dps_fork_child(void)
 	}
 	g_fork.ready = false;
 	dps_files_after_fork();
+	dps_links_after_fork();
 }
 
 static void dps_once(void)

@@ -1,8 +1,11 @@
 /* The descriptor table: stack files by descriptor number. Each socket holds a placeholder
- * kernel descriptor (/dev/null), so its number is unique in the process and cannot be taken
- * by a file or a kernel socket; epoll files hold their kernel epoll instance. Placeholders
- * are always close-on-exec: a socket that is not (F_SETFD in dps_opt.c) is carried across
- * exec by the hand-over of dps_exec.c.
+ * kernel descriptor, so its number is unique in the process and cannot be taken by a file or
+ * a kernel socket; epoll files hold their kernel epoll instance. The placeholder is a kernel
+ * socket, so that what the shim does not stand in front of sees a socket as on Linux
+ * (fstat's S_IFSOCK, which libuv, systemd's sd_is_socket and inetd-style servers test), yet
+ * one shut both ways: a system call that bypasses libc reads end of file and cannot write.
+ * All placeholders are duplicates of one (one inode). They are always close-on-exec: a socket
+ * that is not (F_SETFD in dps_opt.c) is carried across exec by the hand-over of dps_exec.c.
  *
  * Lookups take no lock, so that the shim's question "is this descriptor the stack's?", asked
  * on every call a program makes on any descriptor, costs two loads. The table is chunks of
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <dpstack/dpstack.h>
@@ -33,16 +37,17 @@ static struct dps_file *free_files;
 
 static int dps_placeholder(void)
 {
-	static _Atomic int null_fd = -1;
-	int n = atomic_load(&null_fd);
+	static _Atomic int dead_fd = -1;
+	int n = atomic_load(&dead_fd);
 	if (n < 0) {
-		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			return -1;
+		shutdown(fd, SHUT_RDWR);
 		int expected = -1;
-		if (!atomic_compare_exchange_strong(&null_fd, &expected, fd))
+		if (!atomic_compare_exchange_strong(&dead_fd, &expected, fd))
 			close(fd);
-		n = atomic_load(&null_fd);
+		n = atomic_load(&dead_fd);
 	}
 	return fcntl(n, F_DUPFD_CLOEXEC, 0);
 }

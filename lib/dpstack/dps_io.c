@@ -10,6 +10,8 @@
 
 #include <dpstack/dpstack.h>
 
+#include "dps_cmsg.h"
+#include "dps_links.h"
 #include "dps_priv.h"
 #include "../../src/proto/udp.h"
 
@@ -224,6 +226,14 @@ static ssize_t dps_dgram_send(struct dps_file *f, const struct iovec *iov, int c
 			return -EINVAL;
 		h.raddr = sin.sin_addr.s_addr;
 		h.rport = sin.sin_port;
+		/* Linux refuses a broadcast destination without SO_BROADCAST in sendto itself; the
+		 * worker sends later, so the library asks (from its copy of the stack's subnets).
+		 * Linux routes first: with no route at all it says ENETUNREACH, we EACCES. */
+		if (!f->opts.broadcast) {
+			int b = dps_links_is_broadcast(f->at, h.raddr);
+			if (b != 0)
+				return b == -ENOTCONN ? -ENETDOWN : b < 0 ? b : -EACCES;
+		}
 	}
 	size_t len = dps_iov_len(iov, cnt);
 	if (len > UDP_MAX_PAYLOAD)
@@ -265,8 +275,24 @@ static ssize_t dps_dgram_send(struct dps_file *f, const struct iovec *iov, int c
 	return (ssize_t)len;
 }
 
+/* The ancillary data recvmsg asked for, from the datagram's record. */
+static void dps_dgram_cmsgs(const struct dps_file *f, const struct udp_rx_hdr *h,
+			    struct msghdr *msg)
+{
+	struct dps_cmsg_ip_info in = {
+		.ifindex = h->ifindex,
+		.spec_dst = htonl(h->spec_dst),
+		.daddr = htonl(h->daddr),
+		.ttl = h->ttl,
+		.tos = h->tos,
+	};
+	dps_cmsg_ip(msg, f->ip_cmsgs, &in);
+}
+
+/* One datagram into iov; msg (recvmsg only, else NULL) gets MSG_TRUNC and the ancillary
+ * data. */
 static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int cnt, int flags,
-			      struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
+			      struct sockaddr *from, socklen_t *fromlen, struct msghdr *msg)
 {
 	int rc = dps_udp_ensure_open(f);
 	if (rc < 0)
@@ -298,8 +324,10 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 			}
 			if (!(flags & MSG_PEEK))
 				fifo_consume(&f->rx, (uint32_t)sizeof(h) + h.len);
-			if (msg_flags != NULL && left > 0)
-				*msg_flags |= MSG_TRUNC;
+			if (msg != NULL && left > 0)
+				msg->msg_flags |= MSG_TRUNC;
+			if (msg != NULL)
+				dps_dgram_cmsgs(f, &h, msg);
 			dps_sockaddr_out(htonl(h.saddr), htons(h.sport), from, fromlen);
 			out = (flags & MSG_TRUNC) ? (ssize_t)h.len : (ssize_t)(h.len - left);
 			break;
@@ -339,7 +367,7 @@ static ssize_t dps_sendv(int fd, const struct iovec *iov, int cnt, int flags,
 }
 
 static ssize_t dps_recvv(int fd, const struct iovec *iov, int cnt, int flags,
-			 struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
+			 struct sockaddr *from, socklen_t *fromlen, struct msghdr *msg)
 {
 	struct dps_file *f = dps_file_get(fd);
 	if (f == NULL)
@@ -347,12 +375,16 @@ static ssize_t dps_recvv(int fd, const struct iovec *iov, int cnt, int flags,
 	ssize_t rc;
 	if (cnt < 0 || cnt > IOV_MAX)
 		rc = -EINVAL;
+	else if ((flags & MSG_ERRQUEUE) && f->kind != DPS_EPOLL)
+		rc = -EAGAIN; /* no error queue (IP_RECVERR): Linux's answer for an empty one */
 	else if (f->kind == DPS_UDP)
-		rc = dps_dgram_recv(f, iov, cnt, flags, from, fromlen, msg_flags);
+		rc = dps_dgram_recv(f, iov, cnt, flags, from, fromlen, msg);
 	else if (f->kind == DPS_TCP) {
 		rc = dps_stream_recv(f, iov, cnt, flags);
 		if (rc >= 0 && fromlen != NULL)
 			*fromlen = 0; /* streams have no source address per read */
+		if (rc >= 0 && msg != NULL)
+			msg->msg_controllen = 0; /* nor ancillary data (tcp_recvmsg) */
 	} else
 		rc = f->kind == DPS_EPOLL ? -EINVAL : -ENOTCONN;
 	dps_file_put(f);
@@ -419,13 +451,15 @@ ssize_t dps_recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	if (msg == NULL)
 		return DPS_FAIL(EFAULT);
-	msg->msg_flags = 0;
-	msg->msg_controllen = 0; /* no ancillary data */
 	socklen_t namelen = msg->msg_namelen;
+	size_t controllen = msg->msg_controllen;
+	msg->msg_flags = 0;
 	ssize_t rc = dps_recvv(fd, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
-			       msg->msg_name != NULL ? &namelen : NULL, &msg->msg_flags);
+			       msg->msg_name != NULL ? &namelen : NULL, msg);
 	if (rc >= 0)
 		msg->msg_namelen = msg->msg_name != NULL ? namelen : 0;
+	else
+		msg->msg_controllen = controllen; /* a failed call leaves it as it was */
 	return rc;
 }
 

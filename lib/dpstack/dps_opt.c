@@ -38,8 +38,7 @@ static bool dps_opt_posted(enum chan_opt opt, uint32_t value)
 	       opt != CHAN_OPT_CONGESTION;
 }
 
-/* Applies an option to the live socket (every per-worker listener of a listening one). */
-static int dps_setopt_live(struct dps_file *f, enum chan_opt opt, uint32_t value)
+int dps_setopt_live(struct dps_file *f, enum chan_opt opt, uint32_t value)
 {
 	if (!dps_live(f))
 		return 0;
@@ -199,6 +198,8 @@ int dps_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		rc = dps_set_socket_level(f, name, val, len);
 	else if (level == IPPROTO_TCP)
 		rc = dps_set_tcp_level(f, name, val, len);
+	else if (level == IPPROTO_IP)
+		rc = dps_set_ip_level(f, name, val, len);
 	else
 		rc = -ENOPROTOOPT;
 	dps_file_put(f);
@@ -378,6 +379,8 @@ int dps_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 		rc = dps_get_socket_level(f, name, val, len);
 	else if (level == IPPROTO_TCP)
 		rc = dps_get_tcp_level(f, name, val, len);
+	else if (level == IPPROTO_IP)
+		rc = dps_get_ip_level(f, name, val, len);
 	else
 		rc = -ENOPROTOOPT;
 	dps_file_put(f);
@@ -407,7 +410,7 @@ int dps_fcntl(int fd, int cmd, ...)
 	case F_SETFD:
 		/* Only recorded: a socket's placeholder stays close-on-exec until an exec
 		 * carries the socket over (dps_exec.c), so that a program run some other way
-		 * (posix_spawn) finds the descriptor closed rather than a /dev/null. */
+		 * (posix_spawn) finds the descriptor closed rather than a dead socket. */
 		f->cloexec = (arg & FD_CLOEXEC) != 0;
 		break;
 	default:

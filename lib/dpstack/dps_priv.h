@@ -84,6 +84,8 @@ struct dps_file {
 	bool cloexec;
 	int rcvtimeo_ms, sndtimeo_ms;   /* 0: forever */
 	struct chan_opts opts;          /* options, kept for connect/listen and getsockopt */
+	unsigned ip_cmsgs;              /* DPS_CMSG_*: what recvmsg adds (IP_PKTINFO, ...) */
+	bool ip_recverr;                /* IP_RECVERR, only read back (no error queue) */
 	bool reuseaddr, reuseport;
 	int linger_on, linger_s;
 	struct sockaddr_in local;       /* bind(2) */
@@ -204,6 +206,14 @@ void dps_epoll_forget(struct dps_file *f);
  * and data (a socket remade on the kernel under the same number). */
 void dps_epoll_hand_over(struct dps_file *f, int kfd);
 void dps_epoll_file_free(struct dps_file *f);
+
+/* --- dps_opt.c, dps_opt_ip.c --- */
+/* Applies an option to the live socket (every per-worker listener of a listening one); a
+ * socket not connected yet takes it from f->opts at connect or listen. */
+int dps_setopt_live(struct dps_file *f, enum chan_opt opt, uint32_t value);
+/* Level IPPROTO_IP: 0 or -errno, as Linux. */
+int dps_set_ip_level(struct dps_file *f, int name, const void *val, socklen_t len);
+int dps_get_ip_level(struct dps_file *f, int name, void *val, socklen_t *len);
 
 /* --- dps_socket.c --- */
 int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out);

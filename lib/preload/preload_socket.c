@@ -292,8 +292,7 @@ static bool pl_opt_ignorable(int level, int name)
 		return name == SO_PRIORITY || name == SO_TIMESTAMP || name == SO_TIMESTAMPNS ||
 		       name == SO_MARK || name == SO_BUSY_POLL || name == SO_INCOMING_CPU;
 	case IPPROTO_IP:
-		return name == IP_TOS || name == IP_RECVERR || name == IP_BIND_ADDRESS_NO_PORT ||
-		       name == IP_MTU_DISCOVER || name == IP_PKTINFO || name == IP_RECVTOS;
+		return name == IP_BIND_ADDRESS_NO_PORT || name == IP_MTU_DISCOVER;
 	case IPPROTO_TCP:
 		return name == TCP_QUICKACK || name == TCP_DEFER_ACCEPT || name == TCP_FASTOPEN ||
 		       name == TCP_CORK || name == TCP_NOTSENT_LOWAT || name == TCP_WINDOW_CLAMP;

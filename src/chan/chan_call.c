@@ -4,6 +4,7 @@
  * at it; what it names is checked against the worker's own tables. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -56,6 +57,7 @@ static int chan_opts_to_tcp(const struct chan_opts *in, struct tcp_sockopts *o)
 	o->user_timeout_ms = in->user_timeout_ms;
 	o->mss = in->maxseg;
 	o->linger = in->linger0 != 0;
+	o->ip = (struct sock_ip_opts){.ttl = in->ttl, .tos = in->tos};
 	if (in->cc[0] != '\0') {
 		char name[CHAN_CC_NAME_MAX];
 		chan_cc_name(in->cc, name);
@@ -247,6 +249,7 @@ static int chan_call_udp_open(const struct chan_ctx *x)
 		return rc;
 	}
 	udp_set_broadcast(ds->udp, rq->opts.broadcast != 0);
+	udp_set_ip_opts(ds->udp, &(struct sock_ip_opts){.ttl = rq->opts.ttl, .tos = rq->opts.tos});
 	/* The send FIFO: datagrams with their headers, as large as SO_SNDBUF (Linux's default
 	 * 212992), and never smaller than one largest datagram. */
 	struct sock *sk = udp_sock(ds->udp);
@@ -287,11 +290,26 @@ static int chan_call_udp_connect(const struct chan_ctx *x)
 	return rc;
 }
 
+/* IP_TTL or IP_TOS (checked by the library as Linux checks them) into a socket's options. */
+static void chan_ip_opt_set(struct sock_ip_opts *ip, unsigned opt, uint32_t v)
+{
+	if (opt == CHAN_OPT_TTL)
+		ip->ttl = (uint8_t)v;
+	else
+		ip->tos = (uint8_t)v;
+}
+
 int chan_dsock_setopt(struct chan_dsock *ds, unsigned opt, uint32_t v, const char *cc)
 {
 	if (ds->kind == CHAN_SOCK_UDP) {
+		struct udp_sock *u = ds->udp;
 		if (opt == CHAN_OPT_BROADCAST)
-			udp_set_broadcast(ds->udp, v != 0);
+			udp_set_broadcast(u, v != 0);
+		if (opt == CHAN_OPT_TTL || opt == CHAN_OPT_TOS) {
+			struct sock_ip_opts ip = *udp_get_ip_opts(u);
+			chan_ip_opt_set(&ip, opt, v);
+			udp_set_ip_opts(u, &ip);
+		}
 		return 0; /* buffer sizes: the FIFOs keep theirs */
 	}
 	struct tcp_sockopts o = *tcp_get_sockopts(ds->tcp);
@@ -307,6 +325,8 @@ int chan_dsock_setopt(struct chan_dsock *ds, unsigned opt, uint32_t v, const cha
 	case CHAN_OPT_MAXSEG: o.mss = (uint16_t)v; break;
 	case CHAN_OPT_LINGER0: o.linger = v != 0; break;
 	case CHAN_OPT_BROADCAST: return 0;
+	case CHAN_OPT_TTL:
+	case CHAN_OPT_TOS: chan_ip_opt_set(&o.ip, opt, v); break;
 	case CHAN_OPT_CONGESTION:
 		o.cc = cc != NULL ? tcp_cc_find(cc) : NULL;
 		if (o.cc == NULL)
@@ -396,6 +416,37 @@ static int chan_call_info(const struct chan_ctx *x)
 	return 0;
 }
 
+_Static_assert(CHAN_LINKS_MAX == NETCFG_MAX_PORTS, "one chan_link per port");
+
+/* The table of chan_links from this worker's copy of the configuration. */
+static int chan_call_links(const struct chan_ctx *x)
+{
+	const struct netcfg *cfg = &x->cw->stack->cfg;
+	struct chan_links *out = &x->rep->u.links;
+	memset(out, 0, sizeof(*out));
+	out->gen = cfg->gen;
+	uint16_t link_of[NETCFG_MAX_PORTS];
+	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++) {
+		const struct netcfg_iface *i = &cfg->ifaces[p];
+		if (!i->present)
+			continue;
+		struct chan_link *l = &out->links[out->nlinks];
+		snprintf(l->name, sizeof(l->name), "%s", i->name);
+		l->ifindex = netcfg_ifindex(p);
+		memcpy(l->mac, i->mac.b, sizeof(l->mac));
+		l->mtu = i->mtu;
+		l->up = i->up;
+		link_of[p] = (uint16_t)out->nlinks++;
+	}
+	for (unsigned k = 0; k < NETCFG_MAX_ADDRS && out->naddrs < CHAN_LINK_ADDRS_MAX; k++) {
+		const struct netcfg_addr *a = &cfg->addrs[k];
+		if (a->used && a->port < NETCFG_MAX_PORTS && cfg->ifaces[a->port].present)
+			out->addrs[out->naddrs++] = (struct chan_link_addr){
+				.addr = htonl(a->addr), .link = link_of[a->port], .plen = a->plen};
+	}
+	return 0;
+}
+
 bool chan_call_run(struct chan_worker *cw, struct chan_app *a, unsigned p, unsigned slot)
 {
 	if (slot >= CHAN_CALL_SLOTS)
@@ -419,6 +470,7 @@ bool chan_call_run(struct chan_worker *cw, struct chan_app *a, unsigned p, unsig
 	case CHAN_OP_UDP_CONNECT: rc = chan_call_udp_connect(&x); break;
 	case CHAN_OP_SETOPT: rc = chan_call_setopt(&x); break;
 	case CHAN_OP_INFO: rc = chan_call_info(&x); break;
+	case CHAN_OP_LINKS: rc = chan_call_links(&x); break;
 	default:
 		return false;
 	}

@@ -178,6 +178,7 @@ struct chan_seg_hdr {
 	 * it ends, waking a thread that sleeps on it (FUTEX_WAITERS). 0: no such notice (then
 	 * applications learn it from their connection). In the segment's first page. */
 	_Atomic uint32_t daemon_life;
+	_Atomic uint32_t links_gen;     /* worker 0's chan_links.gen, 0 until it first looked */
 	_Alignas(CHAN_ALIGN) struct chan_worker_bell workers[CHAN_MAX_WORKERS];
 	_Alignas(CHAN_ALIGN) struct chan_proc procs[CHAN_MAX_PROCS];
 };
@@ -218,6 +219,7 @@ enum chan_op {
 				 * CHAN_OPT_CONGESTION only asks whether the name is known */
 	CHAN_OP_INFO,           /* → chan_info (TCP_INFO, names, options) */
 	CHAN_OP_UNBIND,         /* sock: a reservation of CHAN_OP_BIND, given up */
+	CHAN_OP_LINKS,          /* worker 0: → chan_links */
 };
 
 /* chan_req.flags of CHAN_OP_BIND, LISTEN and UDP_OPEN: the socket options that let two
@@ -239,6 +241,8 @@ enum chan_opt {
 	CHAN_OPT_LINGER0,       /* SO_LINGER on with 0 s: close resets */
 	CHAN_OPT_BROADCAST,
 	CHAN_OPT_CONGESTION,    /* value: index into the daemon's list, see chan_opts.cc */
+	CHAN_OPT_TTL,           /* IP_TTL, 0 = the default */
+	CHAN_OPT_TOS,           /* IP_TOS */
 };
 
 #define CHAN_CC_NAME_MAX 16
@@ -251,6 +255,7 @@ struct chan_opts {
 	uint16_t maxseg;
 	uint8_t nodelay, keepalive, linger0, broadcast;
 	char cc[CHAN_CC_NAME_MAX];      /* "" = default */
+	uint8_t ttl, tos;               /* IP_TTL (0 = default), IP_TOS */
 };
 
 struct chan_req {
@@ -266,6 +271,36 @@ struct chan_req {
 	int32_t pid;                    /* of the sender, for messages and sock show */
 	struct chan_opts opts;
 	char cc[CHAN_CC_NAME_MAX];      /* CHAN_OP_SETOPT of CHAN_OPT_CONGESTION */
+};
+
+/* The stack's interfaces and addresses as applications see them (the SIOCGIF* ioctls, and
+ * the broadcast check of sendto). CHAN_OP_LINKS, on worker 0, answers with this table, and
+ * worker 0 keeps chan_seg_hdr.links_gen equal to gen: a library asks again only when the
+ * two differ. Port names longer than CHAN_IFNAME_MAX - 1 (IFNAMSIZ) are cut; addresses
+ * beyond CHAN_LINK_ADDRS_MAX are left out. */
+#define CHAN_LINKS_MAX 16               /* NETCFG_MAX_PORTS */
+#define CHAN_LINK_ADDRS_MAX 32
+#define CHAN_IFNAME_MAX 16
+
+struct chan_link {
+	char name[CHAN_IFNAME_MAX];
+	uint32_t ifindex;
+	uint8_t mac[6];
+	uint16_t mtu;
+	uint8_t up;                     /* administratively (link set up/down) */
+};
+
+struct chan_link_addr {
+	uint32_t addr;                  /* network order */
+	uint16_t link;                  /* index into chan_links.links */
+	uint8_t plen;
+};
+
+struct chan_links {
+	uint32_t gen;
+	uint32_t nlinks, naddrs;
+	struct chan_link links[CHAN_LINKS_MAX];
+	struct chan_link_addr addrs[CHAN_LINK_ADDRS_MAX];
 };
 
 struct chan_attach_reply {
@@ -303,6 +338,7 @@ struct chan_reply {
 	union {
 		struct chan_attach_reply attach;
 		struct chan_info info;
+		struct chan_links links;
 	} u;
 };
 

@@ -403,6 +403,13 @@ unsigned chan_worker_poll(void *ctx)
 	unsigned done = 0;
 	for (unsigned i = 0; i < cw->napps; i++)
 		done += chan_worker_run_app(cw, cw->apps[i]);
+	/* Worker 0 answers CHAN_OP_LINKS: it tells the applications when the table changed. */
+	if (cw->index == 0)
+		for (unsigned i = 0; i < cw->napps; i++)
+			if (atomic_load_explicit(&cw->apps[i]->hdr->links_gen, memory_order_relaxed) !=
+			    cw->stack->cfg.gen)
+				atomic_store_explicit(&cw->apps[i]->hdr->links_gen, cw->stack->cfg.gen,
+						      memory_order_release);
 	/* And what the server's calls on this worker (a connect's SYN) sent to ourselves. */
 	done += chan_worker_loopback(cw);
 	struct chan_dsock *l;

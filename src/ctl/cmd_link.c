@@ -33,7 +33,7 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		eth_addr_format(&i->mac, mac, sizeof(mac));
 		if (o->json) {
 			json_obj_begin(o, NULL);
-			json_u64(o, "ifindex", p);
+			json_u64(o, "ifindex", netcfg_ifindex(p));
 			json_str(o, "ifname", i->name);
 			json_str(o, "device", dp->devargs);
 			json_u64(o, "dpdk_port", dp->eth_port);
@@ -57,8 +57,8 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			json_obj_end(o);
 			continue;
 		}
-		ctl_printf(o, "%u: %s: <%s> mtu %u link %s %u Mbps queues %u\n", p, i->name,
-			   i->up ? "UP" : "DOWN", i->mtu,
+		ctl_printf(o, "%u: %s: <%s> mtu %u link %s %u Mbps queues %u\n", netcfg_ifindex(p),
+			   i->name, i->up ? "UP" : "DOWN", i->mtu,
 			   link.link_status == RTE_ETH_LINK_UP ? "up" : "down", link.link_speed,
 			   dp->nb_queues);
 		ctl_printf(o, "    link/ether %s device %s (dpdk port %u)\n", mac, dp->devargs,

@@ -38,7 +38,7 @@ static void icmp4_echo_reply(struct stack *s, struct rte_mbuf *m, const struct i
 	wire_put_be16(h + ICMP4_OFF_CSUM, csum);
 	/* Options of the request are not reflected (RFC 1122 §3.2.2.6 makes that a MAY for
 	 * record route and timestamp). */
-	if (ip4_output(s, m, IP4_PROTO_ICMP, ip->dst, ip->src, ip->tos, false) == 0)
+	if (ip4_output(s, m, IP4_PROTO_ICMP, ip->dst, ip->src, ip->tos, 0, false) == 0)
 		stack_count(s, STACK_EV_ICMP_TX_ECHO_REPLY);
 }
 
@@ -201,7 +201,7 @@ int stack_ping_send(struct stack *s, uint32_t dst, uint16_t id, uint16_t seq, ui
 	memcpy(h + ICMP4_OFF_CSUM, &sum, sizeof(sum));
 	stack_ping_arm(s, id, seq);
 	s->ping.sent_tsc = rte_rdtsc();
-	return ip4_output(s, head, IP4_PROTO_ICMP, 0, dst, 0, false);
+	return ip4_output(s, head, IP4_PROTO_ICMP, 0, dst, 0, 0, false);
 }
 
 /* RFC 1122 §3.2.2 and RFC 1812 §4.3.2.7: the datagrams that must never cause an error. */
@@ -275,7 +275,7 @@ void icmp4_send_error(struct stack *s, const struct rte_mbuf *orig, uint8_t type
 	uint32_t src = orig->port < NETCFG_MAX_PORTS
 			       ? netcfg_source_for(&s->cfg, orig->port, orig_src) : 0;
 	/* RFC 1812 §4.3.2.5: errors are sent with precedence 6 (internetwork control). */
-	if (ip4_output(s, m, IP4_PROTO_ICMP, src, orig_src, 0xc0, false) != 0)
+	if (ip4_output(s, m, IP4_PROTO_ICMP, src, orig_src, 0xc0, 0, false) != 0)
 		return;
 	stack_count(s, type == ICMP4_DEST_UNREACH     ? STACK_EV_ICMP_TX_UNREACH
 		       : type == ICMP4_TIME_EXCEEDED ? STACK_EV_ICMP_TX_TIME_EXCEEDED

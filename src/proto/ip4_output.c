@@ -60,7 +60,7 @@ void ip4_route_output(struct stack *s, struct rte_mbuf *m, const struct route *r
 }
 
 int ip4_output(struct stack *s, struct rte_mbuf *m, uint8_t proto, uint32_t src, uint32_t dst,
-	       uint8_t tos, bool df)
+	       uint8_t tos, uint8_t ttl, bool df)
 {
 	const struct route *r = route_lookup(s->cfg.routes, dst);
 	if (r == NULL || r->type == ROUTE_BLACKHOLE || r->type == ROUTE_UNREACHABLE) {
@@ -80,7 +80,7 @@ int ip4_output(struct stack *s, struct rte_mbuf *m, uint8_t proto, uint32_t src,
 		.total_len = (uint16_t)len,
 		.id = s->next_ip_id++,
 		.df = df,
-		.ttl = IP4_DEFAULT_TTL,
+		.ttl = ttl != 0 ? ttl : IP4_DEFAULT_TTL,
 		.proto = proto,
 		.src = src,
 		.dst = dst,

@@ -11,6 +11,7 @@ int netcfg_init(struct netcfg *c, const char *name, int socket_id)
 {
 	memset(c, 0, sizeof(*c));
 	c->forwarding = true;
+	c->gen = 1;
 	c->routes = route_table_create(name, socket_id);
 	return c->routes == NULL ? -rte_errno : 0;
 }
@@ -40,6 +41,7 @@ int netcfg_iface_add(struct netcfg *c, uint16_t port, const char *name,
 	strcpy(i->name, name);
 	i->mac = *mac;
 	i->mtu = mtu;
+	c->gen++;
 	return 0;
 }
 
@@ -58,6 +60,7 @@ int netcfg_iface_set_mtu(struct netcfg *c, uint16_t port, uint16_t mtu)
 	if (mtu < NETCFG_MIN_MTU || mtu > NETCFG_MAX_MTU)
 		return -EINVAL;
 	c->ifaces[port].mtu = mtu;
+	c->gen++;
 	return 0;
 }
 
@@ -66,6 +69,7 @@ int netcfg_iface_set_up(struct netcfg *c, uint16_t port, bool up)
 	if (!port_valid(c, port))
 		return -ENODEV;
 	c->ifaces[port].up = up;
+	c->gen++;
 	return 0;
 }
 
@@ -137,6 +141,7 @@ int netcfg_addr_add(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen
 		added_conn = true;
 	}
 	*slot = (struct netcfg_addr){.used = true, .port = port, .addr = addr, .plen = plen};
+	c->gen++;
 	return 0;
 undo:
 	if (added_bcast)
@@ -211,6 +216,7 @@ int netcfg_addr_del(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen
 		else
 			route_rehome(c, bcast, 32, ROUTE_BROADCAST, addr, u);
 	}
+	c->gen++;
 	return 0;
 }
 

@@ -37,7 +37,15 @@ struct netcfg {
 	struct netcfg_addr addrs[NETCFG_MAX_ADDRS];
 	struct route_table *routes;
 	bool forwarding;   /* act as a router between ports (on by default) */
+	uint32_t gen;      /* changes with every change of interfaces or addresses, never 0 */
 };
+
+/* The interface index applications see (IP_PKTINFO, SIOCGIFINDEX, `link show`): the port
+ * plus one, since Linux keeps index 0 for "no interface". */
+static inline unsigned netcfg_ifindex(uint16_t port)
+{
+	return port + 1u;
+}
 
 /* name names the route table's rte_lpm and must be unique. Returns 0 or -errno. */
 int netcfg_init(struct netcfg *c, const char *name, int socket_id);

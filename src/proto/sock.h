@@ -20,6 +20,13 @@
 
 struct sock;
 
+/* IP-level options of a socket (IP_TTL, IP_TOS): what its datagrams carry in their IPv4
+ * header. */
+struct sock_ip_opts {
+	uint8_t ttl;            /* 0: the stack's default, 64 (Linux's ip_default_ttl) */
+	uint8_t tos;            /* DSCP (RFC 2474) and, for UDP, the ECN field as set (RFC 3168) */
+};
+
 /* Where a socket's FIFOs live: the heap by default, or an application's shared segment (the
  * channel allocates them there, so the worker fills and drains them in place). */
 struct sock_mem {

@@ -25,10 +25,10 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how);
 void ip4_forward(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
 		 const struct route *r);
 /* Prepends an IPv4 header to the transport payload m and sends it. src 0 picks the source
- * from the route. Returns 0 or -errno (EHOSTUNREACH/ENETUNREACH: no route; the packet is
+ * from the route; ttl 0 is the default (IP4_DEFAULT_TTL). Returns 0 or -errno (EHOSTUNREACH/ENETUNREACH: no route; the packet is
  * counted and freed in every case). */
 int ip4_output(struct stack *s, struct rte_mbuf *m, uint8_t proto, uint32_t src, uint32_t dst,
-	       uint8_t tos, bool df);
+	       uint8_t tos, uint8_t ttl, bool df);
 /* Sends a datagram whose header is complete along route r to dst: fragments it or answers
  * frag-needed when it exceeds the route MTU. */
 void ip4_route_output(struct stack *s, struct rte_mbuf *m, const struct route *r, uint32_t dst,

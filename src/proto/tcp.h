@@ -51,6 +51,9 @@ struct tcp_sockopts {
 	uint16_t mss;               /* TCP_MAXSEG: cap on our MSS; 0 = from the route */
 	bool ecn;                   /* ask for ECN on active opens (RFC 3168 §6.1.1) */
 	bool linger;                /* SO_LINGER with linger_ms 0: close aborts with RST */
+	/* IP_TTL, IP_TOS; inherited by accepted connections, as Linux's inet_sk_clone. The
+	 * ECN field of tos is the stack's own (RFC 3168 §6.1): only the DSCP part is used. */
+	struct sock_ip_opts ip;
 	const struct tcp_cc_ops *cc; /* TCP_CONGESTION; NULL = the stack's default */
 	/* SO_REUSEPORT: listeners of one user (Linux: one effective uid) share an address,
 	 * each taking the connections whose peer hashes to it. */

@@ -11,8 +11,6 @@
 #include "../wire/icmp4.h"
 #include "../wire/ipv4.h"
 
-#define IP_ECN_MASK 0x03
-#define IP_ECN_CE 0x03
 #define PAWS_IDLE_MS (24ull * 24 * 3600 * 1000) /* RFC 7323 §5.5: 24 days */
 
 /* One received segment, parsed and checked. Its payload is in the mbuf m from offset
@@ -140,6 +138,8 @@ static void tcp_syncookie_reply(struct tcp_conn *l, const struct tcp_seg *g)
 		.ack = g->th.seq + 1,
 		.flags = TCP_FLAG_SYN | TCP_FLAG_ACK,
 		.window = (uint16_t)(l->opts.rcvbuf > UINT16_MAX ? UINT16_MAX : l->opts.rcvbuf),
+		.tos = l->opts.ip.tos & (uint8_t)~IP_ECN_MASK,
+		.ttl = l->opts.ip.ttl,
 	};
 	/* The option announces what we can receive (RFC 9293 §3.7.1); the cookie keeps the
 	 * peer's MSS (mss), as Linux's cookie SYN-ACKs do. */

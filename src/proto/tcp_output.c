@@ -9,7 +9,6 @@
 #include "tcp_priv.h"
 #include "../wire/ipv4.h"
 
-#define IP_ECN_ECT0 0x02
 
 uint32_t tcp_now_ts(const struct stack *s)
 {
@@ -84,7 +83,7 @@ int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 	stack_count(s, STACK_EV_TCP_OUT_SEGS);
 	if (o->flags & TCP_FLAG_RST)
 		stack_count(s, STACK_EV_TCP_OUT_RSTS);
-	int rc = ip4_output(s, m, IP4_PROTO_TCP, o->laddr, o->raddr, o->tos, true);
+	int rc = ip4_output(s, m, IP4_PROTO_TCP, o->laddr, o->raddr, o->tos, o->ttl, true);
 	return rc < 0 ? rc : (int)copied;
 }
 
@@ -146,6 +145,8 @@ static void tcp_fill_common(const struct tcp_conn *c, struct tcp_seg_out *o, uin
 		.seq = seq,
 		.ack = c->rcv_nxt,
 		.flags = flags,
+		.tos = c->opts.ip.tos & (uint8_t)~IP_ECN_MASK,
+		.ttl = c->opts.ip.ttl,
 	};
 	if (c->flags & TCPF_TS_OK || (flags & TCP_FLAG_SYN && c->state == TCP_SYN_SENT)) {
 		o->opts.has_timestamps = true;
@@ -211,7 +212,7 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 			/* RFC 3168 §6.1.5: data is ECN-capable, retransmissions and pure ACKs
 			 * are not; CWR rides on the first new data after a reduction. */
 			if (len != 0 && seq_ge(seq, c->snd_max)) {
-				o.tos = IP_ECN_ECT0;
+				o.tos |= IP_ECN_ECT0;
 				if (c->flags & TCPF_CWR) {
 					o.flags |= TCP_FLAG_CWR;
 					c->flags &= ~TCPF_CWR;

@@ -80,6 +80,7 @@ struct tcp_seg_out {
 	uint8_t flags;
 	uint16_t window;                  /* as on the wire */
 	uint8_t tos;
+	uint8_t ttl;                      /* 0: the default */
 	struct tcp_options opts;
 	const struct fifo *fifo;
 	uint32_t fifo_off;

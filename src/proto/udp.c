@@ -291,6 +291,16 @@ void udp_set_broadcast(struct udp_sock *u, bool on)
 		u->flags &= ~UDPF_BROADCAST;
 }
 
+void udp_set_ip_opts(struct udp_sock *u, const struct sock_ip_opts *ip)
+{
+	u->ip = *ip;
+}
+
+const struct sock_ip_opts *udp_get_ip_opts(const struct udp_sock *u)
+{
+	return &u->ip;
+}
+
 static void udp_sock_free(struct udp_sock *u)
 {
 	struct udp_stack *t = u->s->udp;

@@ -28,8 +28,13 @@ struct udp_rx_hdr {
 	uint32_t len;           /* payload bytes that follow */
 	uint32_t saddr;         /* source address, host order */
 	uint32_t daddr;         /* the local (or broadcast) address it was sent to: IP_PKTINFO */
+	/* IP_PKTINFO's ipi_spec_dst, host order: the address a reply would come from (Linux's
+	 * fib_compute_spec_dst: daddr, or for a broadcast the arrival port's address). */
+	uint32_t spec_dst;
 	uint16_t sport;         /* source port, host order; 0 if the sender expects no reply */
 	uint16_t flags;         /* UDP_RXF_* */
+	uint16_t ifindex;       /* the port it arrived on (netcfg_ifindex): IP_PKTINFO */
+	uint8_t ttl, tos;       /* of its IPv4 header: IP_RECVTTL, IP_RECVTOS */
 };
 #define UDP_RXF_BCAST 0x0001    /* sent to a broadcast address */
 
@@ -61,6 +66,9 @@ int udp_connect(struct udp_sock *u, uint32_t raddr, uint16_t rport);
 
 /* SO_BROADCAST: allows sending to (and connecting to) broadcast addresses. */
 void udp_set_broadcast(struct udp_sock *u, bool on);
+/* IP_TTL and IP_TOS: the datagrams sent from now on carry them. */
+void udp_set_ip_opts(struct udp_sock *u, const struct sock_ip_opts *ip);
+const struct sock_ip_opts *udp_get_ip_opts(const struct udp_sock *u);
 
 /* Sends one datagram of len bytes to raddr:rport; raddr 0 = the connected peer
  * (-EDESTADDRREQ if none). Returns len. -EMSGSIZE above UDP_MAX_PAYLOAD (larger than the route

@@ -68,8 +68,12 @@ static void udp_enqueue(struct stack *s, struct udp_sock *u, struct rte_mbuf *m,
 		.len = (uint32_t)uh->payload_len,
 		.saddr = ip->src,
 		.daddr = ip->dst,
+		.spec_dst = bcast ? netcfg_source_for(&s->cfg, m->port, ip->src) : ip->dst,
 		.sport = uh->src_port,
 		.flags = bcast ? UDP_RXF_BCAST : 0,
+		.ifindex = (uint16_t)netcfg_ifindex(m->port),
+		.ttl = ip->ttl,
+		.tos = ip->tos,
 	};
 	uint32_t need = (uint32_t)sizeof(h) + h.len;
 	if (fifo_free(f) < need) {

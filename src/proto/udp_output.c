@@ -122,7 +122,7 @@ static struct rte_mbuf *udp_build_mbuf(struct stack *s, const uint8_t *buf, size
 /* ip4_output for the limited broadcast, which has no route: the header is built here and
  * the datagram leaves by a broadcast route to port made up for it. */
 static int udp_output_limited_bcast(struct stack *s, struct rte_mbuf *m, uint32_t src,
-				    uint16_t port)
+				    uint16_t port, const struct sock_ip_opts *opts)
 {
 	const uint32_t dst = 0xffffffffu;
 	struct route r = {.prefix = dst, .plen = 32, .type = ROUTE_BROADCAST, .port = port};
@@ -133,9 +133,10 @@ static int udp_output_limited_bcast(struct stack *s, struct rte_mbuf *m, uint32_
 		return -ENOBUFS;
 	}
 	struct ip4_repr ip = {
+		.tos = opts->tos,
 		.total_len = (uint16_t)len,
 		.id = s->next_ip_id++,
-		.ttl = IP4_DEFAULT_TTL,
+		.ttl = opts->ttl != 0 ? opts->ttl : IP4_DEFAULT_TTL,
 		.proto = IP4_PROTO_UDP,
 		.src = src,
 		.dst = dst,
@@ -173,9 +174,9 @@ ssize_t udp_sendto(struct udp_sock *u, const void *buf, size_t len, uint32_t rad
 	 * owners it wakes (this one included, who may close u) are called afterwards. */
 	s->udp->depth++;
 	if (d.limited_bcast)
-		rc = udp_output_limited_bcast(s, m, d.src, d.port);
+		rc = udp_output_limited_bcast(s, m, d.src, d.port, &u->ip);
 	else
-		rc = ip4_output(s, m, IP4_PROTO_UDP, d.src, raddr, 0, false);
+		rc = ip4_output(s, m, IP4_PROTO_UDP, d.src, raddr, u->ip.tos, u->ip.ttl, false);
 	if (rc == 0) {
 		u->datagrams_out++;
 		u->bytes_out += len;

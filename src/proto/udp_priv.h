@@ -24,6 +24,7 @@ struct udp_sock {
 	struct stack *s;
 	uint32_t bound_laddr;          /* as bound: the key in the bind table */
 	uint32_t flags;
+	struct sock_ip_opts ip;        /* IP_TTL, IP_TOS of the datagrams it sends */
 	uint32_t pending_events;       /* SOCK_EV_* waiting on notify_q */
 	TAILQ_ENTRY(udp_sock) all_link;
 	TAILQ_ENTRY(udp_sock) notify_link;

@@ -33,6 +33,10 @@
 #define IP4_PROTO_UDP 17
 
 #define IP4_DEFAULT_TTL 64
+/* The ECN field, the two low bits of the TOS byte (RFC 3168 §5). */
+#define IP_ECN_MASK 0x03
+#define IP_ECN_ECT0 0x02
+#define IP_ECN_CE 0x03
 
 /* Option types (RFC 791, IANA registry). */
 #define IP4_OPT_EOL 0

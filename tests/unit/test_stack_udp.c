@@ -393,6 +393,11 @@ static void test_udp_fifo_record_carries_header(void **state)
 	assert_int_equal(h.daddr, TS_ADDR1);
 	assert_int_equal(h.sport, PORT_P);
 	assert_int_equal(h.flags, 0);
+	/* IP_PKTINFO: port 0 is interface 1; a unicast's reply comes from its destination. */
+	assert_int_equal(h.ifindex, 1);
+	assert_int_equal(h.spec_dst, TS_ADDR1);
+	assert_int_equal(h.ttl, 64); /* IP_RECVTTL, IP_RECVTOS: the header's */
+	assert_int_equal(h.tos, 0);
 	udp_close(u);
 }
 
@@ -518,6 +523,26 @@ static void test_udp_sendto_builds_datagram(void **state)
 	assert_int_equal(in.datagrams_out, 1);
 	assert_int_equal(in.bytes_out, 64);
 	ts_expect_no_drops();
+	udp_close(u);
+}
+
+static void test_udp_sendto_carries_the_sockets_ttl_and_tos(void **state)
+{
+	(void)state;
+	struct udp_sock *u = bind_ok(0, PORT_S);
+	udp_set_ip_opts(u, &(struct sock_ip_opts){.ttl = 7, .tos = 0x2b});
+	fill_pattern(8);
+	assert_int_equal(udp_sendto(u, payload, 8, TS_HOST_A, PORT_P), 8);
+	udp_set_broadcast(u, true);
+	assert_int_equal(udp_sendto(u, payload, 8, TS_BCAST0, PORT_P), 8);
+	assert_int_equal(ts_nframes, 2);
+	for (unsigned i = 0; i < 2; i++) {
+		struct ts_pkt p;
+		ts_expect_ip(i, 0, i == 0 ? &ts_mac_a : &eth_addr_broadcast, TS_ADDR0,
+			     i == 0 ? TS_HOST_A : TS_BCAST0, IP4_PROTO_UDP, &p);
+		assert_int_equal(p.ip.ttl, 7);
+		assert_int_equal(p.ip.tos, 0x2b); /* UDP's ECN bits are the application's */
+	}
 	udp_close(u);
 }
 
@@ -875,6 +900,7 @@ static void test_udp_broadcasts_delivered_to_wildcard_socket(void **state)
 	assert_int_equal(fifo_peek(udp_sock(u)->rx, 0, &h, sizeof(h)), sizeof(h));
 	assert_int_equal(h.flags, UDP_RXF_BCAST);
 	assert_int_equal(h.daddr, TS_BCAST0);
+	assert_int_equal(h.spec_dst, TS_ADDR0); /* a broadcast's: the arrival port's address */
 	expect_recv(u, 8, TS_HOST_A, PORT_P);
 	expect_recv(u, 9, TS_HOST_A, PORT_P);
 	ts_expect_no_drops();
@@ -1424,6 +1450,7 @@ int main(void)
 		T(test_udp_reconnect_moves_filter_to_new_peer),
 		T(test_udp_connect_errors),
 		T(test_udp_sendto_builds_datagram),
+		T(test_udp_sendto_carries_the_sockets_ttl_and_tos),
 		T(test_udp_sendto_empty_and_odd_lengths_checksum_ok),
 		T(test_udp_sendto_from_specific_address),
 		T(test_udp_sendto_computed_zero_checksum_sent_as_ffff),

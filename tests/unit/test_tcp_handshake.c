@@ -70,6 +70,33 @@ static void test_listen_syn_answered_with_syn_ack_and_options(void **state)
 	assert_int_equal(ts_s->events[STACK_EV_TCP_PASSIVE_OPENS], 1);
 }
 
+/* IP_TTL and IP_TOS of a listener (BGP's GTSM TTL 255, DSCP CS6) are on its SYN-ACK and
+ * pass to the accepted connection, as Linux's inet_sk_clone; the ECN bits of the TOS stay
+ * TCP's (RFC 3168 §6.1), so the application's are not sent. */
+static void test_listen_ip_ttl_tos_on_syn_ack_and_inherited_by_child(void **state)
+{
+	(void)state;
+	struct tcp_sockopts o;
+	tcp_sockopts_default(&o);
+	o.ip = (struct sock_ip_opts){.ttl = 255, .tos = 0xc3};
+	struct tcp_conn *l;
+	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 4, &o, &tp_owner, &l), 0);
+	struct tp_peer p;
+	tp_peer_init(&p);
+	tp_send(&p, TCP_FLAG_SYN, NULL, 0, NULL);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	assert_int_equal(g.th.flags, TCP_FLAG_SYN | TCP_FLAG_ACK);
+	assert_int_equal(g.ip.ttl, 255);
+	assert_int_equal(g.ip.tos, 0xc0);
+	p.rcv_nxt = g.th.seq + 1;
+	tp_send(&p, TCP_FLAG_ACK, NULL, 0, NULL);
+	struct tcp_conn *c = tcp_accept(l, &tp_owner);
+	assert_non_null(c);
+	assert_int_equal(tcp_get_sockopts(c)->ip.ttl, 255);
+	assert_int_equal(tcp_get_sockopts(c)->ip.tos, 0xc3);
+}
+
 static void test_listen_syn_without_options_gets_none_back(void **state)
 {
 	(void)state;
@@ -242,6 +269,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_closed_port_ack_answered_with_rst_at_its_ack, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_closed_port_rst_not_answered, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_listen_syn_answered_with_syn_ack_and_options, tp_setup, tp_teardown),
+		cmocka_unit_test_setup_teardown(test_listen_ip_ttl_tos_on_syn_ack_and_inherited_by_child, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_listen_syn_without_options_gets_none_back, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_passive_open_completes_and_accepts, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_established_data_delivered_in_order, tp_setup, tp_teardown),

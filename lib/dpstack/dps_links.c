@@ -1,0 +1,81 @@
+/* The stack's interfaces and addresses as this process knows them: the table of CHAN_OP_LINKS,
+ * asked of worker 0 again only when its generation in the segment header says it changed (one
+ * round trip per change, none per call). The interface ioctls answer from it, and sendto asks
+ * it whether a destination is a broadcast address that needs SO_BROADCAST. */
+#include <pthread.h>
+#include <string.h>
+
+#include "dps_links.h"
+#include "dps_priv.h"
+
+static pthread_mutex_t links_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	const struct dps_attach *at;    /* whose table (with its gen: a forked child's is new) */
+	unsigned at_gen;
+	struct chan_links t;
+} cache;
+
+/* Under links_lock: the table of at, fresh. 0 or -errno. */
+static int dps_links_fresh(struct dps_attach *at)
+{
+	uint32_t g = atomic_load_explicit(&at->hdr->links_gen, memory_order_acquire);
+	if (cache.at == at && cache.at_gen == at->gen && g != 0 && g == cache.t.gen)
+		return 0;
+	struct chan_req rq = {.op = CHAN_OP_LINKS};
+	struct chan_reply rep;
+	int rc = dps_call(at, 0, &rq, &rep);
+	if (rc < 0)
+		return rc;
+	cache.t = rep.u.links;
+	/* Counts from the daemon, trusted no further than the arrays reach. */
+	if (cache.t.nlinks > CHAN_LINKS_MAX)
+		cache.t.nlinks = CHAN_LINKS_MAX;
+	if (cache.t.naddrs > CHAN_LINK_ADDRS_MAX)
+		cache.t.naddrs = CHAN_LINK_ADDRS_MAX;
+	for (unsigned i = 0; i < cache.t.nlinks; i++)
+		cache.t.links[i].name[CHAN_IFNAME_MAX - 1] = '\0';
+	cache.at = at;
+	cache.at_gen = at->gen;
+	return 0;
+}
+
+int dps_links_get(struct dps_attach *at, struct chan_links *out)
+{
+	pthread_mutex_lock(&links_lock);
+	int rc = dps_links_fresh(at);
+	if (rc == 0)
+		*out = cache.t;
+	pthread_mutex_unlock(&links_lock);
+	return rc;
+}
+
+int dps_links_is_broadcast(struct dps_attach *at, uint32_t addr)
+{
+	if (addr == INADDR_BROADCAST)
+		return 1;
+	pthread_mutex_lock(&links_lock);
+	int rc = dps_links_fresh(at);
+	if (rc == 0)
+		rc = dps_links_table_is_broadcast(&cache.t, addr);
+	pthread_mutex_unlock(&links_lock);
+	return rc;
+}
+
+int dps_links_table_is_broadcast(const struct chan_links *t, uint32_t addr)
+{
+	uint32_t a = ntohl(addr);
+	for (unsigned i = 0; i < t->naddrs && i < CHAN_LINK_ADDRS_MAX; i++) {
+		unsigned plen = t->addrs[i].plen;
+		if (plen >= 31 || plen == 0) /* RFC 3021: a /31 has no broadcast address */
+			continue;
+		uint32_t host = (1u << (32 - plen)) - 1;
+		if (a == ((ntohl(t->addrs[i].addr) & ~host) | host))
+			return 1;
+	}
+	return 0;
+}
+
+void dps_links_after_fork(void)
+{
+	pthread_mutex_init(&links_lock, NULL);
+}

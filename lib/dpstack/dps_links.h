@@ -1,0 +1,22 @@
+/* The stack's interfaces as the library knows them (dps_links.c), and the interface ioctls
+ * answered from them (dps_ifreq.c). */
+#ifndef DPS_LIB_LINKS_H
+#define DPS_LIB_LINKS_H
+
+#include <stdint.h>
+
+#include "../../src/chan/chan_shm.h"
+
+struct dps_attach;
+
+/* A copy of the current table. 0 or -errno (-ENOTCONN: the daemon is gone). */
+int dps_links_get(struct dps_attach *at, struct chan_links *out);
+/* 1 when addr (network order) is 255.255.255.255 or the broadcast address of one of the
+ * stack's subnets, 0 when not, -errno when the table cannot be had. */
+int dps_links_is_broadcast(struct dps_attach *at, uint32_t addr);
+/* The same against a given table (the limited broadcast is not in it). */
+int dps_links_table_is_broadcast(const struct chan_links *t, uint32_t addr);
+/* In a forked child: the lock a thread of the parent may have held is reset. */
+void dps_links_after_fork(void);
+
+#endif

@@ -1,0 +1,322 @@
+/* For tests/integ/test_preload.py: an unmodified program (no libdpstack) that exercises the
+ * socket surface a real program relies on beyond data: IP-level options and ancillary data,
+ * broadcasts, fstat, close_range/closefrom, sendmmsg/recvmmsg and interface ioctls. It runs
+ * under the preload shim (stack sockets) and, unchanged, on the kernel in the peer's
+ * namespace, and prints one "key value" line per observation (errors as their errno names)
+ * so that the test can compare both runs line by line. Usage: preload_surface COMMAND ARGS. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *errname(int e)
+{
+	const char *n = strerrorname_np(e);
+	return n != NULL ? n : "E?";
+}
+
+/* Prints "key value" for rc >= 0 (value v), else "key ERRNO". */
+static void report(const char *key, int rc, long v)
+{
+	if (rc < 0)
+		printf("%s %s\n", key, errname(errno));
+	else
+		printf("%s %ld\n", key, v);
+}
+
+static int get_int(int fd, int level, int name, socklen_t want_len, long *out, socklen_t *len)
+{
+	unsigned char buf[8] = {0};
+	*len = want_len;
+	int rc = getsockopt(fd, level, name, buf, len);
+	int v = 0;
+	if (*len >= sizeof(int))
+		memcpy(&v, buf, sizeof(int));
+	else if (*len == 1)
+		v = buf[0];
+	*out = v;
+	return rc;
+}
+
+static void show_opt(const char *key, int fd, int level, int name)
+{
+	long v;
+	socklen_t len;
+	int rc = get_int(fd, level, name, sizeof(int), &v, &len);
+	report(key, rc, v);
+}
+
+static void set_opt(const char *key, int fd, int level, int name, int v, socklen_t len)
+{
+	int rc = setsockopt(fd, level, name, &v, len);
+	report(key, rc, 0);
+}
+
+static struct sockaddr_in addr_of(const char *ip, int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	if (inet_pton(AF_INET, ip, &a.sin_addr) != 1) {
+		fprintf(stderr, "bad address %s\n", ip);
+		exit(2);
+	}
+	return a;
+}
+
+static void set_timeout(int fd, int ms)
+{
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* "kind.what" into the loop's key[] (kinds[k] is the kind of socket under test). */
+#define KEY(what) (snprintf(key, sizeof(key), "%s.%s", kinds[k].name, what), key)
+
+/* IP-level options of fresh TCP and UDP sockets: defaults, checks, truncation. */
+static int cmd_ipopts(void)
+{
+	const struct { const char *name; int type; } kinds[] = {
+		{"tcp", SOCK_STREAM}, {"udp", SOCK_DGRAM}};
+	for (unsigned k = 0; k < 2; k++) {
+		int fd = socket(AF_INET, kinds[k].type, 0);
+		char key[64];
+		show_opt(KEY("ttl.default"), fd, IPPROTO_IP, IP_TTL);
+		show_opt(KEY("tos.default"), fd, IPPROTO_IP, IP_TOS);
+		show_opt(KEY("pktinfo.default"), fd, IPPROTO_IP, IP_PKTINFO);
+		show_opt(KEY("recvttl.default"), fd, IPPROTO_IP, IP_RECVTTL);
+		show_opt(KEY("recvtos.default"), fd, IPPROTO_IP, IP_RECVTOS);
+		show_opt(KEY("recverr.default"), fd, IPPROTO_IP, IP_RECVERR);
+		set_opt(KEY("ttl.set0"), fd, IPPROTO_IP, IP_TTL, 0, sizeof(int));
+		set_opt(KEY("ttl.set256"), fd, IPPROTO_IP, IP_TTL, 256, sizeof(int));
+		set_opt(KEY("ttl.setlen0"), fd, IPPROTO_IP, IP_TTL, 5, 0);
+		set_opt(KEY("ttl.set200"), fd, IPPROTO_IP, IP_TTL, 200, sizeof(int));
+		show_opt(KEY("ttl.after200"), fd, IPPROTO_IP, IP_TTL);
+		unsigned char seven = 7;
+		report(KEY("ttl.set1byte"), setsockopt(fd, IPPROTO_IP, IP_TTL, &seven, 1), 0);
+		show_opt(KEY("ttl.after1byte"), fd, IPPROTO_IP, IP_TTL);
+		set_opt(KEY("ttl.setminus1"), fd, IPPROTO_IP, IP_TTL, -1, sizeof(int));
+		show_opt(KEY("ttl.afterminus1"), fd, IPPROTO_IP, IP_TTL);
+		report(KEY("ttl.setnull"), setsockopt(fd, IPPROTO_IP, IP_TTL, NULL, 4), 0);
+		set_opt(KEY("tos.set"), fd, IPPROTO_IP, IP_TOS, 0x1c3, sizeof(int));
+		show_opt(KEY("tos.after"), fd, IPPROTO_IP, IP_TOS);
+		long v;
+		socklen_t len;
+		int rc = get_int(fd, IPPROTO_IP, IP_TTL, 1, &v, &len);
+		report(KEY("ttl.get1"), rc, v);
+		report(KEY("ttl.get1.len"), rc, len);
+		rc = get_int(fd, IPPROTO_IP, IP_TOS, 2, &v, &len);
+		report(KEY("tos.get2"), rc, v);
+		report(KEY("tos.get2.len"), rc, len);
+		rc = get_int(fd, IPPROTO_IP, IP_TTL, 0, &v, &len);
+		report(KEY("ttl.get0.len"), rc, len);
+		rc = get_int(fd, IPPROTO_IP, IP_TTL, (socklen_t)-1, &v, &len);
+		report(KEY("ttl.getneg"), rc, v);
+		set_opt(KEY("pktinfo.set"), fd, IPPROTO_IP, IP_PKTINFO, 5, sizeof(int));
+		show_opt(KEY("pktinfo.after"), fd, IPPROTO_IP, IP_PKTINFO);
+		set_opt(KEY("recverr.set"), fd, IPPROTO_IP, IP_RECVERR, 1, sizeof(int));
+		show_opt(KEY("recverr.after"), fd, IPPROTO_IP, IP_RECVERR);
+		set_opt(KEY("recvtos.set"), fd, IPPROTO_IP, IP_RECVTOS, 1, sizeof(int));
+		set_opt(KEY("recvtos.setlen0"), fd, IPPROTO_IP, IP_RECVTOS, 1, 0);
+		show_opt(KEY("recvtos.afterlen0"), fd, IPPROTO_IP, IP_RECVTOS);
+		show_opt(KEY("unknown.get"), fd, IPPROTO_IP, 4242);
+		set_opt(KEY("unknown.set"), fd, IPPROTO_IP, 4242, 1, sizeof(int));
+		char buf[16];
+		struct iovec iov = {buf, sizeof(buf)};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+		report(KEY("errqueue"), (int)recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT), 0);
+		report(KEY("errqueue.blocking"), (int)recvmsg(fd, &m, MSG_ERRQUEUE), 0);
+		close(fd);
+	}
+	return 0;
+}
+
+/* A UDP datagram "ttl TTL tos TOS" to ip:port with those IP_TTL and IP_TOS. */
+static int cmd_udpsend(char **a)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int ttl = atoi(a[2]), tos = (int)strtol(a[3], NULL, 0);
+	set_opt("ttl", fd, IPPROTO_IP, IP_TTL, ttl, sizeof(int));
+	set_opt("tos", fd, IPPROTO_IP, IP_TOS, tos, sizeof(int));
+	struct sockaddr_in to = addr_of(a[0], atoi(a[1]));
+	char msg[64];
+	int n = snprintf(msg, sizeof(msg), "ttl %d tos %d", ttl, tos);
+	report("sendto", (int)sendto(fd, msg, (size_t)n, 0, (struct sockaddr *)&to, sizeof(to)), n);
+	close(fd);
+	return 0;
+}
+
+/* BIRD's way: IP_TTL and IP_TOS on a TCP socket before connect, then a line sent. */
+static int cmd_tcpconnect(char **a)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	set_opt("ttl", fd, IPPROTO_IP, IP_TTL, atoi(a[2]), sizeof(int));
+	set_opt("tos", fd, IPPROTO_IP, IP_TOS, (int)strtol(a[3], NULL, 0), sizeof(int));
+	struct sockaddr_in to = addr_of(a[0], atoi(a[1]));
+	report("connect", connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	show_opt("ttl.connected", fd, IPPROTO_IP, IP_TTL);
+	show_opt("tos.connected", fd, IPPROTO_IP, IP_TOS);
+	report("send", (int)send(fd, "hello\n", 6, 0), 6);
+	char c;
+	report("recv", (int)recv(fd, &c, 1, 0), 0); /* the peer closes */
+	close(fd);
+	return 0;
+}
+
+/* Receives one datagram on 0.0.0.0:port with IP_PKTINFO, IP_RECVTTL and IP_RECVTOS, and
+ * prints what the ancillary data says; then once more with a control buffer too small. */
+static int cmd_udprecv(char **a)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in any = addr_of("0.0.0.0", atoi(a[0]));
+	report("bind", bind(fd, (struct sockaddr *)&any, sizeof(any)), 0);
+	int on = 1;
+	setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
+	set_timeout(fd, 10000);
+	printf("ready\n");
+	fflush(stdout);
+	for (int round = 0; round < 2; round++) {
+		char buf[256], ctl[256];
+		struct iovec iov = {buf, sizeof(buf) - 1};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+				   .msg_controllen = round == 0 ? sizeof(ctl) : CMSG_SPACE(sizeof(struct in_pktinfo)) + 4};
+		ssize_t n = recvmsg(fd, &m, 0);
+		const char *r = round == 0 ? "full" : "short";
+		if (n < 0) {
+			printf("%s.recvmsg %s\n", r, errname(errno));
+			return 1;
+		}
+		buf[n] = '\0';
+		printf("%s.data %s\n%s.ctrunc %d\n%s.controllen %zu\n", r, buf, r,
+		       !!(m.msg_flags & MSG_CTRUNC), r, (size_t)m.msg_controllen);
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
+			if (c->cmsg_level != IPPROTO_IP) {
+				printf("%s.cmsg level %d\n", r, c->cmsg_level);
+				continue;
+			}
+			if (c->cmsg_type == IP_PKTINFO && c->cmsg_len == CMSG_LEN(sizeof(struct in_pktinfo))) {
+				struct in_pktinfo pi;
+				memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+				char sd[16], ad[16];
+				inet_ntop(AF_INET, &pi.ipi_spec_dst, sd, sizeof(sd));
+				inet_ntop(AF_INET, &pi.ipi_addr, ad, sizeof(ad));
+				printf("%s.pktinfo ifindex %d spec_dst %s addr %s\n", r, pi.ipi_ifindex, sd, ad);
+			} else if (c->cmsg_type == IP_TTL && c->cmsg_len == CMSG_LEN(sizeof(int))) {
+				int t;
+				memcpy(&t, CMSG_DATA(c), sizeof(t));
+				printf("%s.ttl %d\n", r, t);
+			} else if (c->cmsg_type == IP_TOS && c->cmsg_len == CMSG_LEN(1)) {
+				printf("%s.tos %d\n", r, *CMSG_DATA(c));
+			} else {
+				printf("%s.cmsg type %d len %zu\n", r, c->cmsg_type, (size_t)c->cmsg_len);
+			}
+		}
+		fflush(stdout);
+	}
+	close(fd);
+	return 0;
+}
+
+/* A DHCP-like client bound to 0.0.0.0:cport: broadcasts to the server port without and
+ * with SO_BROADCAST (limited, directed, connected), and with wait_reply set, prints the
+ * broadcast answer and the address it was sent to. */
+static int cmd_bcast(char **a)
+{
+	int sport = atoi(a[0]), cport = atoi(a[1]), wait_reply = atoi(a[3]);
+	struct sockaddr_in all = addr_of("255.255.255.255", sport), net = addr_of(a[2], sport);
+	struct sockaddr_in me = addr_of("0.0.0.0", cport);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	report("bind", bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	report("limited.nobcast", (int)sendto(fd, "x", 1, 0, (struct sockaddr *)&all, sizeof(all)), 1);
+	report("directed.nobcast", (int)sendto(fd, "x", 1, 0, (struct sockaddr *)&net, sizeof(net)), 1);
+	report("connect.nobcast", connect(fd, (struct sockaddr *)&all, sizeof(all)), 0);
+	show_opt("so_broadcast.default", fd, SOL_SOCKET, SO_BROADCAST);
+	set_opt("so_broadcast.set", fd, SOL_SOCKET, SO_BROADCAST, 1, sizeof(int));
+	show_opt("so_broadcast.after", fd, SOL_SOCKET, SO_BROADCAST);
+	report("limited", (int)sendto(fd, "discover", 8, 0, (struct sockaddr *)&all, sizeof(all)), 8);
+	if (wait_reply) {
+		int on = 1;
+		setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
+		set_timeout(fd, 10000);
+		char buf[64], ctl[64], to[16] = "?";
+		struct iovec iov = {buf, sizeof(buf) - 1};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+				   .msg_controllen = sizeof(ctl)};
+		ssize_t n = recvmsg(fd, &m, 0);
+		if (n < 0) {
+			printf("reply %s\n", errname(errno));
+			return 1;
+		}
+		buf[n] = '\0';
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		if (c != NULL && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			inet_ntop(AF_INET, &pi.ipi_addr, to, sizeof(to));
+		}
+		printf("reply %s to %s\n", buf, to);
+	}
+	report("directed", (int)sendto(fd, "request", 7, 0, (struct sockaddr *)&net, sizeof(net)), 7);
+	report("connect", connect(fd, (struct sockaddr *)&all, sizeof(all)), 0);
+	report("send.connected", (int)send(fd, "connected", 9, 0), 9);
+	close(fd);
+	return 0;
+}
+
+/* What a socket says it is: fstat's file type and SO_TYPE/SO_DOMAIN/SO_PROTOCOL/SO_ACCEPTCONN,
+ * for a stream, a datagram and a listening socket. */
+static int cmd_fstat(void)
+{
+	const struct { const char *name; int type, proto; bool listen; } kinds[] = {
+		{"tcp", SOCK_STREAM, 0, false}, {"udp", SOCK_DGRAM, IPPROTO_UDP, false},
+		{"listen", SOCK_STREAM | SOCK_NONBLOCK, IPPROTO_TCP, true}};
+	for (unsigned k = 0; k < 3; k++) {
+		int fd = socket(AF_INET, kinds[k].type, kinds[k].proto);
+		char key[64];
+		if (kinds[k].listen)
+			report(KEY("listen"), listen(fd, 4), 0);
+		struct stat sb;
+		int rc = fstat(fd, &sb);
+		report(KEY("fstat.issock"), rc, S_ISSOCK(sb.st_mode));
+		report(KEY("fstat.isfifo"), rc, S_ISFIFO(sb.st_mode));
+		show_opt(KEY("so_type"), fd, SOL_SOCKET, SO_TYPE);
+		show_opt(KEY("so_domain"), fd, SOL_SOCKET, SO_DOMAIN);
+		show_opt(KEY("so_protocol"), fd, SOL_SOCKET, SO_PROTOCOL);
+		show_opt(KEY("so_acceptconn"), fd, SOL_SOCKET, SO_ACCEPTCONN);
+		int v;
+		report(KEY("so_type.nulllen"), getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, NULL), 0);
+		close(fd);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && strcmp(argv[1], "ipopts") == 0)
+		return cmd_ipopts();
+	if (argc >= 2 && strcmp(argv[1], "fstat") == 0)
+		return cmd_fstat();
+	if (argc >= 6 && strcmp(argv[1], "udpsend") == 0)
+		return cmd_udpsend(argv + 2);
+	if (argc >= 6 && strcmp(argv[1], "tcpconnect") == 0)
+		return cmd_tcpconnect(argv + 2);
+	if (argc >= 3 && strcmp(argv[1], "udprecv") == 0)
+		return cmd_udprecv(argv + 2);
+	if (argc >= 6 && strcmp(argv[1], "bcast") == 0)
+		return cmd_bcast(argv + 2);
+	fprintf(stderr, "usage: preload_surface ipopts | fstat | udpsend IP PORT TTL TOS | "
+			"tcpconnect IP PORT TTL TOS | udprecv PORT | "
+			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY\n");
+	return 2;
+}
