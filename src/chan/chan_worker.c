@@ -246,6 +246,7 @@ void chan_dsock_close(struct chan_worker *cw, struct chan_dsock *ds)
 		if (ds->on_accept_list)
 			TAILQ_REMOVE(&cw->accept_list, ds, accept_link);
 		tcp_close(ds->tcp);
+		atomic_fetch_sub(&ds->app->user->listeners[cw->index], 1);
 		chan_listener_drop_children(cw, ds);
 		aw->mem.free(aw->mem.ctx, ds->acc, chan_ring_bytes(ds->acc_mask + 1));
 		break;

@@ -30,7 +30,7 @@ struct daemon {
 	uint32_t nb_mbufs;
 	struct port ports[NETCFG_MAX_PORTS];
 	unsigned nb_ports;
-	struct chan_config chan_cfg;     /* app-sockets, app-arena-mb */
+	struct chan_config chan_cfg;     /* the applications' segment layout */
 
 	/* Running state. */
 	struct steer steer;              /* which worker owns a flow (read-only once set) */
