@@ -29,6 +29,7 @@ struct chan_worker_stats {
 	/* Refusals by limit (chan_limit.h): binds-per-app, socks-per-app, socks-per-user,
 	 * listeners-per-user, arena-mb-per-app. */
 	uint64_t bind_limit, sock_limit, user_sock_limit, listen_limit, arena_limit;
+	uint64_t budget_yields;         /* UDP send FIFOs left for the next round (CHAN_UDP_BUDGET) */
 };
 
 struct chan_server_stats {

@@ -34,6 +34,8 @@ struct chan_dsock {
 	struct chan_ring *acc;          /* listener: its accept ring */
 	uint32_t acc_mask;
 	TAILQ_ENTRY(chan_dsock) accept_link;
+	bool on_udp_tx_list;            /* UDP: datagrams left for the next round */
+	TAILQ_ENTRY(chan_dsock) udp_tx_link;
 };
 
 /* The part of an application that one worker owns. */
@@ -106,6 +108,7 @@ struct chan_worker {
 	struct chan_app *apps[CHAN_MAX_APPS];
 	unsigned napps;
 	TAILQ_HEAD(, chan_dsock) accept_list;
+	TAILQ_HEAD(, chan_dsock) udp_tx_list;   /* send FIFOs whose budget ran out */
 	uint8_t *udp_buf;               /* one datagram from a UDP send FIFO */
 	struct chan_bind *binds;        /* reservations of the ports p % nb_workers == index */
 	unsigned nbinds, cap_binds;

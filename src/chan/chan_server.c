@@ -465,6 +465,7 @@ struct chan *chan_create(const struct chan_config *cfg, struct worker *workers, 
 		cw->stack = workers[w].stack;
 		cw->wake_fd = workers[w].wake_fd;
 		TAILQ_INIT(&cw->accept_list);
+		TAILQ_INIT(&cw->udp_tx_list);
 		cw->udp_buf = malloc(65536);
 		if (cw->udp_buf == NULL) {
 			snprintf(err, errlen, "channel: out of memory");
@@ -542,6 +543,7 @@ void chan_stats(struct chan *ch, struct chan_server_stats *srv, struct chan_work
 		wk->user_sock_limit += s->user_sock_limit;
 		wk->listen_limit += s->listen_limit;
 		wk->arena_limit += s->arena_limit;
+		wk->budget_yields += s->budget_yields;
 		wk->accepts += s->accepts;
 		wk->accept_no_sock += s->accept_no_sock;
 		wk->events += s->events;

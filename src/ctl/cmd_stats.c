@@ -53,6 +53,7 @@ static void stats_sum(const struct daemon *d, struct stats_sum *sum)
 	X(wk, listen_limit, "listens refused: the user holds listeners-per-user (ENOBUFS)") \
 	X(wk, arena_limit, "socket buffers refused: the application holds arena-mb-per-app") \
 	X(wk, bind_limit, "binds refused: the application holds binds-per-app (ENOBUFS)") \
+	X(wk, budget_yields, "UDP send FIFOs left for the next round: the burst's budget ran out") \
 	X(wk, accepts, "connections handed to applications' accept rings") \
 	X(wk, accept_no_sock, "accepts deferred: the application has no free socket") \
 	X(wk, events, "socket events queued to applications") \

@@ -8,12 +8,13 @@ The program is tests/integ/apps/dps_limits.c (its header says what each subcomma
 prints)."""
 
 import os
+import socket
 
 import pytest
 
 import topo
 from topo import apps_stats, wait_apps_gone
-from test_apps import App
+from test_apps import App, kernel_server
 
 LIMITS = os.path.join(topo.BUILD, "tests", "integ", "apps", "dps_limits")
 NOBODY = 65534
@@ -174,3 +175,28 @@ def test_limits_shown_in_stats_and_bad_values_refused(d):
     assert r.rc != 0
     assert apps_stats(d)["limits"]["socks-per-app"] == 16384
 
+
+def test_udp_blast_from_one_app_leaves_room_for_another_apps_round_trips(st, d):
+    """One application keeps a 4 MB UDP send FIFO full; each KICK sends at most a budget of
+    its datagrams per round, the rest next round, so another application's TCP round trips
+    go on (progress is asserted, not speed)."""
+    def sink():
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.bind(("0.0.0.0", 0))
+        return u
+    u = topo.in_netns(st.peer.ns, sink)
+    before = apps_stats(d)
+    try:
+        with kernel_server(st) as port, \
+                app(d, "udp-blast", st.peer_ip, u.getsockname()[1], 4 << 20) as blaster:
+            blaster.expect("blasting")
+            with app(d, "ping-pong", st.peer_ip, port, 2000) as pp:
+                pp.expect("done 2000", timeout=120)
+            blaster.proc.stdin.close()
+            blaster.expect("sent ")
+            assert blaster.wait() == 0, blaster.output()
+    finally:
+        u.close()
+    after = apps_stats(d)
+    assert delta(before, after, "budget_yields") > 0
+    assert delta(before, after, "udp_tx_err") == 0
