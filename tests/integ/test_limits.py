@@ -8,6 +8,7 @@ The program is tests/integ/apps/dps_limits.c (its header says what each subcomma
 prints)."""
 
 import os
+import signal
 import socket
 
 import pytest
@@ -200,3 +201,29 @@ def test_udp_blast_from_one_app_leaves_room_for_another_apps_round_trips(st, d):
     after = apps_stats(d)
     assert delta(before, after, "budget_yields") > 0
     assert delta(before, after, "udp_tx_err") == 0
+
+
+def test_call_to_a_stopped_daemon_times_out_and_its_late_answer_is_dropped(st, d):
+    """A daemon that does not answer (stopped here) ends a call with ETIMEDOUT after
+    DPSTACK_CALL_TIMEOUT_MS. Its slot waits for the late answer: the listener that answer
+    made is closed, and later calls get their own answers."""
+    with App(d, "env", "DPSTACK_CALL_TIMEOUT_MS=1000", LIMITS, "late-call", BASE_PORT,
+             stdin=True) as a:
+        a.expect("attached")
+        a.send_line("bind")
+        assert a.expect("bind ") == "bind 0"
+        os.kill(d.proc.pid, signal.SIGSTOP)
+        try:
+            a.send_line("listen")
+            assert a.expect("listen ", timeout=30) == "listen ETIMEDOUT"
+        finally:
+            os.kill(d.proc.pid, signal.SIGCONT)
+        for _ in range(3):
+            a.send_line("bind")
+            assert a.expect("bind ") == "bind 0"
+            a.send_line("listen")
+            assert a.expect("listen ") == "listen 0"
+        # The three listeners, not the one whose caller gave up.
+        topo.wait_until(lambda: apps_stats(d)["live_socks"] == 3, timeout=10,
+                        what="the late listener closed")
+        assert sum(1 for l in d.ctl("sock", "show").splitlines() if "LISTEN" in l) == 3

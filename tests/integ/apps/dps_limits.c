@@ -8,9 +8,10 @@
  *                                (blocking: as fast as the worker takes them) until stdin
  *                                ends; prints "blasting" once the first went
  *   ping-pong ADDR PORT N        N one-byte round trips to a TCP echo server ("done N")
- *   late-call PORT               attaches ("attached"), then listens on PORT at each stdin
- *                                line, printing "listen ERRNO" (0 when it worked); PORT+1,
- *                                PORT+2, ... for the later lines
+ *   late-call PORT               attaches ("attached"), then for each stdin line "bind" binds
+ *                                a new TCP socket to the next port from PORT ("bind ERRNO",
+ *                                0 when it worked), for "listen" listens on it ("listen
+ *                                ERRNO")
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -162,22 +163,27 @@ static int cmd_ping_pong(char **argv)
 	return dps_close(fd) == 0 ? 0 : 1;
 }
 
+/* Each stdin line is "bind" (a new TCP socket bound to the next port from PORT) or
+ * "listen" (on the last one). */
 static int cmd_late_call(char **argv)
 {
-	int port = atoi(argv[0]);
-	int fd = dps_socket(AF_INET, SOCK_STREAM, 0);
+	int port = atoi(argv[0]), fd = dps_socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0) {
 		out("FAIL socket %s", errname(errno));
 		return 1;
 	}
 	out("attached");
-	for (int i = 0; stdin_line(); i++) {
-		int s = dps_socket(AF_INET, SOCK_STREAM, 0);
-		struct sockaddr_in a = addr_of(NULL, port + i);
-		int rc = dps_bind(s, (struct sockaddr *)&a, sizeof(a));
-		if (rc == 0)
-			rc = dps_listen(s, 16);
-		out("listen %s", errname(rc == 0 ? 0 : errno));
+	char line[64];
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		if (strncmp(line, "bind", 4) == 0) {
+			fd = dps_socket(AF_INET, SOCK_STREAM, 0);
+			struct sockaddr_in a = addr_of(NULL, port++);
+			int rc = dps_bind(fd, (struct sockaddr *)&a, sizeof(a));
+			out("bind %s", errname(rc == 0 ? 0 : errno));
+		} else {
+			int rc = dps_listen(fd, 16);
+			out("listen %s", errname(rc == 0 ? 0 : errno));
+		}
 	}
 	return 0;
 }
