@@ -323,7 +323,8 @@ static void serve(struct daemon *d, int ctl_fd, int sig_fd)
 {
 	struct pollfd fds[2] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN}};
 	for (;;) {
-		if (poll(fds, 2, -1) < 0) {
+		mem_trim_tick(&d->mem, d);
+		if (poll(fds, 2, MEM_TRIM_INTERVAL_MS) < 0) {
 			if (errno == EINTR)
 				continue;
 			perror("dpstackd: poll");
@@ -348,6 +349,7 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
+	mem_trim_setup();
 	const char *config_path = NULL;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {

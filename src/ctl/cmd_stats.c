@@ -165,6 +165,9 @@ static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl
 	json_u64(o, "size", d->pool->size);
 	json_u64(o, "in_use", rte_mempool_in_use_count(d->pool));
 	json_obj_end(o);
+	json_obj_begin(o, "memory");
+	json_u64(o, "heap_trims", d->mem.trims);
+	json_obj_end(o);
 	stats_apps(d, o);
 	json_obj_end(o);
 }
@@ -210,6 +213,8 @@ static void stats_text(struct daemon *d, const struct stats_sum *sum, struct ctl
 	}
 	ctl_printf(o, "Mempool: %u of %u mbufs in use\n", rte_mempool_in_use_count(d->pool),
 		   d->pool->size);
+	ctl_printf(o, "Memory: %" PRIu64 " heap trims after storms of connections\n",
+		   d->mem.trims);
 	stats_apps(d, o);
 }
 
