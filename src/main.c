@@ -58,6 +58,12 @@ static void usage(FILE *f)
 		"    ip route add default via 10.0.0.1\n"
 		"    service add http tcp 80      (built-in services: echo, discard,\n"
 		"                                  chargen, http, iperf3; see 'dpstackctl help')\n"
+		"    apps limits socks-per-app 4096 listeners-per-user 64\n"
+		"                                 (what one application or user may take:\n"
+		"                                  apps-per-user, socks-per-app, socks-per-user,\n"
+		"                                  listeners-per-user, arena-mb-per-app,\n"
+		"                                  binds-per-app; root is exempt from per-user\n"
+		"                                  limits; 'dpstackctl apps limits' shows them)\n"
 		"\n"
 		"Environment:\n"
 		"  " DPSTACK_CTL_ENV "   control socket (default " DPSTACK_CTL_DEFAULT ")\n"
@@ -317,7 +323,8 @@ static void serve(struct daemon *d, int ctl_fd, int sig_fd)
 {
 	struct pollfd fds[2] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN}};
 	for (;;) {
-		if (poll(fds, 2, -1) < 0) {
+		mem_trim_tick(&d->mem, d);
+		if (poll(fds, 2, MEM_TRIM_INTERVAL_MS) < 0) {
 			if (errno == EINTR)
 				continue;
 			perror("dpstackd: poll");
@@ -342,6 +349,7 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
+	mem_trim_setup();
 	const char *config_path = NULL;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
@@ -370,8 +378,7 @@ int main(int argc, char **argv)
 	d.nb_mbufs = DEFAULT_MBUFS;
 	d.idle_sleep_max_us = DEFAULT_IDLE_SLEEP_US;
 	d.chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT,
-					  .arena_mb = CHAN_ARENA_MB_DEFAULT,
-					  .max_binds = CHAN_MAX_BINDS_DEFAULT};
+					  .arena_mb = CHAN_ARENA_MB_DEFAULT};
 	struct config cfg;
 	char err[512];
 	if (config_load(config_path, &d, &cfg, err, sizeof(err)) != 0) {

@@ -101,6 +101,27 @@ static int dps_exchange(int fd, const struct chan_req *rq, struct chan_reply *re
 	return got;
 }
 
+/* How long a call waits for its answer: a daemon that takes longer is stuck (a worker
+ * answers within microseconds; even a connect only starts there), and the caller gets
+ * ETIMEDOUT rather than hanging. DPSTACK_CALL_TIMEOUT_MS overrides it; 0 waits for ever. */
+#define DPS_CALL_TIMEOUT_MS_DEFAULT 30000
+
+static int64_t dps_call_timeout_ms(void)
+{
+	const char *env = getenv("DPSTACK_CALL_TIMEOUT_MS");
+	if (env == NULL || env[0] == '\0')
+		return DPS_CALL_TIMEOUT_MS_DEFAULT;
+	char *end;
+	errno = 0;
+	long long v = strtoll(env, &end, 10);
+	if (*end != '\0' || errno != 0 || v < 0) {
+		fprintf(stderr, "libdpstack: DPSTACK_CALL_TIMEOUT_MS=%s is not milliseconds; "
+				"using %d\n", env, DPS_CALL_TIMEOUT_MS_DEFAULT);
+		return DPS_CALL_TIMEOUT_MS_DEFAULT;
+	}
+	return v;
+}
+
 static void dps_attach_locks_init(struct dps_attach *at)
 {
 	pthread_mutex_init(&at->ev_lock, NULL);
@@ -184,6 +205,8 @@ static struct dps_attach *dps_attach_setup(struct dps_attach *at,
 	at->token = ar->token;
 	atomic_init(&at->refs, 1);
 	atomic_init(&at->calls_free, ~0ull);
+	atomic_init(&at->calls_late, 0);
+	at->call_timeout_ms = dps_call_timeout_ms();
 	doorbell_init(&at->calls_bell);
 	at->spin_ns = doorbell_spin_default();
 	dps_attach_locks_init(at);
@@ -283,6 +306,7 @@ static void dps_fork_child(void)
 			/* The child's process slot has call slots of its own, all free; the
 			 * parent's other threads and their calls did not come along. */
 			atomic_store(&at->calls_free, ~0ull);
+			atomic_store(&at->calls_late, 0);
 		} else {
 			/* The daemon could not take the child: its sockets are unusable. */
 			at->sock_fd = -1;
@@ -481,10 +505,50 @@ unsigned dps_next_worker(struct dps_attach *at)
 	       at->lay.nb_workers;
 }
 
-/* A free call slot, waiting for one when CHAN_CALL_SLOTS threads are in calls. */
+static void dps_call_slot_give(struct dps_attach *at, int slot);
+
+/* An answer that came after its caller gave up: what the call made is not wanted, so the
+ * sockets it opened are closed (a bind's reservation stays until the process ends: giving
+ * it up would take another call). */
+static void dps_call_late_drop(struct dps_attach *at, const struct chan_call *c)
+{
+	uint32_t op = c->req.op;
+	if (c->rep.err != 0 || (op != CHAN_OP_LISTEN && op != CHAN_OP_CONNECT &&
+				op != CHAN_OP_UDP_OPEN))
+		return;
+	for (uint32_t i = 0; i < c->rep.count && i < CHAN_MAX_WORKERS; i++)
+		if (c->rep.socks[i] < at->lay.max_socks)
+			dps_cmd(at, c->rep.socks[i], CHAN_CMD_CLOSE, 0);
+}
+
+/* Slots whose callers timed out come back once their answer is in: until then the
+ * daemon may still write them, so nobody else may use them. */
+static void dps_calls_reclaim(struct dps_attach *at)
+{
+	uint64_t late = atomic_load_explicit(&at->calls_late, memory_order_acquire);
+	while (late != 0) {
+		int slot = __builtin_ctzll(late);
+		uint64_t bit = 1ull << slot;
+		late &= ~bit;
+		struct chan_call *c = chan_call_at(at->base, &at->lay, at->proc, (unsigned)slot);
+		if (atomic_load_explicit(&c->state, memory_order_acquire) != CHAN_CALL_DONE)
+			continue;
+		if (!(atomic_fetch_and(&at->calls_late, ~bit) & bit))
+			continue; /* another thread took it */
+		dps_call_late_drop(at, c);
+		atomic_store_explicit(&c->state, CHAN_CALL_IDLE, memory_order_relaxed);
+		dps_call_slot_give(at, slot);
+	}
+}
+
+/* A free call slot, waiting for one when CHAN_CALL_SLOTS threads are in calls (or have
+ * given up on a stuck daemon: then this wait too ends with ETIMEDOUT). */
 static int dps_call_slot_take(struct dps_attach *at)
 {
+	const int64_t deadline = at->call_timeout_ms > 0 ? dps_now_ms() + at->call_timeout_ms
+							 : -1;
 	for (;;) {
+		dps_calls_reclaim(at);
 		uint32_t seen = doorbell_seq(&at->calls_bell);
 		uint64_t f = atomic_load_explicit(&at->calls_free, memory_order_acquire);
 		while (f != 0) {
@@ -497,7 +561,10 @@ static int dps_call_slot_take(struct dps_attach *at)
 		}
 		if (dps_attach_dead(at))
 			return -ENOTCONN;
-		doorbell_wait(&at->calls_bell, seen, at->spin_ns, -1);
+		int64_t left_ms = deadline < 0 ? -1 : deadline - dps_now_ms();
+		if (deadline >= 0 && left_ms <= 0)
+			return -ETIMEDOUT;
+		doorbell_wait(&at->calls_bell, seen, at->spin_ns, left_ms < 0 ? -1 : left_ms * 1000000);
 	}
 }
 
@@ -530,6 +597,7 @@ int dps_call_post(struct dps_attach *at, unsigned w, const struct chan_req *rq)
 struct dps_call_waiter {
 	struct dps_attach *at;
 	struct chan_call *c;
+	int64_t deadline_ms;            /* -1: none */
 };
 
 static bool dps_call_done(void *ctx)
@@ -542,17 +610,30 @@ static bool dps_call_done(void *ctx)
 static int dps_call_sleep(void *ctx)
 {
 	struct dps_call_waiter *cw = ctx;
-	return dps_sleep(cw->at, -1);
+	if (cw->deadline_ms < 0)
+		return dps_sleep(cw->at, -1);
+	int64_t left = cw->deadline_ms - dps_now_ms();
+	return left > 0 ? dps_sleep(cw->at, (int)(left > INT32_MAX ? INT32_MAX : left)) : 0;
 }
 
 int dps_call_wait(struct dps_attach *at, int slot, struct chan_reply *rep)
 {
 	struct chan_call *c = chan_call_at(at->base, &at->lay, at->proc, (unsigned)slot);
-	struct dps_call_waiter cw = {.at = at, .c = c};
+	struct dps_call_waiter cw = {.at = at, .c = c, .deadline_ms = -1};
+	if (at->call_timeout_ms > 0)
+		cw.deadline_ms = dps_now_ms() + at->call_timeout_ms;
 	/* A signal does not end the wait: the call runs anyway, and its answer is needed to
-	 * know what exists (a socket the daemon made). */
-	while (!dps_call_done(&cw))
+	 * know what exists (a socket the daemon made). A daemon that does not answer in time
+	 * does: the slot is left to dps_calls_reclaim, which takes the late answer (and closes
+	 * what it made) before the slot serves another call. */
+	while (!dps_call_done(&cw)) {
+		if (cw.deadline_ms >= 0 && dps_now_ms() >= cw.deadline_ms) {
+			atomic_fetch_or_explicit(&at->calls_late, 1ull << slot, memory_order_release);
+			dps_calls_reclaim(at); /* it may have come just now */
+			return -ETIMEDOUT;
+		}
 		doorbell_wait_fd(dps_bell(at), at->spin_ns, dps_call_done, dps_call_sleep, &cw);
+	}
 	if (atomic_load_explicit(&c->state, memory_order_acquire) != CHAN_CALL_DONE)
 		return -ENOTCONN; /* the daemon died; the slot goes with the attachment */
 	memcpy(rep, &c->rep, sizeof(*rep));

@@ -56,6 +56,8 @@ struct dps_attach {
 	_Atomic bool dead;
 	_Atomic int64_t checked_ms;     /* when dps_attach_check_lazy last asked */
 	_Atomic uint64_t calls_free;    /* bit i: call slot i is ours to take */
+	_Atomic uint64_t calls_late;    /* bit i: slot i's caller gave up (dps_call_wait) */
+	int64_t call_timeout_ms;        /* DPSTACK_CALL_TIMEOUT_MS; 0: wait for ever */
 	struct doorbell calls_bell;     /* rung when a call slot is given back */
 	_Atomic unsigned next_worker;   /* connects and UDP sockets go to each worker in turn */
 	int64_t spin_ns;                /* how long waits spin before they sleep */

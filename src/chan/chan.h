@@ -9,10 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CHAN_MAX_APPS 64
+#include "chan_limit.h"
+
+#define CHAN_MAX_APPS 256              /* attached at once, all users together */
 #define CHAN_MAX_SOCKS_DEFAULT 16384
 #define CHAN_ARENA_MB_DEFAULT 4096     /* address space per worker and app; RAM as used */
-#define CHAN_MAX_BINDS_DEFAULT 1024    /* bound, not yet listening or connected sockets */
 
 struct worker;
 struct stack;
@@ -21,16 +22,19 @@ struct chan;
 struct chan_config {
 	uint32_t max_socks;             /* sockets per application (a power of two) */
 	uint64_t arena_mb;              /* per worker and application (a power of two) */
-	uint32_t max_binds;             /* TCP bind reservations per application and worker */
 };
 
 struct chan_worker_stats {
 	uint64_t cmds, bad_cmds, calls, accepts, accept_no_sock, events, wakes, udp_tx, udp_tx_err;
-	uint64_t bind_limit;            /* binds refused: the application holds max_binds */
+	/* Refusals by limit (chan_limit.h): binds-per-app, socks-per-app, socks-per-user,
+	 * listeners-per-user, arena-mb-per-app. */
+	uint64_t bind_limit, sock_limit, user_sock_limit, listen_limit, arena_limit;
+	uint64_t budget_yields;         /* UDP send FIFOs left for the next round (CHAN_UDP_BUDGET) */
 };
 
 struct chan_server_stats {
 	uint64_t attaches, joins, refused, procs_gone, apps_freed, bad_msgs;
+	uint64_t app_limit;             /* attaches refused: the user holds apps-per-user */
 	/* Gauges: what exists now. A segment outlives its application while connections it
 	 * closed finish sending; all three return to 0 once everything is reclaimed. */
 	uint64_t live_apps, live_socks, arena_bytes;
@@ -48,5 +52,21 @@ void chan_stop(struct chan *ch);
 void chan_destroy(struct chan *ch);
 
 void chan_stats(struct chan *ch, struct chan_server_stats *srv, struct chan_worker_stats *wk);
+
+/* The limits now and the most each may be set to. */
+void chan_limits_read(struct chan *ch, uint32_t now[CHAN_LIMIT_COUNT],
+		      struct chan_limit_bounds *bounds);
+/* Sets limit k for every later request: 0, or -ERANGE when v is beyond its bound. */
+int chan_limit_set(struct chan *ch, enum chan_limit k, uint32_t v);
+
+/* What one user holds now. */
+struct chan_user_use {
+	uint32_t uid;
+	bool exempt;                    /* from per-user limits (root, the daemon's user) */
+	uint32_t apps, listeners;       /* listeners: on the worker where it holds most */
+	uint64_t socks;
+};
+/* Fills out with up to max users holding something; returns how many. */
+unsigned chan_users(struct chan *ch, struct chan_user_use *out, unsigned max);
 
 #endif

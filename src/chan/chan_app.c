@@ -15,12 +15,19 @@
 static void *chan_mem_alloc(void *ctx, size_t bytes)
 {
 	struct chan_app_worker *aw = ctx;
+	struct chan *ch = aw->app->chan;
+	if (!chan_limit_allows(&ch->limits, CHAN_LIMIT_ARENA_MB_PER_APP,
+			       (uint64_t)atomic_load(&aw->app->arena_bytes), bytes, false)) {
+		ch->cw[aw->index].st.arena_limit++;
+		return NULL;
+	}
 	uint64_t before = aw->arena.live_bytes;
 	void *p = chan_arena_alloc(&aw->arena, bytes);
 	if (p != NULL) {
+		int64_t grown = (int64_t)(aw->arena.live_bytes - before);
 		atomic_fetch_add(&aw->app->refs, 1);
-		atomic_fetch_add(&aw->app->chan->arena_bytes,
-				 (int64_t)(aw->arena.live_bytes - before));
+		atomic_fetch_add(&aw->app->arena_bytes, grown);
+		atomic_fetch_add(&ch->arena_bytes, grown);
 	}
 	return p;
 }
@@ -30,13 +37,17 @@ static void chan_mem_free(void *ctx, void *p, size_t bytes)
 	struct chan_app_worker *aw = ctx;
 	uint64_t before = aw->arena.live_bytes;
 	chan_arena_free(&aw->arena, p, bytes);
-	atomic_fetch_sub(&aw->app->chan->arena_bytes, (int64_t)(before - aw->arena.live_bytes));
+	int64_t shrunk = (int64_t)(before - aw->arena.live_bytes);
+	atomic_fetch_sub(&aw->app->arena_bytes, shrunk);
+	atomic_fetch_sub(&aw->app->chan->arena_bytes, shrunk);
 	chan_app_unref(aw->app);
 }
 
 static void chan_app_destroy(struct chan_app *a)
 {
 	atomic_fetch_sub(&a->chan->live_apps, 1);
+	if (a->user != NULL)
+		chan_user_put(a->user);
 	if (a->w != NULL) {
 		for (unsigned w = 0; w < a->lay.nb_workers; w++) {
 			chan_arena_fini(&a->w[w].arena);
@@ -58,15 +69,18 @@ void chan_app_unref(struct chan_app *a)
 		chan_app_destroy(a);
 }
 
-struct chan_app *chan_app_create(struct chan *ch, char *err, size_t errlen)
+struct chan_app *chan_app_create(struct chan *ch, struct chan_user *user, char *err,
+				 size_t errlen)
 {
 	struct chan_app *a = calloc(1, sizeof(*a));
 	if (a == NULL) {
+		chan_user_put(user);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	a->memfd = -1;
 	a->chan = ch;
+	a->user = user;
 	atomic_fetch_add(&ch->live_apps, 1);
 	atomic_init(&a->refs, 1);
 	for (unsigned p = 0; p < CHAN_MAX_PROCS; p++)
@@ -130,7 +144,7 @@ nomem:
 
 struct chan_dsock *chan_dsock_alloc(struct chan_app_worker *aw, uint8_t kind)
 {
-	if (aw->nfree == 0)
+	if (aw->nfree == 0 || !chan_sock_take(&aw->app->chan->cw[aw->index], aw->app))
 		return NULL;
 	struct chan_dsock *ds = &aw->app->socks[aw->free_socks[--aw->nfree]];
 	struct chan_sock *ss = chan_dsock_shm(ds);
@@ -152,6 +166,7 @@ struct chan_dsock *chan_dsock_alloc(struct chan_app_worker *aw, uint8_t kind)
 	ds->udp_tx = NULL;
 	ds->listener = NULL;
 	ds->acc = NULL;
+	ds->on_udp_tx_list = false;
 	return ds;
 }
 
@@ -161,5 +176,6 @@ void chan_dsock_release(struct chan_dsock *ds)
 	ds->kind = CHAN_SOCK_FREE;
 	ds->holders = 0;
 	atomic_fetch_sub(&ds->app->chan->live_socks, 1);
+	chan_sock_give(ds->app);
 	aw->free_socks[aw->nfree++] = ds->index;
 }

@@ -130,6 +130,15 @@ static int chan_call_listen(const struct chan_ctx *x)
 	if (rc < 0)
 		return rc;
 	chan_reuseport_to_tcp(x, &o);
+	/* Every user's listeners share this worker's table: one user may fill a part only.
+	 * ENOBUFS, as when the table itself is full. */
+	struct chan_user *u = x->a->user;
+	_Atomic uint32_t *listeners = &u->listeners[x->cw->index];
+	if (!chan_limit_allows(&x->cw->chan->limits, CHAN_LIMIT_LISTENERS_PER_USER,
+			       atomic_load(listeners), 1, u->exempt)) {
+		x->cw->st.listen_limit++;
+		return -ENOBUFS;
+	}
 	struct chan_dsock *ds = chan_new_sock(x, CHAN_SOCK_TCP_LISTEN);
 	if (ds == NULL)
 		return -EMFILE;
@@ -154,6 +163,7 @@ static int chan_call_listen(const struct chan_ctx *x)
 		chan_dsock_release(ds);
 		return rc;
 	}
+	atomic_fetch_add(listeners, 1);
 	struct chan_sock *ss = chan_dsock_shm(ds);
 	ss->acc_off = chan_app_off(x->a, ds->acc);
 	ss->acc_mask = ds->acc_mask;
@@ -213,7 +223,8 @@ static int chan_call_bind(const struct chan_ctx *x)
 	int rc = tcp_bind_check(x->cw->stack, ntohl(rq->laddr), ntohs(rq->lport), &o);
 	if (rc < 0)
 		return rc;
-	if (chan_bind_count(x->cw, x->a) >= x->cw->chan->cfg.max_binds) {
+	if (!chan_limit_allows(&x->cw->chan->limits, CHAN_LIMIT_BINDS_PER_APP,
+			       chan_bind_count(x->cw, x->a), 1, false)) {
 		x->cw->st.bind_limit++;
 		return -ENOBUFS;
 	}

@@ -34,6 +34,8 @@ struct chan_dsock {
 	struct chan_ring *acc;          /* listener: its accept ring */
 	uint32_t acc_mask;
 	TAILQ_ENTRY(chan_dsock) accept_link;
+	bool on_udp_tx_list;            /* UDP: datagrams left for the next round */
+	TAILQ_ENTRY(chan_dsock) udp_tx_link;
 };
 
 /* The part of an application that one worker owns. */
@@ -56,8 +58,23 @@ struct chan_proc_priv {
 	_Atomic bool kill;              /* a worker caught it misbehaving */
 };
 
+/* One user's share of the daemon, kept while any application of the user lives (its
+ * segment included). Claimed and given up by the channel thread; the counts are changed by
+ * whichever thread takes or frees the thing counted. */
+struct chan_user {
+	_Atomic uint32_t refs;          /* applications (segments) of the user; 0: slot free */
+	_Atomic uint32_t uid;
+	bool exempt;                    /* from per-user limits */
+	_Atomic uint32_t apps;          /* attached, by the channel thread */
+	_Atomic int64_t socks;
+	_Atomic uint32_t listeners[CHAN_MAX_WORKERS];   /* each worker counts its own */
+};
+
 struct chan_app {
 	uint64_t id, token;
+	struct chan_user *user;         /* of its first process: joins must share the uid */
+	_Atomic int64_t nsocks;         /* open, on every worker */
+	_Atomic int64_t arena_bytes;    /* allocated blocks, on every worker */
 	int memfd;
 	void *base;
 	struct chan_seg_hdr *hdr;
@@ -92,6 +109,7 @@ struct chan_worker {
 	struct chan_app *apps[CHAN_MAX_APPS];
 	unsigned napps;
 	TAILQ_HEAD(, chan_dsock) accept_list;
+	TAILQ_HEAD(, chan_dsock) udp_tx_list;   /* send FIFOs whose budget ran out */
 	uint8_t *udp_buf;               /* one datagram from a UDP send FIFO */
 	struct chan_bind *binds;        /* reservations of the ports p % nb_workers == index */
 	unsigned nbinds, cap_binds;
@@ -116,6 +134,10 @@ struct chan {
 	struct chan_server_stats st;
 	struct chan_vigil *vigil;
 	_Atomic int64_t live_apps, live_socks, arena_bytes;
+	struct chan_limits limits;
+	struct chan_limit_bounds bounds;
+	uid_t daemon_uid;
+	struct chan_user users[CHAN_MAX_APPS];  /* a user per live application at most */
 };
 
 /* --- chan_vigil.c: the death notice in every segment (chan_seg_hdr.daemon_life) --- */
@@ -128,9 +150,21 @@ void chan_vigil_unwatch(struct chan_vigil *v, int slot);
 /* Ends the thread; applications still watched get the notice. */
 void chan_vigil_stop(struct chan_vigil *v);
 
+/* --- chan_user.c --- */
+/* The user's entry (taking a reference), or NULL when the table is full. Channel thread. */
+struct chan_user *chan_user_get(struct chan *ch, uid_t uid);
+void chan_user_put(struct chan_user *u);
+/* Takes one socket of a's on worker cw under socks-per-app and socks-per-user (the refusal
+ * is counted); chan_sock_give returns it. */
+bool chan_sock_take(struct chan_worker *cw, struct chan_app *a);
+void chan_sock_give(struct chan_app *a);
+
 /* --- chan_app.c --- */
-struct chan_app *chan_app_create(struct chan *ch, char *err, size_t errlen);
+/* Takes over the reference to user (given back when the segment is freed). */
+struct chan_app *chan_app_create(struct chan *ch, struct chan_user *user, char *err,
+				 size_t errlen);
 void chan_app_unref(struct chan_app *a);
+/* NULL when the application has no socket number left or holds its limit (counted). */
 struct chan_dsock *chan_dsock_alloc(struct chan_app_worker *aw, uint8_t kind);
 void chan_dsock_release(struct chan_dsock *ds);
 /* The socket's shared record. */

@@ -98,6 +98,7 @@ static void chan_proc_drop(struct chan *ch, struct chan_app *a, unsigned p)
 	chan_vigil_unwatch(ch->vigil, a->vigil_slot);
 	TAILQ_REMOVE(&ch->apps, a, link);
 	ch->napps--;
+	atomic_fetch_sub(&a->user->apps, 1);
 	ch->st.apps_freed++;
 	chan_app_unref(a);
 }
@@ -110,16 +111,38 @@ static int chan_proc_slot(struct chan_app *a)
 	return -1;
 }
 
+static void chan_refuse(struct chan *ch, int fd, int err)
+{
+	chan_reply_err(fd, err);
+	close(fd);
+	ch->st.refused++;
+}
+
+/* A new application. Refusals: ENFILE when the daemon's table is full (Linux's errno for
+ * a system-wide table), EUSERS when the user holds apps-per-user ("Too many users" says
+ * what happened, and nothing retries it in a loop; it lasts until one of the user's
+ * applications exits), ENOMEM when there is no memory for the segment. The library's
+ * socket() fails with that errno. */
 static void chan_attach(struct chan *ch, int fd, const struct ucred *cr)
 {
 	char err[128];
 	if (ch->napps >= CHAN_MAX_APPS) {
-		chan_reply_err(fd, EMFILE);
-		close(fd);
-		ch->st.refused++;
+		chan_refuse(ch, fd, ENFILE);
 		return;
 	}
-	struct chan_app *a = chan_app_create(ch, err, sizeof(err));
+	struct chan_user *u = chan_user_get(ch, cr->uid);
+	if (u == NULL) {
+		chan_refuse(ch, fd, ENFILE);
+		return;
+	}
+	if (!chan_limit_allows(&ch->limits, CHAN_LIMIT_APPS_PER_USER, atomic_load(&u->apps), 1,
+			       u->exempt)) {
+		chan_user_put(u);
+		ch->st.app_limit++;
+		chan_refuse(ch, fd, EUSERS);
+		return;
+	}
+	struct chan_app *a = chan_app_create(ch, u, err, sizeof(err));
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (a == NULL || efd < 0) {
 		fprintf(stderr, "dpstackd: application %d refused: %s\n", cr->pid,
@@ -128,12 +151,11 @@ static void chan_attach(struct chan *ch, int fd, const struct ucred *cr)
 			close(efd);
 		if (a != NULL)
 			chan_app_unref(a);
-		chan_reply_err(fd, ENOMEM);
-		close(fd);
-		ch->st.refused++;
+		chan_refuse(ch, fd, ENOMEM);
 		return;
 	}
 	a->vigil_slot = chan_vigil_watch(ch->vigil, a);
+	atomic_fetch_add(&u->apps, 1);
 	a->id = ++ch->next_app_id;
 	if (getrandom(&a->token, sizeof(a->token), 0) != sizeof(a->token))
 		a->token = a->id ^ (uint64_t)(uintptr_t)a;
@@ -145,7 +167,7 @@ static void chan_attach(struct chan *ch, int fd, const struct ucred *cr)
 	ch->napps++;
 	struct chan_job j = {.app = a, .proc = 0};
 	if (chan_run_all(ch, chan_job_app_add, &j) < 0) {
-		chan_reply_err(fd, EMFILE);
+		chan_reply_err(fd, ENFILE);
 		chan_proc_drop(ch, a, 0);
 		ch->st.refused++;
 		return;
@@ -364,6 +386,21 @@ static void *chan_thread(void *arg)
 	return NULL;
 }
 
+/* The most each limit may be: what the tables and a segment's layout hold. */
+static void chan_limit_bounds_of(const struct chan *ch, struct chan_limit_bounds *b)
+{
+	uint64_t arena_mb = ch->cfg.arena_mb * ch->nb_workers;
+	uint64_t all_socks = (uint64_t)ch->cfg.max_socks * CHAN_MAX_APPS;
+	*b = (struct chan_limit_bounds){.max = {
+		[CHAN_LIMIT_APPS_PER_USER] = CHAN_MAX_APPS,
+		[CHAN_LIMIT_SOCKS_PER_APP] = ch->cfg.max_socks,
+		[CHAN_LIMIT_SOCKS_PER_USER] = all_socks > UINT32_MAX ? UINT32_MAX : (uint32_t)all_socks,
+		[CHAN_LIMIT_LISTENERS_PER_USER] = ch->cfg.max_socks,
+		[CHAN_LIMIT_ARENA_MB_PER_APP] = arena_mb > UINT32_MAX ? UINT32_MAX : (uint32_t)arena_mb,
+		[CHAN_LIMIT_BINDS_PER_APP] = 1u << 20,
+	}};
+}
+
 /* Refuses when a daemon answers on path; removes a stale socket file. */
 static int chan_listen(const char *path, char *err, size_t errlen)
 {
@@ -409,6 +446,11 @@ struct chan *chan_create(const struct chan_config *cfg, struct worker *workers, 
 	ch->cfg = *cfg;
 	ch->workers = workers;
 	ch->nb_workers = n;
+	chan_limit_bounds_of(ch, &ch->bounds);
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	chan_limits_default(&ch->limits, &ch->bounds,
+			    pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0);
+	ch->daemon_uid = geteuid();
 	TAILQ_INIT(&ch->apps);
 	ch->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ch->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -427,6 +469,7 @@ struct chan *chan_create(const struct chan_config *cfg, struct worker *workers, 
 		cw->stack = workers[w].stack;
 		cw->wake_fd = workers[w].wake_fd;
 		TAILQ_INIT(&cw->accept_list);
+		TAILQ_INIT(&cw->udp_tx_list);
 		cw->udp_buf = malloc(65536);
 		if (cw->udp_buf == NULL) {
 			snprintf(err, errlen, "channel: out of memory");
@@ -502,6 +545,11 @@ void chan_stats(struct chan *ch, struct chan_server_stats *srv, struct chan_work
 		wk->bad_cmds += s->bad_cmds;
 		wk->calls += s->calls;
 		wk->bind_limit += s->bind_limit;
+		wk->sock_limit += s->sock_limit;
+		wk->user_sock_limit += s->user_sock_limit;
+		wk->listen_limit += s->listen_limit;
+		wk->arena_limit += s->arena_limit;
+		wk->budget_yields += s->budget_yields;
 		wk->accepts += s->accepts;
 		wk->accept_no_sock += s->accept_no_sock;
 		wk->events += s->events;

@@ -16,6 +16,10 @@
 #include "../proto/udp.h"
 
 #define CHAN_CMD_BUDGET 256            /* commands per process per round */
+/* Datagrams one UDP send FIFO may send per round: one KICK must not keep the worker
+ * sending a whole SO_SNDBUF (thousands of small datagrams) while the other applications'
+ * commands and the received frames wait. What is left goes next round, in order. */
+#define CHAN_UDP_BUDGET 64
 
 static struct chan_worker *chan_worker_of(const struct chan_dsock *ds)
 {
@@ -185,8 +189,9 @@ static void chan_accept_pump(struct chan_worker *cw, struct chan_dsock *l)
 		chan_dsock_queue_events(l);
 }
 
-/* Sends the datagrams the application queued in a UDP socket's send FIFO. */
-static void chan_udp_drain(struct chan_worker *cw, struct chan_dsock *ds)
+/* Sends up to budget of the datagrams the application queued in a UDP socket's send FIFO;
+ * a FIFO with more goes on the worker's list for the next round. */
+static void chan_udp_drain(struct chan_worker *cw, struct chan_dsock *ds, unsigned budget)
 {
 	struct fifo *f = ds->udp_tx;
 	struct chan_udp_tx_hdr h;
@@ -194,6 +199,14 @@ static void chan_udp_drain(struct chan_worker *cw, struct chan_dsock *ds)
 		uint32_t used = fifo_used(f);
 		if (used < sizeof(h))
 			break;
+		if (budget-- == 0) {
+			if (!ds->on_udp_tx_list) {
+				ds->on_udp_tx_list = true;
+				TAILQ_INSERT_TAIL(&cw->udp_tx_list, ds, udp_tx_link);
+				cw->st.budget_yields++;
+			}
+			break;
+		}
 		fifo_peek(f, 0, &h, sizeof(h));
 		if (h.len > UDP_MAX_PAYLOAD || h.len > used - sizeof(h)) {
 			/* A record the application garbled: drop everything queued. */
@@ -246,6 +259,7 @@ void chan_dsock_close(struct chan_worker *cw, struct chan_dsock *ds)
 		if (ds->on_accept_list)
 			TAILQ_REMOVE(&cw->accept_list, ds, accept_link);
 		tcp_close(ds->tcp);
+		atomic_fetch_sub(&ds->app->user->listeners[cw->index], 1);
 		chan_listener_drop_children(cw, ds);
 		aw->mem.free(aw->mem.ctx, ds->acc, chan_ring_bytes(ds->acc_mask + 1));
 		break;
@@ -253,8 +267,12 @@ void chan_dsock_close(struct chan_worker *cw, struct chan_dsock *ds)
 		/* Datagrams queued before the close were sent as far as the application knows
 		 * (Linux sends in sendto): send them now. A process that exits right after its
 		 * last sendto has its holds dropped before the worker reads its ring's kick. */
+		if (ds->on_udp_tx_list) {
+			TAILQ_REMOVE(&cw->udp_tx_list, ds, udp_tx_link);
+			ds->on_udp_tx_list = false;
+		}
 		if (ds->udp_tx != NULL)
-			chan_udp_drain(cw, ds);
+			chan_udp_drain(cw, ds, UINT32_MAX);
 		udp_close(ds->udp);
 		sock_fifo_free(&aw->mem, ds->udp_tx);
 		break;
@@ -305,8 +323,8 @@ static bool chan_cmd_run(struct chan_worker *cw, struct chan_app *a, unsigned p,
 			tcp_kick(ds->tcp);
 		else if (ds->kind == CHAN_SOCK_TCP_LISTEN)
 			chan_accept_pump(cw, ds);
-		else if (ds->udp_tx != NULL)
-			chan_udp_drain(cw, ds);
+		else if (ds->udp_tx != NULL && !ds->on_udp_tx_list)
+			chan_udp_drain(cw, ds, CHAN_UDP_BUDGET);
 		return true;
 	case CHAN_CMD_SHUTDOWN:
 		if (arg != SHUT_RD && arg != SHUT_WR && arg != SHUT_RDWR)
@@ -397,6 +415,23 @@ static void chan_worker_wake(struct chan_worker *cw, struct chan_app *a)
 	}
 }
 
+/* One more budget for each send FIFO left from an earlier round, in the order they ran
+ * out; those that still have more go to the back of the list for the next round. */
+static unsigned chan_worker_udp_continue(struct chan_worker *cw)
+{
+	TAILQ_HEAD(, chan_dsock) now = TAILQ_HEAD_INITIALIZER(now);
+	TAILQ_CONCAT(&now, &cw->udp_tx_list, udp_tx_link);
+	unsigned n = 0;
+	struct chan_dsock *ds;
+	while ((ds = TAILQ_FIRST(&now)) != NULL) {
+		TAILQ_REMOVE(&now, ds, udp_tx_link);
+		ds->on_udp_tx_list = false;
+		chan_udp_drain(cw, ds, CHAN_UDP_BUDGET);
+		n++;
+	}
+	return n;
+}
+
 unsigned chan_worker_poll(void *ctx)
 {
 	struct chan_worker *cw = ctx;
@@ -412,6 +447,7 @@ unsigned chan_worker_poll(void *ctx)
 						      memory_order_release);
 	/* And what the server's calls on this worker (a connect's SYN) sent to ourselves. */
 	done += chan_worker_loopback(cw);
+	done += chan_worker_udp_continue(cw);
 	struct chan_dsock *l;
 	while ((l = TAILQ_FIRST(&cw->accept_list)) != NULL) {
 		TAILQ_REMOVE(&cw->accept_list, l, accept_link);

@@ -51,6 +51,9 @@ static const struct cmd cmds[] = {
 	{"tcp params", cmd_tcp_params,
 	 "tcp params [{ syn-retries | synack-retries | retries | rto-min-ms | delack-ms | "
 	 "fin-timeout-ms | time-wait-ms | syncookies } N]... [cc { cubic | newreno | vegas }]"},
+	{"apps limits", cmd_apps_limits,
+	 "apps limits [{ apps-per-user | socks-per-app | socks-per-user | listeners-per-user | "
+	 "arena-mb-per-app | binds-per-app } N]..."},
 };
 
 /* How many of argv's leading words spell c->words; 0 when they do not. */

@@ -23,6 +23,10 @@ cmd_handler cmd_sock_show;
 cmd_handler cmd_ping;
 cmd_handler cmd_service_add, cmd_service_del, cmd_service_show;
 cmd_handler cmd_tcp_params;
+cmd_handler cmd_apps_limits;
+
+/* The applications' limits and each user's use (in `stats` and `apps limits`). */
+void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o);
 
 /* Stops every built-in service on every worker (before the workers stop). */
 void cmd_service_fini(struct daemon *d);

@@ -47,7 +47,13 @@ static void stats_sum(const struct daemon *d, struct stats_sum *sum)
 	X(wk, bad_cmds, "invalid ring commands (the sender is disconnected)") \
 	X(wk, cmds, "ring commands run by workers") \
 	X(wk, calls, "socket calls (connect, listen, bind, options ...) answered by workers") \
-	X(wk, bind_limit, "binds refused: the application holds its limit of bound ports") \
+	X(srv, app_limit, "attaches refused: the user holds apps-per-user (EUSERS)") \
+	X(wk, sock_limit, "sockets refused: the application holds socks-per-app (EMFILE)") \
+	X(wk, user_sock_limit, "sockets refused: the user holds socks-per-user (EMFILE)") \
+	X(wk, listen_limit, "listens refused: the user holds listeners-per-user (ENOBUFS)") \
+	X(wk, arena_limit, "socket buffers refused: the application holds arena-mb-per-app") \
+	X(wk, bind_limit, "binds refused: the application holds binds-per-app (ENOBUFS)") \
+	X(wk, budget_yields, "UDP send FIFOs left for the next round: the burst's budget ran out") \
 	X(wk, accepts, "connections handed to applications' accept rings") \
 	X(wk, accept_no_sock, "accepts deferred: the application has no free socket") \
 	X(wk, events, "socket events queued to applications") \
@@ -58,7 +64,7 @@ static void stats_sum(const struct daemon *d, struct stats_sum *sum)
 	X(srv, live_socks, "application sockets open") \
 	X(srv, arena_bytes, "bytes of socket buffers in applications' segments")
 
-static void stats_apps(const struct daemon *d, struct ctl_out *o)
+static void stats_apps(struct daemon *d, struct ctl_out *o)
 {
 	if (d->chan == NULL)
 		return;
@@ -70,6 +76,7 @@ static void stats_apps(const struct daemon *d, struct ctl_out *o)
 #define APP_JSON(src, name, text) json_u64(o, #name, src.name);
 		APP_STATS_LIST(APP_JSON)
 #undef APP_JSON
+		cmd_apps_limits_out(d, o);
 		json_obj_end(o);
 		return;
 	}
@@ -78,9 +85,10 @@ static void stats_apps(const struct daemon *d, struct ctl_out *o)
 	ctl_printf(o, "  app.%-20s %12" PRIu64 "  %s\n", #name, src.name, text);
 	APP_STATS_LIST(APP_TEXT)
 #undef APP_TEXT
+	cmd_apps_limits_out(d, o);
 }
 
-static void stats_json(const struct daemon *d, const struct stats_sum *sum, struct ctl_out *o)
+static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl_out *o)
 {
 	json_obj_begin(o, NULL);
 	json_obj_begin(o, "ports");
@@ -157,11 +165,14 @@ static void stats_json(const struct daemon *d, const struct stats_sum *sum, stru
 	json_u64(o, "size", d->pool->size);
 	json_u64(o, "in_use", rte_mempool_in_use_count(d->pool));
 	json_obj_end(o);
+	json_obj_begin(o, "memory");
+	json_u64(o, "heap_trims", d->mem.trims);
+	json_obj_end(o);
 	stats_apps(d, o);
 	json_obj_end(o);
 }
 
-static void stats_text(const struct daemon *d, const struct stats_sum *sum, struct ctl_out *o)
+static void stats_text(struct daemon *d, const struct stats_sum *sum, struct ctl_out *o)
 {
 	ctl_printf(o, "Ports:\n");
 	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++) {
@@ -202,6 +213,8 @@ static void stats_text(const struct daemon *d, const struct stats_sum *sum, stru
 	}
 	ctl_printf(o, "Mempool: %u of %u mbufs in use\n", rte_mempool_in_use_count(d->pool),
 		   d->pool->size);
+	ctl_printf(o, "Memory: %" PRIu64 " heap trims after storms of connections\n",
+		   d->mem.trims);
 	stats_apps(d, o);
 }
 

@@ -13,6 +13,7 @@
 #include "../dp/worker.h"
 #include "../proto/netcfg.h"
 #include "../chan/chan.h"
+#include "mem_trim.h"
 
 #define DAEMON_MAX_EAL_ARGS 64
 
@@ -30,7 +31,7 @@ struct daemon {
 	uint32_t nb_mbufs;
 	struct port ports[NETCFG_MAX_PORTS];
 	unsigned nb_ports;
-	struct chan_config chan_cfg;     /* app-sockets, app-arena-mb */
+	struct chan_config chan_cfg;     /* the applications' segment layout */
 
 	/* Running state. */
 	struct steer steer;              /* which worker owns a flow (read-only once set) */
@@ -44,6 +45,7 @@ struct daemon {
 	struct chan *chan;               /* the application channel (src/chan) */
 	int sig_fd;                      /* readable when SIGINT/SIGTERM is pending */
 	int client_fd;                   /* the control client being served, or -1 */
+	struct mem_trim mem;             /* the heap given back after storms (mem_trim.h) */
 };
 
 /* For long commands (ping): true when the daemon should stop or the client has gone, so the

@@ -80,6 +80,10 @@ void tcp_get_params(const struct stack *s, struct tcp_params *p);
 /* -EINVAL when a value is out of range (nothing changed). */
 int tcp_set_params(struct stack *s, const struct tcp_params *p);
 
+/* Connections (listeners included) that the stack holds now. Another thread may read it,
+ * as it reads counters: an aligned load that may be a moment old. */
+unsigned tcp_conn_count(const struct stack *s);
+
 /* A listening socket on laddr:lport (laddr 0 = every address). backlog bounds the accept
  * queue and, doubled, the SYN queue; beyond that SYN cookies answer (RFC 4987 §3.6). New
  * connections inherit opts and owner; the listener's owner gets SOCK_EV_IN when one is ready

@@ -136,6 +136,11 @@ struct tcp_conn *tcp_conn_alloc(struct stack *s, const struct tcp_sockopts *opts
 	return c;
 }
 
+unsigned tcp_conn_count(const struct stack *s)
+{
+	return *(const volatile unsigned *)&s->tcp->nconns;
+}
+
 int tcp_conn_buffers_alloc(struct tcp_conn *c)
 {
 	if (c->sk.rx == NULL)

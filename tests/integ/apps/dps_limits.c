@@ -1,0 +1,211 @@
+/* dps_limits: applications on libdpstack that run into the daemon's limits, for
+ * tests/integ/test_limits.py. Each prints one fact per line and bounds every wait.
+ *
+ *   open tcp-listen|udp PORT N   opens up to N sockets on ports PORT.. (stops at the first
+ *                                refusal: "refused ERRNO"), prints "opened K" and "ready",
+ *                                then on a stdin line closes them ("closed K"); exits at EOF
+ *   udp-blast ADDR PORT SNDBUF   sends 512-byte datagrams through a SNDBUF-byte send FIFO
+ *                                (blocking: as fast as the worker takes them) until stdin
+ *                                ends; prints "blasting" once the first went
+ *   ping-pong ADDR PORT N        N one-byte round trips to a TCP echo server ("done N")
+ *   late-call PORT               attaches ("attached"), then for each stdin line "bind" binds
+ *                                a new TCP socket to the next port from PORT ("bind ERRNO",
+ *                                0 when it worked), for "listen" listens on it ("listen
+ *                                ERRNO")
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <dpstack/dpstack.h>
+
+#define IO_TIMEOUT_S 30
+
+static void out(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static const char *errname(int e)
+{
+	const char *n = e == 0 ? "0" : strerrorname_np(e);
+	return n != NULL ? n : "unknown";
+}
+
+static struct sockaddr_in addr_of(const char *ip, int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	if (ip != NULL)
+		inet_pton(AF_INET, ip, &a.sin_addr);
+	return a;
+}
+
+static bool stdin_line(void)
+{
+	char line[64];
+	return fgets(line, sizeof(line), stdin) != NULL;
+}
+
+static void set_timeouts(int fd)
+{
+	struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
+	dps_setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	dps_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* One socket of kind on port: its descriptor, or -errno. */
+static int open_one(bool udp, int port)
+{
+	int fd = dps_socket(AF_INET, udp ? SOCK_DGRAM : SOCK_STREAM, 0);
+	if (fd < 0)
+		return -errno;
+	struct sockaddr_in a = addr_of(NULL, port);
+	if (dps_bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    (!udp && dps_listen(fd, 16) != 0)) {
+		int e = errno;
+		dps_close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static int cmd_open(char **argv)
+{
+	bool udp = strcmp(argv[0], "udp") == 0;
+	int port = atoi(argv[1]);
+	long n = atol(argv[2]), k = 0;
+	int *fds = calloc((size_t)n, sizeof(int));
+	for (; k < n; k++) {
+		int fd = open_one(udp, port + (int)k);
+		if (fd < 0) {
+			out("refused %s", errname(-fd));
+			break;
+		}
+		fds[k] = fd;
+	}
+	out("opened %ld", k);
+	out("ready");
+	if (stdin_line()) {
+		for (long i = 0; i < k; i++)
+			dps_close(fds[i]);
+		out("closed %ld", k);
+		while (stdin_line())
+			;
+	}
+	free(fds);
+	return 0;
+}
+
+static int cmd_udp_blast(char **argv)
+{
+	struct sockaddr_in to = addr_of(argv[0], atoi(argv[1]));
+	int sndbuf = atoi(argv[2]);
+	int fd = dps_socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || dps_setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) != 0) {
+		out("FAIL socket %s", errname(errno));
+		return 1;
+	}
+	/* stdin's end stops the blast: watch it without blocking. */
+	int flags = fcntl(0, F_GETFL);
+	fcntl(0, F_SETFL, flags | O_NONBLOCK);
+	static char buf[512];
+	unsigned long sent = 0;
+	for (;;) {
+		ssize_t r = dps_sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&to, sizeof(to));
+		if (r == (ssize_t)sizeof(buf) && sent++ == 0)
+			out("blasting");
+		if (r < 0) {
+			out("FAIL sendto %s", errname(errno));
+			return 1;
+		}
+		if (sent % 256 == 0) {
+			char c;
+			if (read(0, &c, 1) == 0)
+				break;
+		}
+	}
+	out("sent %lu", sent);
+	return dps_close(fd) == 0 ? 0 : 1;
+}
+
+static int cmd_ping_pong(char **argv)
+{
+	struct sockaddr_in to = addr_of(argv[0], atoi(argv[1]));
+	long n = atol(argv[2]);
+	int fd = dps_socket(AF_INET, SOCK_STREAM, 0);
+	set_timeouts(fd);
+	if (fd < 0 || dps_connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0) {
+		out("FAIL connect %s", errname(errno));
+		return 1;
+	}
+	for (long i = 0; i < n; i++) {
+		char c = (char)i, echo;
+		if (dps_write(fd, &c, 1) != 1 || dps_read(fd, &echo, 1) != 1 || echo != c) {
+			out("FAIL round trip %ld: %s", i, errname(errno));
+			return 1;
+		}
+	}
+	out("done %ld", n);
+	return dps_close(fd) == 0 ? 0 : 1;
+}
+
+/* Each stdin line is "bind" (a new TCP socket bound to the next port from PORT) or
+ * "listen" (on the last one). */
+static int cmd_late_call(char **argv)
+{
+	int port = atoi(argv[0]), fd = dps_socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0) {
+		out("FAIL socket %s", errname(errno));
+		return 1;
+	}
+	out("attached");
+	char line[64];
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		if (strncmp(line, "bind", 4) == 0) {
+			fd = dps_socket(AF_INET, SOCK_STREAM, 0);
+			struct sockaddr_in a = addr_of(NULL, port++);
+			int rc = dps_bind(fd, (struct sockaddr *)&a, sizeof(a));
+			out("bind %s", errname(rc == 0 ? 0 : errno));
+		} else {
+			int rc = dps_listen(fd, 16);
+			out("listen %s", errname(rc == 0 ? 0 : errno));
+		}
+	}
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int nargs;
+	int (*fn)(char **argv);
+} cmds[] = {
+	{"open", 3, cmd_open},
+	{"udp-blast", 3, cmd_udp_blast},
+	{"ping-pong", 3, cmd_ping_pong},
+	{"late-call", 1, cmd_late_call},
+};
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	for (size_t i = 0; argc >= 2 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(argv[1], cmds[i].name) == 0 && argc - 2 == cmds[i].nargs)
+			return cmds[i].fn(argv + 2);
+	fprintf(stderr, "usage: dps_limits open tcp-listen|udp PORT N | udp-blast ADDR PORT SNDBUF"
+			" | ping-pong ADDR PORT N | late-call PORT\n");
+	return 2;
+}

@@ -1,0 +1,229 @@
+"""Fairness and limits: what one application or one user may take of the daemon
+(`apps limits`, src/chan/chan_limit.h). For each limit: the refusal has its errno and its
+named counter in `stats`, the applications of others keep working, and the limit changes at
+run time. Per-user limits are tried by applications running as unprivileged users (root and
+the daemon's own user are exempt from them).
+
+The program is tests/integ/apps/dps_limits.c (its header says what each subcommand
+prints)."""
+
+import os
+import signal
+import socket
+
+import pytest
+
+import topo
+from topo import apps_stats, wait_apps_gone
+from test_apps import App, kernel_server
+
+LIMITS = os.path.join(topo.BUILD, "tests", "integ", "apps", "dps_limits")
+NOBODY = 65534
+OTHER_USER = 65533
+BASE_PORT = 20000
+
+
+@pytest.fixture(scope="module", autouse=True)
+def program():
+    if not os.access(LIMITS, os.X_OK):
+        pytest.skip("not built: %s" % LIMITS)
+
+
+@pytest.fixture(scope="module")
+def st():
+    with topo.single_port("limits") as s:
+        # Unprivileged applications must reach the application socket in the daemon's
+        # directory.
+        path = s.daemon.dir
+        while path != os.path.dirname(path):
+            if os.stat(path).st_mode & 0o001 == 0:
+                os.chmod(path, os.stat(path).st_mode | 0o711)
+            path = os.path.dirname(path)
+        yield s
+
+
+@pytest.fixture
+def d(st):
+    """The daemon, with its default limits again after the test."""
+    defaults = st.daemon.ctl("apps", "limits", json=True)["limits"]
+    yield st.daemon
+    args = [x for k, v in defaults.items() for x in (k, v)]
+    st.daemon.ctl("apps", "limits", *args)
+    wait_apps_gone(st.daemon)
+
+
+def app(d, *args, uid=None):
+    argv = [LIMITS] + [str(a) for a in args]
+    if uid is not None:
+        argv = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups"] + argv
+    return App(d, *argv, stdin=True)
+
+
+def opened(a):
+    """(sockets opened, the errno name of the refusal or None) once the program is ready."""
+    a.expect("ready")
+    refused = [l.split()[1] for l in a.seen if l.startswith("refused ")]
+    n = int([l for l in a.seen if l.startswith("opened ")][-1].split()[1])
+    return n, refused[0] if refused else None
+
+
+def delta(before, after, name):
+    return after[name] - before[name]
+
+
+def test_one_user_with_1100_listeners_leaves_room_for_everyone_else(d):
+    """The measured case: an unprivileged application listening on every port it can used
+    to fill each worker's listener table (1024) and starve every other listen."""
+    before = apps_stats(d)
+    default = d.ctl("apps", "limits", json=True)["limits"]["listeners-per-user"]
+    with app(d, "open", "tcp-listen", BASE_PORT, 1100, uid=NOBODY) as hog:
+        assert opened(hog) == (default, "ENOBUFS")
+        with app(d, "open", "tcp-listen", BASE_PORT + 2000, 100, uid=OTHER_USER) as other, \
+                app(d, "open", "tcp-listen", BASE_PORT + 3000, 100) as root:
+            assert opened(other) == (100, None)
+            assert opened(root) == (100, None)
+        users = {u["uid"]: u for u in apps_stats(d)["users"]}
+        assert users[NOBODY]["listeners"] == default
+        assert not users[NOBODY]["exempt"]
+    assert delta(before, apps_stats(d), "listen_limit") >= 1
+
+
+def test_listener_limit_changed_at_run_time_applies_to_the_next_listen(d):
+    with app(d, "open", "tcp-listen", BASE_PORT, 10, uid=NOBODY) as a:
+        assert opened(a) == (10, None)
+        d.ctl("apps", "limits", "listeners-per-user", 12)
+        with app(d, "open", "tcp-listen", BASE_PORT + 100, 10, uid=NOBODY) as b:
+            assert opened(b) == (2, "ENOBUFS")
+        # Lowered below what is held: what is held stays, nothing more is given.
+        d.ctl("apps", "limits", "listeners-per-user", 5)
+        with app(d, "open", "tcp-listen", BASE_PORT + 200, 1, uid=NOBODY) as c:
+            assert opened(c) == (0, "ENOBUFS")
+        a.send_line("close")
+        a.expect("closed 10")
+        with app(d, "open", "tcp-listen", BASE_PORT + 300, 10, uid=NOBODY) as e:
+            assert opened(e) == (5, "ENOBUFS")
+
+
+def test_sockets_per_application_refused_with_emfile_others_unaffected(d):
+    before = apps_stats(d)
+    d.ctl("apps", "limits", "socks-per-app", 5)
+    with app(d, "open", "udp", BASE_PORT, 8) as a, app(d, "open", "udp", BASE_PORT + 100, 5) as b:
+        assert opened(a) == (5, "EMFILE")
+        assert opened(b) == (5, None)
+    assert delta(before, apps_stats(d), "sock_limit") >= 1
+
+
+def test_sockets_per_user_shared_by_its_applications_root_exempt(d):
+    before = apps_stats(d)
+    d.ctl("apps", "limits", "socks-per-user", 6)
+    with app(d, "open", "udp", BASE_PORT, 4, uid=NOBODY) as a:
+        assert opened(a) == (4, None)
+        with app(d, "open", "udp", BASE_PORT + 100, 4, uid=NOBODY) as b, \
+                app(d, "open", "udp", BASE_PORT + 200, 8) as root, \
+                app(d, "open", "udp", BASE_PORT + 300, 4, uid=OTHER_USER) as other:
+            assert opened(b) == (2, "EMFILE")
+            assert opened(root) == (8, None)
+            assert opened(other) == (4, None)
+    assert delta(before, apps_stats(d), "user_sock_limit") >= 1
+
+
+def test_applications_per_user_refused_with_eusers_until_one_exits(d):
+    before = apps_stats(d)
+    d.ctl("apps", "limits", "apps-per-user", 2)
+    with app(d, "open", "udp", BASE_PORT, 1, uid=NOBODY) as a, \
+            app(d, "open", "udp", BASE_PORT + 1, 1, uid=NOBODY) as b:
+        assert opened(a) == (1, None)
+        assert opened(b) == (1, None)
+        with app(d, "open", "udp", BASE_PORT + 2, 1, uid=NOBODY) as c, \
+                app(d, "open", "udp", BASE_PORT + 3, 1) as root:
+            assert opened(c) == (0, "EUSERS")
+            assert opened(root) == (1, None)
+        assert delta(before, apps_stats(d), "app_limit") == 1
+        a.close()
+        topo.wait_until(lambda: {u["uid"]: u for u in apps_stats(d)["users"]}
+                        .get(NOBODY, {}).get("apps") == 1, timeout=10, what="one app left")
+        with app(d, "open", "udp", BASE_PORT + 4, 1, uid=NOBODY) as e:
+            assert opened(e) == (1, None)
+
+
+def test_socket_buffers_per_application_refused_with_enomem(d):
+    """A UDP socket's FIFOs take 1 MiB of blocks: with 2 MiB, the third is refused."""
+    before = apps_stats(d)
+    d.ctl("apps", "limits", "arena-mb-per-app", 2)
+    with app(d, "open", "udp", BASE_PORT, 5) as a, app(d, "open", "udp", BASE_PORT + 100, 2) as b:
+        n, err = opened(a)
+        assert 1 <= n < 5 and err == "ENOMEM", a.output()
+        assert opened(b) == (2, None)
+    assert delta(before, apps_stats(d), "arena_limit") >= 1
+
+
+def test_limits_shown_in_stats_and_bad_values_refused(d):
+    text = d.ctl("stats")
+    for name in ("apps-per-user", "socks-per-app", "socks-per-user", "listeners-per-user",
+                 "arena-mb-per-app", "binds-per-app", "app.app_limit", "app.listen_limit"):
+        assert name in text, name
+    limits = apps_stats(d)["limits"]
+    assert limits["socks-per-app"] == 16384
+    assert 0 < limits["apps-per-user"] < 256
+    for args, message in ((("socks-per-app", "16385"), "from 0 to 16384"),
+                          (("apps-per-user", "-1"), "apps-per-user must be a number"),
+                          (("bogus", "1"), "unknown limit 'bogus'"),
+                          (("socks-per-app",), "usage: apps limits")):
+        r = d.ctl_result("apps", "limits", *args)
+        assert r.rc != 0 and message in r.err, (args, r.err)
+    # Nothing of a refused command was applied.
+    r = d.ctl_result("apps", "limits", "socks-per-app", "7", "binds-per-app", "x")
+    assert r.rc != 0
+    assert apps_stats(d)["limits"]["socks-per-app"] == 16384
+
+
+def test_udp_blast_from_one_app_leaves_room_for_another_apps_round_trips(st, d):
+    """One application keeps a 4 MB UDP send FIFO full; each KICK sends at most a budget of
+    its datagrams per round, the rest next round, so another application's TCP round trips
+    go on (progress is asserted, not speed)."""
+    def sink():
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.bind(("0.0.0.0", 0))
+        return u
+    u = topo.in_netns(st.peer.ns, sink)
+    before = apps_stats(d)
+    try:
+        with kernel_server(st) as port, \
+                app(d, "udp-blast", st.peer_ip, u.getsockname()[1], 4 << 20) as blaster:
+            blaster.expect("blasting")
+            with app(d, "ping-pong", st.peer_ip, port, 2000) as pp:
+                pp.expect("done 2000", timeout=120)
+            blaster.proc.stdin.close()
+            blaster.expect("sent ")
+            assert blaster.wait() == 0, blaster.output()
+    finally:
+        u.close()
+    after = apps_stats(d)
+    assert delta(before, after, "budget_yields") > 0
+    assert delta(before, after, "udp_tx_err") == 0
+
+
+def test_call_to_a_stopped_daemon_times_out_and_its_late_answer_is_dropped(st, d):
+    """A daemon that does not answer (stopped here) ends a call with ETIMEDOUT after
+    DPSTACK_CALL_TIMEOUT_MS. Its slot waits for the late answer: the listener that answer
+    made is closed, and later calls get their own answers."""
+    with App(d, "env", "DPSTACK_CALL_TIMEOUT_MS=1000", LIMITS, "late-call", BASE_PORT,
+             stdin=True) as a:
+        a.expect("attached")
+        a.send_line("bind")
+        assert a.expect("bind ") == "bind 0"
+        os.kill(d.proc.pid, signal.SIGSTOP)
+        try:
+            a.send_line("listen")
+            assert a.expect("listen ", timeout=30) == "listen ETIMEDOUT"
+        finally:
+            os.kill(d.proc.pid, signal.SIGCONT)
+        for _ in range(3):
+            a.send_line("bind")
+            assert a.expect("bind ") == "bind 0"
+            a.send_line("listen")
+            assert a.expect("listen ") == "listen 0"
+        # The three listeners, not the one whose caller gave up.
+        topo.wait_until(lambda: apps_stats(d)["live_socks"] == 3, timeout=10,
+                        what="the late listener closed")
+        assert sum(1 for l in d.ctl("sock", "show").splitlines() if "LISTEN" in l) == 3
