@@ -1139,6 +1139,9 @@ def test_message_after_attach_disconnects_only_that_client(st, layout):
                      b"\x08\x00\x00\x00short"):
             with RawApp(d, layout) as raw:
                 assert raw.message(junk)
+        # The daemon hangs up first, then counts the application freed.
+        topo.wait_until(lambda: delta(before, apps_stats(d), "apps_freed") >= 2, timeout=10,
+                        what="both clients' applications freed")
         after = apps_stats(d)
         assert delta(before, after, "bad_msgs") == 2
         assert delta(before, after, "apps_freed") == 2
