@@ -41,59 +41,44 @@ struct dps_exec_hdr {
 	uint32_t file_size;
 };
 
+/* The plain fields of a stack file that a new image takes over as they are (one list for
+ * the record, the saving and the loading). */
+#define DPS_EXEC_FIELDS(X)                                                           \
+	X(bool, reuseaddr) X(bool, reuseport) X(bool, bound) X(bool, shut_rd)         \
+	X(bool, shut_wr) X(bool, connect_pending) X(int, rcvtimeo_ms)                 \
+	X(int, sndtimeo_ms) X(int, linger_on) X(int, linger_s) X(struct chan_opts, opts) \
+	X(struct sockaddr_in, local) X(uint32_t, bind_id)
+
 /* One descriptor number of a stack file. */
 struct dps_exec_file {
 	int fd;
 	int32_t first;                  /* the record of the same file's first number, or -1 */
 	uint8_t kind;
 	bool keep;                      /* not close-on-exec: the new image has it */
-	bool reuseaddr, reuseport, bound, shut_rd, shut_wr, connect_pending;
 	uint32_t nsocks;
 	uint32_t socks[CHAN_MAX_WORKERS];
-	int flags, rcvtimeo_ms, sndtimeo_ms, linger_on, linger_s;
-	struct chan_opts opts;
-	struct sockaddr_in local;
-	uint32_t bind_id;
+	int flags;                      /* O_NONBLOCK */
+#define DPS_EXEC_DECLARE(type, name) type name;
+	DPS_EXEC_FIELDS(DPS_EXEC_DECLARE)
 };
 
 static void dps_exec_save(struct dps_exec_file *r, const struct dps_file *f)
 {
 	r->kind = (uint8_t)f->kind;
 	r->keep = !f->cloexec;
-	r->reuseaddr = f->reuseaddr;
-	r->reuseport = f->reuseport;
-	r->bound = f->bound;
-	r->shut_rd = f->shut_rd;
-	r->shut_wr = f->shut_wr;
-	r->connect_pending = f->connect_pending;
 	r->nsocks = f->nsocks;
 	memcpy(r->socks, f->socks, sizeof(r->socks));
 	r->flags = atomic_load(&f->flags);
-	r->rcvtimeo_ms = f->rcvtimeo_ms;
-	r->sndtimeo_ms = f->sndtimeo_ms;
-	r->linger_on = f->linger_on;
-	r->linger_s = f->linger_s;
-	r->opts = f->opts;
-	r->local = f->local;
-	r->bind_id = f->bind_id;
+#define DPS_EXEC_SAVE(type, name) r->name = f->name;
+	DPS_EXEC_FIELDS(DPS_EXEC_SAVE)
 }
 
+/* The sockets themselves are set up by the caller (dps_exec_file_make). */
 static void dps_exec_load(struct dps_file *f, const struct dps_exec_file *r)
 {
-	f->reuseaddr = r->reuseaddr;
-	f->reuseport = r->reuseport;
-	f->bound = r->bound;
-	f->shut_rd = r->shut_rd;
-	f->shut_wr = r->shut_wr;
-	f->connect_pending = r->connect_pending;
 	atomic_store(&f->flags, r->flags);
-	f->rcvtimeo_ms = r->rcvtimeo_ms;
-	f->sndtimeo_ms = r->sndtimeo_ms;
-	f->linger_on = r->linger_on;
-	f->linger_s = r->linger_s;
-	f->opts = r->opts;
-	f->local = r->local;
-	f->bind_id = r->bind_id;
+#define DPS_EXEC_LOAD(type, name) f->name = r->name;
+	DPS_EXEC_FIELDS(DPS_EXEC_LOAD)
 	f->cloexec = true; /* the new image's placeholders are close-on-exec again */
 }
 
