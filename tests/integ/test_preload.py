@@ -323,7 +323,7 @@ class DaemonNginx:
         self.dir = str(work / "ngx")
         self.conf = nginx_conf(self.dir, port, root, daemon=True)
         self.env = stack_env(st)
-        self.masters = []               # every master seen, for the cleanup
+        self.seen = set()               # every nginx process seen, for the cleanup
 
     def pid_file(self, old=False):
         return os.path.join(self.dir, "nginx.pid.oldbin" if old else "nginx.pid")
@@ -339,12 +339,13 @@ class DaemonNginx:
             pid = int(open(self.pid_file(old)).read())
         except (OSError, ValueError):
             return None
-        if pid not in self.masters:
-            self.masters.append(pid)
+        self.seen.add(pid)
         return pid
 
     def workers(self, master):
-        return set(topo.run(["pgrep", "-P", str(master)], check=False).stdout.split())
+        pids = set(topo.run(["pgrep", "-P", str(master)], check=False).stdout.split())
+        self.seen |= {int(p) for p in pids}
+        return pids
 
     def start(self):
         self.ctl()
@@ -355,10 +356,12 @@ class DaemonNginx:
                         what="nginx workers")
 
     def kill_all(self):
-        for master in self.masters:
-            for pid in [master] + [int(w) for w in self.workers(master)]:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+        # Every process seen, by PID: a worker whose master died first has another parent.
+        for master in list(self.seen):
+            self.workers(master)
+        for pid in self.seen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 @contextlib.contextmanager
