@@ -30,6 +30,19 @@ BUILD = os.environ.get("DPSTACK_BUILD", os.path.join(ROOT, "build"))
 DPSTACKD = os.path.join(BUILD, "dpstackd")
 DPSTACKCTL = os.path.join(BUILD, "tools", "dpstackctl", "dpstackctl")
 
+
+def _sanitized(build):
+    """The build's meson b_sanitize option is set (an ASan/UBSan daemon)."""
+    try:
+        with open(os.path.join(build, "meson-info", "intro-buildoptions.json")) as f:
+            opts = jsonlib.load(f)
+    except (OSError, ValueError):
+        return False
+    return any(o["name"] == "b_sanitize" and o["value"] != "none" for o in opts)
+
+
+SANITIZED = _sanitized(BUILD)
+
 PREFIX = "dpi"
 PID_HEX = "%x" % os.getpid()
 
