@@ -372,6 +372,16 @@ static uint8_t chan_linux_state(enum tcp_state st)
 	return (unsigned)st < TCP_STATE_COUNT ? map[st] : 7;
 }
 
+/* The stack keeps addresses in host order; chan_info has them as struct sockaddr_in. */
+static void chan_info_addrs(struct chan_info *out, uint32_t laddr, uint16_t lport,
+			    uint32_t raddr, uint16_t rport)
+{
+	out->laddr = htonl(laddr);
+	out->lport = htons(lport);
+	out->raddr = htonl(raddr);
+	out->rport = htons(rport);
+}
+
 static int chan_call_info(const struct chan_ctx *x)
 {
 	struct chan_dsock *ds = chan_ctx_sock(x);
@@ -383,10 +393,7 @@ static int chan_call_info(const struct chan_ctx *x)
 	if (ds->kind == CHAN_SOCK_UDP) {
 		struct udp_sock_info ui;
 		udp_sock_info(ds->udp, &ui);
-		out->laddr = htonl(ui.laddr);
-		out->lport = htons(ui.lport);
-		out->raddr = htonl(ui.raddr);
-		out->rport = htons(ui.rport);
+		chan_info_addrs(out, ui.laddr, ui.lport, ui.raddr, ui.rport);
 		out->rcvbuf = ui.rcvbuf;
 		out->sndbuf = ds->udp_tx->size;
 		out->broadcast = ui.broadcast;
@@ -394,10 +401,7 @@ static int chan_call_info(const struct chan_ctx *x)
 	}
 	struct tcp_conn_info ti;
 	tcp_conn_info(ds->tcp, &ti);
-	out->laddr = htonl(ti.laddr);
-	out->lport = htons(ti.lport);
-	out->raddr = htonl(ti.raddr);
-	out->rport = htons(ti.rport);
+	chan_info_addrs(out, ti.laddr, ti.lport, ti.raddr, ti.rport);
 	out->tcp_state = chan_linux_state(ti.state);
 	out->snd_wscale = ti.snd_wscale;
 	out->rcv_wscale = ti.rcv_wscale;
