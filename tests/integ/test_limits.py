@@ -212,7 +212,7 @@ def test_call_to_a_stopped_daemon_times_out_and_its_late_answer_is_dropped(st, d
         a.expect("attached")
         a.send_line("bind")
         assert a.expect("bind ") == "bind 0"
-        os.kill(d.proc.pid, signal.SIGSTOP)
+        topo.stop_process(d.proc.pid)
         try:
             a.send_line("listen")
             assert a.expect("listen ", timeout=30) == "listen ETIMEDOUT"

@@ -88,6 +88,25 @@ def wait_until(pred, timeout, interval=0.05, what="condition"):
         time.sleep(interval)
 
 
+def stop_process(pid, timeout=10):
+    """SIGSTOPs pid and returns once every one of its threads is stopped: the signal is
+    delivered to each thread on its next way to user space, and a worker busy on the other
+    core can finish a command first."""
+    os.kill(pid, signal.SIGSTOP)
+
+    def all_stopped():
+        for tid in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except FileNotFoundError:
+                continue
+            if state not in ("T", "t"):
+                return False
+        return True
+    wait_until(all_stopped, timeout, interval=0.01, what="every thread of %d stopped" % pid)
+
+
 def pid_alive(pid):
     try:
         os.kill(pid, 0)
