@@ -463,6 +463,20 @@ ssize_t dps_recvmsg(int fd, struct msghdr *msg, int flags)
 	return rc;
 }
 
+bool dps_error_pending(int fd)
+{
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL)
+		return false;
+	bool pending = false;
+	if (f->nsocks > 0 && (f->kind == DPS_UDP || f->kind == DPS_TCP)) {
+		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+		pending = (atomic_load(&ss->state) & CHAN_SS_ERR) && atomic_load(&ss->error) != 0;
+	}
+	dps_file_put(f);
+	return pending;
+}
+
 /* ---- zero copy ---- */
 
 static struct dps_file *dps_zc_file(int fd, int *err)

@@ -217,6 +217,10 @@ int dps_setopt_live(struct dps_file *f, enum chan_opt opt, uint32_t value);
 int dps_set_ip_level(struct dps_file *f, int name, const void *val, socklen_t len);
 int dps_get_ip_level(struct dps_file *f, int name, void *val, socklen_t *len);
 
+/* --- dps_io.c --- */
+/* fd's socket holds an error not yet reported (SO_ERROR), which its next read returns. */
+bool dps_error_pending(int fd);
+
 /* --- dps_socket.c --- */
 int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out);
 void dps_sockaddr_out(uint32_t addr, uint16_t port, struct sockaddr *out, socklen_t *len);
@@ -241,6 +245,9 @@ int dps_release_fd(int fd);
 /* The same when the shim has just put a kernel socket at fd (dup3) for a socket that turned
  * out not to be the stack's: the epoll instances watching it watch the kernel socket now. */
 int dps_release_to_kernel(int fd);
+/* The lowest number in [from, last] that names a stack file (socket or epoll instance), or
+ * -1: close_range and closefrom close those first. */
+int dps_fd_next(int from, int last);
 /* Makes an existing kernel epoll instance able to watch stack sockets too. */
 int dps_epoll_adopt(int kfd);
 /* dup(2) family for stack files: a second number naming the same file (newfd < 0: the

@@ -13,6 +13,9 @@ without it in the peer's namespace; both print "key value" lines that must agree
    by a socket bound to 0.0.0.0.
 3. What a socket says it is: fstat's S_IFSOCK (the library's placeholder descriptor is a dead
    kernel socket), SO_TYPE, SO_DOMAIN, SO_PROTOCOL, SO_ACCEPTCONN.
+4. close_range (CLOSE_RANGE_CLOEXEC, bad arguments, closing) and closefrom over stack
+   sockets, a pipe and an unbound socket: closed on the stack (the port is free again);
+   sendmmsg/recvmmsg: counts, lengths, partial batches, MSG_WAITFORONE, timeout, errors.
 """
 
 import contextlib
@@ -252,3 +255,18 @@ def test_fstat_and_so_type_domain_protocol_say_socket_as_on_the_kernel(st):
     stack = on_stack(st, "fstat")
     assert "tcp.fstat.issock 1" in stack and "listen.so_acceptconn 1" in stack, stack
     assert stack == on_kernel(st, "fstat")
+
+
+# --- 4. Ranges of descriptors, batches of messages --------------------------------------------
+
+def test_close_range_and_closefrom_close_stack_sockets_as_the_kernel(st):
+    stack = on_stack(st, "closerange", 4800)
+    assert stack.count("port free again") == 2 and "closed.listener EBADF" in stack, stack
+    assert stack == on_kernel(st, "closerange", 4800)
+    assert not re.search(r":4800\s", st.daemon.ctl("sock", "show")), "a socket is left"
+
+
+def test_sendmmsg_recvmmsg_counts_waitforone_timeout_as_the_kernel(st):
+    stack = on_stack(st, "mmsg", st.stack_ip, 4810)
+    assert "recv3 3" in stack and "recv.waitforone 2" in stack, stack
+    assert stack == on_kernel(st, "mmsg", st.peer_ip, 4810)

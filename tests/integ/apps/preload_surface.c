@@ -6,6 +6,8 @@
  * so that the test can compare both runs line by line. Usage: preload_surface COMMAND ARGS. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
 #include <stdbool.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -300,6 +302,136 @@ static int cmd_fstat(void)
 	return 0;
 }
 
+static int bound(int type, int port)
+{
+	int fd = socket(AF_INET, type, 0);
+	struct sockaddr_in a = addr_of("0.0.0.0", port);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || (type == SOCK_STREAM && listen(fd, 4) != 0)) {
+		printf("bind %d %s\n", port, errname(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+static int max4(int a, int b, int c, int d)
+{
+	int m = a > b ? a : b;
+	m = m > c ? m : c;
+	return m > d ? m : d;
+}
+
+/* close_range and closefrom over stack sockets (a listener and a bound UDP socket on port),
+ * a pipe and a socket not bound yet: marked close-on-exec, refused with bad arguments, closed
+ * (the port free again on the stack). */
+static int cmd_closerange(char **a)
+{
+	int port = atoi(a[0]);
+	int l = bound(SOCK_STREAM, port), u = bound(SOCK_DGRAM, port), t = socket(AF_INET, SOCK_STREAM, 0);
+	int p[2];
+	if (pipe(p) != 0)
+		return 1;
+	int lo = l, hi = max4(l, u, t, p[1]);
+	lo = u < lo ? u : lo;
+	lo = t < lo ? t : lo;
+	lo = p[0] < lo ? p[0] : lo;
+	report("cloexec", close_range((unsigned)lo, (unsigned)hi, CLOSE_RANGE_CLOEXEC), 0);
+	report("cloexec.listener", fcntl(l, F_GETFD), fcntl(l, F_GETFD));
+	report("cloexec.udp", fcntl(u, F_GETFD), fcntl(u, F_GETFD));
+	report("cloexec.pipe", fcntl(p[0], F_GETFD), fcntl(p[0], F_GETFD));
+	report("reversed", close_range((unsigned)hi, (unsigned)lo, 0), 0);
+	report("badflags", close_range((unsigned)lo, (unsigned)hi, 0x40), 0);
+	report("after_refused.listener", fcntl(l, F_GETFD), fcntl(l, F_GETFD));
+	report("close", close_range((unsigned)lo, (unsigned)hi, 0), 0);
+	report("closed.listener", fcntl(l, F_GETFD), 0);
+	report("closed.udp", fcntl(u, F_GETFD), 0);
+	report("closed.unbound", fcntl(t, F_GETFD), 0);
+	report("closed.pipe", fcntl(p[1], F_GETFD), 0);
+	l = bound(SOCK_STREAM, port);
+	u = bound(SOCK_DGRAM, port);
+	printf("port free again\n");
+	closefrom(l < u ? l : u);
+	report("closefrom.listener", fcntl(l, F_GETFD), 0);
+	report("closefrom.udp", fcntl(u, F_GETFD), 0);
+	l = bound(SOCK_STREAM, port);
+	u = bound(SOCK_DGRAM, port);
+	printf("port free again\n");
+	close(l);
+	close(u);
+	return 0;
+}
+
+static void set_iov(struct mmsghdr *m, struct iovec *iov, void *buf, size_t len,
+		    struct sockaddr_in *to)
+{
+	memset(m, 0, sizeof(*m));
+	iov->iov_base = buf;
+	iov->iov_len = len;
+	m->msg_hdr.msg_iov = iov;
+	m->msg_hdr.msg_iovlen = 1;
+	if (to != NULL) {
+		m->msg_hdr.msg_name = to;
+		m->msg_hdr.msg_namelen = sizeof(*to);
+	}
+}
+
+/* sendmmsg/recvmmsg between two UDP sockets of this process at self_ip: counts, lengths,
+ * partial batches, MSG_WAITFORONE, timeouts, errors. */
+static int cmd_mmsg(char **a)
+{
+	int port = atoi(a[1]);
+	int s = bound(SOCK_DGRAM, port), r = bound(SOCK_DGRAM, port + 1);
+	struct sockaddr_in to = addr_of(a[0], port + 1), bad = addr_of(a[0], 0);
+	char out[3][8] = {"a", "bb", "ccc"}, in[8][16];
+	struct mmsghdr m[8];
+	struct iovec iov[8];
+	for (int i = 0; i < 3; i++)
+		set_iov(&m[i], &iov[i], out[i], strlen(out[i]), &to);
+	int n = sendmmsg(s, m, 3, 0);
+	report("send3", n, n);
+	report("send3.len2", n, m[2].msg_len);
+	for (int i = 0; i < 8; i++)
+		set_iov(&m[i], &iov[i], in[i], sizeof(in[i]), NULL);
+	n = recvmmsg(r, m, 3, 0, NULL);
+	report("recv3", n, n);
+	for (int i = 0; i < n; i++)
+		printf("recv3.%d %u %.*s\n", i, m[i].msg_len, (int)m[i].msg_len, in[i]);
+	report("recv.empty", recvmmsg(r, m, 8, MSG_DONTWAIT, NULL), 0);
+	report("recv.vlen0", recvmmsg(r, m, 0, MSG_DONTWAIT, NULL), 0);
+	struct timespec badts = {0, 2000000000};
+	report("recv.badtimeout", recvmmsg(r, m, 8, MSG_DONTWAIT, &badts), 0);
+	/* The second message has port 0: one sent, then the error is not reported. */
+	set_iov(&m[0], &iov[0], out[0], 1, &to);
+	set_iov(&m[1], &iov[1], out[1], 2, &bad);
+	set_iov(&m[2], &iov[2], out[2], 3, &to);
+	n = sendmmsg(s, m, 3, 0);
+	report("send.second_bad", n, n);
+	n = sendmmsg(s, &m[1], 2, 0);
+	report("send.first_bad", n, n);
+	set_iov(&m[0], &iov[0], out[1], 2, &to);
+	report("send.one", sendmmsg(s, m, 1, 0), 1);
+	struct timespec nap = {0, 100 * 1000000};
+	nanosleep(&nap, NULL);
+	for (int i = 0; i < 8; i++)
+		set_iov(&m[i], &iov[i], in[i], sizeof(in[i]), NULL);
+	n = recvmmsg(r, m, 8, MSG_WAITFORONE, NULL);
+	report("recv.waitforone", n, n);
+	for (int i = 0; i < n; i++)
+		printf("recv.waitforone.%d %u %.*s\n", i, m[i].msg_len, (int)m[i].msg_len, in[i]);
+	report("send.again", sendmmsg(s, m + 7, 0, 0), 0);
+	set_iov(&m[0], &iov[0], out[2], 3, &to);
+	sendmmsg(s, m, 1, 0);
+	nanosleep(&nap, NULL);
+	struct timespec ts = {2, 0};
+	set_iov(&m[0], &iov[0], in[0], sizeof(in[0]), NULL);
+	set_iov(&m[1], &iov[1], in[1], sizeof(in[1]), NULL);
+	n = recvmmsg(r, m, 2, MSG_DONTWAIT, &ts);
+	report("recv.timeout", n, n);
+	printf("recv.timeout.left_ok %d\n", ts.tv_sec == 1 || (ts.tv_sec == 2 && ts.tv_nsec == 0) ? 1 : ts.tv_sec < 2);
+	close(s);
+	close(r);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -307,6 +439,10 @@ int main(int argc, char **argv)
 		return cmd_ipopts();
 	if (argc >= 2 && strcmp(argv[1], "fstat") == 0)
 		return cmd_fstat();
+	if (argc >= 3 && strcmp(argv[1], "closerange") == 0)
+		return cmd_closerange(argv + 2);
+	if (argc >= 4 && strcmp(argv[1], "mmsg") == 0)
+		return cmd_mmsg(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "udpsend") == 0)
 		return cmd_udpsend(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "tcpconnect") == 0)
@@ -315,7 +451,8 @@ int main(int argc, char **argv)
 		return cmd_udprecv(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "bcast") == 0)
 		return cmd_bcast(argv + 2);
-	fprintf(stderr, "usage: preload_surface ipopts | fstat | udpsend IP PORT TTL TOS | "
+	fprintf(stderr, "usage: preload_surface ipopts | fstat | closerange PORT | "
+			"mmsg SELF_IP PORT | udpsend IP PORT TTL TOS | "
 			"tcpconnect IP PORT TTL TOS | udprecv PORT | "
 			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY\n");
 	return 2;
