@@ -108,7 +108,9 @@ DPS_EXPORT int dps_getsockopt(int fd, int level, int name, void *val, socklen_t 
 DPS_EXPORT int dps_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
 /** F_GETFL, F_SETFL (O_NONBLOCK), F_GETFD, F_SETFD. */
 DPS_EXPORT int dps_fcntl(int fd, int cmd, ...);
-/** FIONREAD, FIONBIO. */
+/** FIONREAD, FIONBIO; on sockets the interface ioctls SIOCGIFCONF, SIOCGIFINDEX,
+ * SIOCGIFNAME, SIOCGIFHWADDR, SIOCGIFADDR, SIOCGIFNETMASK, SIOCGIFBRDADDR, SIOCGIFFLAGS and
+ * SIOCGIFMTU, answered with the stack's ports (ENODEV for another name). Others: ENOTTY. */
 DPS_EXPORT int dps_ioctl(int fd, unsigned long request, ...);
 
 /**

@@ -34,6 +34,11 @@ static int dps_links_fresh(struct dps_attach *at)
 		cache.t.naddrs = CHAN_LINK_ADDRS_MAX;
 	for (unsigned i = 0; i < cache.t.nlinks; i++)
 		cache.t.links[i].name[CHAN_IFNAME_MAX - 1] = '\0';
+	unsigned n = 0;
+	for (unsigned i = 0; i < cache.t.naddrs; i++)
+		if (cache.t.addrs[i].link < cache.t.nlinks)
+			cache.t.addrs[n++] = cache.t.addrs[i];
+	cache.t.naddrs = n;
 	cache.at = at;
 	cache.at_gen = at->gen;
 	return 0;
@@ -59,20 +64,6 @@ int dps_links_is_broadcast(struct dps_attach *at, uint32_t addr)
 		rc = dps_links_table_is_broadcast(&cache.t, addr);
 	pthread_mutex_unlock(&links_lock);
 	return rc;
-}
-
-int dps_links_table_is_broadcast(const struct chan_links *t, uint32_t addr)
-{
-	uint32_t a = ntohl(addr);
-	for (unsigned i = 0; i < t->naddrs && i < CHAN_LINK_ADDRS_MAX; i++) {
-		unsigned plen = t->addrs[i].plen;
-		if (plen >= 31 || plen == 0) /* RFC 3021: a /31 has no broadcast address */
-			continue;
-		uint32_t host = (1u << (32 - plen)) - 1;
-		if (a == ((ntohl(t->addrs[i].addr) & ~host) | host))
-			return 1;
-	}
-	return 0;
 }
 
 void dps_links_after_fork(void)

@@ -16,6 +16,8 @@ without it in the peer's namespace; both print "key value" lines that must agree
 4. close_range (CLOSE_RANGE_CLOEXEC, bad arguments, closing) and closefrom over stack
    sockets, a pipe and an unbound socket: closed on the stack (the port is free again);
    sendmmsg/recvmmsg: counts, lengths, partial batches, MSG_WAITFORONE, timeout, errors.
+5. Interface ioctls on a stack socket answer with the stack's ports and addresses (as
+   `dpstackctl link show` / `ip addr show` list them), with the kernel's errnos.
 """
 
 import contextlib
@@ -270,3 +272,31 @@ def test_sendmmsg_recvmmsg_counts_waitforone_timeout_as_the_kernel(st):
     stack = on_stack(st, "mmsg", st.stack_ip, 4810)
     assert "recv3 3" in stack and "recv.waitforone 2" in stack, stack
     assert stack == on_kernel(st, "mmsg", st.peer_ip, 4810)
+
+
+# --- 5. Interface ioctls ---------------------------------------------------------------------
+
+def test_interface_ioctls_answer_with_the_stacks_ports_as_the_kernel_does_with_its_own(st):
+    link = st.daemon.ctl("link", "show", "port0", json=True)[0]
+    out = on_stack(st, "ifioctl", "port0")
+    lines = out.splitlines()
+    assert lines[:3] == ["conf.count 1", "conf.short 0", "conf port0 2 %s" % st.stack_ip], out
+    assert "hwaddr 1 %s" % link["address"] in lines, out
+    for want in ("index.ok 1", "name.roundtrip 1", "addr 2 10.0.0.2", "netmask 2 255.255.255.0",
+                 "brdaddr 2 10.0.0.255", "flags.up_broadcast_running 1",
+                 "mtu %d" % link["mtu"], "conf.null EFAULT"):
+        assert want in lines, (want, out)
+    # The kernel, asked the same of its own interface: the same keys, the same errnos.
+    kernel = on_kernel(st, "ifioctl", st.peer.ifname).splitlines()
+    keys = lambda ls: [l.split()[0] for l in ls if not l.startswith("conf ")]
+    assert keys(lines) == keys(kernel), (out, kernel)
+    errors = lambda ls: [l for l in ls if l.startswith("unknown.") or l.startswith("conf.null")]
+    assert errors(lines) == errors(kernel) and "unknown.mtu ENODEV" in lines, (out, kernel)
+    # A second address: listed, while the interface's own address stays the first.
+    st.ctl("ip", "addr", "add", "10.0.9.2/24", "dev", "port0")
+    try:
+        out = on_stack(st, "ifioctl", "port0")
+    finally:
+        st.ctl("ip", "addr", "del", "10.0.9.2/24", "dev", "port0")
+    assert "conf.count 2" in out and "conf port0 2 10.0.9.2" in out, out
+    assert "addr 2 10.0.0.2" in out.splitlines(), out

@@ -432,6 +432,80 @@ static int cmd_mmsg(char **a)
 	return 0;
 }
 
+static void print_sin(const char *key, int rc, const struct sockaddr *sa)
+{
+	if (rc < 0) {
+		report(key, rc, 0);
+		return;
+	}
+	struct sockaddr_in sin;
+	memcpy(&sin, sa, sizeof(sin));
+	char b[16];
+	inet_ntop(AF_INET, &sin.sin_addr, b, sizeof(b));
+	printf("%s %d %s\n", key, sin.sin_family, b);
+}
+
+/* The interface ioctls on a UDP socket: the address list, then everything about interface
+ * name, and what an unknown name or index gets. */
+static int cmd_ifioctl(char **a)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct ifconf ic = {.ifc_len = 0, .ifc_buf = NULL};
+	int rc = ioctl(fd, SIOCGIFCONF, &ic);
+	report("conf.count", rc, ic.ifc_len / (long)sizeof(struct ifreq));
+	struct ifreq list[32];
+	ic = (struct ifconf){.ifc_len = 10, .ifc_req = list};
+	rc = ioctl(fd, SIOCGIFCONF, &ic);
+	report("conf.short", rc, ic.ifc_len);
+	ic = (struct ifconf){.ifc_len = sizeof(list), .ifc_req = list};
+	rc = ioctl(fd, SIOCGIFCONF, &ic);
+	for (int i = 0; rc == 0 && i < ic.ifc_len / (int)sizeof(struct ifreq); i++) {
+		char key[64];
+		snprintf(key, sizeof(key), "conf %.16s", list[i].ifr_name);
+		print_sin(key, 0, &list[i].ifr_addr);
+	}
+	for (int unknown = 0; unknown < 2; unknown++) {
+		const char *p = unknown ? "unknown." : "";
+		char key[64];
+#define K(s) (snprintf(key, sizeof(key), "%s%s", p, s), key)
+		struct ifreq r;
+		memset(&r, 0, sizeof(r));
+		snprintf(r.ifr_name, sizeof(r.ifr_name), "%s", unknown ? "nosuch0" : a[0]);
+		rc = ioctl(fd, SIOCGIFINDEX, &r);
+		int index = r.ifr_ifindex;
+		report(K("index.ok"), rc, rc == 0 && index > 0);
+		memset(&r, 0, sizeof(r));
+		r.ifr_ifindex = unknown ? 99999 : index;
+		rc = ioctl(fd, SIOCGIFNAME, &r);
+		report(K("name.roundtrip"), rc, rc == 0 && strcmp(r.ifr_name, a[0]) == 0);
+		snprintf(r.ifr_name, sizeof(r.ifr_name), "%s", unknown ? "nosuch0" : a[0]);
+		rc = ioctl(fd, SIOCGIFHWADDR, &r);
+		if (rc == 0) {
+			unsigned char *m = (unsigned char *)r.ifr_hwaddr.sa_data;
+			printf("%s %d %02x:%02x:%02x:%02x:%02x:%02x\n", K("hwaddr"),
+			       r.ifr_hwaddr.sa_family, m[0], m[1], m[2], m[3], m[4], m[5]);
+		} else {
+			report(K("hwaddr"), rc, 0);
+		}
+		rc = ioctl(fd, SIOCGIFADDR, &r);
+		print_sin(K("addr"), rc, &r.ifr_addr);
+		rc = ioctl(fd, SIOCGIFNETMASK, &r);
+		print_sin(K("netmask"), rc, &r.ifr_netmask);
+		rc = ioctl(fd, SIOCGIFBRDADDR, &r);
+		print_sin(K("brdaddr"), rc, &r.ifr_broadaddr);
+		rc = ioctl(fd, SIOCGIFFLAGS, &r);
+		report(K("flags.up_broadcast_running"), rc,
+		       (r.ifr_flags & (IFF_UP | IFF_BROADCAST | IFF_RUNNING)) ==
+		       (IFF_UP | IFF_BROADCAST | IFF_RUNNING));
+		rc = ioctl(fd, SIOCGIFMTU, &r);
+		report(K("mtu"), rc, r.ifr_mtu);
+#undef K
+	}
+	report("conf.null", ioctl(fd, SIOCGIFCONF, NULL), 0);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -443,6 +517,8 @@ int main(int argc, char **argv)
 		return cmd_closerange(argv + 2);
 	if (argc >= 4 && strcmp(argv[1], "mmsg") == 0)
 		return cmd_mmsg(argv + 2);
+	if (argc >= 3 && strcmp(argv[1], "ifioctl") == 0)
+		return cmd_ifioctl(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "udpsend") == 0)
 		return cmd_udpsend(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "tcpconnect") == 0)
@@ -452,7 +528,7 @@ int main(int argc, char **argv)
 	if (argc >= 6 && strcmp(argv[1], "bcast") == 0)
 		return cmd_bcast(argv + 2);
 	fprintf(stderr, "usage: preload_surface ipopts | fstat | closerange PORT | "
-			"mmsg SELF_IP PORT | udpsend IP PORT TTL TOS | "
+			"mmsg SELF_IP PORT | ifioctl IFNAME | udpsend IP PORT TTL TOS | "
 			"tcpconnect IP PORT TTL TOS | udprecv PORT | "
 			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY\n");
 	return 2;
