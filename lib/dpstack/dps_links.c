@@ -8,19 +8,26 @@
 #include "dps_links.h"
 #include "dps_priv.h"
 
-static pthread_mutex_t links_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Read by every sendto without SO_BROADCAST, written only when the table changed. */
+static pthread_rwlock_t links_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct {
 	const struct dps_attach *at;    /* whose table (with its gen: a forked child's is new) */
 	unsigned at_gen;
 	struct chan_links t;
 } cache;
 
-/* Under links_lock: the table of at, fresh. 0 or -errno. */
-static int dps_links_fresh(struct dps_attach *at)
+/* Under links_lock, read or written: the cached table is at's, and current. */
+static bool dps_links_current(const struct dps_attach *at)
 {
 	uint32_t g = atomic_load_explicit(&at->hdr->links_gen, memory_order_acquire);
-	if (cache.at == at && cache.at_gen == at->gen && g != 0 && g == cache.t.gen)
-		return 0;
+	return cache.at == at && cache.at_gen == at->gen && g != 0 && g == cache.t.gen;
+}
+
+/* Under links_lock written: asks worker 0 for the table. 0 or -errno. */
+static int dps_links_refresh(struct dps_attach *at)
+{
+	if (dps_links_current(at))
+		return 0; /* another thread was first */
 	struct chan_req rq = {.op = CHAN_OP_LINKS};
 	struct chan_reply rep;
 	int rc = dps_call(at, 0, &rq, &rep);
@@ -44,29 +51,48 @@ static int dps_links_fresh(struct dps_attach *at)
 	return 0;
 }
 
+/* Takes links_lock for reading with at's current table in the cache; 0, or -errno with
+ * the lock not held. */
+static int dps_links_read_lock(struct dps_attach *at)
+{
+	for (;;) {
+		pthread_rwlock_rdlock(&links_lock);
+		if (dps_links_current(at))
+			return 0;
+		pthread_rwlock_unlock(&links_lock);
+		/* Worker 0 publishes the generation in the round that answers the call, so
+		 * this asks at most twice unless the table keeps changing. */
+		pthread_rwlock_wrlock(&links_lock);
+		int rc = dps_links_refresh(at);
+		pthread_rwlock_unlock(&links_lock);
+		if (rc < 0)
+			return rc;
+	}
+}
+
 int dps_links_get(struct dps_attach *at, struct chan_links *out)
 {
-	pthread_mutex_lock(&links_lock);
-	int rc = dps_links_fresh(at);
-	if (rc == 0)
-		*out = cache.t;
-	pthread_mutex_unlock(&links_lock);
-	return rc;
+	int rc = dps_links_read_lock(at);
+	if (rc < 0)
+		return rc;
+	*out = cache.t;
+	pthread_rwlock_unlock(&links_lock);
+	return 0;
 }
 
 int dps_links_is_broadcast(struct dps_attach *at, uint32_t addr)
 {
 	if (addr == INADDR_BROADCAST)
 		return 1;
-	pthread_mutex_lock(&links_lock);
-	int rc = dps_links_fresh(at);
-	if (rc == 0)
-		rc = dps_links_table_is_broadcast(&cache.t, addr);
-	pthread_mutex_unlock(&links_lock);
+	int rc = dps_links_read_lock(at);
+	if (rc < 0)
+		return rc;
+	rc = dps_links_table_is_broadcast(&cache.t, addr);
+	pthread_rwlock_unlock(&links_lock);
 	return rc;
 }
 
 void dps_links_after_fork(void)
 {
-	pthread_mutex_init(&links_lock, NULL);
+	pthread_rwlock_init(&links_lock, NULL);
 }
