@@ -41,6 +41,21 @@ int dps_links_table_is_broadcast(const struct chan_links *t, uint32_t addr)
 	return 0;
 }
 
+int dps_links_table_check_source(const struct chan_links *t, uint32_t addr, uint32_t ifindex)
+{
+	bool link_found = ifindex == 0, addr_found = addr == 0;
+	for (unsigned i = 0; i < t->nlinks; i++)
+		link_found |= t->links[i].ifindex == ifindex;
+	for (unsigned i = 0; i < t->naddrs; i++)
+		addr_found |= t->addrs[i].addr == addr;
+	/* Linux's ip_route_output_key_hash_rcu, in its order: a multicast or broadcast source
+	 * is EINVAL, one that is not ours ENETUNREACH, then an unknown interface ENODEV. */
+	uint32_t a = ntohl(addr);
+	if (!addr_found)
+		return (a >> 28) == 0xe || a == 0xffffffffu ? -EINVAL : -ENETUNREACH;
+	return link_found ? 0 : -ENODEV;
+}
+
 static void dps_put_sin(struct sockaddr *sa, uint32_t addr)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = addr};

@@ -80,16 +80,36 @@ int dps_links_get(struct dps_attach *at, struct chan_links *out)
 	return 0;
 }
 
+/* q's answer about at's current table. */
+static int dps_links_ask(struct dps_attach *at,
+			 int (*q)(const struct chan_links *t, uint32_t a, uint32_t b),
+			 uint32_t a, uint32_t b)
+{
+	int rc = dps_links_read_lock(at);
+	if (rc < 0)
+		return rc;
+	rc = q(&cache.t, a, b);
+	pthread_rwlock_unlock(&links_lock);
+	return rc;
+}
+
+static int dps_links_table_is_broadcast_q(const struct chan_links *t, uint32_t addr,
+					  uint32_t unused)
+{
+	(void)unused;
+	return dps_links_table_is_broadcast(t, addr);
+}
+
 int dps_links_is_broadcast(struct dps_attach *at, uint32_t addr)
 {
 	if (addr == INADDR_BROADCAST)
 		return 1;
-	int rc = dps_links_read_lock(at);
-	if (rc < 0)
-		return rc;
-	rc = dps_links_table_is_broadcast(&cache.t, addr);
-	pthread_rwlock_unlock(&links_lock);
-	return rc;
+	return dps_links_ask(at, dps_links_table_is_broadcast_q, addr, 0);
+}
+
+int dps_links_check_source(struct dps_attach *at, uint32_t addr, uint32_t ifindex)
+{
+	return dps_links_ask(at, dps_links_table_check_source, addr, ifindex);
 }
 
 void dps_links_after_fork(void)

@@ -1,7 +1,8 @@
-/* Socket options, fcntl and ioctl (the interface ioctls: dps_ifreq.c). Options set before connect/listen travel with that
- * call; on a live socket they go to its worker at once: small values as a command that
- * needs no answer (CHAN_CMD_SETOPT), the others as a call (CHAN_OP_SETOPT). Values are
- * checked as Linux checks them (net/core/sock.c, net/ipv4/tcp.c). */
+/* Socket options, fcntl and ioctl (the interface ioctls: dps_ifreq.c; level IPPROTO_IP:
+ * dps_opt_ip.c). Options set before connect/listen travel with that call; on a live socket
+ * they go to its worker at once: small values as a command that needs no answer
+ * (CHAN_CMD_SETOPT), the others as a call (CHAN_OP_SETOPT). Values are checked as Linux
+ * checks them (net/core/sock.c, net/ipv4/tcp.c). */
 #include <fcntl.h>
 #include <netinet/tcp.h>
 #include <stdarg.h>

@@ -6,7 +6,8 @@ without it in the peer's namespace; both print "key value" lines that must agree
 1. IP-level options: IP_TTL/IP_TOS defaults, checks and getsockopt truncation as Linux; the
    values reach the wire (a kernel receiver's IP_RECVTTL/IP_RECVTOS, a capture of a TCP
    connection set up as BIRD does); IP_PKTINFO/IP_RECVTTL/IP_RECVTOS ancillary data with
-   MSG_CTRUNC; IP_RECVERR read back, MSG_ERRQUEUE empty (EAGAIN).
+   MSG_CTRUNC; IP_RECVERR read back, MSG_ERRQUEUE empty (EAGAIN); sendmsg's IP_TTL, IP_TOS
+   and IP_PKTINFO (source address) control messages, and the errnos of bad ones.
 2. Broadcasts (RFC 919/922): EACCES without SO_BROADCAST for the limited and a directed
    broadcast (sendto and connect); with it a DHCP-like exchange with a kernel server, the
    stack's datagrams in Ethernet broadcast frames and the server's broadcast answer received
@@ -34,7 +35,8 @@ import topo
 
 PRELOAD = os.path.join(topo.BUILD, "lib", "preload", "libdpstack_preload.so")
 SURFACE = os.path.join(topo.BUILD, "tests", "integ", "apps", "preload_surface")
-IP_PKTINFO = 8  # <linux/in.h>; Python's socket module does not name it
+# <linux/in.h>; Python's socket module does not name them all.
+IP_TOS, IP_TTL, IP_PKTINFO, IP_RECVTTL, IP_RECVTOS = 1, 2, 8, 12, 13
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -187,6 +189,37 @@ def test_tcp_ttl_255_tos_0xc0_set_before_connect_are_on_every_segment(st):
         assert cap.recv_until(from_stack, timeout=10) is not None, seen
     assert any("S" in s[2] for s in seen), seen
     assert all(s[0] == 255 and s[1] == 0xc0 for s in seen), seen
+
+
+def test_sendmsg_control_messages_set_ttl_tos_and_source_and_bad_ones_fail_as_linux(st):
+    port = 4900
+    st.ctl("ip", "addr", "add", "10.0.9.2/24", "dev", "port0")
+    st.peer.run("ip", "addr", "add", "10.0.9.1/24", "dev", st.peer.ifname)
+    try:
+        def receiver():
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.IPPROTO_IP, IP_RECVTTL, 1)
+            s.setsockopt(socket.IPPROTO_IP, IP_RECVTOS, 1)
+            s.bind(("0.0.0.0", port))
+            s.settimeout(10)
+            return s
+
+        rx = topo.in_netns(st.peer.ns, receiver)
+        with rx:
+            stack = on_stack(st, "sendcmsg", st.peer_ip, port, "10.0.9.2")
+            got = {}
+            for _ in range(3):
+                data, anc, _, src = rx.recvmsg(64, 256)
+                ip = {t: d for _, t, d in anc}
+                got[data.decode()] = (src[0], ip[IP_TTL][0], ip[IP_TOS][0])
+        kernel = on_kernel(st, "sendcmsg", st.stack_ip, port, "10.0.9.1")
+    finally:
+        st.peer.run("ip", "addr", "del", "10.0.9.1/24", "dev", st.peer.ifname, check=False)
+        st.ctl("ip", "addr", "del", "10.0.9.2/24", "dev", "port0")
+    assert stack == kernel, (stack, kernel)
+    assert got == {"ttl9.tos16.from_src": ("10.0.9.2", 9, 16),
+                   "plain": (st.stack_ip, 64, 0),
+                   "other_level_skipped": (st.stack_ip, 64, 0)}, got
 
 
 # --- 2. Broadcasts ---------------------------------------------------------------------------

@@ -141,6 +141,18 @@ static void broadcast_addresses_of_the_subnets_but_not_of_a_31(void **state)
 	assert_int_equal(dps_links_table_is_broadcast(&t, inet_addr("10.0.2.255")), 0);
 }
 
+static void pktinfo_source_must_be_ours_and_interface_known(void **state)
+{
+	(void)state;
+	struct chan_links t = table();
+	assert_int_equal(dps_links_table_check_source(&t, inet_addr("10.0.9.2"), 0), 0);
+	assert_int_equal(dps_links_table_check_source(&t, 0, 3), 0);
+	assert_int_equal(dps_links_table_check_source(&t, 0, 0), 0);
+	assert_int_equal(dps_links_table_check_source(&t, inet_addr("10.0.0.7"), 1), -ENETUNREACH);
+	assert_int_equal(dps_links_table_check_source(&t, inet_addr("224.0.0.1"), 0), -EINVAL);
+	assert_int_equal(dps_links_table_check_source(&t, inet_addr("10.0.0.2"), 9), -ENODEV);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +161,7 @@ int main(void)
 		cmocka_unit_test(addresses_are_the_first_of_the_interface),
 		cmocka_unit_test(unknown_name_or_index_is_enodev_and_null_efault),
 		cmocka_unit_test(broadcast_addresses_of_the_subnets_but_not_of_a_31),
+		cmocka_unit_test(pktinfo_source_must_be_ours_and_interface_known),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

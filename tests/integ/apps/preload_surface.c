@@ -506,6 +506,63 @@ static int cmd_ifioctl(char **a)
 	return 0;
 }
 
+/* One datagram "key" to `to` with the control messages in ctl[0..len): prints the result. */
+static void send_ctl(int fd, const char *key, const struct sockaddr_in *to, const void *ctl,
+		     size_t len)
+{
+	_Alignas(struct cmsghdr) unsigned char buf[256];
+	memcpy(buf, ctl, len);
+	struct iovec iov = {(void *)key, strlen(key)};
+	struct msghdr m = {.msg_name = (void *)to, .msg_namelen = sizeof(*to), .msg_iov = &iov,
+			   .msg_iovlen = 1, .msg_control = len ? buf : NULL, .msg_controllen = len};
+	report(key, (int)sendmsg(fd, &m, 0), (long)strlen(key));
+}
+
+/* A control buffer with one message of level/type and data. */
+static size_t one_cmsg(unsigned char *buf, int level, int type, const void *data, size_t len)
+{
+	struct cmsghdr h = {.cmsg_len = CMSG_LEN(len), .cmsg_level = level, .cmsg_type = type};
+	memset(buf, 0, CMSG_SPACE(len));
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + CMSG_LEN(0), data, len);
+	return CMSG_SPACE(len);
+}
+
+/* sendmsg's IP-level control messages to ip:port: per-datagram IP_TTL and IP_TOS, IP_PKTINFO
+ * choosing the source src, then what Linux refuses. */
+static int cmd_sendcmsg(char **a)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in to = addr_of(a[0], atoi(a[1])), src = addr_of(a[2], 0);
+	_Alignas(struct cmsghdr) unsigned char buf[256];
+	int ttl = 9;
+	unsigned char tos = 0x10;
+	size_t n = one_cmsg(buf, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
+	n += one_cmsg(buf + n, IPPROTO_IP, IP_TOS, &tos, 1);
+	struct in_pktinfo pi = {.ipi_spec_dst = src.sin_addr};
+	n += one_cmsg(buf + n, IPPROTO_IP, IP_PKTINFO, &pi, sizeof(pi));
+	send_ctl(fd, "ttl9.tos16.from_src", &to, buf, n);
+	send_ctl(fd, "plain", &to, NULL, 0);
+	ttl = 0;
+	send_ctl(fd, "bad.ttl0", &to, buf, one_cmsg(buf, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)));
+	send_ctl(fd, "bad.ttl_short", &to, buf, one_cmsg(buf, IPPROTO_IP, IP_TTL, &ttl, 2));
+	int big = 256;
+	send_ctl(fd, "bad.tos256", &to, buf, one_cmsg(buf, IPPROTO_IP, IP_TOS, &big, sizeof(big)));
+	send_ctl(fd, "bad.pktinfo_len", &to, buf, one_cmsg(buf, IPPROTO_IP, IP_PKTINFO, &pi, 8));
+	send_ctl(fd, "bad.ip_type", &to, buf, one_cmsg(buf, IPPROTO_IP, IP_RECVERR, &ttl, sizeof(ttl)));
+	struct in_pktinfo nodev = {.ipi_ifindex = 99999};
+	send_ctl(fd, "bad.ifindex", &to, buf, one_cmsg(buf, IPPROTO_IP, IP_PKTINFO, &nodev, sizeof(nodev)));
+	struct in_pktinfo foreign = {.ipi_spec_dst = addr_of("192.0.2.7", 0).sin_addr};
+	send_ctl(fd, "bad.foreign_src", &to, buf,
+		 one_cmsg(buf, IPPROTO_IP, IP_PKTINFO, &foreign, sizeof(foreign)));
+	n = one_cmsg(buf, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
+	((struct cmsghdr *)buf)->cmsg_len = n + 1;
+	send_ctl(fd, "bad.cmsg_len", &to, buf, n);
+	send_ctl(fd, "other_level_skipped", &to, buf, one_cmsg(buf, IPPROTO_TCP, 1, &ttl, sizeof(ttl)));
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -519,6 +576,8 @@ int main(int argc, char **argv)
 		return cmd_mmsg(argv + 2);
 	if (argc >= 3 && strcmp(argv[1], "ifioctl") == 0)
 		return cmd_ifioctl(argv + 2);
+	if (argc >= 5 && strcmp(argv[1], "sendcmsg") == 0)
+		return cmd_sendcmsg(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "udpsend") == 0)
 		return cmd_udpsend(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "tcpconnect") == 0)
@@ -528,7 +587,7 @@ int main(int argc, char **argv)
 	if (argc >= 6 && strcmp(argv[1], "bcast") == 0)
 		return cmd_bcast(argv + 2);
 	fprintf(stderr, "usage: preload_surface ipopts | fstat | closerange PORT | "
-			"mmsg SELF_IP PORT | ifioctl IFNAME | udpsend IP PORT TTL TOS | "
+			"mmsg SELF_IP PORT | ifioctl IFNAME | sendcmsg IP PORT SRC | udpsend IP PORT TTL TOS | "
 			"tcpconnect IP PORT TTL TOS | udprecv PORT | "
 			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY\n");
 	return 2;
