@@ -333,3 +333,24 @@ def test_interface_ioctls_answer_with_the_stacks_ports_as_the_kernel_does_with_i
         st.ctl("ip", "addr", "del", "10.0.9.2/24", "dev", "port0")
     assert "conf.count 2" in out and "conf port0 2 10.0.9.2" in out, out
     assert "addr 2 10.0.0.2" in out.splitlines(), out
+
+
+def test_a_running_program_sees_an_address_added_to_the_stack(st):
+    """The library asks for the table again when worker 0 says it changed (links_gen)."""
+    p = subprocess.Popen([SURFACE, "ifwatch"], env=stack_env(st), stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "conf.count 1\n"
+        st.ctl("ip", "addr", "add", "10.0.9.2/24", "dev", "port0")
+        try:
+            p.stdin.write("again\n")
+            p.stdin.flush()
+            assert p.stdout.readline() == "conf.count 2\n"
+        finally:
+            st.ctl("ip", "addr", "del", "10.0.9.2/24", "dev", "port0")
+        p.stdin.write("again\n")
+        p.stdin.flush()
+        assert p.stdout.readline() == "conf.count 1\n"
+    finally:
+        p.stdin.close()
+        assert p.wait(10) == 0

@@ -506,6 +506,21 @@ static int cmd_ifioctl(char **a)
 	return 0;
 }
 
+/* How many addresses SIOCGIFCONF lists, asked once, then again after each line on stdin: a
+ * long-lived process must see the stack's changes. */
+static int cmd_ifwatch(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	char line[64];
+	do {
+		struct ifconf ic = {.ifc_len = 0, .ifc_buf = NULL};
+		int rc = ioctl(fd, SIOCGIFCONF, &ic);
+		report("conf.count", rc, ic.ifc_len / (long)sizeof(struct ifreq));
+	} while (fgets(line, sizeof(line), stdin) != NULL);
+	close(fd);
+	return 0;
+}
+
 /* One datagram "key" to `to` with the control messages in ctl[0..len): prints the result. */
 static void send_ctl(int fd, const char *key, const struct sockaddr_in *to, const void *ctl,
 		     size_t len)
@@ -576,6 +591,8 @@ int main(int argc, char **argv)
 		return cmd_mmsg(argv + 2);
 	if (argc >= 3 && strcmp(argv[1], "ifioctl") == 0)
 		return cmd_ifioctl(argv + 2);
+	if (argc >= 2 && strcmp(argv[1], "ifwatch") == 0)
+		return cmd_ifwatch();
 	if (argc >= 5 && strcmp(argv[1], "sendcmsg") == 0)
 		return cmd_sendcmsg(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "udpsend") == 0)
@@ -587,7 +604,7 @@ int main(int argc, char **argv)
 	if (argc >= 6 && strcmp(argv[1], "bcast") == 0)
 		return cmd_bcast(argv + 2);
 	fprintf(stderr, "usage: preload_surface ipopts | fstat | closerange PORT | "
-			"mmsg SELF_IP PORT | ifioctl IFNAME | sendcmsg IP PORT SRC | udpsend IP PORT TTL TOS | "
+			"mmsg SELF_IP PORT | ifioctl IFNAME | ifwatch | sendcmsg IP PORT SRC | udpsend IP PORT TTL TOS | "
 			"tcpconnect IP PORT TTL TOS | udprecv PORT | "
 			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY\n");
 	return 2;
