@@ -315,7 +315,7 @@ static void dps_dgram_cmsgs(const struct dps_file *f, const struct udp_rx_hdr *h
 		.ttl = h->ttl,
 		.tos = h->tos,
 	};
-	dps_cmsg_ip(msg, f->ip_cmsgs, &in);
+	dps_cmsg_ip(msg, f->ip.cmsgs, &in);
 }
 
 /* One datagram into iov; msg (recvmsg only, else NULL) gets MSG_TRUNC and the ancillary

@@ -68,6 +68,15 @@ struct dps_attach {
 
 enum dps_kind { DPS_TCP, DPS_LISTEN, DPS_UDP, DPS_EPOLL };
 
+/* Options of level IPPROTO_IP that the library keeps itself (TTL and TOS are in chan_opts);
+ * an accepted socket inherits them and an exec carries them, as Linux's socket state. */
+struct dps_ip_flags {
+	unsigned cmsgs;                 /* DPS_CMSG_*: what recvmsg adds (IP_PKTINFO, ...) */
+	bool recverr;                   /* IP_RECVERR, only read back (no error queue) */
+	uint8_t pmtudisc;               /* IP_MTU_DISCOVER + 1, 0: the default; read back only */
+	bool bind_no_port;              /* IP_BIND_ADDRESS_NO_PORT, read back only */
+};
+
 struct dps_epitem;
 struct dps_epoll;
 
@@ -86,8 +95,7 @@ struct dps_file {
 	bool cloexec;
 	int rcvtimeo_ms, sndtimeo_ms;   /* 0: forever */
 	struct chan_opts opts;          /* options, kept for connect/listen and getsockopt */
-	unsigned ip_cmsgs;              /* DPS_CMSG_*: what recvmsg adds (IP_PKTINFO, ...) */
-	bool ip_recverr;                /* IP_RECVERR, only read back (no error queue) */
+	struct dps_ip_flags ip;         /* the IP level's own options (dps_opt_ip.c) */
 	bool reuseaddr, reuseport;
 	int linger_on, linger_s;
 	struct sockaddr_in local;       /* bind(2) */

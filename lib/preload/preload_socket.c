@@ -286,15 +286,14 @@ int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 }
 
 /* Options that only tune what the stack does its own way (marking, priorities, timestamps,
- * kernel-only shortcuts): accepted on stack sockets and ignored. */
+ * kernel-only shortcuts): accepted on stack sockets and ignored (getsockopt says
+ * ENOPROTOOPT). */
 static bool pl_opt_ignorable(int level, int name)
 {
 	switch (level) {
 	case SOL_SOCKET:
 		return name == SO_PRIORITY || name == SO_TIMESTAMP || name == SO_TIMESTAMPNS ||
 		       name == SO_MARK || name == SO_BUSY_POLL || name == SO_INCOMING_CPU;
-	case IPPROTO_IP:
-		return name == IP_BIND_ADDRESS_NO_PORT || name == IP_MTU_DISCOVER;
 	case IPPROTO_TCP:
 		return name == TCP_QUICKACK || name == TCP_DEFER_ACCEPT || name == TCP_FASTOPEN ||
 		       name == TCP_CORK || name == TCP_NOTSENT_LOWAT || name == TCP_WINDOW_CLAMP;

@@ -129,6 +129,14 @@ static int cmd_ipopts(void)
 		set_opt(KEY("recvtos.set"), fd, IPPROTO_IP, IP_RECVTOS, 1, sizeof(int));
 		set_opt(KEY("recvtos.setlen0"), fd, IPPROTO_IP, IP_RECVTOS, 1, 0);
 		show_opt(KEY("recvtos.afterlen0"), fd, IPPROTO_IP, IP_RECVTOS);
+		show_opt(KEY("mtu_discover.default"), fd, IPPROTO_IP, IP_MTU_DISCOVER);
+		set_opt(KEY("mtu_discover.set6"), fd, IPPROTO_IP, IP_MTU_DISCOVER, 6, sizeof(int));
+		set_opt(KEY("mtu_discover.set_do"), fd, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO,
+			sizeof(int));
+		show_opt(KEY("mtu_discover.after"), fd, IPPROTO_IP, IP_MTU_DISCOVER);
+		show_opt(KEY("bind_no_port.default"), fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT);
+		set_opt(KEY("bind_no_port.set"), fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, 1, sizeof(int));
+		show_opt(KEY("bind_no_port.after"), fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT);
 		show_opt(KEY("unknown.get"), fd, IPPROTO_IP, 4242);
 		set_opt(KEY("unknown.set"), fd, IPPROTO_IP, 4242, 1, sizeof(int));
 		char buf[16];
