@@ -11,7 +11,7 @@ without it in the peer's namespace; both print "key value" lines that must agree
 2. Broadcasts (RFC 919/922): EACCES without SO_BROADCAST for the limited and a directed
    broadcast (sendto and connect); with it a DHCP-like exchange with a kernel server, the
    stack's datagrams in Ethernet broadcast frames and the server's broadcast answer received
-   by a socket bound to 0.0.0.0.
+   by a socket bound to 0.0.0.0; a broadcast reaches the sender's own sockets too.
 3. What a socket says it is: fstat's S_IFSOCK (the library's placeholder descriptor is a dead
    kernel socket), SO_TYPE, SO_DOMAIN, SO_PROTOCOL, SO_ACCEPTCONN.
 4. close_range (CLOSE_RANGE_CLOEXEC, bad arguments, closing) and closefrom over stack
@@ -282,6 +282,14 @@ def test_broadcast_needs_so_broadcast_and_a_dhcp_like_exchange_works(st):
                                            (b"connected", "255.255.255.255")], got
     assert all(s == (st.stack_ip, cport) for _, _, s in got), got
     assert all(mac == "ff:ff:ff:ff:ff:ff" for mac, _, _ in frames) and len(frames) == 3, frames
+
+
+def test_a_socket_hears_its_own_broadcasts_as_on_the_kernel(st):
+    with default_routes(st):
+        stack = on_stack(st, "bcastself", 4769, "10.0.0.255")
+        kernel = on_kernel(st, "bcastself", 4769, "10.0.0.255")
+    assert "heard limited to 255.255.255.255" in stack.splitlines(), stack
+    assert stack == kernel
 
 
 # --- 3. What a socket is ---------------------------------------------------------------------

@@ -706,6 +706,28 @@ static void test_udp_sendto_limited_broadcast_by_default_route(void **state)
 	udp_close(u);
 }
 
+/* Linux loops a broadcast it sends back to its own sockets (ip_mc_output): a socket bound to
+ * 0.0.0.0 hears its own limited and directed broadcasts, once each, beside the frames. */
+static void test_udp_own_broadcasts_reach_our_sockets_too(void **state)
+{
+	(void)state;
+	struct udp_sock *u = bind_ok(0, PORT_S);
+	udp_set_broadcast(u, true);
+	fill_pattern(16);
+	assert_int_equal(udp_sendto(u, payload, 16, TS_BCAST0, PORT_S), 16);
+	assert_int_equal(udp_sendto(u, payload, 8, 0xffffffffu, PORT_S), -ENETUNREACH);
+	assert_int_equal(netcfg_route_add(&ts_s->cfg, &(struct route){.prefix = 0, .plen = 0,
+			 .type = ROUTE_GATEWAY, .port = NETCFG_PORT_ANY, .gateway = TS_HOST_A}), 0);
+	assert_int_equal(udp_sendto(u, payload, 8, 0xffffffffu, PORT_S), 8);
+	stack_loopback_drain(ts_s);
+	assert_int_equal(ts_nframes, 2);
+	expect_recv(u, 16, TS_ADDR0, PORT_S);
+	expect_recv(u, 8, TS_ADDR0, PORT_S);
+	expect_nothing(u);
+	ts_expect_no_drops();
+	udp_close(u);
+}
+
 /* Larger than the MTU: fragmented by IP (no DF), reassembling to the whole datagram. */
 static void test_udp_sendto_8000_bytes_sent_as_fragments(void **state)
 {
@@ -1473,6 +1495,7 @@ int main(void)
 		T(test_udp_sendto_builds_datagram),
 		T(test_udp_sendto_carries_the_sockets_ttl_and_tos),
 		T(test_udp_sendmsg_source_ttl_tos_for_one_datagram),
+		T(test_udp_own_broadcasts_reach_our_sockets_too),
 		T(test_udp_sendto_empty_and_odd_lengths_checksum_ok),
 		T(test_udp_sendto_from_specific_address),
 		T(test_udp_sendto_computed_zero_checksum_sent_as_ffff),

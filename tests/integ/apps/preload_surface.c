@@ -80,6 +80,18 @@ static void set_timeout(int fd, int ms)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
+/* A socket of type bound to 0.0.0.0:port, listening if a stream; exits when it cannot. */
+static int bound(int type, int port)
+{
+	int fd = socket(AF_INET, type, 0);
+	struct sockaddr_in a = addr_of("0.0.0.0", port);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || (type == SOCK_STREAM && listen(fd, 4) != 0)) {
+		printf("bind %d %s\n", port, errname(errno));
+		exit(1);
+	}
+	return fd;
+}
+
 /* "kind.what" into the loop's key[] (kinds[k] is the kind of socket under test). */
 #define KEY(what) (snprintf(key, sizeof(key), "%s.%s", kinds[k].name, what), key)
 
@@ -283,6 +295,41 @@ static int cmd_bcast(char **a)
 	return 0;
 }
 
+/* A socket bound to 0.0.0.0:port broadcasts to port (limited, then directed to subnet_bcast)
+ * and prints what it hears of its own broadcasts. */
+static int cmd_bcastself(char **a)
+{
+	int port = atoi(a[0]), on = 1;
+	struct sockaddr_in all = addr_of("255.255.255.255", port), net = addr_of(a[1], port);
+	int fd = bound(SOCK_DGRAM, port);
+	setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
+	set_timeout(fd, 500);
+	report("limited", (int)sendto(fd, "limited", 7, 0, (struct sockaddr *)&all, sizeof(all)), 7);
+	report("directed", (int)sendto(fd, "directed", 8, 0, (struct sockaddr *)&net, sizeof(net)), 8);
+	for (int i = 0; i < 3; i++) {
+		char buf[64], ctl[64], to[16] = "?";
+		struct iovec iov = {buf, sizeof(buf) - 1};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+				   .msg_controllen = sizeof(ctl)};
+		ssize_t n = recvmsg(fd, &m, 0);
+		if (n < 0) {
+			printf("heard %s\n", errname(errno));
+			continue;
+		}
+		buf[n] = '\0';
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		if (c != NULL && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			inet_ntop(AF_INET, &pi.ipi_addr, to, sizeof(to));
+		}
+		printf("heard %s to %s\n", buf, to);
+	}
+	close(fd);
+	return 0;
+}
+
 /* What a socket says it is: fstat's file type and SO_TYPE/SO_DOMAIN/SO_PROTOCOL/SO_ACCEPTCONN,
  * for a stream, a datagram and a listening socket. */
 static int cmd_fstat(void)
@@ -310,16 +357,6 @@ static int cmd_fstat(void)
 	return 0;
 }
 
-static int bound(int type, int port)
-{
-	int fd = socket(AF_INET, type, 0);
-	struct sockaddr_in a = addr_of("0.0.0.0", port);
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || (type == SOCK_STREAM && listen(fd, 4) != 0)) {
-		printf("bind %d %s\n", port, errname(errno));
-		exit(1);
-	}
-	return fd;
-}
 
 static int max4(int a, int b, int c, int d)
 {
@@ -599,6 +636,8 @@ int main(int argc, char **argv)
 		return cmd_mmsg(argv + 2);
 	if (argc >= 3 && strcmp(argv[1], "ifioctl") == 0)
 		return cmd_ifioctl(argv + 2);
+	if (argc >= 4 && strcmp(argv[1], "bcastself") == 0)
+		return cmd_bcastself(argv + 2);
 	if (argc >= 2 && strcmp(argv[1], "ifwatch") == 0)
 		return cmd_ifwatch();
 	if (argc >= 5 && strcmp(argv[1], "sendcmsg") == 0)
@@ -614,6 +653,6 @@ int main(int argc, char **argv)
 	fprintf(stderr, "usage: preload_surface ipopts | fstat | closerange PORT | "
 			"mmsg SELF_IP PORT | ifioctl IFNAME | ifwatch | sendcmsg IP PORT SRC | udpsend IP PORT TTL TOS | "
 			"tcpconnect IP PORT TTL TOS | udprecv PORT | "
-			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY\n");
+			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY | bcastself PORT SUBNET_BCAST\n");
 	return 2;
 }
