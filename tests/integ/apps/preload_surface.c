@@ -357,7 +357,6 @@ static int cmd_fstat(void)
 	return 0;
 }
 
-
 static int max4(int a, int b, int c, int d)
 {
 	int m = a > b ? a : b;
