@@ -86,6 +86,13 @@ DPS_EXPORT ssize_t dps_recvfrom(int fd, void *buf, size_t len, int flags, struct
 		     socklen_t *fromlen);
 DPS_EXPORT ssize_t dps_sendmsg(int fd, const struct msghdr *msg, int flags);
 DPS_EXPORT ssize_t dps_recvmsg(int fd, struct msghdr *msg, int flags);
+/** sendmmsg(2)/recvmmsg(2) with Linux's partial counts, MSG_WAITFORONE and timeout
+ * (struct mmsghdr is <sys/socket.h>'s with _GNU_SOURCE). */
+struct mmsghdr;
+struct timespec;
+DPS_EXPORT int dps_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags);
+DPS_EXPORT int dps_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+			    struct timespec *timeout);
 
 DPS_EXPORT int dps_getsockname(int fd, struct sockaddr *addr, socklen_t *len);
 DPS_EXPORT int dps_getpeername(int fd, struct sockaddr *addr, socklen_t *len);
@@ -93,13 +100,17 @@ DPS_EXPORT int dps_getpeername(int fd, struct sockaddr *addr, socklen_t *len);
  * SOL_SOCKET: SO_REUSEADDR, SO_REUSEPORT, SO_RCVBUF, SO_SNDBUF, SO_KEEPALIVE, SO_LINGER,
  * SO_ERROR, SO_RCVTIMEO, SO_SNDTIMEO, SO_TYPE, SO_DOMAIN, SO_PROTOCOL, SO_ACCEPTCONN,
  * SO_BROADCAST; IPPROTO_TCP: TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_INFO,
- * TCP_CONGESTION, TCP_MAXSEG, TCP_USER_TIMEOUT. Others: ENOPROTOOPT.
+ * TCP_CONGESTION, TCP_MAXSEG, TCP_USER_TIMEOUT; IPPROTO_IP: IP_TTL, IP_TOS, IP_PKTINFO,
+ * IP_RECVTTL, IP_RECVTOS (UDP's recvmsg ancillary data), IP_RECVERR (read back only: there is
+ * no error queue, MSG_ERRQUEUE gives EAGAIN). Others: ENOPROTOOPT.
  */
 DPS_EXPORT int dps_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
 DPS_EXPORT int dps_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
 /** F_GETFL, F_SETFL (O_NONBLOCK), F_GETFD, F_SETFD. */
 DPS_EXPORT int dps_fcntl(int fd, int cmd, ...);
-/** FIONREAD, FIONBIO. */
+/** FIONREAD, FIONBIO; on sockets the interface ioctls SIOCGIFCONF, SIOCGIFINDEX,
+ * SIOCGIFNAME, SIOCGIFHWADDR, SIOCGIFADDR, SIOCGIFNETMASK, SIOCGIFBRDADDR, SIOCGIFFLAGS and
+ * SIOCGIFMTU, answered with the stack's ports (ENODEV for another name). Others: ENOTTY. */
 DPS_EXPORT int dps_ioctl(int fd, unsigned long request, ...);
 
 /**

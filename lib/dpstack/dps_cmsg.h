@@ -3,6 +3,7 @@
 #define DPS_LIB_CMSG_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -18,6 +19,20 @@ struct dps_cmsg_ip_info {
 	uint32_t spec_dst, daddr;
 	uint8_t ttl, tos;
 };
+
+/* What sendmsg's control messages ask of one datagram. */
+struct dps_cmsg_send {
+	bool pktinfo, ttl, tos;         /* which were given */
+	uint32_t spec_dst;              /* IP_PKTINFO: the source, network order (0: any) */
+	unsigned ifindex;               /* IP_PKTINFO: the interface (0: any) */
+	uint8_t ttl_v, tos_v;
+};
+
+/* Reads msg's control messages as Linux's ip_cmsg_send does for UDP: -EINVAL for a message
+ * that does not fit its buffer, a bad length or value, an IPPROTO_IP type other than
+ * IP_PKTINFO, IP_TTL, IP_TOS, and (not supported here) any SOL_SOCKET or SOL_UDP message;
+ * other levels are skipped. 0 otherwise. */
+int dps_cmsg_parse_send(const struct msghdr *msg, struct dps_cmsg_send *out);
 
 /* Writes the messages of want into msg's control buffer and sets msg_controllen to the bytes
  * used (0 when want is empty); MSG_CTRUNC in msg_flags when they did not all fit. */

@@ -219,6 +219,26 @@ void dps_files_after_fork(void)
 	pthread_mutex_init(&dps_ep_lock, NULL);
 }
 
+int dps_fd_next(int from, int last)
+{
+	if (from < 0)
+		from = 0;
+	if (last >= DPS_FD_CHUNK * DPS_FD_CHUNKS)
+		last = DPS_FD_CHUNK * DPS_FD_CHUNKS - 1;
+	for (int fd = from; fd <= last;) {
+		dps_slot *chunk = atomic_load_explicit(&fd_chunks[fd / DPS_FD_CHUNK],
+						       memory_order_acquire);
+		if (chunk == NULL) {
+			fd = (fd / DPS_FD_CHUNK + 1) * DPS_FD_CHUNK; /* none in this chunk */
+			continue;
+		}
+		if (atomic_load_explicit(&chunk[fd % DPS_FD_CHUNK], memory_order_acquire) != NULL)
+			return fd;
+		fd++;
+	}
+	return -1;
+}
+
 int dps_is_stack_fd(int fd)
 {
 	dps_slot *slot = dps_slot_of(fd, false);

@@ -213,10 +213,39 @@ static ssize_t dps_stream_send(struct dps_file *f, const struct iovec *iov, int 
 
 /* ---- datagrams ---- */
 
+/* What sendmsg's control messages ask of the datagram, into its header: IP_PKTINFO's source
+ * (checked against the stack's addresses and interfaces, as Linux's routing checks it) and
+ * IP_TTL/IP_TOS for this datagram alone. */
+static int dps_dgram_cmsgs_in(struct dps_file *f, const struct msghdr *msg,
+			      struct chan_udp_tx_hdr *h)
+{
+	struct dps_cmsg_send c;
+	int rc = dps_cmsg_parse_send(msg, &c);
+	if (rc < 0)
+		return rc;
+	if (c.pktinfo && (c.spec_dst != 0 || c.ifindex != 0)) {
+		rc = dps_links_check_source(f->at, c.spec_dst, c.ifindex);
+		if (rc < 0)
+			return rc;
+		h->laddr = c.spec_dst;
+	}
+	if (c.ttl || c.tos) {
+		h->flags |= CHAN_UDP_TX_IP;
+		h->ttl = c.ttl ? c.ttl_v : f->opts.ttl;
+		h->tos = c.tos ? c.tos_v : f->opts.tos;
+	}
+	return 0;
+}
+
 static ssize_t dps_dgram_send(struct dps_file *f, const struct iovec *iov, int cnt, int flags,
-			      const struct sockaddr *to, socklen_t tolen)
+			      const struct sockaddr *to, socklen_t tolen, const struct msghdr *msg)
 {
 	struct chan_udp_tx_hdr h = {0};
+	if (msg != NULL) {
+		int rc = dps_dgram_cmsgs_in(f, msg, &h);
+		if (rc < 0)
+			return rc == -ENOTCONN ? -ENETDOWN : rc;
+	}
 	if (to != NULL) {
 		struct sockaddr_in sin;
 		int rc = dps_sockaddr_in(to, tolen, &sin);
@@ -286,7 +315,7 @@ static void dps_dgram_cmsgs(const struct dps_file *f, const struct udp_rx_hdr *h
 		.ttl = h->ttl,
 		.tos = h->tos,
 	};
-	dps_cmsg_ip(msg, f->ip_cmsgs, &in);
+	dps_cmsg_ip(msg, f->ip.cmsgs, &in);
 }
 
 /* One datagram into iov; msg (recvmsg only, else NULL) gets MSG_TRUNC and the ancillary
@@ -347,8 +376,10 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 
 /* ---- the calls ---- */
 
+/* msg: sendmsg's, for its control messages (UDP only; a stream ignores them, as
+ * tcp_sendmsg ignores IP-level ones), else NULL. */
 static ssize_t dps_sendv(int fd, const struct iovec *iov, int cnt, int flags,
-			 const struct sockaddr *to, socklen_t tolen)
+			 const struct sockaddr *to, socklen_t tolen, const struct msghdr *msg)
 {
 	struct dps_file *f = dps_file_get(fd);
 	if (f == NULL)
@@ -357,7 +388,7 @@ static ssize_t dps_sendv(int fd, const struct iovec *iov, int cnt, int flags,
 	if (cnt < 0 || cnt > IOV_MAX)
 		rc = -EINVAL;
 	else if (f->kind == DPS_UDP)
-		rc = dps_dgram_send(f, iov, cnt, flags, to, tolen);
+		rc = dps_dgram_send(f, iov, cnt, flags, to, tolen, msg);
 	else if (f->kind == DPS_TCP)
 		rc = dps_stream_send(f, iov, cnt, flags);
 	else
@@ -400,7 +431,7 @@ ssize_t dps_read(int fd, void *buf, size_t len)
 ssize_t dps_write(int fd, const void *buf, size_t len)
 {
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	return dps_sendv(fd, &iov, 1, 0, NULL, 0);
+	return dps_sendv(fd, &iov, 1, 0, NULL, 0, NULL);
 }
 
 ssize_t dps_readv(int fd, const struct iovec *iov, int iovcnt)
@@ -410,13 +441,13 @@ ssize_t dps_readv(int fd, const struct iovec *iov, int iovcnt)
 
 ssize_t dps_writev(int fd, const struct iovec *iov, int iovcnt)
 {
-	return dps_sendv(fd, iov, iovcnt, 0, NULL, 0);
+	return dps_sendv(fd, iov, iovcnt, 0, NULL, 0, NULL);
 }
 
 ssize_t dps_send(int fd, const void *buf, size_t len, int flags)
 {
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	return dps_sendv(fd, &iov, 1, flags, NULL, 0);
+	return dps_sendv(fd, &iov, 1, flags, NULL, 0, NULL);
 }
 
 ssize_t dps_recv(int fd, void *buf, size_t len, int flags)
@@ -429,7 +460,7 @@ ssize_t dps_sendto(int fd, const void *buf, size_t len, int flags, const struct 
 		   socklen_t tolen)
 {
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	return dps_sendv(fd, &iov, 1, flags, to, tolen);
+	return dps_sendv(fd, &iov, 1, flags, to, tolen, NULL);
 }
 
 ssize_t dps_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
@@ -444,7 +475,7 @@ ssize_t dps_sendmsg(int fd, const struct msghdr *msg, int flags)
 	if (msg == NULL)
 		return DPS_FAIL(EFAULT);
 	return dps_sendv(fd, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
-			 msg->msg_namelen);
+			 msg->msg_namelen, msg);
 }
 
 ssize_t dps_recvmsg(int fd, struct msghdr *msg, int flags)
@@ -461,6 +492,20 @@ ssize_t dps_recvmsg(int fd, struct msghdr *msg, int flags)
 	else
 		msg->msg_controllen = controllen; /* a failed call leaves it as it was */
 	return rc;
+}
+
+bool dps_error_pending(int fd)
+{
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL)
+		return false;
+	bool pending = false;
+	if (f->nsocks > 0 && (f->kind == DPS_UDP || f->kind == DPS_TCP)) {
+		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+		pending = (atomic_load(&ss->state) & CHAN_SS_ERR) && atomic_load(&ss->error) != 0;
+	}
+	dps_file_put(f);
+	return pending;
 }
 
 /* ---- zero copy ---- */

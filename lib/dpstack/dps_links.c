@@ -8,19 +8,26 @@
 #include "dps_links.h"
 #include "dps_priv.h"
 
-static pthread_mutex_t links_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Read by every sendto without SO_BROADCAST, written only when the table changed. */
+static pthread_rwlock_t links_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct {
 	const struct dps_attach *at;    /* whose table (with its gen: a forked child's is new) */
 	unsigned at_gen;
 	struct chan_links t;
 } cache;
 
-/* Under links_lock: the table of at, fresh. 0 or -errno. */
-static int dps_links_fresh(struct dps_attach *at)
+/* Under links_lock, read or written: the cached table is at's, and current. */
+static bool dps_links_current(const struct dps_attach *at)
 {
 	uint32_t g = atomic_load_explicit(&at->hdr->links_gen, memory_order_acquire);
-	if (cache.at == at && cache.at_gen == at->gen && g != 0 && g == cache.t.gen)
-		return 0;
+	return cache.at == at && cache.at_gen == at->gen && g != 0 && g == cache.t.gen;
+}
+
+/* Under links_lock written: asks worker 0 for the table. 0 or -errno. */
+static int dps_links_refresh(struct dps_attach *at)
+{
+	if (dps_links_current(at))
+		return 0; /* another thread was first */
 	struct chan_req rq = {.op = CHAN_OP_LINKS};
 	struct chan_reply rep;
 	int rc = dps_call(at, 0, &rq, &rep);
@@ -34,48 +41,78 @@ static int dps_links_fresh(struct dps_attach *at)
 		cache.t.naddrs = CHAN_LINK_ADDRS_MAX;
 	for (unsigned i = 0; i < cache.t.nlinks; i++)
 		cache.t.links[i].name[CHAN_IFNAME_MAX - 1] = '\0';
+	unsigned n = 0;
+	for (unsigned i = 0; i < cache.t.naddrs; i++)
+		if (cache.t.addrs[i].link < cache.t.nlinks)
+			cache.t.addrs[n++] = cache.t.addrs[i];
+	cache.t.naddrs = n;
 	cache.at = at;
 	cache.at_gen = at->gen;
 	return 0;
 }
 
+/* Takes links_lock for reading with at's current table in the cache; 0, or -errno with
+ * the lock not held. */
+static int dps_links_read_lock(struct dps_attach *at)
+{
+	for (;;) {
+		pthread_rwlock_rdlock(&links_lock);
+		if (dps_links_current(at))
+			return 0;
+		pthread_rwlock_unlock(&links_lock);
+		/* Worker 0 publishes the generation in the round that answers the call, so
+		 * this asks at most twice unless the table keeps changing. */
+		pthread_rwlock_wrlock(&links_lock);
+		int rc = dps_links_refresh(at);
+		pthread_rwlock_unlock(&links_lock);
+		if (rc < 0)
+			return rc;
+	}
+}
+
 int dps_links_get(struct dps_attach *at, struct chan_links *out)
 {
-	pthread_mutex_lock(&links_lock);
-	int rc = dps_links_fresh(at);
-	if (rc == 0)
-		*out = cache.t;
-	pthread_mutex_unlock(&links_lock);
+	int rc = dps_links_read_lock(at);
+	if (rc < 0)
+		return rc;
+	*out = cache.t;
+	pthread_rwlock_unlock(&links_lock);
+	return 0;
+}
+
+/* q's answer about at's current table. */
+static int dps_links_ask(struct dps_attach *at,
+			 int (*q)(const struct chan_links *t, uint32_t a, uint32_t b),
+			 uint32_t a, uint32_t b)
+{
+	int rc = dps_links_read_lock(at);
+	if (rc < 0)
+		return rc;
+	rc = q(&cache.t, a, b);
+	pthread_rwlock_unlock(&links_lock);
 	return rc;
+}
+
+static int dps_links_table_is_broadcast_q(const struct chan_links *t, uint32_t addr,
+					  uint32_t unused)
+{
+	(void)unused;
+	return dps_links_table_is_broadcast(t, addr);
 }
 
 int dps_links_is_broadcast(struct dps_attach *at, uint32_t addr)
 {
 	if (addr == INADDR_BROADCAST)
 		return 1;
-	pthread_mutex_lock(&links_lock);
-	int rc = dps_links_fresh(at);
-	if (rc == 0)
-		rc = dps_links_table_is_broadcast(&cache.t, addr);
-	pthread_mutex_unlock(&links_lock);
-	return rc;
+	return dps_links_ask(at, dps_links_table_is_broadcast_q, addr, 0);
 }
 
-int dps_links_table_is_broadcast(const struct chan_links *t, uint32_t addr)
+int dps_links_check_source(struct dps_attach *at, uint32_t addr, uint32_t ifindex)
 {
-	uint32_t a = ntohl(addr);
-	for (unsigned i = 0; i < t->naddrs && i < CHAN_LINK_ADDRS_MAX; i++) {
-		unsigned plen = t->addrs[i].plen;
-		if (plen >= 31 || plen == 0) /* RFC 3021: a /31 has no broadcast address */
-			continue;
-		uint32_t host = (1u << (32 - plen)) - 1;
-		if (a == ((ntohl(t->addrs[i].addr) & ~host) | host))
-			return 1;
-	}
-	return 0;
+	return dps_links_ask(at, dps_links_table_check_source, addr, ifindex);
 }
 
 void dps_links_after_fork(void)
 {
-	pthread_mutex_init(&links_lock, NULL);
+	pthread_rwlock_init(&links_lock, NULL);
 }

@@ -1,7 +1,8 @@
-/* Socket options, fcntl and ioctl. Options set before connect/listen travel with that
- * call; on a live socket they go to its worker at once: small values as a command that
- * needs no answer (CHAN_CMD_SETOPT), the others as a call (CHAN_OP_SETOPT). Values are
- * checked as Linux checks them (net/core/sock.c, net/ipv4/tcp.c). */
+/* Socket options, fcntl and ioctl (the interface ioctls: dps_ifreq.c; level IPPROTO_IP:
+ * dps_opt_ip.c). Options set before connect/listen travel with that call; on a live socket
+ * they go to its worker at once: small values as a command that needs no answer
+ * (CHAN_CMD_SETOPT), the others as a call (CHAN_OP_SETOPT). Values are checked as Linux
+ * checks them (net/core/sock.c, net/ipv4/tcp.c). */
 #include <fcntl.h>
 #include <netinet/tcp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 
 #include <dpstack/dpstack.h>
 
+#include "dps_links.h"
 #include "dps_priv.h"
 #include "../../src/proto/udp.h"
 
@@ -435,6 +437,11 @@ int dps_ioctl(int fd, unsigned long request, ...)
 		f->cloexec = request == FIOCLEX;
 	} else if (arg == NULL) {
 		rc = -EFAULT;
+	} else if (dps_ifreq_request(request) && f->kind != DPS_EPOLL) {
+		struct chan_links t;
+		rc = dps_links_get(f->at, &t);
+		if (rc == 0)
+			rc = dps_ifreq_answer(&t, request, arg);
 	} else if (request == FIONBIO) {
 		if (*arg)
 			atomic_fetch_or(&f->flags, O_NONBLOCK);

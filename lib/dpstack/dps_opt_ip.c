@@ -2,7 +2,10 @@
  * do_ip_getsockopt (net/ipv4/ip_sockglue.c) do. IP_TTL and IP_TOS go to the worker, whose
  * TCP and UDP output put them in every IPv4 header; IP_PKTINFO, IP_RECVTTL and IP_RECVTOS
  * are the library's own (recvmsg writes the messages from the datagram's record); IP_RECVERR
- * is kept and read back, but the stack has no error queue (MSG_ERRQUEUE finds it empty). */
+ * is kept and read back, but the stack has no error queue (MSG_ERRQUEUE finds it empty).
+ * IP_MTU_DISCOVER and IP_BIND_ADDRESS_NO_PORT are checked and read back only: the stack
+ * sends TCP with DF and UDP without whatever the mode, and picks a TCP port at listen or
+ * connect anyway. */
 #include <string.h>
 
 #include "dps_cmsg.h"
@@ -10,6 +13,7 @@
 
 #define DPS_IP_DEFAULT_TTL 64   /* net.ipv4.ip_default_ttl */
 #define DPS_IP_ECN_MASK 0x03    /* RFC 3168: the low two bits of the TOS byte */
+#define DPS_PMTUDISC_MAX 5      /* IP_PMTUDISC_OMIT */
 
 /* Linux reads an int when there are four bytes, else one byte, else takes 0. */
 static int dps_ip_int_arg(const void *val, socklen_t len, int *out)
@@ -64,12 +68,24 @@ int dps_set_ip_level(struct dps_file *f, int name, const void *val, socklen_t le
 		if ((rc = dps_ip_int_arg(val, len, &v)) < 0)
 			return rc;
 		flag = dps_ip_cmsg_flag(name);
-		f->ip_cmsgs = v != 0 ? f->ip_cmsgs | (unsigned)flag : f->ip_cmsgs & ~(unsigned)flag;
+		f->ip.cmsgs = v != 0 ? f->ip.cmsgs | (unsigned)flag : f->ip.cmsgs & ~(unsigned)flag;
 		return 0;
 	case IP_RECVERR:
 		if ((rc = dps_ip_int_arg(val, len, &v)) < 0)
 			return rc;
-		f->ip_recverr = v != 0;
+		f->ip.recverr = v != 0;
+		return 0;
+	case IP_MTU_DISCOVER:
+		if ((rc = dps_ip_int_arg(val, len, &v)) < 0)
+			return rc;
+		if (v < 0 || v > DPS_PMTUDISC_MAX)
+			return -EINVAL;
+		f->ip.pmtudisc = (uint8_t)(v + 1);
+		return 0;
+	case IP_BIND_ADDRESS_NO_PORT:
+		if ((rc = dps_ip_int_arg(val, len, &v)) < 0)
+			return rc;
+		f->ip.bind_no_port = v != 0;
 		return 0;
 	default:
 		return -ENOPROTOOPT;
@@ -108,9 +124,13 @@ int dps_get_ip_level(struct dps_file *f, int name, void *val, socklen_t *len)
 	case IP_PKTINFO:
 	case IP_RECVTTL:
 	case IP_RECVTOS:
-		return dps_ip_put_int(val, len, (f->ip_cmsgs & (unsigned)dps_ip_cmsg_flag(name)) != 0);
+		return dps_ip_put_int(val, len, (f->ip.cmsgs & (unsigned)dps_ip_cmsg_flag(name)) != 0);
 	case IP_RECVERR:
-		return dps_ip_put_int(val, len, f->ip_recverr);
+		return dps_ip_put_int(val, len, f->ip.recverr);
+	case IP_MTU_DISCOVER: /* IP_PMTUDISC_WANT unless set (net.ipv4.ip_no_pmtu_disc 0) */
+		return dps_ip_put_int(val, len, f->ip.pmtudisc ? f->ip.pmtudisc - 1 : 1);
+	case IP_BIND_ADDRESS_NO_PORT:
+		return dps_ip_put_int(val, len, f->ip.bind_no_port);
 	default:
 		return -ENOPROTOOPT;
 	}

@@ -68,6 +68,15 @@ struct dps_attach {
 
 enum dps_kind { DPS_TCP, DPS_LISTEN, DPS_UDP, DPS_EPOLL };
 
+/* Options of level IPPROTO_IP that the library keeps itself (TTL and TOS are in chan_opts);
+ * an accepted socket inherits them and an exec carries them, as Linux's socket state. */
+struct dps_ip_flags {
+	unsigned cmsgs;                 /* DPS_CMSG_*: what recvmsg adds (IP_PKTINFO, ...) */
+	bool recverr;                   /* IP_RECVERR, only read back (no error queue) */
+	uint8_t pmtudisc;               /* IP_MTU_DISCOVER + 1, 0: the default; read back only */
+	bool bind_no_port;              /* IP_BIND_ADDRESS_NO_PORT, read back only */
+};
+
 struct dps_epitem;
 struct dps_epoll;
 
@@ -86,8 +95,7 @@ struct dps_file {
 	bool cloexec;
 	int rcvtimeo_ms, sndtimeo_ms;   /* 0: forever */
 	struct chan_opts opts;          /* options, kept for connect/listen and getsockopt */
-	unsigned ip_cmsgs;              /* DPS_CMSG_*: what recvmsg adds (IP_PKTINFO, ...) */
-	bool ip_recverr;                /* IP_RECVERR, only read back (no error queue) */
+	struct dps_ip_flags ip;         /* the IP level's own options (dps_opt_ip.c) */
 	bool reuseaddr, reuseport;
 	int linger_on, linger_s;
 	struct sockaddr_in local;       /* bind(2) */
@@ -217,6 +225,10 @@ int dps_setopt_live(struct dps_file *f, enum chan_opt opt, uint32_t value);
 int dps_set_ip_level(struct dps_file *f, int name, const void *val, socklen_t len);
 int dps_get_ip_level(struct dps_file *f, int name, void *val, socklen_t *len);
 
+/* --- dps_io.c --- */
+/* fd's socket holds an error not yet reported (SO_ERROR), which its next read returns. */
+bool dps_error_pending(int fd);
+
 /* --- dps_socket.c --- */
 int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out);
 void dps_sockaddr_out(uint32_t addr, uint16_t port, struct sockaddr *out, socklen_t *len);
@@ -241,6 +253,9 @@ int dps_release_fd(int fd);
 /* The same when the shim has just put a kernel socket at fd (dup3) for a socket that turned
  * out not to be the stack's: the epoll instances watching it watch the kernel socket now. */
 int dps_release_to_kernel(int fd);
+/* The lowest number in [from, last] that names a stack file (socket or epoll instance), or
+ * -1: close_range and closefrom close those first. */
+int dps_fd_next(int from, int last);
 /* Makes an existing kernel epoll instance able to watch stack sockets too. */
 int dps_epoll_adopt(int kfd);
 /* dup(2) family for stack files: a second number naming the same file (newfd < 0: the

@@ -315,6 +315,7 @@ static int dps_accept_one(struct dps_file *l, int flags, struct dps_file **out)
 		atomic_fetch_add(&at->refs, 1);
 		f->at = at;
 		f->opts = l->opts;
+		f->ip = l->ip; /* as inet_sk_clone */
 		f->rcvtimeo_ms = l->rcvtimeo_ms;
 		f->sndtimeo_ms = l->sndtimeo_ms;
 		if (flags & SOCK_NONBLOCK)

@@ -105,6 +105,8 @@ static void pl_setup(void)
 	PL_NEXT(sendto, "sendto");
 	PL_NEXT(recvmsg, "recvmsg");
 	PL_NEXT(sendmsg, "sendmsg");
+	PL_NEXT(sendmmsg, "sendmmsg");
+	PL_NEXT(recvmmsg, "recvmmsg");
 	PL_NEXT(read_chk, "__read_chk");
 	PL_NEXT(recv_chk, "__recv_chk");
 	PL_NEXT(recvfrom_chk, "__recvfrom_chk");
@@ -119,6 +121,8 @@ static void pl_setup(void)
 	PL_NEXT(dup, "dup");
 	PL_NEXT(dup2, "dup2");
 	PL_NEXT(dup3, "dup3");
+	PL_NEXT(close_range, "close_range");
+	PL_NEXT(closefrom, "closefrom");
 	PL_NEXT(poll, "poll");
 	PL_NEXT(ppoll, "ppoll");
 	PL_NEXT(poll_chk, "__poll_chk");

@@ -182,3 +182,22 @@ ssize_t sendfile64(int out, int in, off_t *offset, size_t count)
 {
 	return sendfile(out, in, offset, count);
 }
+
+/* Batches: the library's loop for stack sockets; a pending datagram socket whose first
+ * message goes to a kernel address moves to the kernel, as at sendmsg. */
+int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	pl_init();
+	if (!pl_is_stack(fd) ||
+	    (vec != NULL && vlen > 0 &&
+	     pl_send_on_kernel(fd, vec[0].msg_hdr.msg_name, vec[0].msg_hdr.msg_namelen)))
+		return pl_libc.sendmmsg(fd, vec, vlen, flags);
+	return dps_sendmmsg(fd, vec, vlen, flags);
+}
+
+int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags, struct timespec *timeout)
+{
+	pl_init();
+	return pl_is_stack(fd) ? dps_recvmmsg(fd, vec, vlen, flags, timeout)
+			       : pl_libc.recvmmsg(fd, vec, vlen, flags, timeout);
+}

@@ -2,6 +2,8 @@
  * own (at their first bind, connect or send), and the calls on descriptors as such. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/close_range.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -284,15 +286,14 @@ int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 }
 
 /* Options that only tune what the stack does its own way (marking, priorities, timestamps,
- * kernel-only shortcuts): accepted on stack sockets and ignored. */
+ * kernel-only shortcuts): accepted on stack sockets and ignored (getsockopt says
+ * ENOPROTOOPT). */
 static bool pl_opt_ignorable(int level, int name)
 {
 	switch (level) {
 	case SOL_SOCKET:
 		return name == SO_PRIORITY || name == SO_TIMESTAMP || name == SO_TIMESTAMPNS ||
 		       name == SO_MARK || name == SO_BUSY_POLL || name == SO_INCOMING_CPU;
-	case IPPROTO_IP:
-		return name == IP_BIND_ADDRESS_NO_PORT || name == IP_MTU_DISCOVER;
 	case IPPROTO_TCP:
 		return name == TCP_QUICKACK || name == TCP_DEFER_ACCEPT || name == TCP_FASTOPEN ||
 		       name == TCP_CORK || name == TCP_NOTSENT_LOWAT || name == TCP_WINDOW_CLAMP;
@@ -357,6 +358,43 @@ int ioctl(int fd, unsigned long request, ...)
 	void *arg = va_arg(ap, void *);
 	va_end(ap);
 	return pl_is_stack(fd) ? dps_ioctl(fd, request, arg) : pl_libc.ioctl(fd, request, arg);
+}
+
+/* close_range(2) and closefrom(3) over stack files: each is closed on the stack (or marked
+ * close-on-exec) before the kernel closes the rest of the range, placeholders included, so no
+ * stack socket is left behind a closed number that a new file could take. */
+static void pl_close_stack_range(unsigned first, unsigned last, bool cloexec)
+{
+	int hi = last > INT_MAX ? INT_MAX : (int)last;
+	for (int fd = dps_fd_next((int)first, hi); fd >= 0; fd = dps_fd_next(fd + 1, hi)) {
+		if (cloexec) {
+			dps_fcntl(fd, F_SETFD, FD_CLOEXEC);
+			continue;
+		}
+		pl_pending_forget(fd);
+		dps_close(fd);
+	}
+}
+
+int close_range(unsigned int first, unsigned int last, int flags)
+{
+	pl_init();
+	/* The kernel's checks first: nothing is closed when the call is refused. */
+	if (first > last || (flags & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC))) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!pl_off && first <= INT_MAX)
+		pl_close_stack_range(first, last, flags & CLOSE_RANGE_CLOEXEC);
+	return pl_libc.close_range(first, last, flags);
+}
+
+void closefrom(int lowfd)
+{
+	pl_init();
+	if (!pl_off)
+		pl_close_stack_range(lowfd < 0 ? 0 : (unsigned)lowfd, UINT_MAX, false);
+	pl_libc.closefrom(lowfd);
 }
 
 /* A second number for a stack socket names the same socket (libdpstack's dps_dup); putting

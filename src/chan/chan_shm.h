@@ -196,9 +196,14 @@ struct chan_udp_tx_hdr {
 	uint32_t len;
 	uint32_t raddr;                 /* network order; 0 = the connected peer */
 	uint16_t rport;                 /* network order */
-	uint16_t flags;
-	uint32_t pad;
+	uint16_t flags;                 /* CHAN_UDP_TX_* */
+	uint32_t laddr;                 /* network order: the source (IP_PKTINFO), 0 = the
+					 * socket's choice */
+	uint8_t ttl, tos;               /* with CHAN_UDP_TX_IP: this datagram's (IP_TTL,
+					 * IP_TOS control messages), ttl 0 = the default */
+	uint16_t pad;
 };
+#define CHAN_UDP_TX_IP 0x1
 
 /* --- requests and replies: calls in the segment, and the unix socket's attach and join --- */
 

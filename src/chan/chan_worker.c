@@ -216,7 +216,11 @@ static void chan_udp_drain(struct chan_worker *cw, struct chan_dsock *ds, unsign
 		}
 		fifo_peek(f, sizeof(h), cw->udp_buf, h.len);
 		fifo_consume(f, (uint32_t)sizeof(h) + h.len);
-		ssize_t rc = udp_sendto(ds->udp, cw->udp_buf, h.len, ntohl(h.raddr), ntohs(h.rport));
+		struct sock_ip_opts ip = {.ttl = h.ttl, .tos = h.tos};
+		struct udp_send_opts o = {.src = ntohl(h.laddr),
+					  .ip = h.flags & CHAN_UDP_TX_IP ? &ip : NULL};
+		ssize_t rc = udp_sendmsg(ds->udp, cw->udp_buf, h.len, ntohl(h.raddr),
+					 ntohs(h.rport), &o);
 		if (rc < 0) {
 			/* Linux would have failed the sendto(2) itself: report it as SO_ERROR. */
 			udp_sock(ds->udp)->error = (int)-rc;

@@ -30,9 +30,25 @@ static void link_output_route(struct stack *s, struct rte_mbuf *m, const struct 
 	link_output(s, r->port, r->type == ROUTE_GATEWAY ? r->gateway : dst, m);
 }
 
+/* A broadcast we originate reaches our own sockets too, whole, before it is fragmented for
+ * the wire, as Linux's ip_mc_output loops a copy back (RFC 1122 §3.3.6 lets a host receive
+ * its own broadcasts). Without an mbuf for the copy only the local delivery is lost. */
+static void ip4_loop_broadcast_back(struct stack *s, const struct rte_mbuf *m, uint16_t port)
+{
+	struct rte_mbuf *copy = rte_pktmbuf_copy(m, s->pool, 0, UINT32_MAX);
+	if (copy == NULL) {
+		stack_drop_count(s, STACK_DROP_TX_NO_MBUF);
+		return;
+	}
+	copy->port = port; /* as if received there */
+	stack_loopback_queue(s, copy);
+}
+
 void ip4_route_output(struct stack *s, struct rte_mbuf *m, const struct route *r, uint32_t dst,
 		      bool forwarded)
 {
+	if (r->type == ROUTE_BROADCAST && !forwarded)
+		ip4_loop_broadcast_back(s, m, r->port);
 	uint16_t mtu = netcfg_route_mtu(&s->cfg, r);
 	if (r->type == ROUTE_LOCAL || rte_pktmbuf_pkt_len(m) <= mtu) {
 		link_output_route(s, m, r, dst);

@@ -80,6 +80,17 @@ const struct sock_ip_opts *udp_get_ip_opts(const struct udp_sock *u);
 ssize_t udp_sendto(struct udp_sock *u, const void *buf, size_t len, uint32_t raddr,
 		   uint16_t rport);
 
+/* What one datagram asks beyond its socket's settings: sendmsg's control messages. */
+struct udp_send_opts {
+	uint32_t src;                   /* host order, one of ours (IP_PKTINFO's ipi_spec_dst);
+					 * 0: the socket's choice. Not ours: -EADDRNOTAVAIL */
+	const struct sock_ip_opts *ip;  /* IP_TTL, IP_TOS; NULL: the socket's */
+};
+
+/* udp_sendto with per-datagram options (o may be NULL). */
+ssize_t udp_sendmsg(struct udp_sock *u, const void *buf, size_t len, uint32_t raddr,
+		    uint16_t rport, const struct udp_send_opts *o);
+
 /* recvfrom(2): one datagram per call. Copies min(len, its size) bytes to buf and returns that
  * count; *trunc (if not NULL) tells whether the datagram was larger, the rest being discarded
  * (MSG_TRUNC). raddr/rport (if not NULL) get its source. -EAGAIN when none is queued. A

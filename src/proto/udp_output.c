@@ -20,11 +20,11 @@ struct udp_dest {
 	uint16_t port;
 };
 
-static int udp_route(struct udp_sock *u, uint32_t dst, struct udp_dest *d)
+static int udp_route(struct udp_sock *u, uint32_t dst, uint32_t src, struct udp_dest *d)
 {
 	struct stack *s = u->s;
 	const struct route *r;
-	uint32_t laddr = u->sk.laddr;
+	uint32_t laddr = src != 0 ? src : u->sk.laddr;
 	*d = (struct udp_dest){0};
 
 	/* A socket bound to one of our addresses sends from it (RFC 1122 §4.1.3.4), one bound
@@ -150,6 +150,12 @@ static int udp_output_limited_bcast(struct stack *s, struct rte_mbuf *m, uint32_
 ssize_t udp_sendto(struct udp_sock *u, const void *buf, size_t len, uint32_t raddr,
 		   uint16_t rport)
 {
+	return udp_sendmsg(u, buf, len, raddr, rport, NULL);
+}
+
+ssize_t udp_sendmsg(struct udp_sock *u, const void *buf, size_t len, uint32_t raddr,
+		    uint16_t rport, const struct udp_send_opts *o)
+{
 	struct stack *s = u->s;
 	if (raddr == 0) {
 		if (!(u->flags & UDPF_CONNECTED))
@@ -164,9 +170,10 @@ ssize_t udp_sendto(struct udp_sock *u, const void *buf, size_t len, uint32_t rad
 	if (len > 0 && buf == NULL)
 		return -EFAULT;
 	struct udp_dest d;
-	int rc = udp_route(u, raddr, &d);
+	int rc = udp_route(u, raddr, o != NULL ? o->src : 0, &d);
 	if (rc < 0)
 		return rc;
+	const struct sock_ip_opts *ip = o != NULL && o->ip != NULL ? o->ip : &u->ip;
 	struct rte_mbuf *m = udp_build_mbuf(s, buf, len, u->sk.lport, d.src, raddr, rport);
 	if (m == NULL)
 		return -ENOBUFS;
@@ -174,9 +181,9 @@ ssize_t udp_sendto(struct udp_sock *u, const void *buf, size_t len, uint32_t rad
 	 * owners it wakes (this one included, who may close u) are called afterwards. */
 	s->udp->depth++;
 	if (d.limited_bcast)
-		rc = udp_output_limited_bcast(s, m, d.src, d.port, &u->ip);
+		rc = udp_output_limited_bcast(s, m, d.src, d.port, ip);
 	else
-		rc = ip4_output(s, m, IP4_PROTO_UDP, d.src, raddr, u->ip.tos, u->ip.ttl, false);
+		rc = ip4_output(s, m, IP4_PROTO_UDP, d.src, raddr, ip->tos, ip->ttl, false);
 	if (rc == 0) {
 		u->datagrams_out++;
 		u->bytes_out += len;

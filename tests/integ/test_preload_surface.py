@@ -6,13 +6,19 @@ without it in the peer's namespace; both print "key value" lines that must agree
 1. IP-level options: IP_TTL/IP_TOS defaults, checks and getsockopt truncation as Linux; the
    values reach the wire (a kernel receiver's IP_RECVTTL/IP_RECVTOS, a capture of a TCP
    connection set up as BIRD does); IP_PKTINFO/IP_RECVTTL/IP_RECVTOS ancillary data with
-   MSG_CTRUNC; IP_RECVERR read back, MSG_ERRQUEUE empty (EAGAIN).
+   MSG_CTRUNC; IP_RECVERR read back, MSG_ERRQUEUE empty (EAGAIN); sendmsg's IP_TTL, IP_TOS
+   and IP_PKTINFO (source address) control messages, and the errnos of bad ones.
 2. Broadcasts (RFC 919/922): EACCES without SO_BROADCAST for the limited and a directed
    broadcast (sendto and connect); with it a DHCP-like exchange with a kernel server, the
    stack's datagrams in Ethernet broadcast frames and the server's broadcast answer received
-   by a socket bound to 0.0.0.0.
+   by a socket bound to 0.0.0.0; a broadcast reaches the sender's own sockets too.
 3. What a socket says it is: fstat's S_IFSOCK (the library's placeholder descriptor is a dead
    kernel socket), SO_TYPE, SO_DOMAIN, SO_PROTOCOL, SO_ACCEPTCONN.
+4. close_range (CLOSE_RANGE_CLOEXEC, bad arguments, closing) and closefrom over stack
+   sockets, a pipe and an unbound socket: closed on the stack (the port is free again);
+   sendmmsg/recvmmsg: counts, lengths, partial batches, MSG_WAITFORONE, timeout, errors.
+5. Interface ioctls on a stack socket answer with the stack's ports and addresses (as
+   `dpstackctl link show` / `ip addr show` list them), with the kernel's errnos.
 """
 
 import contextlib
@@ -29,7 +35,8 @@ import topo
 
 PRELOAD = os.path.join(topo.BUILD, "lib", "preload", "libdpstack_preload.so")
 SURFACE = os.path.join(topo.BUILD, "tests", "integ", "apps", "preload_surface")
-IP_PKTINFO = 8  # <linux/in.h>; Python's socket module does not name it
+# <linux/in.h>; Python's socket module does not name them all.
+IP_TOS, IP_TTL, IP_PKTINFO, IP_RECVTTL, IP_RECVTOS = 1, 2, 8, 12, 13
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -184,6 +191,37 @@ def test_tcp_ttl_255_tos_0xc0_set_before_connect_are_on_every_segment(st):
     assert all(s[0] == 255 and s[1] == 0xc0 for s in seen), seen
 
 
+def test_sendmsg_control_messages_set_ttl_tos_and_source_and_bad_ones_fail_as_linux(st):
+    port = 4900
+    st.ctl("ip", "addr", "add", "10.0.9.2/24", "dev", "port0")
+    st.peer.run("ip", "addr", "add", "10.0.9.1/24", "dev", st.peer.ifname)
+    try:
+        def receiver():
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.IPPROTO_IP, IP_RECVTTL, 1)
+            s.setsockopt(socket.IPPROTO_IP, IP_RECVTOS, 1)
+            s.bind(("0.0.0.0", port))
+            s.settimeout(10)
+            return s
+
+        rx = topo.in_netns(st.peer.ns, receiver)
+        with rx:
+            stack = on_stack(st, "sendcmsg", st.peer_ip, port, "10.0.9.2")
+            got = {}
+            for _ in range(3):
+                data, anc, _, src = rx.recvmsg(64, 256)
+                ip = {t: d for _, t, d in anc}
+                got[data.decode()] = (src[0], ip[IP_TTL][0], ip[IP_TOS][0])
+        kernel = on_kernel(st, "sendcmsg", st.stack_ip, port, "10.0.9.1")
+    finally:
+        st.peer.run("ip", "addr", "del", "10.0.9.1/24", "dev", st.peer.ifname, check=False)
+        st.ctl("ip", "addr", "del", "10.0.9.2/24", "dev", "port0")
+    assert stack == kernel, (stack, kernel)
+    assert got == {"ttl9.tos16.from_src": ("10.0.9.2", 9, 16),
+                   "plain": (st.stack_ip, 64, 0),
+                   "other_level_skipped": (st.stack_ip, 64, 0)}, got
+
+
 # --- 2. Broadcasts ---------------------------------------------------------------------------
 
 @contextlib.contextmanager
@@ -246,9 +284,81 @@ def test_broadcast_needs_so_broadcast_and_a_dhcp_like_exchange_works(st):
     assert all(mac == "ff:ff:ff:ff:ff:ff" for mac, _, _ in frames) and len(frames) == 3, frames
 
 
+def test_a_socket_hears_its_own_broadcasts_as_on_the_kernel(st):
+    with default_routes(st):
+        stack = on_stack(st, "bcastself", 4769, "10.0.0.255")
+        kernel = on_kernel(st, "bcastself", 4769, "10.0.0.255")
+    assert "heard limited to 255.255.255.255" in stack.splitlines(), stack
+    assert stack == kernel
+
+
 # --- 3. What a socket is ---------------------------------------------------------------------
 
 def test_fstat_and_so_type_domain_protocol_say_socket_as_on_the_kernel(st):
     stack = on_stack(st, "fstat")
     assert "tcp.fstat.issock 1" in stack and "listen.so_acceptconn 1" in stack, stack
     assert stack == on_kernel(st, "fstat")
+
+
+# --- 4. Ranges of descriptors, batches of messages --------------------------------------------
+
+def test_close_range_and_closefrom_close_stack_sockets_as_the_kernel(st):
+    stack = on_stack(st, "closerange", 4800)
+    assert stack.count("port free again") == 2 and "closed.listener EBADF" in stack, stack
+    assert stack == on_kernel(st, "closerange", 4800)
+    assert not re.search(r":4800\s", st.daemon.ctl("sock", "show")), "a socket is left"
+
+
+def test_sendmmsg_recvmmsg_counts_waitforone_timeout_as_the_kernel(st):
+    stack = on_stack(st, "mmsg", st.stack_ip, 4810)
+    assert "recv3 3" in stack and "recv.waitforone 2" in stack, stack
+    assert stack == on_kernel(st, "mmsg", st.peer_ip, 4810)
+
+
+# --- 5. Interface ioctls ---------------------------------------------------------------------
+
+def test_interface_ioctls_answer_with_the_stacks_ports_as_the_kernel_does_with_its_own(st):
+    link = st.daemon.ctl("link", "show", "port0", json=True)[0]
+    out = on_stack(st, "ifioctl", "port0")
+    lines = out.splitlines()
+    assert lines[:3] == ["conf.count 1", "conf.short 0", "conf port0 2 %s" % st.stack_ip], out
+    assert "hwaddr 1 %s" % link["address"] in lines, out
+    for want in ("index.ok 1", "name.roundtrip 1", "addr 2 10.0.0.2", "netmask 2 255.255.255.0",
+                 "brdaddr 2 10.0.0.255", "flags.up_broadcast_running 1",
+                 "mtu %d" % link["mtu"], "conf.null EFAULT"):
+        assert want in lines, (want, out)
+    # The kernel, asked the same of its own interface: the same keys, the same errnos.
+    kernel = on_kernel(st, "ifioctl", st.peer.ifname).splitlines()
+    keys = lambda ls: [l.split()[0] for l in ls if not l.startswith("conf ")]
+    assert keys(lines) == keys(kernel), (out, kernel)
+    errors = lambda ls: [l for l in ls if l.startswith("unknown.") or l.startswith("conf.null")]
+    assert errors(lines) == errors(kernel) and "unknown.mtu ENODEV" in lines, (out, kernel)
+    # A second address: listed, while the interface's own address stays the first.
+    st.ctl("ip", "addr", "add", "10.0.9.2/24", "dev", "port0")
+    try:
+        out = on_stack(st, "ifioctl", "port0")
+    finally:
+        st.ctl("ip", "addr", "del", "10.0.9.2/24", "dev", "port0")
+    assert "conf.count 2" in out and "conf port0 2 10.0.9.2" in out, out
+    assert "addr 2 10.0.0.2" in out.splitlines(), out
+
+
+def test_a_running_program_sees_an_address_added_to_the_stack(st):
+    """The library asks for the table again when worker 0 says it changed (links_gen)."""
+    p = subprocess.Popen([SURFACE, "ifwatch"], env=stack_env(st), stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "conf.count 1\n"
+        st.ctl("ip", "addr", "add", "10.0.9.2/24", "dev", "port0")
+        try:
+            p.stdin.write("again\n")
+            p.stdin.flush()
+            assert p.stdout.readline() == "conf.count 2\n"
+        finally:
+            st.ctl("ip", "addr", "del", "10.0.9.2/24", "dev", "port0")
+        p.stdin.write("again\n")
+        p.stdin.flush()
+        assert p.stdout.readline() == "conf.count 1\n"
+    finally:
+        p.stdin.close()
+        assert p.wait(10) == 0

@@ -1,5 +1,6 @@
 /* lib/dpstack/dps_cmsg.c: the ancillary data of a received datagram as Linux writes it
  * (net/core/scm.c put_cmsg): order, sizes, and MSG_CTRUNC when the buffer is short. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -88,6 +89,64 @@ static void second_message_cut_to_the_room_left(void **state)
 	assert_int_equal(c->cmsg_len, CMSG_LEN(0) + 2); /* cut, and says so */
 }
 
+/* One message of level/type with len bytes of data into buf; its CMSG_SPACE. */
+static size_t put(unsigned char *buf, int level, int type, const void *data, size_t len)
+{
+	struct cmsghdr h = {.cmsg_len = CMSG_LEN(len), .cmsg_level = level, .cmsg_type = type};
+	memset(buf, 0, CMSG_SPACE(len));
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + CMSG_LEN(0), data, len);
+	return CMSG_SPACE(len);
+}
+
+static int parse(unsigned char *buf, size_t len, struct dps_cmsg_send *out)
+{
+	struct msghdr m = msg_with(buf, len);
+	return dps_cmsg_parse_send(&m, out);
+}
+
+static void send_ttl_tos_pktinfo_read_and_other_levels_skipped(void **state)
+{
+	(void)state;
+	_Alignas(struct cmsghdr) unsigned char buf[256];
+	int ttl = 200, one = 1;
+	unsigned char tos = 0xb8;
+	struct in_pktinfo pi = {.ipi_ifindex = 2, .ipi_spec_dst.s_addr = 0x0200000a};
+	size_t n = put(buf, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
+	n += put(buf + n, IPPROTO_TCP, 1, &one, sizeof(one));
+	n += put(buf + n, IPPROTO_IP, IP_TOS, &tos, 1);
+	n += put(buf + n, IPPROTO_IP, IP_PKTINFO, &pi, sizeof(pi));
+	struct dps_cmsg_send c;
+	assert_int_equal(parse(buf, n, &c), 0);
+	assert_true(c.ttl && c.tos && c.pktinfo);
+	assert_int_equal(c.ttl_v, 200);
+	assert_int_equal(c.tos_v, 0xb8);
+	assert_int_equal(c.ifindex, 2);
+	assert_int_equal(c.spec_dst, 0x0200000a);
+	assert_int_equal(parse(buf, sizeof(struct cmsghdr) - 1, &c), 0); /* no room: none */
+	assert_false(c.ttl);
+}
+
+static void send_bad_messages_are_einval(void **state)
+{
+	(void)state;
+	_Alignas(struct cmsghdr) unsigned char buf[256];
+	struct dps_cmsg_send c;
+	int zero = 0, big = 256, one = 1;
+	assert_int_equal(parse(buf, put(buf, IPPROTO_IP, IP_TTL, &zero, sizeof(zero)), &c), -EINVAL);
+	assert_int_equal(parse(buf, put(buf, IPPROTO_IP, IP_TTL, &one, 1), &c), -EINVAL);
+	assert_int_equal(parse(buf, put(buf, IPPROTO_IP, IP_TOS, &big, sizeof(big)), &c), -EINVAL);
+	assert_int_equal(parse(buf, put(buf, IPPROTO_IP, IP_TOS, &one, 2), &c), -EINVAL);
+	assert_int_equal(parse(buf, put(buf, IPPROTO_IP, IP_PKTINFO, &one, 4), &c), -EINVAL);
+	assert_int_equal(parse(buf, put(buf, IPPROTO_IP, IP_RETOPTS, &one, 4), &c), -EINVAL);
+	assert_int_equal(parse(buf, put(buf, SOL_SOCKET, SO_MARK, &one, 4), &c), -EINVAL);
+	size_t n = put(buf, IPPROTO_IP, IP_TTL, &one, sizeof(one));
+	((struct cmsghdr *)buf)->cmsg_len = n + 1; /* past the buffer */
+	assert_int_equal(parse(buf, n, &c), -EINVAL);
+	((struct cmsghdr *)buf)->cmsg_len = sizeof(struct cmsghdr) - 1;
+	assert_int_equal(parse(buf, n, &c), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -95,6 +154,8 @@ int main(void)
 		cmocka_unit_test(all_three_in_linux_order_pktinfo_ttl_tos),
 		cmocka_unit_test(no_room_for_a_header_is_ctrunc_and_nothing_written),
 		cmocka_unit_test(second_message_cut_to_the_room_left),
+		cmocka_unit_test(send_ttl_tos_pktinfo_read_and_other_levels_skipped),
+		cmocka_unit_test(send_bad_messages_are_einval),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

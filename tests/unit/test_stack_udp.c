@@ -546,6 +546,27 @@ static void test_udp_sendto_carries_the_sockets_ttl_and_tos(void **state)
 	udp_close(u);
 }
 
+/* sendmsg's IP_PKTINFO and IP_TTL/IP_TOS: this datagram only, from any of our addresses. */
+static void test_udp_sendmsg_source_ttl_tos_for_one_datagram(void **state)
+{
+	(void)state;
+	struct udp_sock *u = bind_ok(0, PORT_S);
+	fill_pattern(8);
+	struct sock_ip_opts ip = {.ttl = 3, .tos = 4};
+	struct udp_send_opts o = {.src = TS_ADDR1, .ip = &ip};
+	assert_int_equal(udp_sendmsg(u, payload, 8, TS_HOST_A, PORT_P, &o), 8);
+	assert_int_equal(udp_sendto(u, payload, 8, TS_HOST_A, PORT_P), 8);
+	o.src = TS_HOST_B; /* not ours */
+	assert_int_equal(udp_sendmsg(u, payload, 8, TS_HOST_A, PORT_P, &o), -EADDRNOTAVAIL);
+	assert_int_equal(ts_nframes, 2);
+	struct ts_pkt p;
+	ts_expect_ip(0, 0, &ts_mac_a, TS_ADDR1, TS_HOST_A, IP4_PROTO_UDP, &p);
+	assert_int_equal(p.ip.ttl, 3);
+	assert_int_equal(p.ip.tos, 4);
+	expect_udp_frame(1, 0, &ts_mac_a, TS_ADDR0, PORT_S, TS_HOST_A, PORT_P, 8);
+	udp_close(u);
+}
+
 static void test_udp_sendto_empty_and_odd_lengths_checksum_ok(void **state)
 {
 	(void)state;
@@ -682,6 +703,28 @@ static void test_udp_sendto_limited_broadcast_by_default_route(void **state)
 	assert_int_equal(udp_sendto(u, payload, 16, 0xffffffffu, PORT_P), 16);
 	assert_int_equal(ts_nframes, 1);
 	expect_udp_frame(0, 1, &eth_addr_broadcast, TS_ADDR1, PORT_S, 0xffffffffu, PORT_P, 16);
+	udp_close(u);
+}
+
+/* Linux loops a broadcast it sends back to its own sockets (ip_mc_output): a socket bound to
+ * 0.0.0.0 hears its own limited and directed broadcasts, once each, beside the frames. */
+static void test_udp_own_broadcasts_reach_our_sockets_too(void **state)
+{
+	(void)state;
+	struct udp_sock *u = bind_ok(0, PORT_S);
+	udp_set_broadcast(u, true);
+	fill_pattern(16);
+	assert_int_equal(udp_sendto(u, payload, 16, TS_BCAST0, PORT_S), 16);
+	assert_int_equal(udp_sendto(u, payload, 8, 0xffffffffu, PORT_S), -ENETUNREACH);
+	assert_int_equal(netcfg_route_add(&ts_s->cfg, &(struct route){.prefix = 0, .plen = 0,
+			 .type = ROUTE_GATEWAY, .port = NETCFG_PORT_ANY, .gateway = TS_HOST_A}), 0);
+	assert_int_equal(udp_sendto(u, payload, 8, 0xffffffffu, PORT_S), 8);
+	stack_loopback_drain(ts_s);
+	assert_int_equal(ts_nframes, 2);
+	expect_recv(u, 16, TS_ADDR0, PORT_S);
+	expect_recv(u, 8, TS_ADDR0, PORT_S);
+	expect_nothing(u);
+	ts_expect_no_drops();
 	udp_close(u);
 }
 
@@ -1451,6 +1494,8 @@ int main(void)
 		T(test_udp_connect_errors),
 		T(test_udp_sendto_builds_datagram),
 		T(test_udp_sendto_carries_the_sockets_ttl_and_tos),
+		T(test_udp_sendmsg_source_ttl_tos_for_one_datagram),
+		T(test_udp_own_broadcasts_reach_our_sockets_too),
 		T(test_udp_sendto_empty_and_odd_lengths_checksum_ok),
 		T(test_udp_sendto_from_specific_address),
 		T(test_udp_sendto_computed_zero_checksum_sent_as_ffff),

@@ -6,6 +6,8 @@
  * so that the test can compare both runs line by line. Usage: preload_surface COMMAND ARGS. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
 #include <stdbool.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -78,6 +80,18 @@ static void set_timeout(int fd, int ms)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
+/* A socket of type bound to 0.0.0.0:port, listening if a stream; exits when it cannot. */
+static int bound(int type, int port)
+{
+	int fd = socket(AF_INET, type, 0);
+	struct sockaddr_in a = addr_of("0.0.0.0", port);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || (type == SOCK_STREAM && listen(fd, 4) != 0)) {
+		printf("bind %d %s\n", port, errname(errno));
+		exit(1);
+	}
+	return fd;
+}
+
 /* "kind.what" into the loop's key[] (kinds[k] is the kind of socket under test). */
 #define KEY(what) (snprintf(key, sizeof(key), "%s.%s", kinds[k].name, what), key)
 
@@ -127,6 +141,14 @@ static int cmd_ipopts(void)
 		set_opt(KEY("recvtos.set"), fd, IPPROTO_IP, IP_RECVTOS, 1, sizeof(int));
 		set_opt(KEY("recvtos.setlen0"), fd, IPPROTO_IP, IP_RECVTOS, 1, 0);
 		show_opt(KEY("recvtos.afterlen0"), fd, IPPROTO_IP, IP_RECVTOS);
+		show_opt(KEY("mtu_discover.default"), fd, IPPROTO_IP, IP_MTU_DISCOVER);
+		set_opt(KEY("mtu_discover.set6"), fd, IPPROTO_IP, IP_MTU_DISCOVER, 6, sizeof(int));
+		set_opt(KEY("mtu_discover.set_do"), fd, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO,
+			sizeof(int));
+		show_opt(KEY("mtu_discover.after"), fd, IPPROTO_IP, IP_MTU_DISCOVER);
+		show_opt(KEY("bind_no_port.default"), fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT);
+		set_opt(KEY("bind_no_port.set"), fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, 1, sizeof(int));
+		show_opt(KEY("bind_no_port.after"), fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT);
 		show_opt(KEY("unknown.get"), fd, IPPROTO_IP, 4242);
 		set_opt(KEY("unknown.set"), fd, IPPROTO_IP, 4242, 1, sizeof(int));
 		char buf[16];
@@ -273,6 +295,41 @@ static int cmd_bcast(char **a)
 	return 0;
 }
 
+/* A socket bound to 0.0.0.0:port broadcasts to port (limited, then directed to subnet_bcast)
+ * and prints what it hears of its own broadcasts. */
+static int cmd_bcastself(char **a)
+{
+	int port = atoi(a[0]), on = 1;
+	struct sockaddr_in all = addr_of("255.255.255.255", port), net = addr_of(a[1], port);
+	int fd = bound(SOCK_DGRAM, port);
+	setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
+	set_timeout(fd, 500);
+	report("limited", (int)sendto(fd, "limited", 7, 0, (struct sockaddr *)&all, sizeof(all)), 7);
+	report("directed", (int)sendto(fd, "directed", 8, 0, (struct sockaddr *)&net, sizeof(net)), 8);
+	for (int i = 0; i < 3; i++) {
+		char buf[64], ctl[64], to[16] = "?";
+		struct iovec iov = {buf, sizeof(buf) - 1};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+				   .msg_controllen = sizeof(ctl)};
+		ssize_t n = recvmsg(fd, &m, 0);
+		if (n < 0) {
+			printf("heard %s\n", errname(errno));
+			continue;
+		}
+		buf[n] = '\0';
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		if (c != NULL && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			inet_ntop(AF_INET, &pi.ipi_addr, to, sizeof(to));
+		}
+		printf("heard %s to %s\n", buf, to);
+	}
+	close(fd);
+	return 0;
+}
+
 /* What a socket says it is: fstat's file type and SO_TYPE/SO_DOMAIN/SO_PROTOCOL/SO_ACCEPTCONN,
  * for a stream, a datagram and a listening socket. */
 static int cmd_fstat(void)
@@ -300,6 +357,271 @@ static int cmd_fstat(void)
 	return 0;
 }
 
+static int max4(int a, int b, int c, int d)
+{
+	int m = a > b ? a : b;
+	m = m > c ? m : c;
+	return m > d ? m : d;
+}
+
+/* close_range and closefrom over stack sockets (a listener and a bound UDP socket on port),
+ * a pipe and a socket not bound yet: marked close-on-exec, refused with bad arguments, closed
+ * (the port free again on the stack). */
+static int cmd_closerange(char **a)
+{
+	int port = atoi(a[0]);
+	int l = bound(SOCK_STREAM, port), u = bound(SOCK_DGRAM, port), t = socket(AF_INET, SOCK_STREAM, 0);
+	int p[2];
+	if (pipe(p) != 0)
+		return 1;
+	int lo = l, hi = max4(l, u, t, p[1]);
+	lo = u < lo ? u : lo;
+	lo = t < lo ? t : lo;
+	lo = p[0] < lo ? p[0] : lo;
+	report("cloexec", close_range((unsigned)lo, (unsigned)hi, CLOSE_RANGE_CLOEXEC), 0);
+	report("cloexec.listener", fcntl(l, F_GETFD), fcntl(l, F_GETFD));
+	report("cloexec.udp", fcntl(u, F_GETFD), fcntl(u, F_GETFD));
+	report("cloexec.pipe", fcntl(p[0], F_GETFD), fcntl(p[0], F_GETFD));
+	report("reversed", close_range((unsigned)hi, (unsigned)lo, 0), 0);
+	report("badflags", close_range((unsigned)lo, (unsigned)hi, 0x40), 0);
+	report("after_refused.listener", fcntl(l, F_GETFD), fcntl(l, F_GETFD));
+	report("close", close_range((unsigned)lo, (unsigned)hi, 0), 0);
+	report("closed.listener", fcntl(l, F_GETFD), 0);
+	report("closed.udp", fcntl(u, F_GETFD), 0);
+	report("closed.unbound", fcntl(t, F_GETFD), 0);
+	report("closed.pipe", fcntl(p[1], F_GETFD), 0);
+	l = bound(SOCK_STREAM, port);
+	u = bound(SOCK_DGRAM, port);
+	printf("port free again\n");
+	closefrom(l < u ? l : u);
+	report("closefrom.listener", fcntl(l, F_GETFD), 0);
+	report("closefrom.udp", fcntl(u, F_GETFD), 0);
+	l = bound(SOCK_STREAM, port);
+	u = bound(SOCK_DGRAM, port);
+	printf("port free again\n");
+	close(l);
+	close(u);
+	return 0;
+}
+
+static void set_iov(struct mmsghdr *m, struct iovec *iov, void *buf, size_t len,
+		    struct sockaddr_in *to)
+{
+	memset(m, 0, sizeof(*m));
+	iov->iov_base = buf;
+	iov->iov_len = len;
+	m->msg_hdr.msg_iov = iov;
+	m->msg_hdr.msg_iovlen = 1;
+	if (to != NULL) {
+		m->msg_hdr.msg_name = to;
+		m->msg_hdr.msg_namelen = sizeof(*to);
+	}
+}
+
+/* sendmmsg/recvmmsg between two UDP sockets of this process at self_ip: counts, lengths,
+ * partial batches, MSG_WAITFORONE, timeouts, errors. */
+static int cmd_mmsg(char **a)
+{
+	int port = atoi(a[1]);
+	int s = bound(SOCK_DGRAM, port), r = bound(SOCK_DGRAM, port + 1);
+	struct sockaddr_in to = addr_of(a[0], port + 1), bad = addr_of(a[0], 0);
+	char out[3][8] = {"a", "bb", "ccc"}, in[8][16];
+	struct mmsghdr m[8];
+	struct iovec iov[8];
+	for (int i = 0; i < 3; i++)
+		set_iov(&m[i], &iov[i], out[i], strlen(out[i]), &to);
+	int n = sendmmsg(s, m, 3, 0);
+	report("send3", n, n);
+	report("send3.len2", n, m[2].msg_len);
+	for (int i = 0; i < 8; i++)
+		set_iov(&m[i], &iov[i], in[i], sizeof(in[i]), NULL);
+	n = recvmmsg(r, m, 3, 0, NULL);
+	report("recv3", n, n);
+	for (int i = 0; i < n; i++)
+		printf("recv3.%d %u %.*s\n", i, m[i].msg_len, (int)m[i].msg_len, in[i]);
+	report("recv.empty", recvmmsg(r, m, 8, MSG_DONTWAIT, NULL), 0);
+	report("recv.vlen0", recvmmsg(r, m, 0, MSG_DONTWAIT, NULL), 0);
+	struct timespec badts = {0, 2000000000};
+	report("recv.badtimeout", recvmmsg(r, m, 8, MSG_DONTWAIT, &badts), 0);
+	/* The second message has port 0: one sent, then the error is not reported. */
+	set_iov(&m[0], &iov[0], out[0], 1, &to);
+	set_iov(&m[1], &iov[1], out[1], 2, &bad);
+	set_iov(&m[2], &iov[2], out[2], 3, &to);
+	n = sendmmsg(s, m, 3, 0);
+	report("send.second_bad", n, n);
+	n = sendmmsg(s, &m[1], 2, 0);
+	report("send.first_bad", n, n);
+	set_iov(&m[0], &iov[0], out[1], 2, &to);
+	report("send.one", sendmmsg(s, m, 1, 0), 1);
+	struct timespec nap = {0, 100 * 1000000};
+	nanosleep(&nap, NULL);
+	for (int i = 0; i < 8; i++)
+		set_iov(&m[i], &iov[i], in[i], sizeof(in[i]), NULL);
+	n = recvmmsg(r, m, 8, MSG_WAITFORONE, NULL);
+	report("recv.waitforone", n, n);
+	for (int i = 0; i < n; i++)
+		printf("recv.waitforone.%d %u %.*s\n", i, m[i].msg_len, (int)m[i].msg_len, in[i]);
+	report("send.again", sendmmsg(s, m + 7, 0, 0), 0);
+	set_iov(&m[0], &iov[0], out[2], 3, &to);
+	sendmmsg(s, m, 1, 0);
+	nanosleep(&nap, NULL);
+	struct timespec ts = {2, 0};
+	set_iov(&m[0], &iov[0], in[0], sizeof(in[0]), NULL);
+	set_iov(&m[1], &iov[1], in[1], sizeof(in[1]), NULL);
+	n = recvmmsg(r, m, 2, MSG_DONTWAIT, &ts);
+	report("recv.timeout", n, n);
+	printf("recv.timeout.left_ok %d\n", ts.tv_sec == 1 || (ts.tv_sec == 2 && ts.tv_nsec == 0) ? 1 : ts.tv_sec < 2);
+	close(s);
+	close(r);
+	return 0;
+}
+
+static void print_sin(const char *key, int rc, const struct sockaddr *sa)
+{
+	if (rc < 0) {
+		report(key, rc, 0);
+		return;
+	}
+	struct sockaddr_in sin;
+	memcpy(&sin, sa, sizeof(sin));
+	char b[16];
+	inet_ntop(AF_INET, &sin.sin_addr, b, sizeof(b));
+	printf("%s %d %s\n", key, sin.sin_family, b);
+}
+
+/* The interface ioctls on a UDP socket: the address list, then everything about interface
+ * name, and what an unknown name or index gets. */
+static int cmd_ifioctl(char **a)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct ifconf ic = {.ifc_len = 0, .ifc_buf = NULL};
+	int rc = ioctl(fd, SIOCGIFCONF, &ic);
+	report("conf.count", rc, ic.ifc_len / (long)sizeof(struct ifreq));
+	struct ifreq list[32];
+	ic = (struct ifconf){.ifc_len = 10, .ifc_req = list};
+	rc = ioctl(fd, SIOCGIFCONF, &ic);
+	report("conf.short", rc, ic.ifc_len);
+	ic = (struct ifconf){.ifc_len = sizeof(list), .ifc_req = list};
+	rc = ioctl(fd, SIOCGIFCONF, &ic);
+	for (int i = 0; rc == 0 && i < ic.ifc_len / (int)sizeof(struct ifreq); i++) {
+		char key[64];
+		snprintf(key, sizeof(key), "conf %.16s", list[i].ifr_name);
+		print_sin(key, 0, &list[i].ifr_addr);
+	}
+	for (int unknown = 0; unknown < 2; unknown++) {
+		const char *p = unknown ? "unknown." : "";
+		char key[64];
+#define K(s) (snprintf(key, sizeof(key), "%s%s", p, s), key)
+		struct ifreq r;
+		memset(&r, 0, sizeof(r));
+		snprintf(r.ifr_name, sizeof(r.ifr_name), "%s", unknown ? "nosuch0" : a[0]);
+		rc = ioctl(fd, SIOCGIFINDEX, &r);
+		int index = r.ifr_ifindex;
+		report(K("index.ok"), rc, rc == 0 && index > 0);
+		memset(&r, 0, sizeof(r));
+		r.ifr_ifindex = unknown ? 99999 : index;
+		rc = ioctl(fd, SIOCGIFNAME, &r);
+		report(K("name.roundtrip"), rc, rc == 0 && strcmp(r.ifr_name, a[0]) == 0);
+		snprintf(r.ifr_name, sizeof(r.ifr_name), "%s", unknown ? "nosuch0" : a[0]);
+		rc = ioctl(fd, SIOCGIFHWADDR, &r);
+		if (rc == 0) {
+			unsigned char *m = (unsigned char *)r.ifr_hwaddr.sa_data;
+			printf("%s %d %02x:%02x:%02x:%02x:%02x:%02x\n", K("hwaddr"),
+			       r.ifr_hwaddr.sa_family, m[0], m[1], m[2], m[3], m[4], m[5]);
+		} else {
+			report(K("hwaddr"), rc, 0);
+		}
+		rc = ioctl(fd, SIOCGIFADDR, &r);
+		print_sin(K("addr"), rc, &r.ifr_addr);
+		rc = ioctl(fd, SIOCGIFNETMASK, &r);
+		print_sin(K("netmask"), rc, &r.ifr_netmask);
+		rc = ioctl(fd, SIOCGIFBRDADDR, &r);
+		print_sin(K("brdaddr"), rc, &r.ifr_broadaddr);
+		rc = ioctl(fd, SIOCGIFFLAGS, &r);
+		report(K("flags.up_broadcast_running"), rc,
+		       (r.ifr_flags & (IFF_UP | IFF_BROADCAST | IFF_RUNNING)) ==
+		       (IFF_UP | IFF_BROADCAST | IFF_RUNNING));
+		rc = ioctl(fd, SIOCGIFMTU, &r);
+		report(K("mtu"), rc, r.ifr_mtu);
+#undef K
+	}
+	report("conf.null", ioctl(fd, SIOCGIFCONF, NULL), 0);
+	close(fd);
+	return 0;
+}
+
+/* How many addresses SIOCGIFCONF lists, asked once, then again after each line on stdin: a
+ * long-lived process must see the stack's changes. */
+static int cmd_ifwatch(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	char line[64];
+	do {
+		struct ifconf ic = {.ifc_len = 0, .ifc_buf = NULL};
+		int rc = ioctl(fd, SIOCGIFCONF, &ic);
+		report("conf.count", rc, ic.ifc_len / (long)sizeof(struct ifreq));
+	} while (fgets(line, sizeof(line), stdin) != NULL);
+	close(fd);
+	return 0;
+}
+
+/* One datagram "key" to `to` with the control messages in ctl[0..len): prints the result. */
+static void send_ctl(int fd, const char *key, const struct sockaddr_in *to, const void *ctl,
+		     size_t len)
+{
+	_Alignas(struct cmsghdr) unsigned char buf[256];
+	memcpy(buf, ctl, len);
+	struct iovec iov = {(void *)key, strlen(key)};
+	struct msghdr m = {.msg_name = (void *)to, .msg_namelen = sizeof(*to), .msg_iov = &iov,
+			   .msg_iovlen = 1, .msg_control = len ? buf : NULL, .msg_controllen = len};
+	report(key, (int)sendmsg(fd, &m, 0), (long)strlen(key));
+}
+
+/* A control buffer with one message of level/type and data. */
+static size_t one_cmsg(unsigned char *buf, int level, int type, const void *data, size_t len)
+{
+	struct cmsghdr h = {.cmsg_len = CMSG_LEN(len), .cmsg_level = level, .cmsg_type = type};
+	memset(buf, 0, CMSG_SPACE(len));
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + CMSG_LEN(0), data, len);
+	return CMSG_SPACE(len);
+}
+
+/* sendmsg's IP-level control messages to ip:port: per-datagram IP_TTL and IP_TOS, IP_PKTINFO
+ * choosing the source src, then what Linux refuses. */
+static int cmd_sendcmsg(char **a)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in to = addr_of(a[0], atoi(a[1])), src = addr_of(a[2], 0);
+	_Alignas(struct cmsghdr) unsigned char buf[256];
+	int ttl = 9;
+	unsigned char tos = 0x10;
+	size_t n = one_cmsg(buf, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
+	n += one_cmsg(buf + n, IPPROTO_IP, IP_TOS, &tos, 1);
+	struct in_pktinfo pi = {.ipi_spec_dst = src.sin_addr};
+	n += one_cmsg(buf + n, IPPROTO_IP, IP_PKTINFO, &pi, sizeof(pi));
+	send_ctl(fd, "ttl9.tos16.from_src", &to, buf, n);
+	send_ctl(fd, "plain", &to, NULL, 0);
+	ttl = 0;
+	send_ctl(fd, "bad.ttl0", &to, buf, one_cmsg(buf, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)));
+	send_ctl(fd, "bad.ttl_short", &to, buf, one_cmsg(buf, IPPROTO_IP, IP_TTL, &ttl, 2));
+	int big = 256;
+	send_ctl(fd, "bad.tos256", &to, buf, one_cmsg(buf, IPPROTO_IP, IP_TOS, &big, sizeof(big)));
+	send_ctl(fd, "bad.pktinfo_len", &to, buf, one_cmsg(buf, IPPROTO_IP, IP_PKTINFO, &pi, 8));
+	send_ctl(fd, "bad.ip_type", &to, buf, one_cmsg(buf, IPPROTO_IP, IP_RECVERR, &ttl, sizeof(ttl)));
+	struct in_pktinfo nodev = {.ipi_ifindex = 99999};
+	send_ctl(fd, "bad.ifindex", &to, buf, one_cmsg(buf, IPPROTO_IP, IP_PKTINFO, &nodev, sizeof(nodev)));
+	struct in_pktinfo foreign = {.ipi_spec_dst = addr_of("192.0.2.7", 0).sin_addr};
+	send_ctl(fd, "bad.foreign_src", &to, buf,
+		 one_cmsg(buf, IPPROTO_IP, IP_PKTINFO, &foreign, sizeof(foreign)));
+	n = one_cmsg(buf, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
+	((struct cmsghdr *)buf)->cmsg_len = n + 1;
+	send_ctl(fd, "bad.cmsg_len", &to, buf, n);
+	send_ctl(fd, "other_level_skipped", &to, buf, one_cmsg(buf, IPPROTO_TCP, 1, &ttl, sizeof(ttl)));
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -307,6 +629,18 @@ int main(int argc, char **argv)
 		return cmd_ipopts();
 	if (argc >= 2 && strcmp(argv[1], "fstat") == 0)
 		return cmd_fstat();
+	if (argc >= 3 && strcmp(argv[1], "closerange") == 0)
+		return cmd_closerange(argv + 2);
+	if (argc >= 4 && strcmp(argv[1], "mmsg") == 0)
+		return cmd_mmsg(argv + 2);
+	if (argc >= 3 && strcmp(argv[1], "ifioctl") == 0)
+		return cmd_ifioctl(argv + 2);
+	if (argc >= 4 && strcmp(argv[1], "bcastself") == 0)
+		return cmd_bcastself(argv + 2);
+	if (argc >= 2 && strcmp(argv[1], "ifwatch") == 0)
+		return cmd_ifwatch();
+	if (argc >= 5 && strcmp(argv[1], "sendcmsg") == 0)
+		return cmd_sendcmsg(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "udpsend") == 0)
 		return cmd_udpsend(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "tcpconnect") == 0)
@@ -315,8 +649,9 @@ int main(int argc, char **argv)
 		return cmd_udprecv(argv + 2);
 	if (argc >= 6 && strcmp(argv[1], "bcast") == 0)
 		return cmd_bcast(argv + 2);
-	fprintf(stderr, "usage: preload_surface ipopts | fstat | udpsend IP PORT TTL TOS | "
+	fprintf(stderr, "usage: preload_surface ipopts | fstat | closerange PORT | "
+			"mmsg SELF_IP PORT | ifioctl IFNAME | ifwatch | sendcmsg IP PORT SRC | udpsend IP PORT TTL TOS | "
 			"tcpconnect IP PORT TTL TOS | udprecv PORT | "
-			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY\n");
+			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY | bcastself PORT SUBNET_BCAST\n");
 	return 2;
 }

@@ -1,0 +1,101 @@
+/* sendmmsg and recvmmsg: the library's sendmsg/recvmsg in a loop, with Linux's answers
+ * (net/socket.c __sys_sendmmsg, do_recvmmsg): vlen capped at UIO_MAXIOV; the count done when
+ * at least one message went, else the error; a stream whose message was sent in part ends
+ * the batch; MSG_WAITFORONE turns MSG_DONTWAIT on after the first datagram; the timeout is
+ * looked at only after each datagram (a blocking first one may wait longer, as on Linux) and
+ * what is left of it is written back. An error after some datagrams is left for the next
+ * call, as Linux leaves it in sk_err. */
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <dpstack/dpstack.h>
+
+#include "dps_priv.h"
+
+#define DPS_UIO_MAXIOV 1024     /* UIO_MAXIOV */
+
+static size_t dps_msg_bytes(const struct msghdr *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; m->msg_iov != NULL && i < m->msg_iovlen; i++)
+		n += m->msg_iov[i].iov_len;
+	return n;
+}
+
+int dps_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	if (vlen > DPS_UIO_MAXIOV)
+		vlen = DPS_UIO_MAXIOV;
+	if (vec == NULL && vlen > 0)
+		return DPS_FAIL(EFAULT);
+	unsigned done = 0;
+	int err = 0;
+	while (done < vlen) {
+		ssize_t n = dps_sendmsg(fd, &vec[done].msg_hdr, flags);
+		if (n < 0) {
+			err = errno;
+			break;
+		}
+		vec[done].msg_len = (unsigned)n;
+		done++;
+		if ((size_t)n < dps_msg_bytes(&vec[done - 1].msg_hdr))
+			break; /* a stream took part of it */
+	}
+	if (done == 0 && err != 0)
+		return DPS_FAIL(err);
+	return (int)done;
+}
+
+static int64_t dps_ts_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+int dps_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+		 struct timespec *timeout)
+{
+	struct timespec now;
+	int64_t end_ns = 0;
+	if (timeout != NULL) {
+		if (timeout->tv_sec < 0 || timeout->tv_nsec < 0 || timeout->tv_nsec >= 1000000000)
+			return DPS_FAIL(EINVAL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		end_ns = dps_ts_ns(&now) + dps_ts_ns(timeout);
+	}
+	if (vlen > DPS_UIO_MAXIOV)
+		vlen = DPS_UIO_MAXIOV;
+	if (vec == NULL && vlen > 0)
+		return DPS_FAIL(EFAULT);
+	const bool wait_for_one = (flags & MSG_WAITFORONE) != 0;
+	flags &= ~MSG_WAITFORONE;
+	unsigned done = 0;
+	int err = 0;
+	while (done < vlen) {
+		/* A pending error after some datagrams waits for the next call. */
+		if (done > 0 && dps_error_pending(fd))
+			break;
+		ssize_t n = dps_recvmsg(fd, &vec[done].msg_hdr, flags);
+		if (n < 0) {
+			err = errno;
+			break;
+		}
+		vec[done].msg_len = (unsigned)n;
+		done++;
+		if (wait_for_one)
+			flags |= MSG_DONTWAIT;
+		if (timeout != NULL) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t left = end_ns - dps_ts_ns(&now);
+			if (left < 0)
+				left = 0;
+			timeout->tv_sec = left / 1000000000;
+			timeout->tv_nsec = left % 1000000000;
+			if (left == 0)
+				break;
+		}
+	}
+	if (done == 0 && err != 0)
+		return DPS_FAIL(err);
+	return (int)done;
+}
