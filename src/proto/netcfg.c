@@ -248,6 +248,14 @@ int netcfg_addr_del(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen
 	return 0;
 }
 
+bool netcfg_port_has_addr(const struct netcfg *c, uint16_t port)
+{
+	for (unsigned i = 0; i < NETCFG_MAX_ADDRS; i++)
+		if (c->addrs[i].used && c->addrs[i].port == port)
+			return true;
+	return false;
+}
+
 uint32_t netcfg_source_for(const struct netcfg *c, uint16_t port, uint32_t dst)
 {
 	uint32_t first = 0;

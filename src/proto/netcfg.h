@@ -70,6 +70,8 @@ int netcfg_addr_add(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen
  * address as its port and source; it goes with the last such address. User routes whose
  * source was addr go too (Linux fib_sync_down_addr). Returns 0 or -EADDRNOTAVAIL. */
 int netcfg_addr_del(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen);
+/* True when port has an address. */
+bool netcfg_port_has_addr(const struct netcfg *c, uint16_t port);
 /* The address configured on port in the same subnet as dst, else the port's first address,
  * else 0: the source for packets we originate (RFC 1122 §3.3.4.3). */
 uint32_t netcfg_source_for(const struct netcfg *c, uint16_t port, uint32_t dst);

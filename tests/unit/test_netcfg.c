@@ -382,6 +382,20 @@ static void test_addr_del_takes_user_routes_with_its_source(void **state)
 	expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
 }
 
+static void test_port_has_addr_until_its_last_goes(void **state)
+{
+	(void)state;
+	assert_false(netcfg_port_has_addr(&c, 0));
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(192, 0, 2, 1), 32), 0);
+	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 1, 2), 24), 0);
+	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_true(netcfg_port_has_addr(&c, 0));
+	assert_int_equal(netcfg_addr_del(&c, 0, IP(192, 0, 2, 1), 32), 0);
+	assert_false(netcfg_port_has_addr(&c, 0));
+	assert_true(netcfg_port_has_addr(&c, 1));
+}
+
 static void expect_unassignable(uint32_t addr, uint8_t plen)
 {
 	assert_int_equal(netcfg_addr_add(&c, 0, addr, plen), -EINVAL);
@@ -827,6 +841,7 @@ int main(void)
 		T(test_addr_del_slash32_in_subnet_does_not_hold_connected),
 		T(test_addr_del_leaves_users_connected_route_of_same_prefix),
 		T(test_addr_del_takes_user_routes_with_its_source),
+		T(test_port_has_addr_until_its_last_goes),
 		T(test_addr_add_network_address_einval),
 		T(test_addr_add_subnet_broadcast_einval),
 		T(test_addr_add_multicast_einval),
