@@ -390,9 +390,9 @@ def concurrent_echo(s, port, clients, size):
     once. Returns one entry per connection: (its name, an Echoed or the exception)."""
     blobs = [os.urandom(size) for _ in range(clients)]
     socks = [kernel_connect(s, port) for _ in range(clients)]
-    names = ["connection %d (kernel port %d)" % (i, c.getsockname()[1])
-             for i, c in enumerate(socks)]
-    results = [TimeoutError("still echoing when its turn to be joined ended")] * clients
+    kports = [c.getsockname()[1] for c in socks]
+    names = ["connection %d (kernel port %d)" % (i, p) for i, p in enumerate(kports)]
+    results = [None] * clients
 
     def one(i):
         try:
@@ -403,9 +403,20 @@ def concurrent_echo(s, port, clients, size):
     threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(clients)]
     for t in threads:
         t.start()
-    for t in threads:
+    for i, t in enumerate(threads):
         t.join(120)
+        if t.is_alive():
+            results[i] = TimeoutError("still echoing after 120 s; " +
+                                      connection_state(s, kports[i]))
     return list(zip(names, results))
+
+
+def connection_state(s, kport):
+    """The connection from the peer's port kport as the stack and the kernel see it."""
+    rows = [r for r in s.daemon.ctl("sock", "show", "tcp", json=True)
+            if r["peer"].endswith(":%d" % kport)]
+    kernel = s.peer.run("ss", "-tnioe", "sport", "=", ":%d" % kport).stdout
+    return "stack: %s; kernel: %s" % (rows, " ".join(kernel.split()))
 
 
 def echo_failures(results):
@@ -459,10 +470,14 @@ LOSS_EVENTS = ("tcp.retrans_segs", "tcp.rto", "tcp.fast_retrans", "tcp.dsacks_rx
 
 
 def loss_deltas(before, after):
-    """The drop counters and LOSS_EVENTS that moved between two `stats`, by how much."""
+    """The drop counters, LOSS_EVENTS and frames a port's TX queue refused that moved
+    between two `stats`, by how much."""
     moved = topo.drops_delta(before, after)
     moved.update({k: after["events"][k] - before["events"][k] for k in LOSS_EVENTS
                   if after["events"][k] != before["events"][k]})
+    moved.update({"%s.tx_dropped" % name: p["tx_dropped"] - before["ports"][name]["tx_dropped"]
+                  for name, p in after["ports"].items()
+                  if p["tx_dropped"] != before["ports"][name]["tx_dropped"]})
     return moved
 
 
