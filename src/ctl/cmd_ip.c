@@ -249,6 +249,8 @@ static int route_show_one(const struct route *r, void *arg)
 			json_str(o, "gateway", gw);
 		if (has_dev)
 			json_str(o, "dev", dev);
+		if (r->from_addr)
+			json_str(o, "protocol", "kernel"); /* iproute2's name: made by an address */
 		if (r->src != 0)
 			json_str(o, "prefsrc", src);
 		if (r->mtu != 0)
@@ -272,6 +274,8 @@ static int route_show_one(const struct route *r, void *arg)
 	}
 	if (has_dev)
 		ctl_printf(o, " dev %s", dev);
+	if (r->from_addr)
+		ctl_printf(o, " proto kernel");
 	if (r->type == ROUTE_CONNECTED)
 		ctl_printf(o, " scope link");
 	if (r->src != 0)

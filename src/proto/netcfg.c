@@ -101,6 +101,53 @@ static bool addr_assignable(uint32_t addr, uint8_t plen)
 	return host != 0 && host != ~ip4_mask(plen);
 }
 
+/* True when a makes the CONNECTED route prefix/plen: it is a's subnet. */
+static bool addr_makes_connected(const struct netcfg_addr *a, uint32_t prefix, uint8_t plen)
+{
+	return plen < 32 && a->plen == plen && (a->addr & ip4_mask(plen)) == prefix;
+}
+
+/* True when a makes the BROADCAST route prefix/plen: its subnet's broadcast address
+ * (prefixes of different lengths may share one: 10.0.0.2/24 and 10.0.0.130/25). */
+static bool addr_makes_broadcast(const struct netcfg_addr *a, uint32_t prefix, uint8_t plen)
+{
+	return plen == 32 && a->plen < 31 && (a->addr | ~ip4_mask(a->plen)) == prefix;
+}
+
+/* An address that makes the route prefix/plen (makes()), one on port if there is one; NULL
+ * when no address makes it. */
+static const struct netcfg_addr *
+route_maker(const struct netcfg *c, uint16_t port, uint32_t prefix, uint8_t plen,
+	    bool (*makes)(const struct netcfg_addr *, uint32_t, uint8_t))
+{
+	const struct netcfg_addr *other = NULL;
+	for (unsigned i = 0; i < NETCFG_MAX_ADDRS; i++) {
+		const struct netcfg_addr *a = &c->addrs[i];
+		if (!a->used || !makes(a, prefix, plen))
+			continue;
+		if (a->port == port)
+			return a;
+		if (other == NULL)
+			other = a;
+	}
+	return other;
+}
+
+/* Adds the route type prefix/plen for address addr on port, unless a route of that prefix
+ * exists: one another address made, which serves this one too, or a user's, which comes
+ * first (as the first of Linux's equal routes; the address's returns when the user deletes
+ * it, netcfg_route_del). Returns 1 when added, 0 when one was there, or -errno. */
+static int addr_route_add(struct netcfg *c, enum route_type type, uint32_t prefix,
+			  uint8_t plen, uint16_t port, uint32_t addr)
+{
+	if (route_find(c->routes, prefix, plen) != NULL)
+		return 0;
+	struct route r = {.prefix = prefix, .plen = plen, .type = type, .port = port,
+			  .src = addr, .from_addr = true};
+	int rc = route_add(c->routes, &r);
+	return rc < 0 ? rc : 1;
+}
+
 int netcfg_addr_add(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen)
 {
 	if (!port_valid(c, port))
@@ -117,80 +164,72 @@ int netcfg_addr_add(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen
 		return -ENOSPC;
 
 	struct route local = {.prefix = addr, .plen = 32, .type = ROUTE_LOCAL, .port = port,
-			      .src = addr};
+			      .src = addr, .from_addr = true};
 	int rc = route_add(c->routes, &local);
 	if (rc < 0)
 		return rc;
 	uint32_t net = addr & ip4_mask(plen);
 	uint32_t bcast = net | ~ip4_mask(plen);
-	bool added_bcast = false, added_conn = false;
-	if (plen < 31 && route_find(c->routes, bcast, 32) == NULL) {
-		struct route b = {.prefix = bcast, .plen = 32, .type = ROUTE_BROADCAST,
-				  .port = port, .src = addr};
-		rc = route_add(c->routes, &b);
-		if (rc < 0)
-			goto undo;
-		added_bcast = true;
-	}
-	if (plen < 32 && route_find(c->routes, net, plen) == NULL) {
-		struct route conn = {.prefix = net, .plen = plen, .type = ROUTE_CONNECTED,
-				     .port = port, .src = addr};
-		rc = route_add(c->routes, &conn);
-		if (rc < 0)
-			goto undo;
-		added_conn = true;
+	int bc = 0;
+	if (plen < 31)
+		rc = bc = addr_route_add(c, ROUTE_BROADCAST, bcast, 32, port, addr);
+	if (rc >= 0 && plen < 32)
+		rc = addr_route_add(c, ROUTE_CONNECTED, net, plen, port, addr);
+	if (rc < 0) {
+		if (bc == 1)
+			route_del(c->routes, bcast, 32, 0);
+		route_del(c->routes, addr, 32, 0);
+		return rc;
 	}
 	*slot = (struct netcfg_addr){.used = true, .port = port, .addr = addr, .plen = plen};
 	c->gen++;
 	return 0;
-undo:
-	if (added_bcast)
-		route_del(c->routes, bcast, 32, 0);
-	if (added_conn)
-		route_del(c->routes, net, plen, 0);
-	route_del(c->routes, addr, 32, 0);
-	return rc;
 }
 
-/* An address left on port with the prefix net/plen, or NULL. */
-static const struct netcfg_addr *prefix_user(const struct netcfg *c, uint16_t port,
-					     uint32_t net, uint8_t plen)
-{
-	for (unsigned i = 0; i < NETCFG_MAX_ADDRS; i++) {
-		const struct netcfg_addr *a = &c->addrs[i];
-		if (a->used && a->port == port && a->plen == plen &&
-		    (a->addr & ip4_mask(plen)) == net)
-			return a;
-	}
-	return NULL;
-}
-
-/* An address left whose subnet has the broadcast address bcast (prefixes of different
- * lengths may share one: 10.0.0.2/24 and 10.0.0.130/25), or NULL. */
-static const struct netcfg_addr *bcast_user(const struct netcfg *c, uint32_t bcast)
-{
-	for (unsigned i = 0; i < NETCFG_MAX_ADDRS; i++) {
-		const struct netcfg_addr *a = &c->addrs[i];
-		if (a->used && a->plen < 31 && (a->addr | ~ip4_mask(a->plen)) == bcast)
-			return a;
-	}
-	return NULL;
-}
-
-/* The route prefix/plen of type outlives the address old it was made for: when it still
- * names old as its source, it now belongs to a (so nothing is sent from an address that is
- * no longer ours). */
-static void route_rehome(struct netcfg *c, uint32_t prefix, uint8_t plen, enum route_type type,
-			 uint32_t old, const struct netcfg_addr *a)
+/* Address old, which made the route prefix/plen (makes), is gone (Linux fib_del_ifaddr).
+ * While another address makes the same route, the route passes to it, preferring one on the
+ * same port, and takes it as its source, as the remaining address's own prefix route does
+ * in Linux, so nothing is sent from an address that is no longer ours; after the last one
+ * it goes. A user's route, or one held by another address, stays as it is. */
+static void addr_route_release(struct netcfg *c, uint32_t prefix, uint8_t plen, uint32_t old,
+			       bool (*makes)(const struct netcfg_addr *, uint32_t, uint8_t))
 {
 	const struct route *r = route_find(c->routes, prefix, plen);
-	if (r == NULL || r->type != type || r->src != old)
+	if (r == NULL || !r->from_addr || r->src != old)
 		return;
 	struct route nr = *r;
-	nr.src = a->addr;
-	nr.port = a->port;
+	const struct netcfg_addr *heir = route_maker(c, r->port, prefix, plen, makes);
 	route_del(c->routes, prefix, plen, 0);
+	if (heir == NULL)
+		return;
+	nr.src = heir->addr;
+	nr.port = heir->port;
 	(void)route_add(c->routes, &nr); /* cannot fail: it takes the entry just freed */
+}
+
+struct route_key_of_src {
+	uint32_t src;
+	uint32_t prefix;
+	uint8_t plen;
+};
+
+static int route_has_src(const struct route *r, void *arg)
+{
+	struct route_key_of_src *k = arg;
+	if (r->src != k->src)
+		return 0;
+	k->prefix = r->prefix;
+	k->plen = r->plen;
+	return 1;
+}
+
+/* Routes a user gave the source src go with that address (Linux fib_sync_down_addr), rather
+ * than send from an address that is no longer ours. */
+static void routes_del_src(struct netcfg *c, uint32_t src)
+{
+	struct route_key_of_src k = {.src = src};
+	while (route_walk(c->routes, route_has_src, &k) != 0)
+		route_del(c->routes, k.prefix, k.plen, 0);
 }
 
 int netcfg_addr_del(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen)
@@ -200,24 +239,21 @@ int netcfg_addr_del(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen
 		return -EADDRNOTAVAIL;
 	a->used = false;
 	route_del(c->routes, addr, 32, 1u << ROUTE_LOCAL);
-	if (plen < 32) {
-		uint32_t net = addr & ip4_mask(plen);
-		const struct netcfg_addr *u = prefix_user(c, port, net, plen);
-		if (u == NULL)
-			route_del(c->routes, net, plen, 1u << ROUTE_CONNECTED);
-		else
-			route_rehome(c, net, plen, ROUTE_CONNECTED, addr, u);
-	}
-	if (plen < 31) {
-		uint32_t bcast = addr | ~ip4_mask(plen);
-		const struct netcfg_addr *u = bcast_user(c, bcast);
-		if (u == NULL)
-			route_del(c->routes, bcast, 32, 1u << ROUTE_BROADCAST);
-		else
-			route_rehome(c, bcast, 32, ROUTE_BROADCAST, addr, u);
-	}
+	if (plen < 32)
+		addr_route_release(c, addr & ip4_mask(plen), plen, addr, addr_makes_connected);
+	if (plen < 31)
+		addr_route_release(c, addr | ~ip4_mask(plen), 32, addr, addr_makes_broadcast);
+	routes_del_src(c, addr);
 	c->gen++;
 	return 0;
+}
+
+bool netcfg_port_has_addr(const struct netcfg *c, uint16_t port)
+{
+	for (unsigned i = 0; i < NETCFG_MAX_ADDRS; i++)
+		if (c->addrs[i].used && c->addrs[i].port == port)
+			return true;
+	return false;
 }
 
 uint32_t netcfg_source_for(const struct netcfg *c, uint16_t port, uint32_t dst)
@@ -238,6 +274,7 @@ uint32_t netcfg_source_for(const struct netcfg *c, uint16_t port, uint32_t dst)
 int netcfg_route_add(struct netcfg *c, const struct route *r)
 {
 	struct route nr = *r;
+	nr.from_addr = false;
 	if (nr.plen > 32 || (nr.prefix & ~ip4_mask(nr.plen)) != 0)
 		return -EINVAL;
 	switch (nr.type) {
@@ -269,11 +306,32 @@ int netcfg_route_add(struct netcfg *c, const struct route *r)
 	return route_add(c->routes, &nr);
 }
 
+/* A user's route at prefix/plen is gone: the route an address makes there, which it kept
+ * out (addr_route_add), comes back; in Linux it was there all along, behind the user's. */
+static void addr_route_restore(struct netcfg *c, uint32_t prefix, uint8_t plen)
+{
+	const struct netcfg_addr *a =
+		route_maker(c, NETCFG_PORT_ANY, prefix, plen, addr_makes_connected);
+	enum route_type type = ROUTE_CONNECTED;
+	if (a == NULL) {
+		a = route_maker(c, NETCFG_PORT_ANY, prefix, plen, addr_makes_broadcast);
+		type = ROUTE_BROADCAST;
+	}
+	if (a != NULL) /* cannot fail: it takes the entry just freed */
+		(void)addr_route_add(c, type, prefix, plen, a->port, a->addr);
+}
+
 int netcfg_route_del(struct netcfg *c, uint32_t prefix, uint8_t plen)
 {
 	unsigned mask = 1u << ROUTE_GATEWAY | 1u << ROUTE_CONNECTED | 1u << ROUTE_BLACKHOLE |
 			1u << ROUTE_UNREACHABLE;
-	return route_del(c->routes, prefix, plen, mask) == 0 ? 0 : -ESRCH;
+	const struct route *r = route_find(c->routes, prefix, plen);
+	bool users = r != NULL && !r->from_addr;
+	if (route_del(c->routes, prefix, plen, mask) != 0)
+		return -ESRCH;
+	if (users)
+		addr_route_restore(c, prefix, plen);
+	return 0;
 }
 
 uint16_t netcfg_route_mtu(const struct netcfg *c, const struct route *r)

@@ -59,16 +59,19 @@ int netcfg_iface_by_name(const struct netcfg *c, const char *name);
 int netcfg_iface_set_mtu(struct netcfg *c, uint16_t port, uint16_t mtu);
 int netcfg_iface_set_up(struct netcfg *c, uint16_t port, bool up);
 
-/* Adds addr/plen on port with its LOCAL, BROADCAST (plen < 31) and CONNECTED routes.
- * Returns 0, -EEXIST (the address is configured already), -ENODEV, -EINVAL (multicast,
- * broadcast, zero-net, loopback, host part all zeros or all ones), -ENOSPC. On error nothing
- * changed. */
+/* Adds addr/plen on port with its LOCAL, BROADCAST (plen < 31) and CONNECTED (plen < 32)
+ * routes, the last two only where no route of their prefix exists: another address's (on
+ * any port), which serves both, or a user's, which comes first. Returns 0, -EEXIST (the
+ * address is configured already), -ENODEV, -EINVAL (multicast, broadcast, zero-net,
+ * loopback, host part all zeros or all ones), -ENOSPC. On error nothing changed. */
 int netcfg_addr_add(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen);
-/* Removes it and its routes: the CONNECTED route only when no other address of the same
- * prefix remains on the port, the BROADCAST route only when no other address has that
- * broadcast address; a route that stays and named addr as its source takes the remaining
- * address instead. Returns 0 or -EADDRNOTAVAIL. */
+/* Removes it and its LOCAL route. A CONNECTED or BROADCAST route it held stays while
+ * another address (on any port, this one first) makes the same route, and takes that
+ * address as its port and source; it goes with the last such address. User routes whose
+ * source was addr go too (Linux fib_sync_down_addr). Returns 0 or -EADDRNOTAVAIL. */
 int netcfg_addr_del(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen);
+/* True when port has an address. */
+bool netcfg_port_has_addr(const struct netcfg *c, uint16_t port);
 /* The address configured on port in the same subnet as dst, else the port's first address,
  * else 0: the source for packets we originate (RFC 1122 §3.3.4.3). */
 uint32_t netcfg_source_for(const struct netcfg *c, uint16_t port, uint32_t dst);
@@ -82,7 +85,8 @@ bool netcfg_addr_is_local(const struct netcfg *c, uint32_t addr);
 #define NETCFG_PORT_ANY UINT16_MAX
 int netcfg_route_add(struct netcfg *c, const struct route *r);
 /* Deletes a GATEWAY, CONNECTED, BLACKHOLE or UNREACHABLE route (as iproute2 can delete a
- * connected route); LOCAL and BROADCAST entries go only with their address.
+ * connected route); LOCAL and BROADCAST entries go only with their address. When a user's
+ * route goes, the route an address makes at that prefix takes its place.
  * Returns 0 or -ESRCH. */
 int netcfg_route_del(struct netcfg *c, uint32_t prefix, uint8_t plen);
 

@@ -35,6 +35,9 @@ struct route {
 	uint32_t gateway;       /* GATEWAY only */
 	uint32_t src;           /* preferred source address; 0 = choose from the port */
 	uint16_t mtu;           /* 0 = the port's MTU */
+	bool from_addr;         /* made for the address src (Linux's "proto kernel"): it
+				 * passes to another address that makes the same route when
+				 * src goes, and goes with the last one (netcfg.c) */
 };
 
 #define ROUTE_MAX 4096

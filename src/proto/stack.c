@@ -260,7 +260,11 @@ int stack_addr_add(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen, 
 int stack_addr_del(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen)
 {
 	int rc = netcfg_addr_del(&s->cfg, port, addr, plen);
-	if (rc == 0)
+	/* Only the port's last address takes its neighbours (Linux: fib_inetaddr_event ->
+	 * fib_disable_ip -> arp_ifdown). A neighbour does not depend on which address asked
+	 * for it, and a flush drops every packet waiting for one and makes each worker
+	 * resolve its next hops again, a loss burst on every connection of the port. */
+	if (rc == 0 && !netcfg_port_has_addr(&s->cfg, port))
 		neigh_flush(s->neigh, port);
 	return rc;
 }

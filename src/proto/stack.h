@@ -136,7 +136,8 @@ void stack_xmit(struct stack *s, uint16_t port, struct rte_mbuf *m);
 
 /* Configuration changes that need more than the netcfg tables: they also announce, flush or
  * drop state. Return 0 or -errno like the netcfg calls. With announce, a new address is
- * announced by gratuitous ARP (RFC 5227 §3), so neighbours update stale caches. */
+ * announced by gratuitous ARP (RFC 5227 §3), so neighbours update stale caches. Deleting a
+ * port's last address flushes its neighbours. */
 int stack_addr_add(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen, bool announce);
 int stack_addr_del(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen);
 int stack_iface_set_up(struct stack *s, uint16_t port, bool up);

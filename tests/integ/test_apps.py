@@ -1,8 +1,8 @@
 """Applications on libdpstack attached to dpstackd over DPSTACK_SOCK, against the Linux
 kernel in the peer's namespace and against each other:
 
-1. the dps-echo example in its four server shapes against kernel clients (100 MB checked by
-   SHA-256, concurrent clients, nc), also on two workers;
+1. the dps-echo example in its four server shapes against kernel clients (100 MB compared
+   byte for byte, concurrent clients, nc), also on two workers;
 2. two applications over the stack's own address (TCP, zero-copy calls, UDP), UDP datagrams
    of every size, short-lived processes whose last calls race their exit, connections that
    wait beyond a full accept ring, a listener closed with connections in it;
@@ -21,6 +21,7 @@ end of its test. The module shares one daemon whose TIME-WAIT and FIN-WAIT-2 tim
 short, and each test waits until `apps.live_apps`, `live_socks` and `arena_bytes` are back
 at 0, so a leak shows in the test that made it."""
 
+import collections
 import contextlib
 import errno
 import hashlib
@@ -319,9 +320,33 @@ def recv_some(sock, n, timeout=30.0):
     return bytes(out)
 
 
+class Echoed(collections.namedtuple("Echoed", "sent got first_diff")):
+    """What came back of an echo of sent bytes: got bytes, the first of them that differs
+    from what was sent at offset first_diff (None when none does)."""
+
+    @property
+    def ok(self):
+        return self.got == self.sent and self.first_diff is None
+
+    def __str__(self):
+        what = "got %d of %d bytes" % (self.got, self.sent)
+        if self.first_diff is not None:
+            return what + ", first differing byte at offset %d" % self.first_diff
+        return what + (" (all as sent)" if self.got < self.sent else "")
+
+
+def first_difference(data, off, chunk):
+    """The offset in data of the first byte of chunk, received at off, that differs from
+    data (bytes past its end differ too), or None."""
+    sent = memoryview(data)[off:off + len(chunk)]
+    if sent == chunk:
+        return None
+    return off + next((i for i in range(len(sent)) if sent[i] != chunk[i]), len(sent))
+
+
 def echo_transfer(sock, data, stall_s=60.0):
     """Sends data on sock while reading the echo (full duplex), shuts down the write side
-    and reads to end of stream. Returns (bytes received, their SHA-256)."""
+    and reads to end of stream. Returns what came back as an Echoed."""
     errors = []
 
     def send():
@@ -335,8 +360,7 @@ def echo_transfer(sock, data, stall_s=60.0):
 
     sender = threading.Thread(target=send, daemon=True)
     sender.start()
-    h = hashlib.sha256()
-    got = 0
+    got, first_diff = 0, None
     last = time.monotonic()
     try:
         while True:
@@ -348,7 +372,8 @@ def echo_transfer(sock, data, stall_s=60.0):
             chunk = sock.recv(1 << 18)
             if not chunk:
                 break
-            h.update(chunk)
+            if first_diff is None:
+                first_diff = first_difference(data, got, chunk)
             got += len(chunk)
             last = time.monotonic()
     finally:
@@ -356,30 +381,48 @@ def echo_transfer(sock, data, stall_s=60.0):
             sock.shutdown(socket.SHUT_RDWR)
         sock.close()
         sender.join(stall_s)
-    assert not errors, errors
-    return got, h.hexdigest()
+    assert not errors, "sending: %r after %d of %d bytes came back" % (errors, got, len(data))
+    return Echoed(len(data), got, first_diff)
 
 
 def concurrent_echo(s, port, clients, size):
     """clients kernel connections to the echo at port, each sending size random bytes at
-    once; every result is (bytes echoed, SHA-256 matches) or the exception."""
+    once. Returns one entry per connection: (its name, an Echoed or the exception)."""
     blobs = [os.urandom(size) for _ in range(clients)]
     socks = [kernel_connect(s, port) for _ in range(clients)]
+    kports = [c.getsockname()[1] for c in socks]
+    names = ["connection %d (kernel port %d)" % (i, p) for i, p in enumerate(kports)]
     results = [None] * clients
 
     def one(i):
         try:
-            got, digest = echo_transfer(socks[i], blobs[i])
-            results[i] = (got, digest == hashlib.sha256(blobs[i]).hexdigest())
+            results[i] = echo_transfer(socks[i], blobs[i])
         except BaseException as e:  # reported by the caller
             results[i] = e
 
     threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(clients)]
     for t in threads:
         t.start()
-    for t in threads:
+    for i, t in enumerate(threads):
         t.join(120)
-    return results
+        if t.is_alive():
+            results[i] = TimeoutError("still echoing after 120 s; " +
+                                      connection_state(s, kports[i]))
+    return list(zip(names, results))
+
+
+def connection_state(s, kport):
+    """The connection from the peer's port kport as the stack and the kernel see it."""
+    rows = [r for r in s.daemon.ctl("sock", "show", "tcp", json=True)
+            if r["peer"].endswith(":%d" % kport)]
+    kernel = s.peer.run("ss", "-tnioe", "sport", "=", ":%d" % kport).stdout
+    return "stack: %s; kernel: %s" % (rows, " ".join(kernel.split()))
+
+
+def echo_failures(results):
+    """The entries of concurrent_echo whose echo did not come back whole, as text."""
+    return ["%s: %s" % (name, r if isinstance(r, Echoed) else repr(r))
+            for name, r in results if not (isinstance(r, Echoed) and r.ok)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -387,13 +430,12 @@ def concurrent_echo(s, port, clients, size):
 
 @pytest.mark.parametrize("mode,size", [("threads", 10 * MB), ("poll", 10 * MB),
                                        ("epoll-lt", 10 * MB), ("epoll-et", 100 * MB)])
-def test_dps_echo_kernel_client_transfer_sha256_matches(st, mode, size):
+def test_dps_echo_kernel_client_transfer_echoed_exactly(st, mode, size):
     port = 7100 + MODES.index(mode)
     data = os.urandom(size)
     with dps_echo(st.daemon, mode, port, maxconn=1) as echo:
-        got, digest = echo_transfer(kernel_connect(st, port), data)
-        assert got == size
-        assert digest == hashlib.sha256(data).hexdigest()
+        r = echo_transfer(kernel_connect(st, port), data)
+        assert r.ok, r
         assert echo.wait() == 0, echo.output()   # -n 1: it exits once the connection ended
     wait_apps_gone(st.daemon)
 
@@ -403,7 +445,7 @@ def test_dps_echo_concurrent_kernel_clients_each_get_their_bytes(st, mode):
     port = 7110 + MODES.index(mode)
     clients = 8
     with dps_echo(st.daemon, mode, port, maxconn=clients + 1) as echo:
-        assert concurrent_echo(st, port, clients, 2 * MB) == [(2 * MB, True)] * clients
+        assert not echo_failures(concurrent_echo(st, port, clients, 2 * MB))
         # And one more with nc(1), which half-closes after its stdin (-N).
         r = topo.run(["ip", "netns", "exec", st.peer.ns, "nc", "-N", "-w", "10", st.stack_ip,
                       str(port)], input="hello from nc\n", timeout=20, check=False)
@@ -418,6 +460,25 @@ def test_dps_echo_concurrent_kernel_clients_each_get_their_bytes(st, mode):
 
 def two_worker_stack(lab, driver="net_af_packet", queues=2):
     return topo.two_workers(lab, driver, queues, SHORT_TIMERS)
+
+
+# What became of a load's segments besides delivery: TCP's repairs and endings (the drop
+# counters are all reported).
+LOSS_EVENTS = ("tcp.retrans_segs", "tcp.rto", "tcp.fast_retrans", "tcp.dsacks_rx",
+               "tcp.timeouts", "tcp.estab_resets", "tcp.in_rsts", "tcp.out_rsts",
+               "arp.tx_request")
+
+
+def loss_deltas(before, after):
+    """The drop counters, LOSS_EVENTS and frames a port's TX queue refused that moved
+    between two `stats`, by how much."""
+    moved = topo.drops_delta(before, after)
+    moved.update({k: after["events"][k] - before["events"][k] for k in LOSS_EVENTS
+                  if after["events"][k] != before["events"][k]})
+    moved.update({"%s.tx_dropped" % name: p["tx_dropped"] - before["ports"][name]["tx_dropped"]
+                  for name, p in after["ports"].items()
+                  if p["tx_dropped"] != before["ports"][name]["tx_dropped"]})
+    return moved
 
 
 def worker_events(d, name):
@@ -446,7 +507,7 @@ def test_two_workers_many_connections_spread_over_both_and_echo_exactly(lab, dri
     assert [w["ports"][0] for w in m["workers"]] == want, m
     port = 7183
     with dps_echo(d, "epoll-et", port) as echo:
-        assert concurrent_echo(s, port, 48, 256 * 1024) == [(256 * 1024, True)] * 48
+        assert not echo_failures(concurrent_echo(s, port, 48, 256 * 1024))
         assert echo.proc.poll() is None
     opens = worker_events(d, "tcp.passive_opens")
     assert sum(opens) == 48 and min(opens) >= 8, opens
@@ -515,11 +576,17 @@ def test_two_workers_route_neighbour_and_address_changes_under_load_lose_nothing
         loads = []
         # Load for as long as the changes go on (at least one round).
         while changer.is_alive() or not loads:
-            loads.append(concurrent_echo(s, port, 8, MB))
+            before, rounds_before = d.stats(), len(done)
+            results = concurrent_echo(s, port, 8, MB)
+            loads.append((rounds_before, len(done), before, results, d.stats()))
         changer.join(120)
         assert echo.proc.poll() is None
     assert not errors and len(done) == rounds_of_changes, errors
-    assert all(r == [(MB, True)] * 8 for r in loads), loads
+    failed = ["load %d (during change rounds %d-%d): %s\n  counters: %s" % (
+        n, first, last, "\n  ".join(echo_failures(results)), loss_deltas(before, after))
+        for n, (first, last, before, results, after) in enumerate(loads)
+        if echo_failures(results)]
+    assert not failed, "\n".join(failed)
     assert min(worker_events(d, "tcp.passive_opens")) > 0
     wait_apps_gone(d)
 
@@ -531,7 +598,7 @@ def test_two_workers_one_app_echoes_for_both_workers_and_over_loopback(lab):
     d = s.daemon
     port = 7180
     with dps_echo(d, "epoll-et", port) as echo:
-        assert concurrent_echo(s, port, 16, 32 * 1024) == [(32 * 1024, True)] * 16
+        assert not echo_failures(concurrent_echo(s, port, 16, 32 * 1024))
         assert d.stats()["apps"]["accepts"] == 16
         with apptest(d, "connect-echo", s.stack_ip, port, MB) as app:
             assert app.wait(120) == 0, app.output()
@@ -574,8 +641,8 @@ def test_two_workers_heavy_concurrent_echo_no_connection_reset(lab):
     s = two_worker_stack(lab)
     port = 7182
     with dps_echo(s.daemon, "epoll-et", port):
-        results = concurrent_echo(s, port, 16, 4 * MB)
-    assert results == [(4 * MB, True)] * 16
+        failures = echo_failures(concurrent_echo(s, port, 16, 4 * MB))
+    assert not failures
 
 
 # ---------------------------------------------------------------------------------------------
@@ -789,8 +856,8 @@ def test_fork_per_connection_child_serves_after_parent_closed_its_copy(st):
         server.expect("listening")
         for i in range(n):
             data = os.urandom(256 * 1024 + i)
-            got, digest = echo_transfer(kernel_connect(st, port), data)
-            assert (got, digest) == (len(data), hashlib.sha256(data).hexdigest()), i
+            r = echo_transfer(kernel_connect(st, port), data)
+            assert r.ok, (i, r)
         assert server.wait() == 0, server.output()
         assert server.seen[-1] == "ok %d" % n
     after = apps_stats(st.daemon)
@@ -817,8 +884,8 @@ def test_forked_child_killed_mid_transfer_parent_serves_on(st):
             pass
         sock.close()
         data = os.urandom(100 * 1024)
-        got, digest = echo_transfer(kernel_connect(st, port), data)
-        assert (got, digest) == (len(data), hashlib.sha256(data).hexdigest())
+        r = echo_transfer(kernel_connect(st, port), data)
+        assert r.ok, r
         assert server.wait() == 1, server.output()
         assert server.seen[-1] == "FAIL 1 children failed"
     after = wait_apps_gone(d)
@@ -834,8 +901,8 @@ def test_prefork_child_accepts_after_parent_closed_listener(st):
         server.expect("parent closed listener")
         for i in range(n):
             data = os.urandom(100 * 1024)
-            got, digest = echo_transfer(kernel_connect(st, port), data)
-            assert (got, digest) == (len(data), hashlib.sha256(data).hexdigest()), i
+            r = echo_transfer(kernel_connect(st, port), data)
+            assert r.ok, (i, r)
         assert server.wait() == 0, server.output()
         assert server.seen[-1] == "ok %d" % n
     after = apps_stats(st.daemon)
@@ -893,8 +960,8 @@ def test_sigkill_mid_transfer_peer_sees_end_and_everything_reclaimed(st):
     st.ping_ok()
     # The port is free again and served by a new application.
     with dps_echo(d, "poll", port, maxconn=1) as again:
-        got, digest = echo_transfer(kernel_connect(st, port), b"again")
-        assert got == 5
+        r = echo_transfer(kernel_connect(st, port), b"again")
+        assert r.ok, r
         assert again.wait() == 0
     wait_apps_gone(d)
 

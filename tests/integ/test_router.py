@@ -1,6 +1,6 @@
 """dpstackd as a router between two kernels: forwarding, re-fragmentation for a small-MTU
 route, and the ICMP errors of a router (time exceeded, frag needed, host and net
-unreachable), each with its counters."""
+unreachable), each with its counters; a subnet on both ports."""
 
 import re
 
@@ -165,3 +165,21 @@ def test_forward_to_unresolved_host_queue_bounded_then_dropped(fresh_router):
     settle()
     topo.wait_until(lambda: d.mempool_in_use() <= baseline, timeout=5,
                     what="mempool back to %d" % baseline)
+
+
+def test_subnet_address_deleted_on_other_port_keeps_connected_route(fresh_router):
+    """10.0.0.3/24 added on port1 and deleted again, while port0 has 10.0.0.2/24: the
+    connected route to 10.0.0.0/24, which port0's address makes, stays (it went with the
+    other port's address before: issue 12), so A is still reached, from the stack and
+    through it."""
+    r = fresh_router
+    d = r.daemon
+    d.ctl("ip", "addr", "add", "10.0.0.3/24", "dev", "port1")
+    d.ctl("ip", "addr", "del", "10.0.0.3/24", "dev", "port1")
+    routes = d.ctl("ip", "route", "show", json=True)
+    assert {"type": "connected", "dst": "10.0.0.0/24", "dev": "port0", "protocol": "kernel",
+            "prefsrc": r.a_stack_ip} in routes, routes
+    out = d.ctl("ping", r.a_ip, "count", 2, "timeout-ms", 2000, json=True, timeout=30)
+    assert out["received"] == 2, out
+    p = r.b.ping(r.a_ip, count=5, interval=0.05, wait=2)
+    assert p.received == 5, p

@@ -1,7 +1,11 @@
 """Two workers on one port (net_af_packet with two queue pairs): each worker has its own
 neighbour cache, and an ARP reply reaches only the worker its queue belongs to, so the
 workers tell each other what they learn. Without that, a worker waiting for a reply that
-landed on the other one never resolves its next hop."""
+landed on the other one never resolves its next hop. Deleting one of a subnet's addresses
+keeps the subnet and the neighbours of every worker."""
+
+import os
+import socket
 
 import topo
 
@@ -38,3 +42,57 @@ def test_two_workers_stack_ping_answered_whichever_worker_gets_the_reply(lab):
     for a in addrs:
         out = d.ctl("ping", a, "count", 2, "timeout-ms", 2000, json=True, timeout=30)
         assert out["received"] == 2, (a, out)
+
+
+def echo_round_trip(conn, data):
+    """data through the echo service on conn: what came back."""
+    conn.sendall(data)
+    got = bytearray()
+    while len(got) < len(data):
+        chunk = conn.recv(len(data) - len(got))
+        if not chunk:
+            break
+        got += chunk
+    return bytes(got)
+
+
+def test_two_workers_deleting_one_of_two_subnet_addresses_keeps_traffic_flowing(lab):
+    """10.0.0.2/24 and 10.0.0.3/24 on port0, connections to 10.0.0.3 on both workers.
+    Deleting 10.0.0.2, which the subnet's connected route was made for, passes the route to
+    10.0.0.3 (Linux keeps a prefix route while an address covers it) and leaves every
+    worker's neighbours (Linux flushes them only with a device's last address): the
+    connections carry on without a lost segment or a new ARP request, and the stack reaches
+    the peer from 10.0.0.3. Deleting 10.0.0.3 then takes the route and the neighbours."""
+    peer = lab.add_peer("10.0.0.1")
+    d = lab.start_daemon(topo.two_worker_config(
+        peer.root_ifname, extra=("ip addr add 10.0.0.3/24 dev port0", "service add echo tcp 7")))
+    conns = [topo.in_netns(peer.ns, lambda: socket.create_connection(("10.0.0.3", 7),
+                                                                     timeout=10))
+             for _ in range(8)]
+    try:
+        for c in conns:
+            data = os.urandom(64 * 1024)
+            assert echo_round_trip(c, data) == data
+        assert {r["worker"] for r in d.ctl("sock", "show", "tcp", json=True)
+                if r["state"] == "ESTABLISHED"} == {0, 1}
+        before = d.stats()
+        d.ctl("ip", "addr", "del", "10.0.0.2/24", "dev", "port0")
+        routes = d.ctl("ip", "route", "show", json=True)
+        assert {"type": "connected", "dst": "10.0.0.0/24", "dev": "port0",
+                "protocol": "kernel", "prefsrc": "10.0.0.3"} in routes, routes
+        for i, c in enumerate(conns):
+            data = os.urandom(64 * 1024)
+            assert echo_round_trip(c, data) == data, "connection %d" % i
+        after = d.stats()
+        assert topo.drops_delta(before, after) == {}
+        for name in ("arp.tx_request", "tcp.retrans_segs"):
+            assert after["events"][name] == before["events"][name], (name, before, after)
+        out = d.ctl("ping", "10.0.0.1", "count", 2, "timeout-ms", 2000, json=True, timeout=30)
+        assert out["received"] == 2, out
+    finally:
+        for c in conns:
+            c.close()
+    d.ctl("ip", "addr", "del", "10.0.0.3/24", "dev", "port0")
+    assert not [r for r in d.ctl("ip", "route", "show", json=True)
+                if r["dst"].startswith("10.0.0.")]
+    assert not [r for r in d.ctl("neigh", "show", json=True) if r["dst"] == "10.0.0.1"]

@@ -258,10 +258,8 @@ static void test_addr_del_first_of_two_remaining_routes_drop_its_source(void **s
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 3), 24), 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
-	uint32_t src = route_find(c.routes, IP(10, 0, 0, 0), 24)->src;
-	assert_true(src == 0 || src == IP(10, 0, 0, 3));
-	src = route_find(c.routes, IP(10, 0, 0, 255), 32)->src;
-	assert_true(src == 0 || src == IP(10, 0, 0, 3));
+	assert_int_equal(route_find(c.routes, IP(10, 0, 0, 0), 24)->src, IP(10, 0, 0, 3));
+	assert_int_equal(route_find(c.routes, IP(10, 0, 0, 255), 32)->src, IP(10, 0, 0, 3));
 }
 
 static void test_addr_del_second_of_two_keeps_connected(void **state)
@@ -286,6 +284,116 @@ static void test_addr_del_keeps_broadcast_still_used_by_other_prefix(void **stat
 	assert_null(route_find(c.routes, IP(10, 0, 0, 128), 25));
 	expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, 0);
 	expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
+}
+
+/* The suspect of issue 12: 10.0.0.0/24 on two ports. Deleting port1's address must not take
+ * the connected route, which port0's address still makes. */
+static void test_addr_del_same_subnet_on_other_port_keeps_connected(void **state)
+{
+	(void)state;
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 0, 3), 24), 0);
+	assert_int_equal(netcfg_addr_del(&c, 1, IP(10, 0, 0, 3), 24), 0);
+	const struct route *r = expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
+	assert_int_equal(r->src, IP(10, 0, 0, 2));
+	r = expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, 0);
+	assert_int_equal(r->src, IP(10, 0, 0, 2));
+	assert_int_equal(route_count(), 3);
+}
+
+/* Deleting the address the routes were made for, on port0, while port1 has one in the same
+ * subnet: the routes pass to port1 and its address (Linux keeps port1's own prefix route). */
+static void test_addr_del_same_subnet_routes_pass_to_other_port(void **state)
+{
+	(void)state;
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 0, 3), 24), 0);
+	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	const struct route *r = expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 1);
+	assert_int_equal(r->src, IP(10, 0, 0, 3));
+	r = expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, 1);
+	assert_int_equal(r->src, IP(10, 0, 0, 3));
+	assert_int_equal(route_lookup(c.routes, IP(10, 0, 0, 1))->port, 1);
+	assert_int_equal(netcfg_addr_del(&c, 1, IP(10, 0, 0, 3), 24), 0);
+	assert_int_equal(route_count(), 0);
+}
+
+/* The heir is an address on the route's own port when there is one, so the subnet stays
+ * where it was. */
+static void test_addr_del_routes_prefer_remaining_address_on_same_port(void **state)
+{
+	(void)state;
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 0, 3), 24), 0);
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 4), 24), 0);
+	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	const struct route *r = expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
+	assert_int_equal(r->src, IP(10, 0, 0, 4));
+	r = expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, 0);
+	assert_int_equal(r->src, IP(10, 0, 0, 4));
+}
+
+/* A /32 address makes no connected route: it neither keeps nor takes over one. */
+static void test_addr_del_slash32_in_subnet_does_not_hold_connected(void **state)
+{
+	(void)state;
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 9), 32), 0);
+	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 9), 32), 0);
+	expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 9), 32), 0);
+	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_null(route_find(c.routes, IP(10, 0, 0, 0), 24));
+	assert_null(route_find(c.routes, IP(10, 0, 0, 255), 32));
+	expect_route(IP(10, 0, 0, 9), 32, ROUTE_LOCAL, 0);
+	assert_int_equal(route_count(), 1);
+}
+
+/* A user's connected route to an address's subnet comes first and is the user's: deleting
+ * the address leaves it as it was. */
+static void test_addr_del_leaves_users_connected_route_of_same_prefix(void **state)
+{
+	(void)state;
+	struct route u = {.prefix = IP(10, 0, 0, 0), .plen = 24, .type = ROUTE_CONNECTED,
+			  .port = 1};
+	assert_int_equal(netcfg_route_add(&c, &u), 0);
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_int_equal(expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 1)->src, 0);
+	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_int_equal(expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 1)->src, 0);
+	assert_int_equal(route_count(), 1);
+}
+
+/* Linux fib_sync_down_addr: a user route whose preferred source was the deleted address
+ * goes with it; one without a source stays. */
+static void test_addr_del_takes_user_routes_with_its_source(void **state)
+{
+	(void)state;
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 3), 24), 0);
+	struct route r = gw_route(IP(192, 168, 0, 0), 16, IP(10, 0, 0, 1), NETCFG_PORT_ANY);
+	r.src = IP(10, 0, 0, 3);
+	assert_int_equal(netcfg_route_add(&c, &r), 0);
+	r = gw_route(IP(172, 16, 0, 0), 16, IP(10, 0, 0, 1), NETCFG_PORT_ANY);
+	assert_int_equal(netcfg_route_add(&c, &r), 0);
+	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 3), 24), 0);
+	assert_null(route_find(c.routes, IP(192, 168, 0, 0), 16));
+	expect_route(IP(172, 16, 0, 0), 16, ROUTE_GATEWAY, 0);
+	expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
+}
+
+static void test_port_has_addr_until_its_last_goes(void **state)
+{
+	(void)state;
+	assert_false(netcfg_port_has_addr(&c, 0));
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(192, 0, 2, 1), 32), 0);
+	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 1, 2), 24), 0);
+	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_true(netcfg_port_has_addr(&c, 0));
+	assert_int_equal(netcfg_addr_del(&c, 0, IP(192, 0, 2, 1), 32), 0);
+	assert_false(netcfg_port_has_addr(&c, 0));
+	assert_true(netcfg_port_has_addr(&c, 1));
 }
 
 static void expect_unassignable(uint32_t addr, uint8_t plen)
@@ -626,6 +734,48 @@ static void test_route_del_missing_or_blackhole(void **state)
 	assert_int_equal(route_count(), 0);
 }
 
+/* The user's route at an address's subnet goes: the address's own connected route, which
+ * it kept out, comes back. */
+static void test_route_del_users_route_restores_addresses_connected_route(void **state)
+{
+	(void)state;
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	struct route r = gw_route(IP(10, 0, 1, 0), 24, IP(10, 0, 0, 1), NETCFG_PORT_ANY);
+	assert_int_equal(netcfg_route_add(&c, &r), 0);
+	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 1, 2), 24), 0);
+	expect_route(IP(10, 0, 1, 0), 24, ROUTE_GATEWAY, 0);
+	assert_int_equal(netcfg_route_del(&c, IP(10, 0, 1, 0), 24), 0);
+	const struct route *got = expect_route(IP(10, 0, 1, 0), 24, ROUTE_CONNECTED, 1);
+	assert_int_equal(got->src, IP(10, 0, 1, 2));
+	/* And it is the address's again: it goes with it. */
+	assert_int_equal(netcfg_addr_del(&c, 1, IP(10, 0, 1, 2), 24), 0);
+	assert_null(route_find(c.routes, IP(10, 0, 1, 0), 24));
+}
+
+/* So does a broadcast route a user's /32 kept out. */
+static void test_route_del_users_host_route_restores_broadcast_route(void **state)
+{
+	(void)state;
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	struct route r = gw_route(IP(10, 0, 1, 255), 32, IP(10, 0, 0, 1), NETCFG_PORT_ANY);
+	assert_int_equal(netcfg_route_add(&c, &r), 0);
+	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 1, 2), 24), 0);
+	expect_route(IP(10, 0, 1, 255), 32, ROUTE_GATEWAY, 0);
+	assert_int_equal(netcfg_route_del(&c, IP(10, 0, 1, 255), 32), 0);
+	assert_int_equal(expect_route(IP(10, 0, 1, 255), 32, ROUTE_BROADCAST, 1)->src,
+			 IP(10, 0, 1, 2));
+}
+
+/* Deleting the address's own connected route is final (as `ip route del` in Linux): it does
+ * not come back while the address stays. */
+static void test_route_del_addresses_connected_route_not_restored(void **state)
+{
+	(void)state;
+	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
+	assert_int_equal(netcfg_route_del(&c, IP(10, 0, 0, 0), 24), 0);
+	assert_null(route_find(c.routes, IP(10, 0, 0, 0), 24));
+}
+
 /* --- MTU --- */
 
 static void test_route_mtu_below_port_mtu_wins(void **state)
@@ -685,6 +835,13 @@ int main(void)
 		T(test_addr_del_first_of_two_remaining_routes_drop_its_source),
 		T(test_addr_del_second_of_two_keeps_connected),
 		T(test_addr_del_keeps_broadcast_still_used_by_other_prefix),
+		T(test_addr_del_same_subnet_on_other_port_keeps_connected),
+		T(test_addr_del_same_subnet_routes_pass_to_other_port),
+		T(test_addr_del_routes_prefer_remaining_address_on_same_port),
+		T(test_addr_del_slash32_in_subnet_does_not_hold_connected),
+		T(test_addr_del_leaves_users_connected_route_of_same_prefix),
+		T(test_addr_del_takes_user_routes_with_its_source),
+		T(test_port_has_addr_until_its_last_goes),
 		T(test_addr_add_network_address_einval),
 		T(test_addr_add_subnet_broadcast_einval),
 		T(test_addr_add_multicast_einval),
@@ -716,6 +873,9 @@ int main(void)
 		T(test_route_del_never_removes_local_or_broadcast),
 		T(test_route_del_connected_allowed_address_stays),
 		T(test_route_del_missing_or_blackhole),
+		T(test_route_del_users_route_restores_addresses_connected_route),
+		T(test_route_del_users_host_route_restores_broadcast_route),
+		T(test_route_del_addresses_connected_route_not_restored),
 		T(test_route_mtu_below_port_mtu_wins),
 		T(test_route_mtu_above_port_mtu_clamped_to_port),
 		T(test_route_mtu_zero_uses_port_mtu),

@@ -365,7 +365,7 @@ static void test_arp_queue_full_drops_newest(void **state)
 	expect_echo_to_a(1, 2);
 }
 
-static void test_arp_addr_del_flushes_queued_packets(void **state)
+static void test_arp_last_addr_del_flushes_queued_packets(void **state)
 {
 	(void)state;
 	assert_int_equal(stack_ping_send(ts_s, TS_HOST_A, 0x4242, 1, 32), 0);
@@ -373,6 +373,26 @@ static void test_arp_addr_del_flushes_queued_packets(void **state)
 	assert_int_equal(stack_addr_del(ts_s, 0, TS_ADDR0, 24), 0);
 	ts_expect_drop(STACK_DROP_NEIGH_FLUSHED, 2);
 	expect_no_neigh(0, TS_HOST_A);
+}
+
+/* Linux flushes a device's neighbours only with its last address: deleting another address
+ * of the port keeps them, and the packets waiting for one are sent once it answers. */
+static void test_arp_addr_del_with_another_left_keeps_neighbours(void **state)
+{
+	(void)state;
+	assert_int_equal(stack_addr_add(ts_s, 0, IP4(10, 0, 0, 9), 24, false), 0);
+	assert_int_equal(stack_ping_send(ts_s, TS_HOST_A, 0x4242, 1, 32), 0);
+	assert_int_equal(stack_addr_del(ts_s, 0, IP4(10, 0, 0, 9), 24), 0);
+	assert_int_equal(ts_s->drops[STACK_DROP_NEIGH_FLUSHED], 0);
+	struct neigh_info ni;
+	assert_int_equal(neigh_lookup(ts_s->neigh, 0, TS_HOST_A, &ni), 0);
+	assert_int_equal(ni.queued, 1);
+	ts_clear();
+	struct arp_repr a = arp_of(ARP_OP_REPLY, &ts_mac_a, TS_HOST_A, &ts_mac_port[0], TS_ADDR0);
+	ts_input_arp(0, &ts_mac_port[0], &a);
+	assert_int_equal(ts_nframes, 1);
+	expect_echo_to_a(0, 1);
+	expect_neigh(0, TS_HOST_A, NEIGH_REACHABLE, &ts_mac_a);
 }
 
 static void test_arp_port_down_flushes_queued_packets(void **state)
@@ -567,7 +587,8 @@ int main(void)
 		T(test_arp_reply_learnt_entry_used_directly_afterwards),
 		T(test_arp_request_retransmitted_then_resolution_fails),
 		T(test_arp_queue_full_drops_newest),
-		T(test_arp_addr_del_flushes_queued_packets),
+		T(test_arp_last_addr_del_flushes_queued_packets),
+		T(test_arp_addr_del_with_another_left_keeps_neighbours),
 		T(test_arp_port_down_flushes_queued_packets),
 		T(test_arp_stale_entry_used_then_probed_by_unicast),
 		T(test_arp_static_entry_spoofed_request_counted_entry_unchanged),
