@@ -1,12 +1,14 @@
 /* Ancillary data of datagrams (cmsg(3)): the IP-level messages a UDP socket asked for with
  * IP_PKTINFO, IP_RECVTTL and IP_RECVTOS, written as Linux writes them (net/core/scm.c
  * put_cmsg, net/ipv4/ip_sockglue.c ip_cmsg_recv_offset), and those sendmsg is given, read as
- * ip_cmsg_send reads them. Pure: no socket, no segment. */
+ * ip_cmsg_send reads them. Pure: no socket, no segment. recvmsg's control buffer is the
+ * application's (written through the fault-safe copies); sendmsg's is the library's copy. */
 #include <errno.h>
 #include <netinet/udp.h>
 #include <string.h>
 
 #include "dps_cmsg.h"
+#include "dps_ucopy.h"
 
 /* One message into the rest of msg's control buffer. Linux's put_cmsg: no room for even a
  * header sets MSG_CTRUNC and writes nothing; a message that does not fit whole is cut to the
@@ -27,8 +29,11 @@ static void dps_cmsg_put(struct msghdr *msg, size_t *used, int level, int type,
 	}
 	struct cmsghdr h = {.cmsg_len = cmlen, .cmsg_level = level, .cmsg_type = type};
 	unsigned char *at = (unsigned char *)msg->msg_control + *used;
-	memcpy(at, &h, sizeof(h));
-	memcpy(at + CMSG_LEN(0), data, cmlen - CMSG_LEN(0));
+	/* The buffer is the application's: one that cannot be written takes nothing, silently,
+	 * as put_cmsg's callers in Linux ignore its EFAULT. */
+	if (dps_put_user(at, &h, sizeof(h)) < 0 ||
+	    dps_put_user(at + CMSG_LEN(0), data, cmlen - CMSG_LEN(0)) < 0)
+		return;
 	size_t space = CMSG_SPACE(len);
 	*used += space < left ? space : left;
 }

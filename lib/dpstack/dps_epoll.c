@@ -263,11 +263,12 @@ int dps_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		return epoll_ctl(epfd, op, fd, ev); /* not ours: the kernel answers */
 	int rc;
 	struct dps_file *f = NULL;
+	struct epoll_event kev = {0};
 	if (e->kind != DPS_EPOLL)
 		rc = -EINVAL;
 	else if (fd == epfd)
 		rc = -EINVAL;
-	else if (op != EPOLL_CTL_DEL && ev == NULL)
+	else if (op != EPOLL_CTL_DEL && dps_get_user(&kev, ev, sizeof(kev)) < 0)
 		rc = -EFAULT;
 	else if ((f = dps_file_get(fd)) == NULL || f->kind == DPS_EPOLL) {
 		rc = dps_sys_epoll_ctl(epfd, op, fd, ev) == 0 ? 0 : -errno;
@@ -278,7 +279,7 @@ int dps_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	}
 	else {
 		pthread_mutex_lock(&dps_ep_lock);
-		rc = dps_ep_ctl_stack(e->ep, op, f, ev);
+		rc = dps_ep_ctl_stack(e->ep, op, f, &kev);
 		pthread_mutex_unlock(&dps_ep_lock);
 	}
 	dps_file_put(f);
@@ -286,7 +287,9 @@ int dps_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	return rc < 0 ? DPS_FAIL(-rc) : 0;
 }
 
-/* Reports what the ready items are ready for now, at most max. */
+/* Reports what the ready items are ready for now, at most max, into the application's evs.
+ * An event that cannot be written leaves its item ready and ends the list there
+ * (ep_send_events): the count before it, or -EFAULT when it was the first. */
 static int dps_ep_collect(struct dps_epoll *ep, struct epoll_event *evs, int max)
 {
 	int n = 0;
@@ -298,11 +301,16 @@ static int dps_ep_collect(struct dps_epoll *ep, struct epoll_event *evs, int max
 		uint32_t r = dps_file_ready(it->file) &
 			     ((it->events & ~(EPOLLET | EPOLLONESHOT | EPOLLEXCLUSIVE)) |
 			      EPOLLERR | EPOLLHUP);
+		if (r != 0) {
+			struct epoll_event e = {.events = r, .data = it->data};
+			if (dps_put_user(&evs[n], &e, sizeof(e)) < 0) {
+				n = n > 0 ? n : -EFAULT;
+				break;
+			}
+			n++;
+		}
 		dps_ep_unready(it);
 		if (r != 0) {
-			evs[n].events = r;
-			evs[n].data = it->data;
-			n++;
 			/* Once the daemon is gone every socket reports it, once: told again
 			 * and again, a server's event loop would spin on sockets that can
 			 * never change. */
@@ -361,6 +369,8 @@ static int dps_ep_gather(struct dps_epoll *ep, int kfd, struct epoll_event *evs,
 {
 	dps_events_drain(ep->at);
 	int n = dps_ep_collect(ep, evs, max);
+	if (n < 0)
+		return n;
 	bool ask = atomic_load_explicit(&ep->nkernel, memory_order_relaxed) > 0 &&
 		   (n == 0 || atomic_load_explicit(&ep->kernel_owed, memory_order_relaxed));
 	if (ask && n < max) {
@@ -379,9 +389,11 @@ int dps_epoll_pwait(int epfd, struct epoll_event *evs, int maxevents, int timeou
 	struct dps_file *e = dps_file_get(epfd);
 	if (e == NULL)
 		return epoll_pwait(epfd, evs, maxevents, timeout, mask);
-	if (e->kind != DPS_EPOLL || maxevents <= 0 || evs == NULL) {
+	/* evs is checked as it is written: the kernel, too, finds a bad one only when it
+	 * has an event to put there. */
+	if (e->kind != DPS_EPOLL || maxevents <= 0) {
 		dps_file_put(e);
-		return DPS_FAIL(e->kind != DPS_EPOLL || maxevents <= 0 ? EINVAL : EFAULT);
+		return DPS_FAIL(EINVAL);
 	}
 	struct dps_epoll *ep = e->ep;
 	struct dps_attach *at = ep->at;

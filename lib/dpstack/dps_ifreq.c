@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 
 #include "dps_links.h"
+#include "dps_ucopy.h"
 
 bool dps_ifreq_request(unsigned long req)
 {
@@ -63,7 +64,8 @@ static void dps_put_sin(struct sockaddr *sa, uint32_t addr)
 }
 
 /* Linux's inet_gifconf: one ifreq per address, named after its interface; without a buffer
- * only the length needed; else as many whole entries as fit. */
+ * only the length needed; else as many whole entries as fit, into the application's buffer
+ * (EFAULT when it cannot be written). */
 static int dps_ifconf(const struct chan_links *t, struct ifconf *ic)
 {
 	if (ic->ifc_len < 0)
@@ -80,7 +82,8 @@ static int dps_ifconf(const struct chan_links *t, struct ifconf *ic)
 		memset(&r, 0, sizeof(r));
 		memcpy(r.ifr_name, t->links[t->addrs[i].link].name, IFNAMSIZ);
 		dps_put_sin(&r.ifr_addr, t->addrs[i].addr);
-		memcpy(ic->ifc_buf + used, &r, sizeof(r));
+		if (dps_put_user(ic->ifc_buf + used, &r, sizeof(r)) < 0)
+			return -EFAULT;
 		used += sizeof(r);
 	}
 	ic->ifc_len = (int)used;
@@ -107,8 +110,6 @@ static const struct chan_link_addr *dps_link_addr(const struct chan_links *t,
 
 int dps_ifreq_answer(const struct chan_links *t, unsigned long req, void *arg)
 {
-	if (arg == NULL)
-		return -EFAULT;
 	if (req == SIOCGIFCONF)
 		return dps_ifconf(t, arg);
 	struct ifreq r;

@@ -1,10 +1,18 @@
 /* Data: the read and write families over the sockets' FIFOs in the shared segment, and the
  * zero-copy variant that hands out the FIFOs' bytes in place. A stream's bytes are copied
  * once each way (application buffer ↔ FIFO); the worker moves them between FIFOs and mbufs.
- * UDP datagrams are records in the FIFOs (struct udp_rx_hdr in, chan_udp_tx_hdr out). */
+ * UDP datagrams are records in the FIFOs (struct udp_rx_hdr in, chan_udp_tx_hdr out).
+ *
+ * Everything the application hands over (buffers, iovec arrays, message headers, addresses,
+ * control data) is reached through the fault-safe copies (dps_ucopy.h), in the kernel's
+ * order: headers and arrays are copied in first, so that a bad one is EFAULT before anything
+ * happens; data is copied straight between the application's buffer and the FIFO, and a FIFO
+ * position moves only over bytes that arrived, so a bad page ends a stream's read or write
+ * with the count done before it (EFAULT when none), as tcp_recvmsg and tcp_sendmsg do. */
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -13,7 +21,11 @@
 #include "dps_cmsg.h"
 #include "dps_links.h"
 #include "dps_priv.h"
+#include "dps_ucopy.h"
 #include "../../src/proto/udp.h"
+
+/* Linux's net.core.optmem_max default: sendmsg's control data beyond it is ENOBUFS. */
+#define DPS_CONTROL_MAX 131072
 
 static bool dps_nonblock(const struct dps_file *f, int flags)
 {
@@ -58,23 +70,50 @@ static ssize_t dps_stream_empty(struct dps_file *f)
 	return -EAGAIN;
 }
 
+/* A run of FIFO bytes (its one or two slices) to or from the application's memory at u;
+ * returns the count copied (short: a page of u was bad). */
+static size_t dps_slices_out(uint8_t *u, const struct fifo_slice s[2])
+{
+	size_t n = dps_copy_to_user(u, s[0].base, s[0].len);
+	if (n == s[0].len && s[1].len > 0)
+		n += dps_copy_to_user(u + n, s[1].base, s[1].len);
+	return n;
+}
+
+static size_t dps_slices_in(const struct fifo_slice s[2], const uint8_t *u)
+{
+	size_t n = dps_copy_from_user(s[0].base, u, s[0].len);
+	if (n == s[0].len && s[1].len > 0)
+		n += dps_copy_from_user(s[1].base, u + n, s[1].len);
+	return n;
+}
+
+static uint32_t dps_clamp32(size_t n)
+{
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 /* Copies FIFO bytes into iov past its first `done` bytes (which a MSG_PEEK also skips in
- * the FIFO). Returns the count copied. */
+ * the FIFO) and consumes them unless peek. Returns the count copied; *fault when a page of
+ * iov could not be written (what came before it is copied, and consumed). */
 static size_t dps_fifo_to_iov(struct fifo *f, const struct iovec *iov, int cnt, size_t done,
-			      bool peek)
+			      bool peek, bool *fault)
 {
 	size_t base = 0, pos = done;
 	for (int i = 0; i < cnt; i++) {
 		size_t end = base + iov[i].iov_len;
-		if (pos < end) {
-			size_t room = end - pos;
-			uint32_t want = room > UINT32_MAX ? UINT32_MAX : (uint32_t)room;
-			uint8_t *dst = (uint8_t *)iov[i].iov_base + (pos - base);
-			uint32_t n = peek ? fifo_peek(f, (uint32_t)pos, dst, want)
-					  : fifo_dequeue(f, dst, want);
+		while (pos < end) {
+			struct fifo_slice s[2];
+			if (fifo_read_slices(f, peek ? (uint32_t)pos : 0, dps_clamp32(end - pos), s) == 0)
+				return pos - done;
+			size_t n = dps_slices_out((uint8_t *)iov[i].iov_base + (pos - base), s);
+			if (!peek)
+				fifo_consume(f, (uint32_t)n);
 			pos += n;
-			if (n < want)
-				break;
+			if (n < (size_t)s[0].len + s[1].len) {
+				*fault = true;
+				return pos - done;
+			}
 		}
 		base = end;
 	}
@@ -93,10 +132,15 @@ static ssize_t dps_stream_recv(struct dps_file *f, const struct iovec *iov, int 
 	ssize_t rc;
 	for (;;) {
 		uint32_t used = fifo_used(&f->rx);
-		size_t n = dps_fifo_to_iov(&f->rx, iov, cnt, got, peek);
+		bool fault = false;
+		size_t n = dps_fifo_to_iov(&f->rx, iov, cnt, got, peek, &fault);
 		got += n;
 		if (!peek && n > 0)
 			dps_rx_consumed(f, used);
+		if (fault) {
+			rc = got > 0 ? (ssize_t)got : -EFAULT;
+			break;
+		}
 		if (got == want || (got > 0 && (peek || !(flags & MSG_WAITALL)))) {
 			rc = (ssize_t)got;
 			break;
@@ -118,20 +162,25 @@ static ssize_t dps_stream_recv(struct dps_file *f, const struct iovec *iov, int 
 	return rc;
 }
 
-/* Copies iov past its first `done` bytes into the FIFO; returns the count copied. */
-static size_t dps_iov_to_fifo(struct fifo *f, const struct iovec *iov, int cnt, size_t done)
+/* Copies iov past its first `done` bytes into the FIFO and publishes them; returns the
+ * count copied, *fault when a page of iov could not be read (what came before it is sent). */
+static size_t dps_iov_to_fifo(struct fifo *f, const struct iovec *iov, int cnt, size_t done,
+			      bool *fault)
 {
 	size_t base = 0, pos = done;
 	for (int i = 0; i < cnt; i++) {
 		size_t end = base + iov[i].iov_len;
-		if (pos < end) {
-			size_t left = end - pos;
-			uint32_t want = left > UINT32_MAX ? UINT32_MAX : (uint32_t)left;
-			uint32_t n = fifo_enqueue(f, (const uint8_t *)iov[i].iov_base + (pos - base),
-						  want);
+		while (pos < end) {
+			struct fifo_slice s[2];
+			if (fifo_write_slices(f, 0, dps_clamp32(end - pos), s) == 0)
+				return pos - done;
+			size_t n = dps_slices_in(s, (const uint8_t *)iov[i].iov_base + (pos - base));
+			fifo_produce(f, (uint32_t)n);
 			pos += n;
-			if (n < want)
-				break;
+			if (n < (size_t)s[0].len + s[1].len) {
+				*fault = true;
+				return pos - done;
+			}
 		}
 		base = end;
 	}
@@ -181,10 +230,15 @@ static ssize_t dps_stream_send(struct dps_file *f, const struct iovec *iov, int 
 			break;
 		uint32_t st = atomic_load(&dps_sock(f->at, f->socks[0])->state);
 		if (st & CHAN_SS_CONNECTED) {
-			size_t n = dps_iov_to_fifo(&f->tx, iov, cnt, sent);
+			bool fault = false;
+			size_t n = dps_iov_to_fifo(&f->tx, iov, cnt, sent, &fault);
 			sent += n;
 			if (n > 0)
 				dps_kick(f->at, f->socks[0]);
+			if (fault) {
+				rc = sent > 0 ? (ssize_t)sent : -EFAULT;
+				break;
+			}
 			if (sent == want) {
 				rc = (ssize_t)sent;
 				break;
@@ -287,15 +341,20 @@ static ssize_t dps_dgram_send(struct dps_file *f, const struct iovec *iov, int c
 			break;
 	}
 	if (fifo_free(&f->tx) >= need) {
-		/* The whole record is written, then published at once. */
+		/* The whole record is written, then published at once: a bad page of the
+		 * payload publishes nothing (EFAULT, as ip_make_skb's copy). */
 		fifo_write_at(&f->tx, 0, &h, sizeof(h));
 		uint32_t off = sizeof(h);
-		for (int i = 0; i < cnt; i++) {
-			fifo_write_at(&f->tx, off, iov[i].iov_base, (uint32_t)iov[i].iov_len);
+		bool whole = true;
+		for (int i = 0; i < cnt && whole; i++) {
+			struct fifo_slice s[2];
+			fifo_write_slices(&f->tx, off, (uint32_t)iov[i].iov_len, s);
+			whole = dps_slices_in(s, iov[i].iov_base) == iov[i].iov_len;
 			off += (uint32_t)iov[i].iov_len;
 		}
-		fifo_produce(&f->tx, need);
-		rc = 0;
+		if (whole)
+			fifo_produce(&f->tx, need);
+		rc = whole ? 0 : -EFAULT;
 	}
 	pthread_mutex_unlock(&f->tx_lock);
 	if (rc < 0)
@@ -318,10 +377,10 @@ static void dps_dgram_cmsgs(const struct dps_file *f, const struct udp_rx_hdr *h
 	dps_cmsg_ip(msg, f->ip.cmsgs, &in);
 }
 
-/* One datagram into iov; msg (recvmsg only, else NULL) gets MSG_TRUNC and the ancillary
- * data. */
+/* One datagram into iov, its source into *from; msg (recvmsg only, else NULL) gets
+ * MSG_TRUNC and the ancillary data. */
 static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int cnt, int flags,
-			      struct sockaddr *from, socklen_t *fromlen, struct msghdr *msg)
+			      struct sockaddr_in *from, struct msghdr *msg)
 {
 	int rc = dps_udp_ensure_open(f);
 	if (rc < 0)
@@ -345,19 +404,29 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 				break;
 			}
 			uint32_t off = sizeof(h), left = h.len;
-			for (int i = 0; i < cnt && left > 0; i++) {
+			bool fault = false;
+			for (int i = 0; i < cnt && left > 0 && !fault; i++) {
 				uint32_t n = iov[i].iov_len < left ? (uint32_t)iov[i].iov_len : left;
-				fifo_peek(&f->rx, off, iov[i].iov_base, n);
+				struct fifo_slice s[2];
+				fifo_read_slices(&f->rx, off, n, s);
+				fault = dps_slices_out(iov[i].iov_base, s) < n;
 				off += n;
 				left -= n;
 			}
+			/* A datagram that could not be copied is gone too (udp_recvmsg). */
 			if (!(flags & MSG_PEEK))
 				fifo_consume(&f->rx, (uint32_t)sizeof(h) + h.len);
+			if (fault) {
+				out = -EFAULT;
+				break;
+			}
 			if (msg != NULL && left > 0)
 				msg->msg_flags |= MSG_TRUNC;
 			if (msg != NULL)
 				dps_dgram_cmsgs(f, &h, msg);
-			dps_sockaddr_out(htonl(h.saddr), htons(h.sport), from, fromlen);
+			*from = (struct sockaddr_in){.sin_family = AF_INET,
+						     .sin_addr.s_addr = htonl(h.saddr),
+						     .sin_port = htons(h.sport)};
 			out = (flags & MSG_TRUNC) ? (ssize_t)h.len : (ssize_t)(h.len - left);
 			break;
 		}
@@ -376,8 +445,9 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 
 /* ---- the calls ---- */
 
-/* msg: sendmsg's, for its control messages (UDP only; a stream ignores them, as
- * tcp_sendmsg ignores IP-level ones), else NULL. */
+/* iov and cnt (0..IOV_MAX) are the library's copies; to is a copy of the destination (NULL:
+ * none); msg: sendmsg's, with a copy of its control data, for its control messages (UDP
+ * only; a stream ignores them, as tcp_sendmsg ignores IP-level ones), else NULL. */
 static ssize_t dps_sendv(int fd, const struct iovec *iov, int cnt, int flags,
 			 const struct sockaddr *to, socklen_t tolen, const struct msghdr *msg)
 {
@@ -385,9 +455,7 @@ static ssize_t dps_sendv(int fd, const struct iovec *iov, int cnt, int flags,
 	if (f == NULL)
 		return DPS_FAIL(EBADF);
 	ssize_t rc;
-	if (cnt < 0 || cnt > IOV_MAX)
-		rc = -EINVAL;
-	else if (f->kind == DPS_UDP)
+	if (f->kind == DPS_UDP)
 		rc = dps_dgram_send(f, iov, cnt, flags, to, tolen, msg);
 	else if (f->kind == DPS_TCP)
 		rc = dps_stream_send(f, iov, cnt, flags);
@@ -397,35 +465,103 @@ static ssize_t dps_sendv(int fd, const struct iovec *iov, int cnt, int flags,
 	return rc < 0 ? DPS_FAIL((int)-rc) : rc;
 }
 
+/* The same for receiving: *from gets the datagram's source and *fromlen its length (0 for
+ * a stream), msg (a copy of recvmsg's header) its flags and ancillary data. */
 static ssize_t dps_recvv(int fd, const struct iovec *iov, int cnt, int flags,
-			 struct sockaddr *from, socklen_t *fromlen, struct msghdr *msg)
+			 struct sockaddr_in *from, socklen_t *fromlen, struct msghdr *msg)
 {
 	struct dps_file *f = dps_file_get(fd);
 	if (f == NULL)
 		return DPS_FAIL(EBADF);
 	ssize_t rc;
-	if (cnt < 0 || cnt > IOV_MAX)
-		rc = -EINVAL;
-	else if ((flags & MSG_ERRQUEUE) && f->kind != DPS_EPOLL)
+	*fromlen = 0;
+	if ((flags & MSG_ERRQUEUE) && f->kind != DPS_EPOLL)
 		rc = -EAGAIN; /* no error queue (IP_RECVERR): Linux's answer for an empty one */
-	else if (f->kind == DPS_UDP)
-		rc = dps_dgram_recv(f, iov, cnt, flags, from, fromlen, msg);
-	else if (f->kind == DPS_TCP) {
+	else if (f->kind == DPS_UDP) {
+		rc = dps_dgram_recv(f, iov, cnt, flags, from, msg);
+		if (rc >= 0)
+			*fromlen = sizeof(*from);
+	} else if (f->kind == DPS_TCP) {
+		/* streams have no source address per read, nor ancillary data (tcp_recvmsg) */
 		rc = dps_stream_recv(f, iov, cnt, flags);
-		if (rc >= 0 && fromlen != NULL)
-			*fromlen = 0; /* streams have no source address per read */
 		if (rc >= 0 && msg != NULL)
-			msg->msg_controllen = 0; /* nor ancillary data (tcp_recvmsg) */
+			msg->msg_controllen = 0;
 	} else
 		rc = f->kind == DPS_EPOLL ? -EINVAL : -ENOTCONN;
 	dps_file_put(f);
 	return rc < 0 ? DPS_FAIL((int)-rc) : rc;
 }
 
+/* An application's iovec array, copied in as the kernel's import_iovec does (EFAULT), into
+ * fast when it fits. */
+#define DPS_IOV_FAST 8
+struct dps_iov_in {
+	struct iovec *v;
+	struct iovec fast[DPS_IOV_FAST];
+};
+
+static int dps_iov_import(struct dps_iov_in *in, const struct iovec *uiov, size_t cnt)
+{
+	in->v = in->fast;
+	if (cnt > DPS_IOV_FAST && (in->v = malloc(cnt * sizeof(*uiov))) == NULL)
+		return -ENOMEM;
+	if (dps_get_user(in->v, uiov, cnt * sizeof(*uiov)) < 0) {
+		if (in->v != in->fast)
+			free(in->v);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static void dps_iov_done(struct dps_iov_in *in)
+{
+	if (in->v != in->fast)
+		free(in->v);
+}
+
+/* recvfrom's and accept's address out (move_addr_to_user): what fits of it, then its
+ * length; 0, -EFAULT, or -EINVAL for a negative *ulen. */
+int dps_addr_out(const struct sockaddr_in *k, socklen_t klen, struct sockaddr *uaddr,
+		 socklen_t *ulen)
+{
+	int len;
+	if (dps_get_user(&len, ulen, sizeof(len)) < 0)
+		return -EFAULT;
+	if (len > (int)klen)
+		len = (int)klen;
+	if (len < 0)
+		return -EINVAL;
+	if (len > 0 && dps_put_user(uaddr, k, (size_t)len) < 0)
+		return -EFAULT;
+	return dps_put_user(ulen, &klen, sizeof(klen));
+}
+
+/* sendto's and sendmsg's address in (move_addr_to_kernel). */
+int dps_addr_in(const struct sockaddr *uaddr, socklen_t len, struct sockaddr_storage *k)
+{
+	if ((int)len < 0 || len > sizeof(*k))
+		return -EINVAL;
+	return dps_get_user(k, uaddr, len);
+}
+
+/* recv's result with recvfrom's address written out: an address that cannot be written
+ * fails the call after the data was taken, as on Linux. */
+static ssize_t dps_recv_addr(int fd, const struct iovec *iov, int cnt, int flags,
+			     struct sockaddr *from, socklen_t *fromlen)
+{
+	struct sockaddr_in src;
+	socklen_t srclen;
+	ssize_t rc = dps_recvv(fd, iov, cnt, flags, &src, &srclen, NULL);
+	if (rc < 0 || from == NULL)
+		return rc;
+	int err = dps_addr_out(&src, srclen, from, fromlen);
+	return err < 0 ? DPS_FAIL(-err) : rc;
+}
+
 ssize_t dps_read(int fd, void *buf, size_t len)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	return dps_recvv(fd, &iov, 1, 0, NULL, NULL, NULL);
+	return dps_recv_addr(fd, &iov, 1, 0, NULL, NULL);
 }
 
 ssize_t dps_write(int fd, const void *buf, size_t len)
@@ -434,14 +570,30 @@ ssize_t dps_write(int fd, const void *buf, size_t len)
 	return dps_sendv(fd, &iov, 1, 0, NULL, 0, NULL);
 }
 
+/* readv and writev: the array copied in first (after the kernel's EINVAL for a count out
+ * of range). */
+static ssize_t dps_rwv(int fd, const struct iovec *uiov, int iovcnt, bool write)
+{
+	if (iovcnt < 0 || iovcnt > IOV_MAX)
+		return DPS_FAIL(EINVAL);
+	struct dps_iov_in in;
+	int err = dps_iov_import(&in, uiov, (size_t)iovcnt);
+	if (err < 0)
+		return DPS_FAIL(-err);
+	ssize_t rc = write ? dps_sendv(fd, in.v, iovcnt, 0, NULL, 0, NULL)
+			   : dps_recv_addr(fd, in.v, iovcnt, 0, NULL, NULL);
+	dps_iov_done(&in);
+	return rc;
+}
+
 ssize_t dps_readv(int fd, const struct iovec *iov, int iovcnt)
 {
-	return dps_recvv(fd, iov, iovcnt, 0, NULL, NULL, NULL);
+	return dps_rwv(fd, iov, iovcnt, false);
 }
 
 ssize_t dps_writev(int fd, const struct iovec *iov, int iovcnt)
 {
-	return dps_sendv(fd, iov, iovcnt, 0, NULL, 0, NULL);
+	return dps_rwv(fd, iov, iovcnt, true);
 }
 
 ssize_t dps_send(int fd, const void *buf, size_t len, int flags)
@@ -453,44 +605,112 @@ ssize_t dps_send(int fd, const void *buf, size_t len, int flags)
 ssize_t dps_recv(int fd, void *buf, size_t len, int flags)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	return dps_recvv(fd, &iov, 1, flags, NULL, NULL, NULL);
+	return dps_recv_addr(fd, &iov, 1, flags, NULL, NULL);
 }
 
 ssize_t dps_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to,
 		   socklen_t tolen)
 {
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	return dps_sendv(fd, &iov, 1, flags, to, tolen, NULL);
+	struct sockaddr_storage k;
+	if (to != NULL) {
+		int err = dps_addr_in(to, tolen, &k);
+		if (err < 0)
+			return DPS_FAIL(-err);
+	}
+	return dps_sendv(fd, &iov, 1, flags, to != NULL ? (struct sockaddr *)&k : NULL, tolen,
+			 NULL);
 }
 
 ssize_t dps_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
 		     socklen_t *fromlen)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	return dps_recvv(fd, &iov, 1, flags, from, fromlen, NULL);
+	return dps_recv_addr(fd, &iov, 1, flags, from, fromlen);
+}
+
+/* A message header copied in with its iovec array (copy_msghdr_from_user, import_iovec):
+ * 0 or -errno. */
+static int dps_msg_import(struct msghdr *m, const struct msghdr *umsg, struct dps_iov_in *in)
+{
+	if (dps_get_user(m, umsg, sizeof(*m)) < 0)
+		return -EFAULT;
+	if (m->msg_name == NULL)
+		m->msg_namelen = 0;
+	if ((int)m->msg_namelen < 0)
+		return -EINVAL;
+	if (m->msg_iovlen > IOV_MAX)
+		return -EMSGSIZE;
+	return dps_iov_import(in, m->msg_iov, m->msg_iovlen);
+}
+
+ssize_t dps_msg_send(int fd, const struct msghdr *umsg, int flags, size_t *want)
+{
+	struct msghdr m;
+	struct dps_iov_in in;
+	int err = dps_msg_import(&m, umsg, &in);
+	if (err < 0)
+		return DPS_FAIL(-err);
+	*want = dps_iov_len(in.v, (int)m.msg_iovlen);
+	struct sockaddr_storage name;
+	socklen_t namelen = m.msg_namelen < sizeof(name) ? m.msg_namelen : sizeof(name);
+	if (namelen > 0)
+		err = dps_addr_in(m.msg_name, namelen, &name);
+	/* The control data, copied whole before anything is sent (____sys_sendmsg). */
+	void *ctl = NULL;
+	if (err == 0 && m.msg_controllen > 0) {
+		if (m.msg_controllen > DPS_CONTROL_MAX)
+			err = -ENOBUFS;
+		else if ((ctl = malloc(m.msg_controllen)) == NULL)
+			err = -ENOMEM;
+		else
+			err = dps_get_user(ctl, m.msg_control, m.msg_controllen);
+	}
+	m.msg_control = ctl;
+	ssize_t rc = err < 0 ? DPS_FAIL(-err)
+			     : dps_sendv(fd, in.v, (int)m.msg_iovlen, flags,
+					 namelen > 0 ? (struct sockaddr *)&name : NULL, namelen, &m);
+	free(ctl);
+	dps_iov_done(&in);
+	return rc;
 }
 
 ssize_t dps_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	if (msg == NULL)
-		return DPS_FAIL(EFAULT);
-	return dps_sendv(fd, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
-			 msg->msg_namelen, msg);
+	size_t want;
+	return dps_msg_send(fd, msg, flags, &want);
 }
 
-ssize_t dps_recvmsg(int fd, struct msghdr *msg, int flags)
+/* What recvmsg gives back into the application's header, as ____sys_recvmsg: the source
+ * address (when it asked for one), then msg_flags and msg_controllen. */
+static int dps_msg_export(struct msghdr *umsg, const struct msghdr *m,
+			  const struct sockaddr_in *from, socklen_t fromlen)
 {
-	if (msg == NULL)
-		return DPS_FAIL(EFAULT);
-	socklen_t namelen = msg->msg_namelen;
-	size_t controllen = msg->msg_controllen;
-	msg->msg_flags = 0;
-	ssize_t rc = dps_recvv(fd, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
-			       msg->msg_name != NULL ? &namelen : NULL, msg);
-	if (rc >= 0)
-		msg->msg_namelen = msg->msg_name != NULL ? namelen : 0;
-	else
-		msg->msg_controllen = controllen; /* a failed call leaves it as it was */
+	int err = 0;
+	if (m->msg_name != NULL)
+		err = dps_addr_out(from, fromlen, m->msg_name, &umsg->msg_namelen);
+	if (err == 0)
+		err = dps_put_user(&umsg->msg_flags, &m->msg_flags, sizeof(m->msg_flags));
+	if (err == 0)
+		err = dps_put_user(&umsg->msg_controllen, &m->msg_controllen,
+				   sizeof(m->msg_controllen));
+	return err;
+}
+
+ssize_t dps_recvmsg(int fd, struct msghdr *umsg, int flags)
+{
+	struct msghdr m;
+	struct dps_iov_in in;
+	int err = dps_msg_import(&m, umsg, &in);
+	if (err < 0)
+		return DPS_FAIL(-err);
+	m.msg_flags = 0;
+	struct sockaddr_in from;
+	socklen_t fromlen;
+	ssize_t rc = dps_recvv(fd, in.v, (int)m.msg_iovlen, flags, &from, &fromlen, &m);
+	dps_iov_done(&in);
+	if (rc >= 0 && (err = dps_msg_export(umsg, &m, &from, fromlen)) < 0)
+		return DPS_FAIL(-err);
 	return rc;
 }
 

@@ -29,7 +29,8 @@ int dps_links_table_check_source(const struct chan_links *t, uint32_t addr, uint
 /* SIOCGIFCONF, SIOCGIFINDEX, SIOCGIFNAME, SIOCGIFHWADDR, SIOCGIFADDR, SIOCGIFNETMASK,
  * SIOCGIFBRDADDR, SIOCGIFFLAGS, SIOCGIFMTU. */
 bool dps_ifreq_request(unsigned long req);
-/* Answers one of them into arg (struct ifreq, or struct ifconf): 0 or -errno. */
+/* Answers one of them into arg (the library's copy of the struct ifreq, or struct ifconf
+ * whose ifc_buf is the application's buffer): 0 or -errno. */
 int dps_ifreq_answer(const struct chan_links *t, unsigned long req, void *arg);
 
 #endif

@@ -4,7 +4,10 @@
  * the batch; MSG_WAITFORONE turns MSG_DONTWAIT on after the first datagram; the timeout is
  * looked at only after each datagram (a blocking first one may wait longer, as on Linux) and
  * what is left of it is written back. An error after some datagrams is left for the next
- * call, as Linux leaves it in sk_err. */
+ * call, as Linux leaves it in sk_err. The vector is the application's: each header is copied
+ * in by sendmsg/recvmsg, each msg_len written out through the fault-safe copies (one that
+ * cannot be written ends the batch, the message not counted), and the timeout read first
+ * and written back once at the end, as the kernel does. */
 #include <stdbool.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -15,31 +18,32 @@
 
 #define DPS_UIO_MAXIOV 1024     /* UIO_MAXIOV */
 
-static size_t dps_msg_bytes(const struct msghdr *m)
+/* The count of a message into its entry; false when the entry cannot be written. */
+static bool dps_mmsg_len_out(struct mmsghdr *e, ssize_t n)
 {
-	size_t n = 0;
-	for (size_t i = 0; m->msg_iov != NULL && i < m->msg_iovlen; i++)
-		n += m->msg_iov[i].iov_len;
-	return n;
+	unsigned len = (unsigned)n;
+	return dps_put_user(&e->msg_len, &len, sizeof(len)) == 0;
 }
 
 int dps_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 {
 	if (vlen > DPS_UIO_MAXIOV)
 		vlen = DPS_UIO_MAXIOV;
-	if (vec == NULL && vlen > 0)
-		return DPS_FAIL(EFAULT);
 	unsigned done = 0;
 	int err = 0;
 	while (done < vlen) {
-		ssize_t n = dps_sendmsg(fd, &vec[done].msg_hdr, flags);
+		size_t want;
+		ssize_t n = dps_msg_send(fd, &vec[done].msg_hdr, flags, &want);
 		if (n < 0) {
 			err = errno;
 			break;
 		}
-		vec[done].msg_len = (unsigned)n;
+		if (!dps_mmsg_len_out(&vec[done], n)) {
+			err = EFAULT;
+			break;
+		}
 		done++;
-		if ((size_t)n < dps_msg_bytes(&vec[done - 1].msg_hdr))
+		if ((size_t)n < want)
 			break; /* a stream took part of it */
 	}
 	if (done == 0 && err != 0)
@@ -55,18 +59,18 @@ static int64_t dps_ts_ns(const struct timespec *t)
 int dps_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 		 struct timespec *timeout)
 {
-	struct timespec now;
+	struct timespec now, left_ts;
 	int64_t end_ns = 0;
 	if (timeout != NULL) {
-		if (timeout->tv_sec < 0 || timeout->tv_nsec < 0 || timeout->tv_nsec >= 1000000000)
+		if (dps_get_user(&left_ts, timeout, sizeof(left_ts)) < 0)
+			return DPS_FAIL(EFAULT);
+		if (left_ts.tv_sec < 0 || left_ts.tv_nsec < 0 || left_ts.tv_nsec >= 1000000000)
 			return DPS_FAIL(EINVAL);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		end_ns = dps_ts_ns(&now) + dps_ts_ns(timeout);
+		end_ns = dps_ts_ns(&now) + dps_ts_ns(&left_ts);
 	}
 	if (vlen > DPS_UIO_MAXIOV)
 		vlen = DPS_UIO_MAXIOV;
-	if (vec == NULL && vlen > 0)
-		return DPS_FAIL(EFAULT);
 	const bool wait_for_one = (flags & MSG_WAITFORONE) != 0;
 	flags &= ~MSG_WAITFORONE;
 	unsigned done = 0;
@@ -80,7 +84,10 @@ int dps_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 			err = errno;
 			break;
 		}
-		vec[done].msg_len = (unsigned)n;
+		if (!dps_mmsg_len_out(&vec[done], n)) {
+			err = EFAULT;
+			break;
+		}
 		done++;
 		if (wait_for_one)
 			flags |= MSG_DONTWAIT;
@@ -89,13 +96,15 @@ int dps_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 			int64_t left = end_ns - dps_ts_ns(&now);
 			if (left < 0)
 				left = 0;
-			timeout->tv_sec = left / 1000000000;
-			timeout->tv_nsec = left % 1000000000;
+			left_ts.tv_sec = left / 1000000000;
+			left_ts.tv_nsec = left % 1000000000;
 			if (left == 0)
 				break;
 		}
 	}
 	if (done == 0 && err != 0)
 		return DPS_FAIL(err);
+	if (done > 0 && timeout != NULL && dps_put_user(timeout, &left_ts, sizeof(left_ts)) < 0)
+		return DPS_FAIL(EFAULT);
 	return (int)done;
 }

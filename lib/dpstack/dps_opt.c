@@ -2,8 +2,11 @@
  * dps_opt_ip.c). Options set before connect/listen travel with that call; on a live socket
  * they go to its worker at once: small values as a command that needs no answer
  * (CHAN_CMD_SETOPT), the others as a call (CHAN_OP_SETOPT). Values are checked as Linux
- * checks them (net/core/sock.c, net/ipv4/tcp.c). */
+ * checks them (net/core/sock.c, net/ipv4/tcp.c). Values, lengths and ioctl arguments are the
+ * application's memory, reached through the fault-safe copies (EFAULT); getsockopt reads the
+ * length first and writes it back last, as the kernel does. */
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,12 +23,18 @@
 #define DPS_BUF_DEFAULT 262144          /* the stack's default FIFO size */
 #define DPS_BUF_MIN 4096
 
+/* An option value of the application's of `need` bytes: -EINVAL when len is shorter,
+ * -EFAULT when it cannot be read. */
+static int dps_opt_arg(void *out, const void *val, socklen_t len, size_t need)
+{
+	if (len < need)
+		return -EINVAL;
+	return dps_get_user(out, val, need);
+}
+
 static int dps_int_arg(const void *val, socklen_t len, int *out)
 {
-	if (val == NULL || len < sizeof(int))
-		return -EINVAL;
-	memcpy(out, val, sizeof(int));
-	return 0;
+	return dps_opt_arg(out, val, len, sizeof(int));
 }
 
 static bool dps_live(const struct dps_file *f)
@@ -65,9 +74,9 @@ int dps_setopt_live(struct dps_file *f, enum chan_opt opt, uint32_t value)
 static int dps_timeval_ms(const void *val, socklen_t len, int *ms)
 {
 	struct timeval tv;
-	if (val == NULL || len < sizeof(tv))
-		return -EINVAL;
-	memcpy(&tv, val, sizeof(tv));
+	int rc = dps_opt_arg(&tv, val, len, sizeof(tv));
+	if (rc < 0)
+		return rc;
 	if (tv.tv_usec < 0 || tv.tv_usec >= 1000000)
 		return -EDOM;
 	if (tv.tv_sec < 0) {
@@ -89,9 +98,8 @@ static int dps_set_socket_level(struct dps_file *f, int name, const void *val, s
 		return dps_timeval_ms(val, len, &f->sndtimeo_ms);
 	case SO_LINGER: {
 		struct linger l;
-		if (val == NULL || len < sizeof(l))
-			return -EINVAL;
-		memcpy(&l, val, sizeof(l));
+		if ((rc = dps_opt_arg(&l, val, len, sizeof(l))) < 0)
+			return rc;
 		f->linger_on = l.l_onoff;
 		f->linger_s = l.l_linger;
 		f->opts.linger0 = l.l_onoff && l.l_linger == 0;
@@ -138,9 +146,14 @@ static int dps_set_tcp_level(struct dps_file *f, int name, const void *val, sock
 		return -ENOPROTOOPT;
 	if (name == TCP_CONGESTION) {
 		char cc[CHAN_CC_NAME_MAX] = {0};
-		if (val == NULL || len == 0)
+		if (len == 0)
 			return -EINVAL;
-		memcpy(cc, val, len < sizeof(cc) - 1 ? len : sizeof(cc) - 1);
+		/* A string, read up to its end (strncpy_from_sockptr): a bad page after the
+		 * terminating NUL is no fault. */
+		size_t want = len < sizeof(cc) - 1 ? len : sizeof(cc) - 1;
+		size_t got = dps_copy_from_user(cc, val, want);
+		if (got < want && memchr(cc, '\0', got) == NULL)
+			return -EFAULT;
 		struct chan_req rq = {.op = CHAN_OP_SETOPT, .sock = UINT32_MAX,
 				      .opt = CHAN_OPT_CONGESTION};
 		memcpy(rq.cc, cc, sizeof(rq.cc));
@@ -208,25 +221,36 @@ int dps_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	return rc < 0 ? DPS_FAIL(-rc) : 0;
 }
 
-static int dps_put_int(void *val, socklen_t *len, int v)
+/* An answer of size bytes into the application's val: min(*len, size) of them, as Linux
+ * copies and reports; -EFAULT for a negative *len (len is the library's copy). */
+static int dps_put_opt(void *val, socklen_t *len, const void *v, size_t size)
 {
-	if (val == NULL || len == NULL || (int)*len < 0)
+	if ((int)*len < 0)
 		return -EFAULT;
-	/* Linux copies min(len, sizeof(int)) and reports that much. */
-	socklen_t n = *len < sizeof(int) ? *len : sizeof(int);
-	memcpy(val, &v, n);
+	socklen_t n = *len < size ? *len : (socklen_t)size;
+	if (dps_put_user(val, v, n) < 0)
+		return -EFAULT;
 	*len = n;
 	return 0;
+}
+
+static int dps_put_int(void *val, socklen_t *len, int v)
+{
+	return dps_put_opt(val, len, &v, sizeof(v));
+}
+
+/* A value that must fit whole (EINVAL otherwise). */
+static int dps_put_whole(void *val, socklen_t *len, const void *v, size_t size)
+{
+	if (*len < size)
+		return -EINVAL;
+	return dps_put_opt(val, len, v, size);
 }
 
 static int dps_put_timeval(void *val, socklen_t *len, int ms)
 {
 	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-	if (val == NULL || len == NULL || *len < sizeof(tv))
-		return -EINVAL;
-	memcpy(val, &tv, sizeof(tv));
-	*len = sizeof(tv);
-	return 0;
+	return dps_put_whole(val, len, &tv, sizeof(tv));
 }
 
 static int dps_info(struct dps_file *f, struct chan_info *out)
@@ -276,11 +300,7 @@ static int dps_get_socket_level(struct dps_file *f, int name, void *val, socklen
 		return dps_put_timeval(val, len, f->sndtimeo_ms);
 	case SO_LINGER: {
 		struct linger l = {.l_onoff = f->linger_on, .l_linger = f->linger_s};
-		if (val == NULL || len == NULL || *len < sizeof(l))
-			return -EINVAL;
-		memcpy(val, &l, sizeof(l));
-		*len = sizeof(l);
-		return 0;
+		return dps_put_whole(val, len, &l, sizeof(l));
 	}
 	default:
 		return -ENOPROTOOPT;
@@ -313,18 +333,11 @@ static int dps_get_tcp_info(struct dps_file *f, void *val, socklen_t *len)
 	} else {
 		ti.tcpi_state = 7; /* TCP_CLOSE */
 	}
-	if (val == NULL || len == NULL || (int)*len < 0)
-		return -EFAULT;
-	socklen_t n = *len < sizeof(ti) ? *len : sizeof(ti);
-	memcpy(val, &ti, n);
-	*len = n;
-	return 0;
+	return dps_put_opt(val, len, &ti, sizeof(ti));
 }
 
 static int dps_get_tcp_level(struct dps_file *f, int name, void *val, socklen_t *len)
 {
-	if (f->kind != DPS_TCP && f->kind != DPS_LISTEN)
-		return -ENOPROTOOPT;
 	if (name == TCP_INFO)
 		return dps_get_tcp_info(f, val, len);
 	struct chan_info ci;
@@ -355,36 +368,37 @@ static int dps_get_tcp_level(struct dps_file *f, int name, void *val, socklen_t 
 					     : f->opts.maxseg ? f->opts.maxseg : 536);
 	case TCP_CONGESTION: {
 		const char *cc = live ? ci.cc : f->opts.cc[0] ? f->opts.cc : "cubic";
-		if (val == NULL || len == NULL || (int)*len < 0)
-			return -EFAULT;
 		char buf[CHAN_CC_NAME_MAX] = {0};
 		snprintf(buf, sizeof(buf), "%s", cc);
-		socklen_t n = *len < sizeof(buf) ? *len : sizeof(buf);
-		memcpy(val, buf, n);
-		*len = n;
-		return 0;
+		return dps_put_opt(val, len, buf, sizeof(buf));
 	}
 	default:
 		return -ENOPROTOOPT;
 	}
 }
 
-int dps_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+int dps_getsockopt(int fd, int level, int name, void *val, socklen_t *ulen)
 {
 	struct dps_file *f = dps_file_get(fd);
 	if (f == NULL)
 		return DPS_FAIL(EBADF);
 	int rc;
+	socklen_t len;
+	bool tcp = f->kind == DPS_TCP || f->kind == DPS_LISTEN;
 	if (f->kind == DPS_EPOLL)
 		rc = -ENOTSOCK;
-	else if (level == SOL_SOCKET)
-		rc = dps_get_socket_level(f, name, val, len);
-	else if (level == IPPROTO_TCP)
-		rc = dps_get_tcp_level(f, name, val, len);
-	else if (level == IPPROTO_IP)
-		rc = dps_get_ip_level(f, name, val, len);
-	else
+	else if (level != SOL_SOCKET && level != IPPROTO_IP && (level != IPPROTO_TCP || !tcp))
 		rc = -ENOPROTOOPT;
+	else if (dps_get_user(&len, ulen, sizeof(len)) < 0)
+		rc = -EFAULT;
+	else if (level == SOL_SOCKET)
+		rc = dps_get_socket_level(f, name, val, &len);
+	else if (level == IPPROTO_TCP)
+		rc = dps_get_tcp_level(f, name, val, &len);
+	else
+		rc = dps_get_ip_level(f, name, val, &len);
+	if (rc == 0)
+		rc = dps_put_user(ulen, &len, sizeof(len));
 	dps_file_put(f);
 	return rc < 0 ? DPS_FAIL(-rc) : 0;
 }
@@ -422,11 +436,28 @@ int dps_fcntl(int fd, int cmd, ...)
 	return rc < 0 ? DPS_FAIL(-rc) : rc;
 }
 
+/* An interface ioctl: the request copied in, answered, copied out (EFAULT either way). */
+static int dps_ioctl_ifreq(struct dps_file *f, unsigned long request, void *uarg)
+{
+	union {
+		struct ifreq r;
+		struct ifconf c;
+	} k;
+	size_t size = request == SIOCGIFCONF ? sizeof(k.c) : sizeof(k.r);
+	if (dps_get_user(&k, uarg, size) < 0)
+		return -EFAULT;
+	struct chan_links t;
+	int rc = dps_links_get(f->at, &t);
+	if (rc == 0)
+		rc = dps_ifreq_answer(&t, request, &k);
+	return rc < 0 ? rc : dps_put_user(uarg, &k, size);
+}
+
 int dps_ioctl(int fd, unsigned long request, ...)
 {
 	va_list ap;
 	va_start(ap, request);
-	int *arg = va_arg(ap, int *);
+	void *arg = va_arg(ap, void *);
 	va_end(ap);
 	struct dps_file *f = dps_file_get(fd);
 	if (f == NULL)
@@ -435,30 +466,28 @@ int dps_ioctl(int fd, unsigned long request, ...)
 	if (request == FIOCLEX || request == FIONCLEX) {
 		/* No argument: the close-on-exec flag, as F_SETFD sets it. */
 		f->cloexec = request == FIOCLEX;
-	} else if (arg == NULL) {
-		rc = -EFAULT;
 	} else if (dps_ifreq_request(request) && f->kind != DPS_EPOLL) {
-		struct chan_links t;
-		rc = dps_links_get(f->at, &t);
-		if (rc == 0)
-			rc = dps_ifreq_answer(&t, request, arg);
+		rc = dps_ioctl_ifreq(f, request, arg);
 	} else if (request == FIONBIO) {
-		if (*arg)
+		int on;
+		rc = dps_get_user(&on, arg, sizeof(on));
+		if (rc == 0 && on)
 			atomic_fetch_or(&f->flags, O_NONBLOCK);
-		else
+		else if (rc == 0)
 			atomic_fetch_and(&f->flags, ~O_NONBLOCK);
 	} else if (request == FIONREAD) {
+		int n = 0;
 		if (f->kind == DPS_LISTEN || f->kind == DPS_EPOLL) {
 			rc = -EINVAL;
-		} else if (f->nsocks == 0) {
-			*arg = 0;
-		} else if (f->kind == DPS_UDP) {
+		} else if (f->nsocks > 0 && f->kind == DPS_UDP) {
 			/* Linux: the size of the next datagram. */
 			struct udp_rx_hdr h;
-			*arg = fifo_peek(&f->rx, 0, &h, sizeof(h)) == sizeof(h) ? (int)h.len : 0;
-		} else {
-			*arg = (int)fifo_used(&f->rx);
+			n = fifo_peek(&f->rx, 0, &h, sizeof(h)) == sizeof(h) ? (int)h.len : 0;
+		} else if (f->nsocks > 0) {
+			n = (int)fifo_used(&f->rx);
 		}
+		if (rc == 0)
+			rc = dps_put_user(arg, &n, sizeof(n));
 	} else {
 		rc = -ENOTTY;
 	}

@@ -19,16 +19,12 @@
 static int dps_ip_int_arg(const void *val, socklen_t len, int *out)
 {
 	*out = 0;
-	if (len > 0 && val == NULL)
-		return -EFAULT;
-	if (len >= sizeof(int)) {
-		memcpy(out, val, sizeof(int));
-	} else if (len >= 1) {
-		unsigned char c;
-		memcpy(&c, val, 1);
-		*out = c;
-	}
-	return 0;
+	if (len >= sizeof(int))
+		return dps_get_user(out, val, sizeof(int));
+	unsigned char c = 0;
+	int rc = len >= 1 ? dps_get_user(&c, val, 1) : 0;
+	*out = c;
+	return rc;
 }
 
 static int dps_ip_cmsg_flag(int name)
@@ -93,23 +89,22 @@ int dps_set_ip_level(struct dps_file *f, int name, const void *val, socklen_t le
 }
 
 /* do_ip_getsockopt's answer: one byte when asked for less than an int and the value fits,
- * else min(len, sizeof(int)) bytes of the int. */
+ * else min(len, sizeof(int)) bytes of the int (len is the library's copy, val the
+ * application's buffer). */
 static int dps_ip_put_int(void *val, socklen_t *len, int v)
 {
-	if (len == NULL)
-		return -EFAULT;
 	if ((int)*len < 0)
 		return -EINVAL;
-	if (*len > 0 && val == NULL)
-		return -EFAULT;
 	if (*len > 0 && *len < sizeof(int) && v >= 0 && v <= 255) {
 		unsigned char c = (unsigned char)v;
-		memcpy(val, &c, 1);
+		if (dps_put_user(val, &c, 1) < 0)
+			return -EFAULT;
 		*len = 1;
 		return 0;
 	}
 	socklen_t n = *len < sizeof(int) ? *len : sizeof(int);
-	memcpy(val, &v, n);
+	if (dps_put_user(val, &v, n) < 0)
+		return -EFAULT;
 	*len = n;
 	return 0;
 }

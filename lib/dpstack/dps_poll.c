@@ -1,6 +1,9 @@
 /* poll and select over stack and kernel descriptors: stack readiness is computed from the
  * shared segment, kernel readiness asked of the kernel, and the sleep waits on both (the
- * kernel descriptors plus this thread's wait set). poll(2) bits equal epoll's on Linux. */
+ * kernel descriptors plus this thread's wait set). poll(2) bits equal epoll's on Linux.
+ * The application's array and sets are copied in first and the answers out last, as the
+ * kernel does (do_sys_poll, core_sys_select): a bad one is EFAULT, an array that cannot be
+ * written only after the wait. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,18 +28,21 @@ static int dps_poll_stack(struct pollfd *fds, nfds_t n, struct dps_file **files)
 }
 
 /* poll with ppoll's mask (NULL: none), in place only while the thread sleeps. */
-static int dps_poll_masked(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask)
+static int dps_poll_masked(struct pollfd *ufds, nfds_t n, int timeout_ms,
+			   const sigset_t *mask)
 {
-	if (n > 0 && fds == NULL)
-		return DPS_FAIL(EFAULT);
 	struct dps_file **files = calloc(n + 1, sizeof(*files));
 	struct pollfd *kfds = calloc(n + 1, sizeof(*kfds));
+	struct pollfd *fds = calloc(n + 1, sizeof(*fds));
 	nfds_t *kidx = calloc(n + 1, sizeof(*kidx));
-	if (files == NULL || kfds == NULL || kidx == NULL) {
+	int err = files == NULL || kfds == NULL || fds == NULL || kidx == NULL ? ENOMEM
+		  : dps_get_user(fds, ufds, n * sizeof(*fds)) < 0 ? EFAULT : 0;
+	if (err != 0) {
 		free(files);
 		free(kfds);
+		free(fds);
 		free(kidx);
-		return DPS_FAIL(ENOMEM);
+		return DPS_FAIL(err);
 	}
 	struct dps_attach *at = NULL;
 	unsigned nk = 0;
@@ -100,8 +106,12 @@ static int dps_poll_masked(struct pollfd *fds, nfds_t n, int timeout_ms, const s
 	}
 	for (nfds_t i = 0; i < n; i++)
 		dps_file_put(files[i]);
+	for (nfds_t i = 0; i < n && rc == 0; i++)
+		if (dps_put_user(&ufds[i].revents, &fds[i].revents, sizeof(fds[i].revents)) < 0)
+			rc = -EFAULT;
 	free(files);
 	free(kfds);
+	free(fds);
 	free(kidx);
 	return rc < 0 ? DPS_FAIL(-rc) : ready;
 }
@@ -117,11 +127,10 @@ int dps_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, cons
 	return ms < -1 ? DPS_FAIL(-ms) : dps_poll_masked(fds, n, ms, mask);
 }
 
-static int dps_select_masked(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int timeout_ms,
-			     const sigset_t *mask)
+/* select on the library's copies of the sets. */
+static int dps_select_sets(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int timeout_ms,
+			   const sigset_t *mask)
 {
-	if (nfds < 0 || nfds > FD_SETSIZE)
-		return DPS_FAIL(EINVAL);
 	struct pollfd *p = calloc((size_t)nfds + 1, sizeof(*p));
 	if (p == NULL)
 		return DPS_FAIL(ENOMEM);
@@ -174,13 +183,39 @@ static int dps_select_masked(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int t
 	return count;
 }
 
+/* The sets in and out: the bytes that nfds covers, in whole longs (get_fd_set). */
+static int dps_select_masked(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int timeout_ms,
+			     const sigset_t *mask)
+{
+	if (nfds < 0 || nfds > FD_SETSIZE)
+		return DPS_FAIL(EINVAL);
+	const size_t word = sizeof(unsigned long);
+	const size_t bytes = ((size_t)nfds + 8 * word - 1) / (8 * word) * word;
+	fd_set *const u[3] = {rd, wr, ex};
+	fd_set k[3];
+	for (int i = 0; i < 3; i++) {
+		FD_ZERO(&k[i]);
+		if (u[i] != NULL && dps_get_user(&k[i], u[i], bytes) < 0)
+			return DPS_FAIL(EFAULT);
+	}
+	int rc = dps_select_sets(nfds, rd != NULL ? &k[0] : NULL, wr != NULL ? &k[1] : NULL,
+				 ex != NULL ? &k[2] : NULL, timeout_ms, mask);
+	for (int i = 0; i < 3 && rc >= 0; i++)
+		if (u[i] != NULL && dps_put_user(u[i], &k[i], bytes) < 0)
+			return DPS_FAIL(EFAULT);
+	return rc;
+}
+
 int dps_select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *timeout)
 {
 	int timeout_ms = -1;
+	struct timeval tv;
 	if (timeout != NULL) {
-		if (timeout->tv_sec < 0 || timeout->tv_usec < 0)
+		if (dps_get_user(&tv, timeout, sizeof(tv)) < 0)
+			return DPS_FAIL(EFAULT);
+		if (tv.tv_sec < 0 || tv.tv_usec < 0)
 			return DPS_FAIL(EINVAL);
-		timeout_ms = (int)(timeout->tv_sec * 1000 + (timeout->tv_usec + 999) / 1000);
+		timeout_ms = (int)(tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000);
 	}
 	return dps_select_masked(nfds, rd, wr, ex, timeout_ms, NULL);
 }

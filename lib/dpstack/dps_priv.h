@@ -17,6 +17,7 @@
 #include "../../src/base/doorbell.h"
 #include "../../src/chan/chan_shm.h"
 #include "../../src/proto/fifo.h"
+#include "dps_ucopy.h"
 
 /* The kernel's epoll on the library's own instances, by system call: the preload shim
  * defines epoll_ctl and epoll_wait and would hand an instance of ours back to us. */
@@ -204,7 +205,8 @@ int dps_sleep_poll(struct dps_attach *at, struct pollfd *kfds, unsigned nk, int 
 		   const sigset_t *mask);
 int64_t dps_now_ms(void);
 /* A ppoll/pselect/epoll_pwait2 timeout in poll's milliseconds, rounded up (NULL: -1, none);
- * -EINVAL for a negative or malformed one, as the kernel says. */
+ * -EINVAL for a negative or malformed one, -EFAULT for one that cannot be read, as the
+ * kernel says. */
 int dps_timespec_ms(const struct timespec *ts);
 
 /* --- dps_epoll.c --- */
@@ -228,10 +230,19 @@ int dps_get_ip_level(struct dps_file *f, int name, void *val, socklen_t *len);
 /* --- dps_io.c --- */
 /* fd's socket holds an error not yet reported (SO_ERROR), which its next read returns. */
 bool dps_error_pending(int fd);
+/* An address in from the application (move_addr_to_kernel): 0, -EINVAL for a length out of
+ * range, -EFAULT. */
+int dps_addr_in(const struct sockaddr *uaddr, socklen_t len, struct sockaddr_storage *k);
+/* An address of klen bytes out to the application (move_addr_to_user): what fits of it in
+ * *ulen bytes, then klen into *ulen; 0, -EINVAL for a negative *ulen, -EFAULT. */
+int dps_addr_out(const struct sockaddr_in *k, socklen_t klen, struct sockaddr *uaddr,
+		 socklen_t *ulen);
+/* sendmsg, also telling how many bytes the message asked to send (sendmmsg). */
+ssize_t dps_msg_send(int fd, const struct msghdr *umsg, int flags, size_t *want);
 
 /* --- dps_socket.c --- */
+/* An IPv4 address from a copy of the application's (dps_addr_in): -EINVAL, -EAFNOSUPPORT. */
 int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out);
-void dps_sockaddr_out(uint32_t addr, uint16_t port, struct sockaddr *out, socklen_t *len);
 /* Sets up a file for an established socket (accept, connect): views, table. */
 int dps_file_attach_sock(struct dps_file *f, uint32_t sock);
 /* A UDP socket exists in the daemon once bound; sending or connecting binds it. */

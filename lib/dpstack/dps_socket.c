@@ -14,7 +14,7 @@
 
 int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out)
 {
-	if (addr == NULL || len < sizeof(sa_family_t))
+	if (len < sizeof(sa_family_t))
 		return -EINVAL;
 	if (addr->sa_family != AF_INET)
 		return -EAFNOSUPPORT;
@@ -24,15 +24,10 @@ int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_
 	return 0;
 }
 
-void dps_sockaddr_out(uint32_t addr, uint16_t port, struct sockaddr *out, socklen_t *len)
+static struct sockaddr_in dps_sin(uint32_t addr, uint16_t port)
 {
-	if (out == NULL || len == NULL)
-		return;
-	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = addr,
-				  .sin_port = port};
-	/* As the kernel: copy what fits, report the full length. */
-	memcpy(out, &sin, *len < sizeof(sin) ? *len : sizeof(sin));
-	*len = sizeof(sin);
+	return (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = addr,
+				    .sin_port = port};
 }
 
 int dps_file_attach_sock(struct dps_file *f, uint32_t sock)
@@ -132,10 +127,13 @@ int dps_udp_ensure_open(struct dps_file *f)
 	return f->nsocks > 0 ? 0 : dps_udp_open(f, NULL);
 }
 
-static int dps_bind_file(struct dps_file *f, const struct sockaddr *addr, socklen_t len)
+static int dps_bind_file(struct dps_file *f, const struct sockaddr *uaddr, socklen_t len)
 {
+	struct sockaddr_storage k;
 	struct sockaddr_in sin;
-	int rc = dps_sockaddr_in(addr, len, &sin);
+	int rc = dps_addr_in(uaddr, len, &k);
+	if (rc == 0)
+		rc = dps_sockaddr_in((struct sockaddr *)&k, len, &sin);
 	if (rc < 0)
 		return rc;
 	if (f->bound || f->nsocks > 0)
@@ -365,11 +363,16 @@ int dps_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 				break;
 			}
 		}
-	if (rc == 0) {
+	if (rc == 0 && addr != NULL) {
+		/* An address that cannot be written costs the connection, as on Linux. */
 		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-		dps_sockaddr_out(ss->raddr, ss->rport, addr, len);
-		rc = f->fd;
+		struct sockaddr_in sin = dps_sin(ss->raddr, ss->rport);
+		rc = dps_addr_out(&sin, sizeof(sin), addr, len);
+		if (rc < 0)
+			dps_close(f->fd);
 	}
+	if (rc == 0)
+		rc = f->fd;
 	dps_file_put(l);
 	return rc < 0 ? DPS_FAIL(-rc) : rc;
 }
@@ -448,7 +451,7 @@ static int dps_connect_tcp(struct dps_file *f, const struct sockaddr_in *to)
 static int dps_connect_udp(struct dps_file *f, const struct sockaddr *addr, socklen_t len)
 {
 	struct chan_req rq = {.op = CHAN_OP_UDP_CONNECT};
-	if (addr != NULL && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
+	if (len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
 		rq.raddr = 0; /* dissolve the association */
 	} else {
 		struct sockaddr_in sin;
@@ -466,21 +469,28 @@ static int dps_connect_udp(struct dps_file *f, const struct sockaddr *addr, sock
 	return dps_call(f->at, chan_sock_worker(&f->at->lay, rq.sock), &rq, &rep);
 }
 
-int dps_connect(int fd, const struct sockaddr *addr, socklen_t len)
+static int dps_connect_file(struct dps_file *f, const struct sockaddr *addr, socklen_t len)
+{
+	struct sockaddr_in sin;
+	if (f->kind == DPS_UDP)
+		return dps_connect_udp(f, addr, len);
+	if (f->kind == DPS_LISTEN)
+		return -EISCONN;
+	if (f->kind == DPS_EPOLL)
+		return -ENOTSOCK;
+	int rc = dps_sockaddr_in(addr, len, &sin);
+	return rc < 0 ? rc : dps_connect_tcp(f, &sin);
+}
+
+int dps_connect(int fd, const struct sockaddr *uaddr, socklen_t len)
 {
 	struct dps_file *f = dps_file_get(fd);
 	if (f == NULL)
 		return DPS_FAIL(EBADF);
-	int rc;
-	struct sockaddr_in sin;
-	if (f->kind == DPS_UDP)
-		rc = dps_connect_udp(f, addr, len);
-	else if (f->kind == DPS_LISTEN)
-		rc = -EISCONN;
-	else if (f->kind == DPS_EPOLL)
-		rc = -ENOTSOCK;
-	else if ((rc = dps_sockaddr_in(addr, len, &sin)) == 0)
-		rc = dps_connect_tcp(f, &sin);
+	struct sockaddr_storage k;
+	int rc = dps_addr_in(uaddr, len, &k); /* first, as __sys_connect */
+	if (rc == 0)
+		rc = dps_connect_file(f, (struct sockaddr *)&k, len);
 	dps_file_put(f);
 	return rc < 0 ? DPS_FAIL(-rc) : 0;
 }
@@ -603,11 +613,8 @@ static int dps_name(int fd, struct sockaddr *addr, socklen_t *len, bool peer)
 	struct dps_file *f = dps_file_get(fd);
 	if (f == NULL)
 		return DPS_FAIL(EBADF);
-	if (len == NULL || addr == NULL || (int)*len < 0) {
-		dps_file_put(f);
-		return DPS_FAIL(len == NULL || addr == NULL ? EFAULT : EINVAL);
-	}
 	int rc = 0;
+	struct sockaddr_in sin;
 	if (f->kind == DPS_EPOLL) {
 		rc = -ENOTSOCK;
 	} else if (peer) {
@@ -617,14 +624,16 @@ static int dps_name(int fd, struct sockaddr *addr, socklen_t *len, bool peer)
 		    (f->kind == DPS_TCP && !(atomic_load(&ss->state) & CHAN_SS_CONNECTED)))
 			rc = -ENOTCONN;
 		else
-			dps_sockaddr_out(ss->raddr, ss->rport, addr, len);
+			sin = dps_sin(ss->raddr, ss->rport);
 	} else if (f->nsocks > 0) {
 		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-		dps_sockaddr_out(ss->laddr, ss->lport, addr, len);
+		sin = dps_sin(ss->laddr, ss->lport);
 	} else {
-		dps_sockaddr_out(f->bound ? f->local.sin_addr.s_addr : 0,
-				 f->bound ? f->local.sin_port : 0, addr, len);
+		sin = dps_sin(f->bound ? f->local.sin_addr.s_addr : 0,
+			      f->bound ? f->local.sin_port : 0);
 	}
+	if (rc == 0)
+		rc = dps_addr_out(&sin, sizeof(sin), addr, len);
 	dps_file_put(f);
 	return rc < 0 ? DPS_FAIL(-rc) : 0;
 }

@@ -183,11 +183,14 @@ int dps_sleep(struct dps_attach *at, int timeout_ms)
 
 int dps_timespec_ms(const struct timespec *ts)
 {
+	struct timespec k;
 	if (ts == NULL)
 		return -1;
-	if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000)
+	if (dps_get_user(&k, ts, sizeof(k)) < 0)
+		return -EFAULT;
+	if (k.tv_sec < 0 || k.tv_nsec < 0 || k.tv_nsec >= 1000000000)
 		return -EINVAL;
-	long long ms = (long long)ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000;
+	long long ms = (long long)k.tv_sec * 1000 + (k.tv_nsec + 999999) / 1000000;
 	return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 

@@ -10,7 +10,14 @@
  * 127.0.0.0/8 or in DPSTACK_KERNEL_NETS, a bind to an address the stack does not have, a
  * connect the stack has no route for. Then it moves to a kernel socket of the same number,
  * with the options it was given. DPSTACK_PRELOAD=kernel sends everything to the kernel;
- * DPSTACK_PRELOAD_LOG=1 logs the calls on stack sockets and these choices to stderr. */
+ * DPSTACK_PRELOAD_LOG=1 logs the calls on stack sockets and these choices to stderr.
+ *
+ * A bad pointer given to a call on a stack socket is EFAULT, as on the kernel: libdpstack
+ * reaches the application's memory through fault-safe copies, whose SIGSEGV/SIGBUS handler
+ * the shim installs at start and keeps when the program installs its own
+ * (preload_signal.c). What the shim itself reads of the application's memory to choose
+ * between the stack and libc goes through the same copies; what it cannot read goes to libc,
+ * where the kernel says EFAULT. */
 #ifndef DPS_PRELOAD_H
 #define DPS_PRELOAD_H
 
@@ -80,6 +87,9 @@ struct pl_libc {
 	int (*execve)(const char *, char *const[], char *const[]);
 	int (*execvpe)(const char *, char *const[], char *const[]);
 	int (*fexecve)(int, char *const[], char *const[]);
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	sighandler_t (*signal)(int, sighandler_t);
+	sighandler_t (*sysv_signal)(int, sighandler_t);
 };
 
 extern struct pl_libc pl_libc;

@@ -6,17 +6,21 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "../dpstack/dps_fault.h"
 #include "../dpstack/dps_priv.h"
 #include "preload.h"
 
 /* Runs one exec with the hand-over in place, undone when the exec fails. The new image
  * needs this shim and the daemon's address to use the sockets: they are carried when the
- * program's environment for it lacks them. */
+ * program's environment for it lacks them. It also inherits the program's SIG_IGN of
+ * SIGSEGV/SIGBUS, which the kernel holds as the library's handler until then. */
 #define PL_EXEC(envp, call)                                    \
 	({                                                     \
 		char **pl_env_ = dps_exec_prepare(envp, pl_exec_carry); \
+		dps_fault_exec_prepare();                      \
 		int pl_rc_ = (call);                           \
 		int pl_e_ = errno;                             \
+		dps_fault_exec_failed();                       \
 		dps_exec_failed(pl_env_, (envp));              \
 		errno = pl_e_;                                 \
 		pl_rc_;                                        \

@@ -13,6 +13,8 @@
 
 #include <dpstack/dpstack.h>
 
+#include "../dpstack/dps_fault.h"
+#include "../dpstack/dps_ucopy.h"
 #include "preload.h"
 
 #define PL_MAX_KERNEL_NETS 16
@@ -136,6 +138,9 @@ static void pl_setup(void)
 	PL_NEXT(execve, "execve");
 	PL_NEXT(execvpe, "execvpe");
 	PL_NEXT(fexecve, "fexecve");
+	PL_NEXT(sigaction, "sigaction");
+	PL_NEXT(signal, "signal");
+	PL_NEXT(sysv_signal, "sysv_signal");
 #undef PL_NEXT
 	const char *mode = getenv("DPSTACK_PRELOAD");
 	if (mode != NULL && strcmp(mode, "kernel") == 0)
@@ -149,6 +154,8 @@ static void pl_setup(void)
 	if (nets != NULL)
 		pl_parse_nets(nets);
 	pl_exec_carry_setup();
+	if (!pl_off)
+		dps_fault_init();
 }
 
 void pl_init(void)
@@ -186,9 +193,11 @@ bool pl_is_stack(int fd)
 
 bool pl_kernel_addr(const struct sockaddr *addr, socklen_t len)
 {
-	if (addr == NULL || len < sizeof(struct sockaddr_in) || addr->sa_family != AF_INET)
+	struct sockaddr_in sin;
+	if (len < sizeof(sin) || dps_get_user(&sin, addr, sizeof(sin)) < 0 ||
+	    sin.sin_family != AF_INET)
 		return false;
-	uint32_t a = ntohl(((const struct sockaddr_in *)addr)->sin_addr.s_addr);
+	uint32_t a = ntohl(sin.sin_addr.s_addr);
 	if ((a >> 24) == 127)
 		return true;
 	for (unsigned i = 0; i < nb_kernel_nets; i++)

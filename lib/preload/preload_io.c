@@ -8,6 +8,7 @@
 
 #include <dpstack/dpstack.h>
 
+#include "../dpstack/dps_ucopy.h"
 #include "preload.h"
 
 ssize_t read(int fd, void *buf, size_t len)
@@ -78,11 +79,19 @@ ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sock
 	return dps_sendto(fd, buf, len, flags, to, tolen);
 }
 
+/* The same for a message header of the application's: one that cannot be read stays on the
+ * stack, whose sendmsg says EFAULT. */
+static bool pl_msg_on_kernel(int fd, const struct msghdr *umsg)
+{
+	struct msghdr m;
+	return dps_get_user(&m, umsg, sizeof(m)) == 0 &&
+	       pl_send_on_kernel(fd, m.msg_name, m.msg_namelen);
+}
+
 ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	pl_init();
-	if (!pl_is_stack(fd) ||
-	    (msg != NULL && pl_send_on_kernel(fd, msg->msg_name, msg->msg_namelen)))
+	if (!pl_is_stack(fd) || pl_msg_on_kernel(fd, msg))
 		return pl_libc.sendmsg(fd, msg, flags);
 	return dps_sendmsg(fd, msg, flags);
 }
@@ -175,7 +184,18 @@ ssize_t sendfile(int out, int in, off_t *offset, size_t count)
 	pl_init();
 	if (!pl_is_stack(out))
 		return pl_libc.sendfile(out, in, offset, count);
-	return pl_sendfile_stack(out, in, offset, count);
+	/* The offset is the application's: read first and written back last (EFAULT). */
+	off_t pos;
+	if (offset != NULL && dps_get_user(&pos, offset, sizeof(pos)) < 0) {
+		errno = EFAULT;
+		return -1;
+	}
+	ssize_t rc = pl_sendfile_stack(out, in, offset != NULL ? &pos : NULL, count);
+	if (rc >= 0 && offset != NULL && dps_put_user(offset, &pos, sizeof(pos)) < 0) {
+		errno = EFAULT;
+		return -1;
+	}
+	return rc;
 }
 
 ssize_t sendfile64(int out, int in, off_t *offset, size_t count)
@@ -188,9 +208,7 @@ ssize_t sendfile64(int out, int in, off_t *offset, size_t count)
 int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 {
 	pl_init();
-	if (!pl_is_stack(fd) ||
-	    (vec != NULL && vlen > 0 &&
-	     pl_send_on_kernel(fd, vec[0].msg_hdr.msg_name, vec[0].msg_hdr.msg_namelen)))
+	if (!pl_is_stack(fd) || (vlen > 0 && pl_msg_on_kernel(fd, &vec[0].msg_hdr)))
 		return pl_libc.sendmmsg(fd, vec, vlen, flags);
 	return dps_sendmmsg(fd, vec, vlen, flags);
 }

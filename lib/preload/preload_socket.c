@@ -91,11 +91,16 @@ void pl_pending_forget(int fd)
 	free(pl_pending_take(fd));
 }
 
-static void pl_pending_record_opt(int fd, int level, int name, const void *val, socklen_t len)
+static void pl_pending_record_opt(int fd, int level, int name, const void *uval, socklen_t len)
 {
+	/* The value is the application's: one that cannot be read is not kept (setsockopt
+	 * says EFAULT). */
+	unsigned char val[PL_OPT_LEN];
+	if (len > PL_OPT_LEN || dps_get_user(val, uval, len) < 0)
+		return;
 	pthread_mutex_lock(&pending_lock);
 	struct pl_pending *p = fd >= 0 && (size_t)fd < pending_cap ? pending[fd] : NULL;
-	if (p != NULL && val != NULL && len <= PL_OPT_LEN) {
+	if (p != NULL) {
 		unsigned i = 0;
 		while (i < p->nopts && (p->opts[i].level != level || p->opts[i].name != name))
 			i++;

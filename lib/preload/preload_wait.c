@@ -9,13 +9,23 @@
 #include <dpstack/dpstack.h>
 
 #include "../dpstack/dps_priv.h"
+#include "../dpstack/dps_ucopy.h"
 #include "preload.h"
 
+/* Any stack socket among fds. The array is the application's: it is read through the
+ * fault-safe copies, a piece at a time, and one that cannot be read goes to libc, where the
+ * kernel says EFAULT. */
 static bool pl_any_stack(const struct pollfd *fds, nfds_t n)
 {
-	for (nfds_t i = 0; i < n; i++)
-		if (pl_is_stack(fds[i].fd))
-			return true;
+	struct pollfd piece[64];
+	for (nfds_t i = 0; i < n; i += 64) {
+		nfds_t k = n - i < 64 ? n - i : 64;
+		if (dps_get_user(piece, fds + i, k * sizeof(*fds)) < 0)
+			return false;
+		for (nfds_t j = 0; j < k; j++)
+			if (pl_is_stack(piece[j].fd))
+				return true;
+	}
 	return false;
 }
 
@@ -44,16 +54,32 @@ int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_
 	return dps_ppoll(fds, n, ts, mask);
 }
 
+/* Which descriptors of word w (of unsigned longs) any of the sets names; false when a set
+ * cannot be read (libc's select then says EFAULT). */
+static bool pl_sets_word(fd_set *const sets[3], size_t w, unsigned long *bits)
+{
+	*bits = 0;
+	for (int i = 0; i < 3; i++) {
+		unsigned long v;
+		if (sets[i] == NULL)
+			continue;
+		if (dps_get_user(&v, (unsigned long *)sets[i] + w, sizeof(v)) < 0)
+			return false;
+		*bits |= v;
+	}
+	return true;
+}
+
 /* Any stack socket in the sets, scanning as far as nfds as the kernel does. */
 static bool pl_sets_have_stack(int nfds, fd_set *rd, fd_set *wr, fd_set *ex)
 {
+	fd_set *const sets[3] = {rd, wr, ex};
+	const int per = 8 * sizeof(unsigned long);
+	unsigned long bits = 0;
 	for (int fd = 0; fd < nfds; fd++) {
-		const unsigned long bit = 1ul << (fd % (8 * sizeof(unsigned long)));
-		const size_t word = (size_t)fd / (8 * sizeof(unsigned long));
-		bool set = (rd != NULL && (((unsigned long *)rd)[word] & bit)) ||
-			   (wr != NULL && (((unsigned long *)wr)[word] & bit)) ||
-			   (ex != NULL && (((unsigned long *)ex)[word] & bit));
-		if (set && pl_is_stack(fd))
+		if (fd % per == 0 && !pl_sets_word(sets, (size_t)(fd / per), &bits))
+			return false;
+		if ((bits & (1ul << (fd % per))) && pl_is_stack(fd))
 			return true;
 	}
 	return false;
