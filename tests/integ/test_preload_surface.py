@@ -19,6 +19,11 @@ without it in the peer's namespace; both print "key value" lines that must agree
    sendmmsg/recvmmsg: counts, lengths, partial batches, MSG_WAITFORONE, timeout, errors.
 5. Interface ioctls on a stack socket answer with the stack's ports and addresses (as
    `dpstackctl link show` / `ip addr show` list them), with the kernel's errnos.
+6. Bad pointers: every call given NULL with a length, an unmapped page or a read-only page
+   for what it writes says what the kernel says (EFAULT, or its result), a partial fault
+   loses and repeats no byte, and the program goes on; a program's own SIGSEGV handler sees
+   its own faults as on the kernel (siginfo, oldact, signal(), SA_RESETHAND, the default
+   action, SIG_IGN across exec) and never the library's.
 """
 
 import contextlib
@@ -362,3 +367,19 @@ def test_a_running_program_sees_an_address_added_to_the_stack(st):
     finally:
         p.stdin.close()
         assert p.wait(10) == 0
+
+
+# --- 6. Bad pointers ---------------------------------------------------------------------------
+
+def test_bad_pointers_give_the_kernels_efault_on_every_call(st):
+    stack = on_stack(st, "efault", st.stack_ip, 4850)
+    assert "recv.readonly EFAULT" in stack and "epoll_wait.bad EFAULT" in stack, stack
+    assert "recv.partial.consistent 1" in stack and "udp.recv.after_fault EAGAIN" in stack, stack
+    assert stack == on_kernel(st, "efault", st.peer_ip, 4850)
+
+
+def test_a_programs_own_sigsegv_handler_behaves_as_on_the_kernel(st):
+    stack = on_stack(st, "segv", st.stack_ip, 4860)
+    assert "recv.badbuf EFAULT" in stack and "handler.calls_after_efault 1" in stack, stack
+    assert "child.termsig 11" in stack and "exec.sigsegv_ignored 1" in stack, stack
+    assert stack == on_kernel(st, "segv", st.peer_ip, 4860)

@@ -1,6 +1,7 @@
 /* For tests/integ/test_preload.py: an unmodified program (no libdpstack) that exercises the
  * socket surface a real program relies on beyond data: IP-level options and ancillary data,
- * broadcasts, fstat, close_range/closefrom, sendmmsg/recvmmsg and interface ioctls. It runs
+ * broadcasts, fstat, close_range/closefrom, sendmmsg/recvmmsg, interface ioctls, bad pointers
+ * (EFAULT) on every call and a program's own SIGSEGV handler. It runs
  * under the preload shim (stack sockets) and, unchanged, on the kernel in the peer's
  * namespace, and prints one "key value" line per observation (errors as their errno names)
  * so that the test can compare both runs line by line. Usage: preload_surface COMMAND ARGS. */
@@ -14,10 +15,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -622,11 +630,295 @@ static int cmd_sendcmsg(char **a)
 	return 0;
 }
 
+/* ---- bad pointers (EFAULT) ---- */
+
+static unsigned char *mapped(size_t len, int prot)
+{
+	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		exit(1);
+	mprotect(p, len, prot);
+	return p;
+}
+
+/* Reads what is left on fd now: its count, the bytes into buf. */
+static ssize_t drain(int fd, char *buf, size_t len)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	ssize_t n = poll(&p, 1, 500) == 1 ? recv(fd, buf, len, MSG_DONTWAIT) : 0;
+	return n < 0 ? 0 : n;
+}
+
+/* A stream's bad buffers: EFAULT when nothing could be copied; a partial fault moves no byte
+ * twice and loses none (Linux counts whole skbs, the stack whole pages). */
+static void efault_stream(int c, int s, void *bad, unsigned char *ro, unsigned char *two, long ps)
+{
+	char buf[64];
+	report("send.null", (int)send(c, NULL, 10, 0), 0);
+	report("send.unmapped", (int)send(c, bad, 10, 0), 0);
+	report("send.null0", (int)send(c, NULL, 0, 0), 0);
+	report("write.unmapped", (int)write(c, bad, 10), 0);
+	report("writev.badiov", (int)writev(c, bad, 2), 0);
+	struct sockaddr_in any = addr_of("0.0.0.0", 0);
+	report("sendto.badaddr", (int)sendto(c, "x", 1, 0, bad, sizeof(any)), 0);
+	report("sendmsg.badmsg", (int)sendmsg(c, bad, 0), 0);
+	struct iovec iov[2] = {{.iov_base = "ab", .iov_len = 2}, {.iov_base = bad, .iov_len = 10}};
+	struct msghdr m = {.msg_iov = bad, .msg_iovlen = 1};
+	report("sendmsg.badiov", (int)sendmsg(c, &m, 0), 0);
+	m = (struct msghdr){.msg_iov = iov, .msg_iovlen = 1, .msg_control = bad, .msg_controllen = 32};
+	report("sendmsg.badcontrol", (int)sendmsg(c, &m, 0), 0);
+	ssize_t w = writev(c, iov, 2);
+	ssize_t got = drain(s, buf, sizeof(buf));
+	printf("writev.partial.consistent %d\n",
+	       (w < 0 && errno == EFAULT && got == 0) || (w > 0 && w <= 2 && got == w && memcmp(buf, "ab", (size_t)w) == 0));
+	send(c, "0123456789", 10, 0);
+	struct pollfd p = {.fd = s, .events = POLLIN};
+	poll(&p, 1, 2000);
+	report("recv.null", (int)recv(s, NULL, 10, 0), 0);
+	report("recv.null0", (int)recv(s, NULL, 0, 0), 0);
+	report("recv.readonly", (int)recv(s, ro, 10, 0), 0);
+	report("read.unmapped", (int)read(s, bad, 10), 0);
+	report("readv.badiov", (int)readv(s, bad, 1), 0);
+	report("recvmsg.badmsg", (int)recvmsg(s, bad, 0), 0);
+	m = (struct msghdr){.msg_iov = bad, .msg_iovlen = 1};
+	report("recvmsg.badiov", (int)recvmsg(s, &m, 0), 0);
+	socklen_t alen = sizeof(any);
+	ssize_t n = recvfrom(s, buf, 10, MSG_PEEK, bad, &alen);
+	report("recvfrom.badaddr.stream", (int)n, n);
+	report("recvfrom.badlen", (int)recvfrom(s, buf, 10, MSG_PEEK, (struct sockaddr *)&any, bad), 0);
+	n = recv(s, two + ps - 4, 10, 0);
+	got = drain(s, buf, sizeof(buf));
+	size_t before = n > 0 ? (size_t)n : 0;
+	printf("recv.partial.consistent %d\n",
+	       (n > 0 || errno == EFAULT) && before + (size_t)got == 10 &&
+	       memcmp(two + ps - 4, "0123", before) == 0 && memcmp(buf, "0123456789" + before, (size_t)got) == 0);
+}
+
+static void efault_opts_names(int c, int s, void *bad, unsigned char *ro, int port)
+{
+	int one = 1;
+	socklen_t len = sizeof(int), zero = 0;
+	report("setsockopt.bad", setsockopt(c, SOL_SOCKET, SO_RCVBUF, bad, sizeof(int)), 0);
+	report("setsockopt.null", setsockopt(c, SOL_SOCKET, SO_RCVBUF, NULL, sizeof(int)), 0);
+	report("setsockopt.tcp.bad", setsockopt(c, IPPROTO_TCP, TCP_NODELAY, bad, sizeof(int)), 0);
+	report("setsockopt.ip.bad", setsockopt(c, IPPROTO_IP, IP_TTL, bad, sizeof(int)), 0);
+	report("setsockopt.rcvtimeo.bad", setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, bad, sizeof(struct timeval)), 0);
+	report("getsockopt.badval", getsockopt(c, SOL_SOCKET, SO_TYPE, bad, &len), 0);
+	report("getsockopt.badlen", getsockopt(c, SOL_SOCKET, SO_TYPE, &one, bad), 0);
+	report("getsockopt.null0", getsockopt(c, SOL_SOCKET, SO_TYPE, NULL, &zero), zero);
+	report("getsockopt.tcp.readonly", getsockopt(c, IPPROTO_TCP, TCP_NODELAY, ro, &len), 0);
+	report("getsockopt.ip.bad", getsockopt(c, IPPROTO_IP, IP_TTL, bad, &len), 0);
+	struct sockaddr_in sin;
+	socklen_t slen = sizeof(sin);
+	report("getsockname.badaddr", getsockname(c, bad, &slen), 0);
+	report("getsockname.badlen", getsockname(c, (struct sockaddr *)&sin, bad), 0);
+	report("getpeername.badaddr", getpeername(s, bad, &slen), 0);
+	zero = 0;
+	report("getsockname.null0", getsockname(c, NULL, &zero), zero);
+	int b = socket(AF_INET, SOCK_STREAM, 0);
+	report("bind.badaddr", bind(b, bad, sizeof(sin)), 0);
+	report("bind.nulladdr", bind(b, NULL, sizeof(sin)), 0);
+	report("bind.toolong", bind(b, bad, 200), 0);
+	report("connect.badaddr", connect(b, bad, sizeof(sin)), 0);
+	close(b);
+	report("ioctl.fionread.bad", ioctl(s, FIONREAD, bad), 0);
+	report("ioctl.fionread.readonly", ioctl(s, FIONREAD, ro), 0);
+	report("ioctl.fionbio.bad", ioctl(c, FIONBIO, bad), 0);
+	report("ioctl.ifflags.bad", ioctl(c, SIOCGIFFLAGS, bad), 0);
+	report("ioctl.ifconf.bad", ioctl(c, SIOCGIFCONF, bad), 0);
+	struct ifconf ic = {.ifc_len = 400, .ifc_buf = bad};
+	report("ioctl.ifconf.badbuf", ioctl(c, SIOCGIFCONF, &ic), 0);
+	(void)port;
+}
+
+static void efault_wait(int l, int s, void *bad, unsigned char *ro, long ps)
+{
+	int ep = epoll_create1(0);
+	struct epoll_event ev = {.events = EPOLLOUT};
+	report("epoll_ctl.badevent", epoll_ctl(ep, EPOLL_CTL_ADD, s, bad), 0);
+	epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev);
+	report("epoll_wait.bad", epoll_wait(ep, bad, 4, 0), 0);
+	report("epoll_wait.readonly", epoll_wait(ep, (void *)ro, 4, 0), 0);
+	int idle = epoll_create1(0);
+	ev.events = EPOLLIN;
+	epoll_ctl(idle, EPOLL_CTL_ADD, l, &ev);
+	report("epoll_wait.bad.none_ready", epoll_wait(idle, bad, 4, 0), 0);
+	close(ep);
+	close(idle);
+	unsigned char *fds = mapped((size_t)ps, PROT_READ | PROT_WRITE);
+	struct pollfd p = {.fd = s, .events = POLLOUT};
+	memcpy(fds, &p, sizeof(p));
+	mprotect(fds, (size_t)ps, PROT_READ);
+	report("poll.readonly", poll((struct pollfd *)fds, 1, 0), 0);
+	report("poll.bad", poll(bad, 1, 0), 0);
+	report("poll.null0", poll(NULL, 0, 0), 0);
+	struct timeval tv = {0, 0};
+	report("select.bad", select(s + 1, bad, NULL, NULL, &tv), 0);
+}
+
+static void efault_dgram(const char *ip, int port, void *bad)
+{
+	int u1 = bound(SOCK_DGRAM, port + 1), u2 = bound(SOCK_DGRAM, port + 2);
+	struct sockaddr_in to = addr_of(ip, port + 2);
+	char buf[64];
+	set_timeout(u2, 500);
+	report("udp.sendto.badbuf", (int)sendto(u1, bad, 5, 0, (struct sockaddr *)&to, sizeof(to)), 0);
+	report("udp.sendto.badaddr", (int)sendto(u1, "hello", 5, 0, bad, sizeof(to)), 0);
+	report("udp.sendto", (int)sendto(u1, "hello", 5, 0, (struct sockaddr *)&to, sizeof(to)), 5);
+	report("udp.recv.badbuf", (int)recv(u2, bad, 5, 0), 0);
+	report("udp.recv.after_fault", (int)recv(u2, buf, sizeof(buf), MSG_DONTWAIT), 0);
+	sendto(u1, "again", 5, 0, (struct sockaddr *)&to, sizeof(to));
+	socklen_t alen = sizeof(to);
+	report("udp.recvfrom.badaddr", (int)recvfrom(u2, buf, sizeof(buf), 0, bad, &alen), 0);
+	report("udp.recv.after_badaddr", (int)recv(u2, buf, sizeof(buf), MSG_DONTWAIT), 0);
+	int one = 1;
+	setsockopt(u2, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+	sendto(u1, "cmsg", 4, 0, (struct sockaddr *)&to, sizeof(to));
+	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = bad, .msg_controllen = 64};
+	int n = (int)recvmsg(u2, &m, 0);
+	printf("udp.recvmsg.badcontrol %d controllen %zu flags %d\n", n, (size_t)m.msg_controllen, m.msg_flags);
+	report("udp.sendmmsg.bad", sendmmsg(u1, bad, 2, 0), 0);
+	report("udp.recvmmsg.bad", recvmmsg(u2, bad, 2, MSG_DONTWAIT, NULL), 0);
+	struct mmsghdr mm = {.msg_hdr = {.msg_iov = &iov, .msg_iovlen = 1}};
+	report("udp.recvmmsg.badtimeout", recvmmsg(u2, &mm, 1, MSG_DONTWAIT, bad), 0);
+	close(u1);
+	close(u2);
+}
+
+/* Every call with bad pointers: SELF_IP PORT (PORT..PORT+2 are used). */
+static int cmd_efault(char **a)
+{
+	int port = atoi(a[1]);
+	long ps = sysconf(_SC_PAGESIZE);
+	void *bad = mapped((size_t)ps, PROT_NONE);
+	unsigned char *ro = mapped((size_t)ps, PROT_READ), *two = mapped(2 * (size_t)ps, PROT_READ | PROT_WRITE);
+	mprotect(two + ps, (size_t)ps, PROT_NONE);
+	struct sockaddr_in self = addr_of(a[0], port);
+	int l = bound(SOCK_STREAM, port), c = socket(AF_INET, SOCK_STREAM, 0);
+	report("connect", connect(c, (struct sockaddr *)&self, sizeof(self)), 0);
+	int s = accept(l, NULL, NULL);
+	efault_stream(c, s, bad, ro, two, ps);
+	efault_opts_names(c, s, bad, ro, port);
+	efault_wait(l, s, bad, ro, ps);
+	/* An address accept cannot write costs the connection, on Linux too. */
+	int c2 = socket(AF_INET, SOCK_STREAM, 0);
+	connect(c2, (struct sockaddr *)&self, sizeof(self));
+	socklen_t alen = sizeof(self);
+	report("accept.badaddr", accept(l, bad, &alen), 0);
+	set_timeout(c2, 2000);
+	char buf[8];
+	report("accept.badaddr.peer_reads", (int)recv(c2, buf, sizeof(buf), 0), 0);
+	int c3 = socket(AF_INET, SOCK_STREAM, 0);
+	connect(c3, (struct sockaddr *)&self, sizeof(self));
+	report("accept.badlen", accept(l, (struct sockaddr *)&self, bad), 0);
+	close(c3);
+	close(c2);
+	close(s);
+	close(c);
+	close(l);
+	efault_dgram(a[0], port, bad);
+	return 0;
+}
+
+/* ---- a program's own SIGSEGV handler ---- */
+
+static volatile sig_atomic_t h_calls, h_sig, h_code, h_addr_ok;
+static unsigned char *volatile h_page;
+
+static void own_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	h_calls++;
+	h_sig = sig;
+	h_code = si->si_code;
+	h_addr_ok = (unsigned char *)si->si_addr == h_page + 3;
+	mprotect(h_page, 4096, PROT_READ | PROT_WRITE);
+}
+
+static void plain_handler(int sig)
+{
+	h_calls++;
+	h_sig = sig;
+	mprotect(h_page, 4096, PROT_READ | PROT_WRITE);
+}
+
+static void fault_once(void)
+{
+	mprotect(h_page, 4096, PROT_READ);
+	*(volatile unsigned char *)(h_page + 3) = 1;
+}
+
+/* Its own handlers see its faults as on the kernel, a bad pointer to a socket call is not a
+ * fault of its, and an unhandled fault kills with SIGSEGV: ARGV0 segv SELF_IP PORT (ARGV0
+ * runs "sigign" after an exec). */
+static int cmd_segv(char **a)
+{
+	int s = bound(SOCK_DGRAM, atoi(a[3])); /* the stack's, under the shim */
+	struct sockaddr_in self = addr_of(a[2], atoi(a[3]));
+	connect(s, (struct sockaddr *)&self, sizeof(self));
+	send(s, "x", 1, 0);
+	set_timeout(s, 2000);
+	h_page = mapped(4096, PROT_READ | PROT_WRITE);
+	struct sigaction act = {.sa_sigaction = own_handler, .sa_flags = SA_SIGINFO}, old;
+	sigemptyset(&act.sa_mask);
+	int rc = sigaction(SIGSEGV, &act, &old);
+	report("sigaction", rc, old.sa_handler == SIG_DFL);
+	fault_once();
+	printf("fault.calls %d sig %d code %d addr_ok %d\n", (int)h_calls, (int)h_sig, (int)h_code, (int)h_addr_ok);
+	report("recv.badbuf", (int)recv(s, (void *)8, 16, 0), h_calls);
+	report("send.badbuf", (int)send(s, (void *)8, 16, 0), h_calls);
+	printf("handler.calls_after_efault %d\n", (int)h_calls);
+	sigaction(SIGSEGV, NULL, &old);
+	printf("oldact.is_own %d\n", old.sa_sigaction == own_handler && (old.sa_flags & SA_SIGINFO) != 0);
+	sighandler_t prev = signal(SIGSEGV, plain_handler);
+	printf("signal.prev_is_own %d\n", (void *)prev == (void *)own_handler);
+	fault_once();
+	printf("plain.calls %d sig %d\n", (int)h_calls, (int)h_sig);
+	act.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sigaction(SIGSEGV, &act, NULL);
+	fault_once();
+	sigaction(SIGSEGV, NULL, &old);
+	printf("resethand.calls %d now_default %d\n", (int)h_calls, old.sa_handler == SIG_DFL);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		fault_once(); /* SIG_DFL after SA_RESETHAND */
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	printf("child.termsig %d\n", WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+	signal(SIGSEGV, SIG_IGN);
+	pid = fork();
+	if (pid == 0) {
+		execl(a[0], a[0], "sigign", (char *)NULL);
+		_exit(3);
+	}
+	waitpid(pid, &st, 0);
+	close(s);
+	return 0;
+}
+
+static int cmd_sigign(void)
+{
+	struct sigaction old;
+	sigaction(SIGSEGV, NULL, &old);
+	printf("exec.sigsegv_ignored %d\n", old.sa_handler == SIG_IGN);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 2 && strcmp(argv[1], "ipopts") == 0)
 		return cmd_ipopts();
+	if (argc >= 4 && strcmp(argv[1], "efault") == 0)
+		return cmd_efault(argv + 2);
+	if (argc >= 4 && strcmp(argv[1], "segv") == 0)
+		return cmd_segv(argv);
+	if (argc >= 2 && strcmp(argv[1], "sigign") == 0)
+		return cmd_sigign();
 	if (argc >= 2 && strcmp(argv[1], "fstat") == 0)
 		return cmd_fstat();
 	if (argc >= 3 && strcmp(argv[1], "closerange") == 0)
@@ -650,7 +942,7 @@ int main(int argc, char **argv)
 	if (argc >= 6 && strcmp(argv[1], "bcast") == 0)
 		return cmd_bcast(argv + 2);
 	fprintf(stderr, "usage: preload_surface ipopts | fstat | closerange PORT | "
-			"mmsg SELF_IP PORT | ifioctl IFNAME | ifwatch | sendcmsg IP PORT SRC | udpsend IP PORT TTL TOS | "
+			"mmsg SELF_IP PORT | efault SELF_IP PORT | segv SELF_IP PORT | ifioctl IFNAME | ifwatch | sendcmsg IP PORT SRC | udpsend IP PORT TTL TOS | "
 			"tcpconnect IP PORT TTL TOS | udprecv PORT | "
 			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY | bcastself PORT SUBNET_BCAST\n");
 	return 2;
