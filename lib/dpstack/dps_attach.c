@@ -23,7 +23,6 @@
 
 #include <dpstack/dpstack.h>
 
-#include "dps_fault.h"
 #include "dps_links.h"
 #include "dps_priv.h"
 
@@ -324,8 +323,6 @@ static void dps_fork_child(void)
 static void dps_once(void)
 {
 	pthread_atfork(dps_fork_prepare, dps_fork_parent, dps_fork_child);
-	/* Before the first socket: from then on the application's pointers reach the copies. */
-	dps_fault_init();
 }
 
 struct dps_attach *dps_attach_get(void)

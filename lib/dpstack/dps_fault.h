@@ -6,8 +6,9 @@
 #include <signal.h>
 #include <stdbool.h>
 
-/* Installs the handler once, taking over what the process had for both signals as the
- * application's disposition (a handler of its own, SIG_IGN or SIG_DFL). */
+/* Installs the handler once (the first fault-safe copy does), taking over what the process
+ * had for both signals as the application's disposition (a handler of its own, SIG_IGN or
+ * SIG_DFL). */
 void dps_fault_init(void);
 
 /* sigaction(2) for SIGSEGV and SIGBUS while the handler is installed: the application's

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <ucontext.h>
 
+#include "dps_fault.h"
 #include "dps_ucopy.h"
 
 /* Copies are cut where the application's range crosses a multiple of this: a fault in one
@@ -25,10 +26,11 @@ struct dps_ucopy {
  * general dynamic model in a dlopen'ed library) is not safe. */
 static __thread struct dps_ucopy *dps_ucopy_cur __attribute__((tls_model("initial-exec")));
 
-static size_t dps_ucopy(void *dst, const void *src, size_t n, uintptr_t user)
+/* The copy under its recovery point. Kept out of line: nothing of its caller's is live
+ * across the sigsetjmp. */
+static __attribute__((noinline)) size_t dps_ucopy_armed(void *dst, const void *src, size_t n,
+							 uintptr_t user)
 {
-	if (n == 0)
-		return 0;
 	struct dps_ucopy c;
 	c.lo = user;
 	c.hi = user + n < user ? UINTPTR_MAX : user + n;
@@ -50,6 +52,16 @@ static size_t dps_ucopy(void *dst, const void *src, size_t n, uintptr_t user)
 	atomic_signal_fence(memory_order_seq_cst);
 	dps_ucopy_cur = c.prev;
 	return c.done;
+}
+
+static size_t dps_ucopy(void *dst, const void *src, size_t n, uintptr_t user)
+{
+	if (n == 0)
+		return 0;
+	/* The handler is installed by the first copy (a load and a branch after that): a
+	 * program that never hands the library a pointer keeps its dispositions untouched. */
+	dps_fault_init();
+	return dps_ucopy_armed(dst, src, n, user);
 }
 
 size_t dps_copy_from_user(void *dst, const void *usrc, size_t n)

@@ -14,7 +14,7 @@
  *
  * A bad pointer given to a call on a stack socket is EFAULT, as on the kernel: libdpstack
  * reaches the application's memory through fault-safe copies, whose SIGSEGV/SIGBUS handler
- * the shim installs at start and keeps when the program installs its own
+ * (installed by the first of them) the shim keeps when the program installs its own
  * (preload_signal.c). What the shim itself reads of the application's memory to choose
  * between the stack and libc goes through the same copies; what it cannot read goes to libc,
  * where the kernel says EFAULT. */

@@ -13,7 +13,6 @@
 
 #include <dpstack/dpstack.h>
 
-#include "../dpstack/dps_fault.h"
 #include "../dpstack/dps_ucopy.h"
 #include "preload.h"
 
@@ -154,8 +153,6 @@ static void pl_setup(void)
 	if (nets != NULL)
 		pl_parse_nets(nets);
 	pl_exec_carry_setup();
-	if (!pl_off)
-		dps_fault_init();
 }
 
 void pl_init(void)
