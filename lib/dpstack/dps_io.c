@@ -745,12 +745,16 @@ static struct dps_file *dps_zc_file(int fd, int *err)
 	return f;
 }
 
-static void dps_zc_fill(struct iovec iov[2], const struct fifo_slice s[2])
+/* The slices (when rc > 0; empty ones otherwise) out to the application's iov[2]: rc, or
+ * -EFAULT when it cannot be written. */
+static ssize_t dps_zc_out(struct iovec uiov[2], const struct fifo_slice s[2], ssize_t rc)
 {
-	for (int i = 0; i < 2; i++) {
-		iov[i].iov_base = s[i].base;
-		iov[i].iov_len = s[i].len;
+	struct iovec k[2] = {{0}};
+	for (int i = 0; rc > 0 && i < 2; i++) {
+		k[i].iov_base = s[i].base;
+		k[i].iov_len = s[i].len;
 	}
+	return dps_put_user(uiov, k, sizeof(k)) < 0 ? -EFAULT : rc;
 }
 
 ssize_t dps_zc_recv(int fd, struct iovec iov[2], int flags)
@@ -760,10 +764,9 @@ ssize_t dps_zc_recv(int fd, struct iovec iov[2], int flags)
 	if (f == NULL)
 		return DPS_FAIL(err);
 	ssize_t rc;
+	struct fifo_slice s[2];
 	for (;;) {
-		struct fifo_slice s[2];
 		if (fifo_read_slices(&f->rx, 0, UINT32_MAX, s) > 0) {
-			dps_zc_fill(iov, s);
 			rc = (ssize_t)(s[0].len + s[1].len);
 			break;
 		}
@@ -774,8 +777,7 @@ ssize_t dps_zc_recv(int fd, struct iovec iov[2], int flags)
 		if (rc < 0)
 			break;
 	}
-	if (rc <= 0)
-		iov[0] = iov[1] = (struct iovec){0};
+	rc = dps_zc_out(iov, s, rc);
 	dps_file_put(f);
 	return rc < 0 ? DPS_FAIL((int)-rc) : rc;
 }
@@ -803,15 +805,14 @@ ssize_t dps_zc_send_reserve(int fd, struct iovec iov[2], int flags)
 	if (f == NULL)
 		return DPS_FAIL(err);
 	ssize_t rc;
+	struct fifo_slice s[2];
 	for (;;) {
 		rc = dps_stream_blocked(f);
 		if (rc != -EAGAIN)
 			break;
-		struct fifo_slice s[2];
 		bool connected = atomic_load(&dps_sock(f->at, f->socks[0])->state) &
 				 CHAN_SS_CONNECTED;
 		if (connected && fifo_write_slices(&f->tx, 0, UINT32_MAX, s) > 0) {
-			dps_zc_fill(iov, s);
 			rc = (ssize_t)(s[0].len + s[1].len);
 			break;
 		}
@@ -823,8 +824,7 @@ ssize_t dps_zc_send_reserve(int fd, struct iovec iov[2], int flags)
 		if (rc < 0)
 			break;
 	}
-	if (rc <= 0)
-		iov[0] = iov[1] = (struct iovec){0};
+	rc = dps_zc_out(iov, s, rc);
 	if (rc == -EPIPE && !(flags & MSG_NOSIGNAL))
 		raise(SIGPIPE);
 	dps_file_put(f);
