@@ -8,7 +8,8 @@
  * order: headers and arrays are copied in first, so that a bad one is EFAULT before anything
  * happens; data is copied straight between the application's buffer and the FIFO, and a FIFO
  * position moves only over bytes that arrived, so a bad page ends a stream's read or write
- * with the count done before it (EFAULT when none), as tcp_recvmsg and tcp_sendmsg do. */
+ * with the count done before it (EFAULT when none), as tcp_recvmsg and tcp_sendmsg return
+ * what they copied before a fault (they count whole segments, the library whole pages). */
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
