@@ -44,9 +44,9 @@ static size_t dps_iov_len(const struct iovec *iov, int cnt)
 /* The receive window may have been closed by a full FIFO: after reading from one that was at
  * least half full, let the worker announce the room (RFC 9293 §3.8.6.2.2 decides whether a
  * window update goes out). */
-static void dps_rx_consumed(struct dps_file *f, uint32_t used_before)
+static void dps_rx_consumed(struct dps_file *f, const struct fifo *rx, uint32_t used_before)
 {
-	if (used_before >= f->rx.size / 2)
+	if (used_before >= rx->size / 2)
 		dps_kick(f->at, f->socks[0]);
 }
 
@@ -132,12 +132,19 @@ static ssize_t dps_stream_recv(struct dps_file *f, const struct iovec *iov, int 
 	pthread_mutex_lock(&f->rx_lock);
 	ssize_t rc;
 	for (;;) {
-		uint32_t used = fifo_used(&f->rx);
+		struct fifo rx;
+		uint32_t gen;
+		if (!dps_rx_view(f, &rx, &gen)) {
+			rc = got > 0 ? (ssize_t)got : -EIO;
+			break;
+		}
+		dps_rx_seen(f, gen);
+		uint32_t used = fifo_used(&rx);
 		bool fault = false;
-		size_t n = dps_fifo_to_iov(&f->rx, iov, cnt, got, peek, &fault);
+		size_t n = dps_fifo_to_iov(&rx, iov, cnt, got, peek, &fault);
 		got += n;
 		if (!peek && n > 0)
-			dps_rx_consumed(f, used);
+			dps_rx_consumed(f, &rx, used);
 		if (fault) {
 			rc = got > 0 ? (ssize_t)got : -EFAULT;
 			break;
@@ -396,11 +403,17 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 			break;
 		}
 		struct udp_rx_hdr h;
-		uint32_t used = fifo_used(&f->rx);
+		struct fifo rx;
+		uint32_t gen;
+		if (!dps_rx_view(f, &rx, &gen)) {
+			out = -EIO;
+			break;
+		}
+		uint32_t used = fifo_used(&rx);
 		if (used >= sizeof(h)) {
-			fifo_peek(&f->rx, 0, &h, sizeof(h));
+			fifo_peek(&rx, 0, &h, sizeof(h));
 			if (h.len > used - sizeof(h)) {
-				fifo_consume(&f->rx, used); /* cannot happen with a sane daemon */
+				fifo_consume(&rx, used); /* cannot happen with a sane daemon */
 				out = -EIO;
 				break;
 			}
@@ -409,14 +422,14 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 			for (int i = 0; i < cnt && left > 0 && !fault; i++) {
 				uint32_t n = iov[i].iov_len < left ? (uint32_t)iov[i].iov_len : left;
 				struct fifo_slice s[2];
-				fifo_read_slices(&f->rx, off, n, s);
+				fifo_read_slices(&rx, off, n, s);
 				fault = dps_slices_out(iov[i].iov_base, s) < n;
 				off += n;
 				left -= n;
 			}
 			/* A datagram that could not be copied is gone too (udp_recvmsg). */
 			if (!(flags & MSG_PEEK))
-				fifo_consume(&f->rx, (uint32_t)sizeof(h) + h.len);
+				fifo_consume(&rx, (uint32_t)sizeof(h) + h.len);
 			if (fault) {
 				out = -EFAULT;
 				break;
@@ -767,7 +780,13 @@ ssize_t dps_zc_recv(int fd, struct iovec iov[2], int flags)
 	ssize_t rc;
 	struct fifo_slice s[2];
 	for (;;) {
-		if (fifo_read_slices(&f->rx, 0, UINT32_MAX, s) > 0) {
+		struct fifo rx;
+		uint32_t gen;
+		if (!dps_rx_view(f, &rx, &gen)) {
+			rc = -EIO;
+			break;
+		}
+		if (fifo_read_slices(&rx, 0, UINT32_MAX, s) > 0) {
 			rc = (ssize_t)(s[0].len + s[1].len);
 			break;
 		}
@@ -789,12 +808,19 @@ int dps_zc_recv_done(int fd, size_t n)
 	struct dps_file *f = dps_zc_file(fd, &err);
 	if (f == NULL)
 		return DPS_FAIL(err);
-	uint32_t used = fifo_used(&f->rx);
-	int rc = n > used ? -EINVAL : 0;
+	pthread_mutex_lock(&f->rx_lock);
+	struct fifo rx;
+	uint32_t gen;
+	int rc = dps_rx_view(f, &rx, &gen) ? 0 : -EIO;
+	uint32_t used = rc == 0 ? fifo_used(&rx) : 0;
+	if (rc == 0 && n > used)
+		rc = -EINVAL;
 	if (rc == 0 && n > 0) {
-		fifo_consume(&f->rx, (uint32_t)n);
-		dps_rx_consumed(f, used);
+		dps_rx_seen(f, gen);
+		fifo_consume(&rx, (uint32_t)n);
+		dps_rx_consumed(f, &rx, used);
 	}
+	pthread_mutex_unlock(&f->rx_lock);
 	dps_file_put(f);
 	return rc < 0 ? DPS_FAIL(-rc) : 0;
 }

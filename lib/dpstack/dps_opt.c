@@ -477,14 +477,18 @@ int dps_ioctl(int fd, unsigned long request, ...)
 			atomic_fetch_and(&f->flags, ~O_NONBLOCK);
 	} else if (request == FIONREAD) {
 		int n = 0;
+		struct fifo rx;
+		uint32_t gen;
 		if (f->kind == DPS_LISTEN || f->kind == DPS_EPOLL) {
 			rc = -EINVAL;
-		} else if (f->nsocks > 0 && f->kind == DPS_UDP) {
+		} else if (f->nsocks == 0 || !dps_rx_view(f, &rx, &gen)) {
+			n = 0; /* not connected: nothing to read */
+		} else if (f->kind == DPS_UDP) {
 			/* Linux: the size of the next datagram. */
 			struct udp_rx_hdr h;
-			n = fifo_peek(&f->rx, 0, &h, sizeof(h)) == sizeof(h) ? (int)h.len : 0;
-		} else if (f->nsocks > 0) {
-			n = (int)fifo_used(&f->rx);
+			n = fifo_peek(&rx, 0, &h, sizeof(h)) == sizeof(h) ? (int)h.len : 0;
+		} else {
+			n = (int)fifo_used(&rx);
 		}
 		if (rc == 0)
 			rc = dps_put_user(arg, &n, sizeof(n));

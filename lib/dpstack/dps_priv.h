@@ -91,7 +91,8 @@ struct dps_file {
 	struct dps_attach *at;
 	uint32_t socks[CHAN_MAX_WORKERS];
 	unsigned nsocks;                /* 0: a TCP socket not connected yet */
-	struct fifo rx, tx;             /* views of the socket's FIFOs (TCP, UDP) */
+	struct fifo tx;                 /* a view of the socket's send FIFO (TCP, UDP); the
+					 * receive FIFO's is taken per call (dps_rx_view) */
 	_Atomic int flags;              /* O_NONBLOCK */
 	bool cloexec;
 	int rcvtimeo_ms, sndtimeo_ms;   /* 0: forever */
@@ -245,6 +246,15 @@ ssize_t dps_msg_send(int fd, const struct msghdr *umsg, int flags, size_t *want)
 int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out);
 /* Sets up a file for an established socket (accept, connect): views, table. */
 int dps_file_attach_sock(struct dps_file *f, uint32_t sock);
+/* A view of the socket's receive FIFO where the worker last put it, and its generation
+ * (chan_sock.rx_gen). Views are taken per call and never kept: a TCP worker moves an empty
+ * FIFO to a bigger block (receive autotuning). False if the record points outside the
+ * segment (a daemon bug). */
+bool dps_rx_view(const struct dps_file *f, struct fifo *view, uint32_t *gen);
+/* Said by the thread that consumes, under rx_lock, after taking a view of generation gen:
+ * no thread of this process will read the block the FIFO moved from, which the worker may
+ * now free. */
+void dps_rx_seen(const struct dps_file *f, uint32_t gen);
 /* A UDP socket exists in the daemon once bound; sending or connecting binds it. */
 int dps_udp_ensure_open(struct dps_file *f);
 /* Tells the daemon that f's sockets (and bind reservation) are closed. */

@@ -30,14 +30,45 @@ static struct sockaddr_in dps_sin(uint32_t addr, uint16_t port)
 				    .sin_port = port};
 }
 
+bool dps_rx_view(const struct dps_file *f, struct fifo *view, uint32_t *gen)
+{
+	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+	for (;;) {
+		uint32_t g = atomic_load_explicit(&ss->rx_gen, memory_order_acquire);
+		if (g & 1) {
+			__builtin_ia32_pause(); /* the worker is between two stores */
+			continue;
+		}
+		uint64_t off = ss->rx_off;
+		uint32_t size = ss->rx_size;
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&ss->rx_gen, memory_order_relaxed) != g)
+			continue;
+		*gen = g;
+		return dps_fifo_view(f->at, view, off, size);
+	}
+}
+
+void dps_rx_seen(const struct dps_file *f, uint32_t gen)
+{
+	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+	if (atomic_load_explicit(&ss->rx_gen_seen, memory_order_relaxed) != gen)
+		atomic_store_explicit(&ss->rx_gen_seen, gen, memory_order_release);
+}
+
 int dps_file_attach_sock(struct dps_file *f, uint32_t sock)
 {
 	struct chan_sock *ss = dps_sock(f->at, sock);
-	if (!dps_fifo_view(f->at, &f->rx, ss->rx_off, ss->rx_size) ||
-	    !dps_fifo_view(f->at, &f->tx, ss->tx_off, ss->tx_size))
+	if (!dps_fifo_view(f->at, &f->tx, ss->tx_off, ss->tx_size))
 		return -EPROTO;
 	f->socks[0] = sock;
 	f->nsocks = 1;
+	struct fifo rx;
+	uint32_t gen;
+	if (!dps_rx_view(f, &rx, &gen)) {
+		f->nsocks = 0;
+		return -EPROTO;
+	}
 	dps_file_bind_sock(f, sock);
 	return 0;
 }

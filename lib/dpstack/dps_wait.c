@@ -59,12 +59,21 @@ bool dps_events_pending(void *ctx)
 	return dps_attach_dead(at);
 }
 
+/* Data to read. Read only: a view of a block the FIFO just moved from shows it empty, or
+ * (freed and reused) at worst something to read where a recv then finds nothing. */
+static bool dps_rx_ready(const struct dps_file *f)
+{
+	struct fifo rx;
+	uint32_t gen;
+	return dps_rx_view(f, &rx, &gen) && fifo_used(&rx) > 0;
+}
+
 static uint32_t dps_stream_ready(struct dps_file *f)
 {
 	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
 	uint32_t st = atomic_load_explicit(&ss->state, memory_order_acquire);
 	uint32_t ev = 0;
-	if (fifo_used(&f->rx) > 0 || (st & (CHAN_SS_RDHUP | CHAN_SS_HUP)) || f->shut_rd)
+	if (dps_rx_ready(f) || (st & (CHAN_SS_RDHUP | CHAN_SS_HUP)) || f->shut_rd)
 		ev |= EPOLLIN | EPOLLRDNORM;
 	if (st & CHAN_SS_RDHUP)
 		ev |= EPOLLRDHUP;
@@ -108,7 +117,7 @@ uint32_t dps_file_ready(struct dps_file *f)
 			return EPOLLOUT | EPOLLWRNORM;
 		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
 		uint32_t ev = 0;
-		if (fifo_used(&f->rx) > 0)
+		if (dps_rx_ready(f))
 			ev |= EPOLLIN | EPOLLRDNORM;
 		if (fifo_free(&f->tx) >= sizeof(struct chan_udp_tx_hdr) + 1500)
 			ev |= EPOLLOUT | EPOLLWRNORM;

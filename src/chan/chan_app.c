@@ -173,6 +173,8 @@ struct chan_dsock *chan_dsock_alloc(struct chan_app_worker *aw, uint8_t kind)
 void chan_dsock_release(struct chan_dsock *ds)
 {
 	struct chan_app_worker *aw = &ds->app->w[ds->index % ds->app->lay.nb_workers];
+	sock_fifo_free(&aw->mem, ds->rx_retired);
+	ds->rx_retired = NULL;
 	ds->kind = CHAN_SOCK_FREE;
 	ds->holders = 0;
 	atomic_fetch_sub(&ds->app->chan->live_socks, 1);

@@ -42,8 +42,10 @@ static void chan_cc_name(const char in[CHAN_CC_NAME_MAX], char out[CHAN_CC_NAME_
 static int chan_opts_to_tcp(const struct chan_opts *in, struct tcp_sockopts *o)
 {
 	tcp_sockopts_default(o);
-	if (in->rcvbuf != 0)
+	if (in->rcvbuf != 0) {
 		o->rcvbuf = in->rcvbuf;
+		o->rcvbuf_locked = true;
+	}
 	if (in->sndbuf != 0)
 		o->sndbuf = in->sndbuf;
 	o->nodelay = in->nodelay != 0;
@@ -272,8 +274,7 @@ static int chan_call_udp_open(const struct chan_ctx *x)
 		return -ENOMEM;
 	}
 	struct chan_sock *ss = chan_dsock_shm(ds);
-	ss->rx_off = chan_app_off(x->a, sk->rx->shm);
-	ss->rx_size = sk->rx->size;
+	chan_sock_share_rx(x->a, ss, sk->rx);
 	ss->tx_off = chan_app_off(x->a, ds->udp_tx->shm);
 	ss->tx_size = ds->udp_tx->size;
 	ss->laddr = htonl(sk->laddr);
@@ -325,7 +326,7 @@ int chan_dsock_setopt(struct chan_dsock *ds, unsigned opt, uint32_t v, const cha
 	}
 	struct tcp_sockopts o = *tcp_get_sockopts(ds->tcp);
 	switch (opt) {
-	case CHAN_OPT_RCVBUF: o.rcvbuf = v; break;
+	case CHAN_OPT_RCVBUF: o.rcvbuf = v; o.rcvbuf_locked = true; break;
 	case CHAN_OPT_SNDBUF: o.sndbuf = v; break;
 	case CHAN_OPT_NODELAY: o.nodelay = v != 0; break;
 	case CHAN_OPT_KEEPALIVE: o.keepalive = v != 0; break;

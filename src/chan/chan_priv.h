@@ -30,6 +30,7 @@ struct chan_dsock {
 	struct tcp_conn *tcp;
 	struct udp_sock *udp;
 	struct fifo *udp_tx;            /* UDP: datagrams the application queued */
+	struct fifo *rx_retired;        /* TCP: the receive FIFO before autotuning moved it */
 	struct chan_dsock *listener;    /* accepted and not yet claimed: whose */
 	struct chan_ring *acc;          /* listener: its accept ring */
 	uint32_t acc_mask;
@@ -182,6 +183,8 @@ static inline uint64_t chan_app_off(const struct chan_app *a, const void *p)
 struct sock_owner chan_owner(struct chan_dsock *ds, pid_t pid);
 /* Puts a connection's FIFOs and addresses into its shared record (connect, accept). */
 void chan_dsock_share_tcp(struct chan_dsock *ds);
+/* Publishes where a socket's receive FIFO is, under its sequence lock (chan_sock.rx_gen). */
+void chan_sock_share_rx(struct chan_app *a, struct chan_sock *ss, const struct fifo *rx);
 /* Moves the stack's view of a socket into its shared record and queues events for the
  * processes holding it. */
 void chan_dsock_publish(struct chan_dsock *ds, uint32_t events);

@@ -44,7 +44,7 @@
 #include "../base/doorbell.h"
 
 #define CHAN_MAGIC 0x43535044u         /* "DPSC" */
-#define CHAN_VERSION 3u
+#define CHAN_VERSION 4u
 #define CHAN_MAX_WORKERS 64
 #define CHAN_MAX_PROCS 32              /* processes of one application (fork) */
 #define CHAN_CMD_RING 1024             /* commands in flight per process and worker */
@@ -149,6 +149,13 @@ struct chan_sock {
 	uint32_t kind;                  /* chan_sock_kind */
 	uint64_t rx_off, tx_off;        /* FIFOs in the segment, 0 = none */
 	uint32_t rx_size, tx_size;      /* their sizes (the shared part does not hold them) */
+	/* The worker moves an empty TCP receive FIFO to a bigger block (receive autotuning,
+	 * src/proto/tcp_rcvbuf.c): rx_gen is a sequence lock over rx_off and rx_size (odd
+	 * while they change), so processes take a view per call and keep none. rx_gen_seen:
+	 * the last generation the application read from; the worker frees the old block once
+	 * it is the current one. */
+	_Atomic uint32_t rx_gen;
+	_Atomic uint32_t rx_gen_seen;
 	uint64_t acc_off;               /* listener: accept ring in the segment */
 	uint32_t acc_mask;
 	uint32_t laddr, raddr;          /* network order, as in struct sockaddr_in */

@@ -54,13 +54,22 @@ static void chan_dsock_queue_events(struct chan_dsock *ds)
 	}
 }
 
+void chan_sock_share_rx(struct chan_app *a, struct chan_sock *ss, const struct fifo *rx)
+{
+	uint32_t gen = atomic_load_explicit(&ss->rx_gen, memory_order_relaxed);
+	atomic_store_explicit(&ss->rx_gen, gen + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	ss->rx_off = chan_app_off(a, rx->shm);
+	ss->rx_size = rx->size;
+	atomic_store_explicit(&ss->rx_gen, gen + 2, memory_order_release);
+}
+
 void chan_dsock_share_tcp(struct chan_dsock *ds)
 {
 	const struct sock *sk = tcp_sock(ds->tcp);
 	struct chan_sock *ss = chan_dsock_shm(ds);
-	ss->rx_off = chan_app_off(ds->app, sk->rx->shm);
+	chan_sock_share_rx(ds->app, ss, sk->rx);
 	ss->tx_off = chan_app_off(ds->app, sk->tx->shm);
-	ss->rx_size = sk->rx->size;
 	ss->tx_size = sk->tx->size;
 	ss->laddr = htonl(sk->laddr);
 	ss->lport = htons(sk->lport);
@@ -141,11 +150,39 @@ static void chan_notify(struct sock *sk, uint32_t events)
 	chan_dsock_publish(ds, events);
 }
 
+/* The receive FIFO may move (tcp_rcvbuf.c) when the one it moved from last time is no
+ * longer read: the application has read from the current one since (rx_gen_seen). A socket
+ * that several processes hold keeps its FIFO: one process's reads say nothing of another's
+ * views. */
+static bool chan_rx_swappable(const struct sock *sk)
+{
+	struct chan_dsock *ds = sk->owner.ctx;
+	if (ds->holders & (ds->holders - 1))
+		return false;
+	if (ds->rx_retired != NULL) {
+		struct chan_sock *ss = chan_dsock_shm(ds);
+		if (atomic_load_explicit(&ss->rx_gen_seen, memory_order_acquire) !=
+		    atomic_load_explicit(&ss->rx_gen, memory_order_relaxed))
+			return false;
+		sock_fifo_free(sk->mem, ds->rx_retired);
+		ds->rx_retired = NULL;
+	}
+	return true;
+}
+
+static void chan_rx_retire(struct sock *sk, struct fifo *old)
+{
+	struct chan_dsock *ds = sk->owner.ctx;
+	ds->rx_retired = old;
+	chan_sock_share_rx(ds->app, chan_dsock_shm(ds), sk->rx);
+}
+
 struct sock_owner chan_owner(struct chan_dsock *ds, pid_t pid)
 {
 	struct chan_app_worker *aw = &ds->app->w[ds->index % ds->app->lay.nb_workers];
 	return (struct sock_owner){.notify = chan_notify, .ctx = ds, .mem = &aw->mem,
-				   .pid = pid};
+				   .pid = pid, .rx_swappable = chan_rx_swappable,
+				   .rx_retire = chan_rx_retire};
 }
 
 /* Moves established connections from the listener to its accept ring, as far as the ring

@@ -60,6 +60,8 @@
 	X(TCP_DUPLICATE_SEGS, "tcp.duplicate_segs",   "segments entirely already received") \
 	X(TCP_PARTIAL_DUPLICATES, "tcp.partial_duplicates", "segments partly already received") \
 	X(TCP_OOO_SEGS,       "tcp.ooo_segs",         "out-of-order segments kept") \
+	X(TCP_RCVBUF_GROWN,   "tcp.rcvbuf_grown",     "receive FIFOs doubled by autotuning") \
+	X(TCP_RCVBUF_NO_MEMORY, "tcp.rcvbuf_no_memory", "receive FIFOs not grown: no memory") \
 	X(TCP_DELAYED_ACKS,   "tcp.delayed_acks",     "ACKs sent by the delayed-ACK timer") \
 	X(TCP_WINDOW_PROBES,  "tcp.window_probes",    "zero-window probes sent") \
 	X(TCP_KEEPALIVE_PROBES, "tcp.keepalive_probes", "keepalive probes sent") \

@@ -6,6 +6,7 @@
 #ifndef DPS_PROTO_SOCK_H
 #define DPS_PROTO_SOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,11 @@ struct sock_owner {
 	void *ctx;
 	const struct sock_mem *mem;     /* NULL: the heap */
 	int32_t pid;                    /* the owning process, 0 for the daemon (sock show) */
+	/* Receive autotuning (tcp_rcvbuf.c) replaces an empty rx FIFO by a bigger one. NULL:
+	 * always allowed, and the old FIFO is freed at once. Otherwise the owner says whether
+	 * it can follow a move now, and takes the old FIFO to free when nobody reads it. */
+	bool (*rx_swappable)(const struct sock *sk);
+	void (*rx_retire)(struct sock *sk, struct fifo *old);
 };
 
 struct sock {

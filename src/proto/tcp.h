@@ -41,6 +41,7 @@ const char *tcp_state_name(enum tcp_state st);
 /* Per-socket options (SO_* and TCP_* of the socket API). Defaults: tcp_sockopts_default. */
 struct tcp_sockopts {
 	uint32_t rcvbuf;            /* receive FIFO bytes (rounded up to a power of two) */
+	bool rcvbuf_locked;         /* SO_RCVBUF set: no autotuning (tcp_rcvbuf.c) */
 	uint32_t sndbuf;            /* send FIFO bytes (idem) */
 	bool nodelay;               /* TCP_NODELAY: no Nagle (RFC 9293 §3.7.4) */
 	bool keepalive;             /* SO_KEEPALIVE (RFC 1122 §4.2.3.6) */

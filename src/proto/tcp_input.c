@@ -111,7 +111,7 @@ static struct tcp_conn *tcp_child_create(struct tcp_conn *l, const struct tcp_se
 	/* No window advertised yet: without this, rcv_adv = 0 reads as a huge window
 	 * (tcp_rcv_window keeps the right edge) for half of the peers' ISNs. */
 	c->rcv_adv = c->rcv_nxt;
-	c->rcv_wscale = tcp_wscale_for(c->opts.rcvbuf);
+	c->rcv_wscale = tcp_rcv_wscale_of(&c->opts);
 	c->state = TCP_SYN_RECEIVED;
 	tcp_negotiate(c, g);
 	c->snd_wnd = g->th.window; /* never scaled in a SYN (RFC 7323 §2.2) */
@@ -162,7 +162,7 @@ static void tcp_syncookie_reply(struct tcp_conn *l, const struct tcp_seg *g)
 		o.opts.tsecr = in->tsval;
 		o.opts.sack_permitted = co.sack_ok;
 		o.opts.has_wscale = co.wscale_ok;
-		o.opts.wscale = tcp_wscale_for(l->opts.rcvbuf); /* ours, as the accept restores */
+		o.opts.wscale = tcp_rcv_wscale_of(&l->opts); /* ours, as the accept restores */
 		if (co.ecn_ok)
 			o.flags |= TCP_FLAG_ECE;
 	}
@@ -213,7 +213,7 @@ static struct tcp_conn *tcp_syncookie_accept(struct tcp_conn *l, const struct tc
 		if (co.wscale_ok) {
 			c->flags |= TCPF_WSCALE_OK;
 			c->snd_wscale = co.wscale;
-			c->rcv_wscale = tcp_wscale_for(l->opts.rcvbuf);
+			c->rcv_wscale = tcp_rcv_wscale_of(&l->opts);
 		}
 		if (co.ecn_ok)
 			c->flags |= TCPF_ECN_OK;
@@ -688,6 +688,7 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 		len -= dup;
 		stack_count(s, STACK_EV_TCP_PARTIAL_DUPLICATES);
 	}
+	tcp_rcvbuf_adjust(c);
 	uint32_t wnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 	uint32_t room = fifo_free(c->sk.rx);
 	uint32_t limit = wnd < room ? wnd : room;
@@ -733,6 +734,7 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 	}
 	uint32_t delivered = nxt - c->rcv_nxt;
 	fifo_produce(c->sk.rx, delivered);
+	tcp_rcvbuf_note(c);
 	c->rcv_nxt = nxt;
 	c->bytes_received += delivered;
 	if (c->flags & TCPF_RD_SHUT)

@@ -125,6 +125,8 @@ struct tcp_conn {
 	uint32_t rcv_nxt;
 	uint32_t rcv_adv;                 /* right edge of the window we advertised */
 	struct tcp_ooo ooo;
+	bool rcv_full;                    /* the receive FIFO was seen nearly full (autotuning), */
+	uint64_t rcv_full_us;             /* last at this time */
 	struct tcp_sack_block dsack;      /* to report in the next ACK (RFC 2883) */
 	bool has_dsack;
 
@@ -192,6 +194,13 @@ void tcp_stack_tick(struct stack *s);
  * sends, reads or closes from its callback then finds the connection in a consistent state. */
 void tcp_notify(struct tcp_conn *c, uint32_t events);
 void tcp_deliver_events(struct stack *s);
+
+/* tcp_rcvbuf.c: receive buffer autotuning */
+uint8_t tcp_rcv_wscale_of(const struct tcp_sockopts *o);
+/* After in-order data went into the receive FIFO. */
+void tcp_rcvbuf_note(struct tcp_conn *c);
+/* Before data goes in: may replace an empty receive FIFO by one twice its size. */
+void tcp_rcvbuf_adjust(struct tcp_conn *c);
 
 /* tcp_input.c */
 void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast);

@@ -77,6 +77,7 @@ static struct tcp_conn *open_rcvbuf(struct tp_peer *p, uint32_t rcvbuf)
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
 	o.rcvbuf = rcvbuf;
+	o.rcvbuf_locked = true; /* as SO_RCVBUF: no autotuning */
 	struct tcp_options syn = tp_linux_syn_opts(p);
 	return open_with(p, &o, &syn);
 }
@@ -418,8 +419,9 @@ static void test_scaled_window_right_edge_never_retracts(void **state)
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
-	struct tcp_conn *c = tp_open_passive(&p);
-	assert_true(c->rcv_wscale > 0);
+	/* A 256 KB buffer that SO_RCVBUF fixed: a shift of 3. */
+	struct tcp_conn *c = open_rcvbuf(&p, 256 * 1024);
+	assert_int_equal(c->rcv_wscale, 3);
 	uint32_t edge = c->rcv_adv, off = 0;
 	unsigned retractions = 0;
 	static const uint32_t sizes[] = {1, 999, 1448, 7, 1000, 333, 1448, 1448, 65};
@@ -450,6 +452,117 @@ static void test_scaled_window_right_edge_never_retracts(void **state)
 	assert_true(fifo_free(c->sk.rx) >= edge - c->rcv_nxt);
 	/* The slack absorbs the creep for a long while: retractions stay rare. */
 	assert_true(retractions < 350 / 4);
+}
+
+/* Receive autotuning (tcp_rcvbuf.c). Stream byte x is stream_byte(x), so that data
+ * across FIFO moves can be checked at any length. */
+static uint8_t stream_byte(uint32_t x)
+{
+	return (uint8_t)(x * 7u + (x >> 12));
+}
+
+static void stream_send(struct tp_peer *p, uint32_t off, uint32_t len)
+{
+	uint8_t seg[MSS_TS];
+	for (uint32_t i = 0; i < len; i++)
+		seg[i] = stream_byte(off + i);
+	tp_send_at(p, P0 + off, p->rcv_nxt, TCP_FLAG_ACK | TCP_FLAG_PSH, seg, len, NULL);
+}
+
+static void stream_recv_check(struct tcp_conn *c, uint32_t off, uint32_t len)
+{
+	while (len > 0) {
+		uint32_t want = len < sizeof(buf) ? len : (uint32_t)sizeof(buf);
+		assert_int_equal(tcp_recv(c, buf, want), want);
+		for (uint32_t i = 0; i < want; i++)
+			if (buf[i] != stream_byte(off + i))
+				fail_msg("stream byte %u differs", off + i);
+		off += want;
+		len -= want;
+	}
+}
+
+/* The peer fills whatever window is offered from stream offset from, then the owner reads
+ * everything after read_after_ms. Returns the bytes sent. */
+static uint32_t fill_window_then_read(struct tp_peer *p, struct tcp_conn *c, uint32_t from,
+				      uint64_t read_after_ms)
+{
+	uint32_t off = from;
+	while (seq_gt(c->rcv_adv, P0 + off)) {
+		uint32_t room = c->rcv_adv - (P0 + off);
+		uint32_t len = room < MSS_TS ? room : MSS_TS;
+		stream_send(p, off, len);
+		off += len;
+		tp_collect(segs, TS_MAX_FRAMES);
+	}
+	tp_advance(read_after_ms);
+	stream_recv_check(c, from, off - from);
+	tp_collect(segs, TS_MAX_FRAMES);
+	return off - from;
+}
+
+static void test_rcvbuf_doubles_for_a_reader_that_keeps_up(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	const uint32_t first = c->sk.rx->size;
+	assert_int_equal(c->rcv_wscale, 7); /* room for the largest buffer (4 MB) */
+	uint32_t off = fill_window_then_read(&p, c, 0, 0);
+	assert_true(off > first / 2);
+	assert_int_equal(c->sk.rx->size, first);
+	/* Emptied at once: the next data finds a FIFO twice as big, offered at once. */
+	stream_send(&p, off, MSS_TS);
+	tp_advance(TCP_DELACK_MS);
+	assert_int_equal(c->sk.rx->size, 2 * first);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RCVBUF_GROWN], 1);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	assert_true(((uint32_t)g.th.window << c->rcv_wscale) > first);
+	stream_recv_check(c, off, MSS_TS);
+	ts_expect_no_drops();
+}
+
+static void test_rcvbuf_stops_at_the_largest_size(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	uint32_t off = 0;
+	for (unsigned round = 0; round < 8; round++)
+		off += fill_window_then_read(&p, c, off, 0);
+	assert_int_equal(c->sk.rx->size, 4u << 20);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RCVBUF_GROWN], 4); /* 256 KB to 4 MB */
+	ts_expect_no_drops();
+}
+
+static void test_rcvbuf_stays_for_a_slow_reader(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	const uint32_t first = c->sk.rx->size;
+	uint32_t off = 0;
+	for (unsigned round = 0; round < 3; round++)
+		off += fill_window_then_read(&p, c, off, 5); /* 5 ms to take a buffer */
+	assert_int_equal(c->sk.rx->size, first);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RCVBUF_GROWN], 0);
+}
+
+static void test_rcvbuf_set_by_the_owner_is_kept(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = open_rcvbuf(&p, 65536); /* locked, as SO_RCVBUF */
+	uint32_t off = 0;
+	for (unsigned round = 0; round < 3; round++)
+		off += fill_window_then_read(&p, c, off, 0);
+	assert_int_equal(c->sk.rx->size, 65536);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RCVBUF_GROWN], 0);
 }
 
 static void test_established_two_full_segments_acked_at_once(void **state)
@@ -630,6 +743,7 @@ static void test_syn_received_window_bounded_by_rcvbuf_whatever_the_peer_isn(voi
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
 	o.rcvbuf = 4096;
+	o.rcvbuf_locked = true;
 	struct tcp_conn *l;
 	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 16, &o, &tp_owner, &l), 0);
 	struct tcp_options syn = tp_linux_syn_opts(&p);
@@ -1023,6 +1137,10 @@ int main(void)
 		T(test_established_zero_window_data_dropped_and_acked),
 		T(test_established_zero_window_segment_ack_still_processed),
 		T(test_scaled_window_right_edge_never_retracts),
+		T(test_rcvbuf_doubles_for_a_reader_that_keeps_up),
+		T(test_rcvbuf_stops_at_the_largest_size),
+		T(test_rcvbuf_stays_for_a_slow_reader),
+		T(test_rcvbuf_set_by_the_owner_is_kept),
 		T(test_established_two_full_segments_acked_at_once),
 		T(test_established_two_full_segments_without_timestamps_acked_at_once),
 		T(test_established_single_small_segment_acked_after_40ms),

@@ -439,6 +439,7 @@ static void test_listen_syn_ack_offers_our_shift_from_the_buffer(void **state)
 	struct tcp_sockopts so;
 	tcp_sockopts_default(&so);
 	so.rcvbuf = 1024 * 1024;
+	so.rcvbuf_locked = true; /* as SO_RCVBUF: the shift follows it */
 	listener_with(&so);
 	struct tp_peer p;
 	tp_peer_init(&p);
@@ -458,7 +459,7 @@ static void test_established_our_window_advertised_with_our_shift(void **state)
 	struct tcp_conn *c = tp_open_passive(&p);
 	struct tcp_conn_info ci;
 	tcp_conn_info(c, &ci);
-	uint8_t shift = tcp_wscale_for(c->opts.rcvbuf);
+	uint8_t shift = tcp_rcv_wscale_of(&c->opts);
 	assert_true(shift > 0);
 	assert_int_equal(ci.rcv_wscale, shift);
 	tp_send(&p, TCP_FLAG_ACK | TCP_FLAG_PSH, "x", 1, NULL);
@@ -481,7 +482,7 @@ static void test_syn_sent_offers_our_shift_from_the_buffer(void **state)
 	struct tp_seg g;
 	tp_expect_one(&g);
 	assert_true(g.th.options.has_wscale);
-	assert_int_equal(g.th.options.wscale, tcp_wscale_for(o.rcvbuf));
+	assert_int_equal(g.th.options.wscale, tcp_rcv_wscale_of(&o));
 	assert_true(g.th.options.wscale > 0);
 }
 
@@ -494,7 +495,7 @@ static void test_syn_sent_peer_with_wscale_our_window_scaled(void **state)
 	struct tcp_conn *c = tp_open_active(&p, &o);
 	struct tcp_conn_info ci;
 	tcp_conn_info(c, &ci);
-	uint8_t shift = tcp_wscale_for(c->opts.rcvbuf);
+	uint8_t shift = tcp_rcv_wscale_of(&c->opts);
 	assert_int_equal(ci.rcv_wscale, shift);
 	assert_int_equal(ci.snd_wscale, 7);
 	/* Our window covers the whole receive buffer, beyond 64 KB. */
