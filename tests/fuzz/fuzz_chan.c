@@ -507,8 +507,11 @@ static void app_read(struct fuzz_app *fa, const struct fuzz_proc *fp, uint16_t s
 		     uint16_t len)
 {
 	struct fifo f;
-	if (fifo_of(fa, sock, false, &f))
-		fifo_consume(&f, len);
+	if (fifo_of(fa, sock, false, &f)) {
+		uint32_t n = fifo_consume(&f, len);
+		if (verbose)
+			fprintf(stderr, "socket %u: read %u bytes\n", sock, n);
+	}
 	cmd_put(fa, fp, sock, chan_cmd(CHAN_CMD_KICK, 0, sock));
 }
 

@@ -558,6 +558,12 @@ def chan_seeds():
             bytes([CH_ATTACH, 1]) + listen + connect +
             ch_call(0, 0, chan_req(OP_UDP_OPEN), app=1) + ch_poll(0) +
             bytes([CH_HELLO, 3, 1, 0, 0]),
+        # Values the library would refuse, set by command: a 1-byte MSS on the listener
+        # (its children inherit it) and on the connection, before data both ways.
+        "tiny_mss_then_data": attach + listen + ch_cmd(0, CMD_SETOPT, 9 << 16 | 1, 0) +
+            connect + ch_cmd(0, CMD_SETOPT, 9 << 16 | 1, 2) + accept +
+            ch_sock_op(CH_WRITE, 2, 3000) + ch_poll(0) + ch_sock_op(CH_WRITE, 4, 3000) +
+            ch_poll(0, 0) + ch_sock_op(CH_READ, 2, 3000),
         "scribbled_rings": attach + listen + connect +
             bytes([CH_POKE, 0, 0, 2]) + struct.pack(">HBI", 0, 1, 0x7fffffff) + ch_poll(0) +
             attach + listen + bytes([CH_POKE, 0, 0, 5]) + struct.pack(">HBI", 0, 4, 99) +
