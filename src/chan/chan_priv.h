@@ -162,7 +162,8 @@ void chan_sock_give(struct chan_app *a);
 /* --- chan_attach.c (on the channel thread) --- */
 struct ucred;
 /* The first message on a new connection fd, sent by the process cr: attaches, joins or
- * refuses it (then fd is closed). len is what was received. */
+ * refuses it (then fd is closed). len is the message's length; msg is read only when that
+ * is sizeof(struct chan_req). */
 void chan_hello(struct chan *ch, int fd, const void *msg, size_t len, const struct ucred *cr);
 /* Process p of a is gone: its sockets, eventfd and slot; the application with its last. */
 void chan_proc_drop(struct chan *ch, struct chan_app *a, unsigned p);

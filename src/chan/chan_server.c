@@ -38,7 +38,8 @@ static void chan_greet(struct chan *ch, unsigned slot)
 	struct chan_req rq;
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
-	ssize_t n = recv(fd, &rq, sizeof(rq), MSG_DONTWAIT);
+	/* MSG_TRUNC: the message's real length, so that a longer one is refused, not cut. */
+	ssize_t n = recv(fd, &rq, sizeof(rq), MSG_DONTWAIT | MSG_TRUNC);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	pending[slot].fd = -1;
