@@ -6,7 +6,9 @@ ARP, record route, timestamp, fragments, host unreachable; TCP from curl on lo),
 variants made from them (VLAN tag, options with routable addresses, address strings, TCP
 options). The seeds of fuzz_stack are record sequences (see tests/fuzz/fuzz_stack.c) built
 from the same packets readdressed to its topology: ping in and out, fragments, ARP,
-forwarding, configuration changes.
+forwarding, configuration changes. Those of fuzz_chan are what an application does on the
+channel (see tests/fuzz/fuzz_chan.c): calls and commands that open, accept, connect, send
+and close, forks and exits, limits, and a few scribbles on its segment.
 Standard library only; the output is deterministic, so re-running it changes nothing.
 Usage: make_corpus.py [DIR]
 """
