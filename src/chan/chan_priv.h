@@ -160,6 +160,19 @@ void chan_user_put(struct chan_user *u);
 bool chan_sock_take(struct chan_worker *cw, struct chan_app *a);
 void chan_sock_give(struct chan_app *a);
 
+/* --- chan_attach.c (on the channel thread) --- */
+struct ucred;
+/* The first message on a new connection fd, sent by the process cr: attaches, joins or
+ * refuses it (then fd is closed). len is the message's length; msg is read only when that
+ * is sizeof(struct chan_req). */
+void chan_hello(struct chan *ch, int fd, const void *msg, size_t len, const struct ucred *cr);
+/* Process p of a is gone: its sockets, eventfd and slot; the application with its last. */
+void chan_proc_drop(struct chan *ch, struct chan_app *a, unsigned p);
+/* Drops the processes a worker caught misbehaving (chan_proc_kill). */
+void chan_drop_killed(struct chan *ch);
+/* Drops every process, as if each had exited (the daemon stops). */
+void chan_drop_all(struct chan *ch);
+
 /* --- chan_app.c --- */
 /* Takes over the reference to user (given back when the segment is freed). */
 struct chan_app *chan_app_create(struct chan *ch, struct chan_user *user, char *err,

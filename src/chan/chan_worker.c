@@ -244,14 +244,16 @@ static void chan_udp_drain(struct chan_worker *cw, struct chan_dsock *ds, unsign
 			}
 			break;
 		}
-		fifo_peek(f, 0, &h, sizeof(h));
-		if (h.len > UDP_MAX_PAYLOAD || h.len > used - sizeof(h)) {
+		/* The application may move the FIFO's tail back between our reads of it: each
+		 * copy must have got all it asked for, or the header or datagram is stale. */
+		if (fifo_peek(f, 0, &h, sizeof(h)) != sizeof(h) || h.len > UDP_MAX_PAYLOAD ||
+		    h.len > used - sizeof(h) ||
+		    fifo_peek(f, sizeof(h), cw->udp_buf, h.len) != h.len) {
 			/* A record the application garbled: drop everything queued. */
 			fifo_consume(f, used);
 			cw->st.udp_tx_err++;
 			break;
 		}
-		fifo_peek(f, sizeof(h), cw->udp_buf, h.len);
 		fifo_consume(f, (uint32_t)sizeof(h) + h.len);
 		struct sock_ip_opts ip = {.ttl = h.ttl, .tos = h.tos};
 		struct udp_send_opts o = {.src = ntohl(h.laddr),

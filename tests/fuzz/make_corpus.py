@@ -6,7 +6,9 @@ ARP, record route, timestamp, fragments, host unreachable; TCP from curl on lo),
 variants made from them (VLAN tag, options with routable addresses, address strings, TCP
 options). The seeds of fuzz_stack are record sequences (see tests/fuzz/fuzz_stack.c) built
 from the same packets readdressed to its topology: ping in and out, fragments, ARP,
-forwarding, configuration changes.
+forwarding, configuration changes. Those of fuzz_chan are what an application does on the
+channel (see tests/fuzz/fuzz_chan.c): calls and commands that open, accept, connect, send
+and close, forks and exits, limits, and a few scribbles on its segment.
 Standard library only; the output is deterministic, so re-running it changes nothing.
 Usage: make_corpus.py [DIR]
 """
@@ -118,7 +120,8 @@ def seeds():
         "host_unreach": HOST_UNREACH[20:],
     }
     return {"eth": eth, "arp": arp, "ipv4": ipv4, "icmp4": icmp4, "udp": udp_seeds(),
-            "tcp": tcp_seeds(), "stack": stack_seeds(), "tcp_conn": tcp_conn_seeds()}
+            "tcp": tcp_seeds(), "stack": stack_seeds(), "tcp_conn": tcp_conn_seeds(),
+            "chan": chan_seeds()}
 
 
 # --- fuzz_udp: IP payloads from 127.0.0.1 to 127.0.0.1 (the addresses fuzz_udp.c assumes) ---
@@ -480,6 +483,93 @@ def tcp_conn_seeds():
             tcp_rec_clock(3000),
         "zero_window": active + tcp_rec_app(1, 30000) + tcp_rec_seg(0, ACK, window=0) +
             tcp_rec_clock(4000) + tcp_rec_seg(0, ACK),
+    }
+
+
+# fuzz_chan records (see tests/fuzz/fuzz_chan.c): op, then big-endian arguments.
+(CH_ATTACH, CH_JOIN, CH_HELLO, CH_EXIT, CH_CMD, CH_CALL, CH_POLL, CH_POKE, CH_WRITE, CH_READ,
+ CH_DGRAM, CH_ACCEPT, CH_CLOCK, CH_LIMIT, CH_EVENTS) = range(15)
+# enum chan_op and enum chan_cmd_op (src/chan/chan_shm.h)
+(OP_ATTACH, OP_JOIN, OP_LISTEN, OP_CONNECT, OP_BIND, OP_UDP_OPEN, OP_UDP_CONNECT, OP_SETOPT,
+ OP_INFO, OP_UNBIND, OP_LINKS) = range(1, 12)
+CMD_KICK, CMD_CLOSE, CMD_SHUTDOWN, CMD_CLAIM, CMD_CALL, CMD_SETOPT = range(1, 7)
+CHAN_ADDR = bytes([10, 0, 0, 2])
+CHAN_PEER = bytes([10, 0, 0, 1])
+
+
+def chan_req(op, sock=0, laddr=b"\0" * 4, raddr=b"\0" * 4, lport=0, rport=0, backlog=0,
+             opt=0, value=0, flags=0):
+    """The leading fields of struct chan_req: host-order words, addresses and ports as on
+    the wire (the harness copies these bytes over a zeroed request)."""
+    return (struct.pack("<II", op, sock) + laddr + raddr + struct.pack(">HH", lport, rport) +
+            struct.pack("<IIII", backlog, opt, value, flags))
+
+
+def ch_call(worker, slot, req, app=0, proc=0, state=1):
+    return bytes([CH_CALL, app, proc, worker, slot, state, len(req)]) + req
+
+
+def ch_poll(*workers):
+    return b"".join(bytes([CH_POLL, w]) for w in workers)
+
+
+def ch_cmd(worker, op, arg, sock, app=0, proc=0):
+    return bytes([CH_CMD, app, proc, worker]) + struct.pack(">Q", op << 56 | arg << 32 | sock)
+
+
+def ch_sock_op(kind, sock, length, app=0, proc=0):
+    return bytes([kind, app, proc]) + struct.pack(">HH", sock, length)
+
+
+def chan_seeds():
+    attach = bytes([CH_ATTACH, 0])
+    # Worker w hands out sockets w, w + 2, ...: the listeners are 0 and 1, the connection
+    # 2, the accepted one 4 (all on worker 0, whose loopback carries the handshake).
+    listen = (ch_call(0, 0, chan_req(OP_LISTEN, laddr=CHAN_ADDR, lport=80, backlog=8)) +
+              ch_call(1, 1, chan_req(OP_LISTEN, laddr=CHAN_ADDR, lport=80, backlog=8)) +
+              ch_poll(0, 1))
+    connect = ch_call(0, 2, chan_req(OP_CONNECT, raddr=CHAN_ADDR, rport=80)) + ch_poll(0, 0)
+    accept = bytes([CH_ACCEPT, 0, 0]) + struct.pack(">H", 0) + ch_poll(0)
+    udp = ch_call(1, 3, chan_req(OP_UDP_OPEN, laddr=CHAN_ADDR, lport=5353)) + ch_poll(1)
+    dgram = (bytes([CH_DGRAM, 0, 0]) + struct.pack(">HHHBB", 1, 100, 0, 1, 0) +
+             bytes([CH_DGRAM, 0, 0]) + struct.pack(">HHHBB", 1, 100, 0, 2, 5) + ch_poll(1))
+    return {
+        "tcp_loopback_echo": attach + listen + connect + accept +
+            ch_sock_op(CH_WRITE, 2, 3000) + ch_poll(0) + ch_sock_op(CH_READ, 4, 3000) +
+            ch_sock_op(CH_WRITE, 4, 100) + ch_poll(0) + bytes([CH_EVENTS, 0, 0, 0]) +
+            ch_cmd(0, CMD_SHUTDOWN, 1, 2) + ch_cmd(0, CMD_CLOSE, 0, 4) + ch_poll(0) +
+            bytes([CH_CLOCK]) + struct.pack(">H", 500) + ch_poll(0),
+        "udp_send_and_info": attach + udp + dgram +
+            ch_call(1, 4, chan_req(OP_INFO, sock=1)) +
+            ch_call(1, 5, chan_req(OP_UDP_CONNECT, sock=1, raddr=CHAN_PEER, rport=53)) +
+            ch_cmd(1, CMD_SETOPT, 13 << 16 | 7, 1) + ch_poll(1) + ch_cmd(1, CMD_CLOSE, 0, 1) +
+            ch_poll(1),
+        "options_bind_links": attach +
+            ch_call(0, 0, chan_req(OP_BIND, laddr=CHAN_ADDR, lport=8080, flags=1)) +
+            ch_call(0, 1, chan_req(OP_LISTEN, sock=1, laddr=CHAN_ADDR, lport=8080, backlog=1,
+                                   flags=1)) + ch_poll(0) +
+            ch_call(0, 2, chan_req(OP_SETOPT, sock=0, opt=3, value=1)) +
+            ch_call(0, 3, chan_req(OP_SETOPT, sock=0xFFFFFFFF, opt=12)) +
+            ch_call(0, 4, chan_req(OP_INFO, sock=0)) + ch_call(0, 5, chan_req(OP_LINKS)) +
+            ch_call(0, 6, chan_req(OP_UNBIND, sock=1)) + ch_poll(0),
+        "fork_join_and_exit": attach + listen + bytes([CH_JOIN, 0, 0, 0]) +
+            connect + bytes([CH_JOIN, 0, 0, 1]) + bytes([CH_EXIT, 0, 0]) +
+            bytes([CH_ACCEPT, 0, 1]) + struct.pack(">H", 0) + ch_poll(0, 1) +
+            bytes([CH_EXIT, 0, 1]),
+        "two_users_limits": bytes([CH_LIMIT, 1]) + struct.pack(">I", 2) + attach +
+            bytes([CH_ATTACH, 1]) + listen + connect +
+            ch_call(0, 0, chan_req(OP_UDP_OPEN), app=1) + ch_poll(0) +
+            bytes([CH_HELLO, 3, 1, 0, 0]),
+        # Values the library would refuse, set by command: a 1-byte MSS on the listener
+        # (its children inherit it) and on the connection, before data both ways.
+        "tiny_mss_then_data": attach + listen + ch_cmd(0, CMD_SETOPT, 9 << 16 | 1, 0) +
+            connect + ch_cmd(0, CMD_SETOPT, 9 << 16 | 1, 2) + accept +
+            ch_sock_op(CH_WRITE, 2, 3000) + ch_poll(0) + ch_sock_op(CH_WRITE, 4, 3000) +
+            ch_poll(0, 0) + ch_sock_op(CH_READ, 2, 3000),
+        "scribbled_rings": attach + listen + connect +
+            bytes([CH_POKE, 0, 0, 2]) + struct.pack(">HBI", 0, 1, 0x7fffffff) + ch_poll(0) +
+            attach + listen + bytes([CH_POKE, 0, 0, 5]) + struct.pack(">HBI", 0, 4, 99) +
+            connect,
     }
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every fuzz target that has a seed corpus (corpus/<name>/ for fuzz_<name>: the wire
-# parsers and fuzz_stack) for SECONDS each, on a temporary copy of that corpus (the
+# parsers, fuzz_stack, fuzz_tcp_conn and fuzz_chan) for SECONDS each, on a temporary copy of that corpus (the
 # committed corpus stays as it is). Prints "fuzz <name>: ok|FAILED" per target, then
 # "N passed, N failed"; exits non-zero if any target failed. Crash inputs are kept under
 # BUILD_DIR/fuzz-artifacts/<name>/.

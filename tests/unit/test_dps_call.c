@@ -1,0 +1,182 @@
+/* The library's side of a call slot (lib/dpstack/dps_attach.c): taken, posted with its
+ * command, answered, given back; a caller that times out leaves its slot taken until the
+ * answer comes, and a late answer that made a socket has that socket closed before the slot
+ * serves another call. The daemon is played by the test: an attachment over a plain
+ * anonymous segment, whose command ring and call slots the test reads and answers. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../lib/dpstack/dps_priv.h"
+
+#define MAX_SOCKS 16
+#define TIMEOUT_MS 20
+
+struct fixture {
+	struct dps_attach at;
+	int peer_fd;            /* the daemon's end of the connection */
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	struct dps_attach *at = &f->at;
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	at->sock_fd = sv[0];
+	f->peer_fd = sv[1];
+	at->ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	at->worker_fd[0] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	at->mem_fd = -1;
+	chan_layout(&at->lay, 1, MAX_SOCKS, 1u << 21);
+	at->base = mmap(NULL, at->lay.seg_size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	assert_true(at->base != MAP_FAILED);
+	at->hdr = at->base;
+	atomic_init(&at->refs, 1);
+	static unsigned gen = 1u << 30;
+	at->gen = ++gen; /* a wait set of its own: each fixture has new descriptors */
+	atomic_init(&at->calls_free, ~0ull);
+	at->call_timeout_ms = TIMEOUT_MS;
+	doorbell_init(&at->calls_bell);
+	doorbell_init(&at->hdr->procs[0].bell);
+	pthread_mutex_init(&at->cmd_lock[0], NULL);
+	pthread_mutex_init(&at->ev_lock, NULL);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	munmap(f->at.base, f->at.lay.seg_size);
+	close(f->at.sock_fd);
+	close(f->peer_fd);
+	close(f->at.ev_fd);
+	close(f->at.worker_fd[0]);
+	free(f);
+	return 0;
+}
+
+/* The next command the library queued for worker 0, or 0 when there is none. */
+static uint64_t next_cmd(struct fixture *f)
+{
+	uint64_t v = 0;
+	int corrupt = 0;
+	chan_ring_get(chan_cmd_ring(f->at.base, &f->at.lay, 0, 0), f->at.lay.cmd_mask, &v,
+		      &corrupt);
+	assert_int_equal(corrupt, 0);
+	return v;
+}
+
+/* The daemon answers slot's call. */
+static void answer(struct fixture *f, int slot, int err, uint32_t sock)
+{
+	struct chan_call *c = chan_call_at(f->at.base, &f->at.lay, 0, (unsigned)slot);
+	assert_int_equal(atomic_load(&c->state), CHAN_CALL_POSTED);
+	c->rep = (struct chan_reply){.err = err, .count = err == 0 ? 1 : 0, .socks = {sock}};
+	atomic_store(&c->state, CHAN_CALL_DONE);
+}
+
+static int post(struct fixture *f, uint32_t op)
+{
+	struct chan_req rq = {.op = op};
+	int slot = dps_call_post(&f->at, 0, &rq);
+	assert_true(slot >= 0);
+	assert_int_equal(next_cmd(f), chan_cmd(CHAN_CMD_CALL, (uint32_t)slot, 0));
+	return slot;
+}
+
+static void test_dps_call_answer_in_time_frees_the_slot(void **state)
+{
+	struct fixture *f = *state;
+	int slot = post(f, CHAN_OP_CONNECT);
+	assert_int_equal(slot, 0);
+	assert_int_equal(atomic_load(&f->at.calls_free) & 1, 0); /* taken */
+	answer(f, slot, EADDRINUSE, 0);
+	struct chan_reply rep;
+	assert_int_equal(dps_call_wait(&f->at, slot, &rep), -EADDRINUSE);
+	assert_int_equal(rep.err, EADDRINUSE);
+	struct chan_call *c = chan_call_at(f->at.base, &f->at.lay, 0, 0);
+	assert_int_equal(atomic_load(&c->state), CHAN_CALL_IDLE);
+	assert_int_equal(atomic_load(&f->at.calls_free), ~0ull);
+	assert_int_equal(post(f, CHAN_OP_LINKS), 0); /* the same slot serves the next call */
+}
+
+static void test_dps_call_timed_out_slot_stays_taken_until_answered(void **state)
+{
+	struct fixture *f = *state;
+	int slot = post(f, CHAN_OP_CONNECT);
+	struct chan_reply rep;
+	assert_int_equal(dps_call_wait(&f->at, slot, &rep), -ETIMEDOUT);
+	assert_int_equal(atomic_load(&f->at.calls_late), 1ull << slot);
+	/* The daemon may still write slot 0: the next call takes another. */
+	assert_int_equal(post(f, CHAN_OP_LINKS), 1);
+	assert_int_equal(next_cmd(f), 0); /* and nothing else was queued */
+}
+
+static void test_dps_call_late_answer_closes_the_socket_it_made(void **state)
+{
+	struct fixture *f = *state;
+	int slot = post(f, CHAN_OP_CONNECT);
+	struct chan_reply rep;
+	assert_int_equal(dps_call_wait(&f->at, slot, &rep), -ETIMEDOUT);
+	answer(f, slot, 0, 5);
+	/* The next call reclaims the slot first: the connection nobody wants is closed. */
+	int again = dps_call_post(&f->at, 0, &(struct chan_req){.op = CHAN_OP_LINKS});
+	assert_int_equal(again, slot);
+	assert_int_equal(next_cmd(f), chan_cmd(CHAN_CMD_CLOSE, 0, 5));
+	assert_int_equal(next_cmd(f), chan_cmd(CHAN_CMD_CALL, (uint32_t)again, 0));
+	assert_int_equal(atomic_load(&f->at.calls_late), 0);
+}
+
+static void test_dps_call_late_refusal_or_bind_closes_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct chan_reply rep;
+	int refused = post(f, CHAN_OP_LISTEN), bound = post(f, CHAN_OP_BIND);
+	assert_int_equal(dps_call_wait(&f->at, refused, &rep), -ETIMEDOUT);
+	assert_int_equal(dps_call_wait(&f->at, bound, &rep), -ETIMEDOUT);
+	answer(f, refused, EMFILE, 0);
+	answer(f, bound, 0, 7); /* a reservation id, not a socket */
+	int a = post(f, CHAN_OP_LINKS), b = post(f, CHAN_OP_LINKS);
+	assert_int_equal(a, 0);
+	assert_int_equal(b, 1);
+	assert_int_equal(next_cmd(f), 0);
+}
+
+static void test_dps_call_late_answer_naming_no_socket_of_ours_is_ignored(void **state)
+{
+	struct fixture *f = *state;
+	int slot = post(f, CHAN_OP_UDP_OPEN);
+	struct chan_reply rep;
+	assert_int_equal(dps_call_wait(&f->at, slot, &rep), -ETIMEDOUT);
+	answer(f, slot, 0, MAX_SOCKS); /* a broken daemon's answer: outside the segment */
+	assert_int_equal(post(f, CHAN_OP_LINKS), slot);
+	assert_int_equal(next_cmd(f), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+		T(test_dps_call_answer_in_time_frees_the_slot),
+		T(test_dps_call_timed_out_slot_stays_taken_until_answered),
+		T(test_dps_call_late_answer_closes_the_socket_it_made),
+		T(test_dps_call_late_refusal_or_bind_closes_nothing),
+		T(test_dps_call_late_answer_naming_no_socket_of_ours_is_ignored),
+#undef T
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
