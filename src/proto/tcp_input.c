@@ -111,6 +111,7 @@ static struct tcp_conn *tcp_child_create(struct tcp_conn *l, const struct tcp_se
 	/* No window advertised yet: without this, rcv_adv = 0 reads as a huge window
 	 * (tcp_rcv_window keeps the right edge) for half of the peers' ISNs. */
 	c->rcv_adv = c->rcv_nxt;
+	c->rcv_adv_max = c->rcv_adv;
 	c->rcv_wscale = tcp_rcv_wscale_of(&c->opts);
 	c->state = TCP_SYN_RECEIVED;
 	tcp_negotiate(c, g);
@@ -195,6 +196,7 @@ static struct tcp_conn *tcp_syncookie_accept(struct tcp_conn *l, const struct tc
 	c->rcv_nxt = g->th.seq;
 	/* The window the cookie SYN-ACK offered (tcp_syncookie_reply, unscaled). */
 	c->rcv_adv = c->rcv_nxt + (l->opts.rcvbuf > UINT16_MAX ? UINT16_MAX : l->opts.rcvbuf);
+	c->rcv_adv_max = c->rcv_adv;
 	c->iss = g->th.ack - 1;
 	c->snd_una = g->th.ack - 1; /* the ACK below moves it past the SYN */
 	c->snd_nxt = g->th.ack;
@@ -316,6 +318,7 @@ static void tcp_syn_sent_input(struct tcp_conn *c, const struct tcp_seg *g)
 	c->irs = g->th.seq;
 	c->rcv_nxt = g->th.seq + 1;
 	c->rcv_adv = c->rcv_nxt; /* nothing advertised for this sequence space yet */
+	c->rcv_adv_max = c->rcv_adv;
 	tcp_negotiate(c, g);
 	if (c->opts.ecn && (fl & (TCP_FLAG_ECE | TCP_FLAG_CWR)) == TCP_FLAG_ECE)
 		c->flags |= TCPF_ECN_OK; /* RFC 3168 §6.1.1: ECE without CWR in the SYN-ACK */
@@ -362,15 +365,24 @@ static bool tcp_seq_acceptable(const struct tcp_conn *c, const struct tcp_seg *g
 	       seq_in(seq + len - 1, c->rcv_nxt, c->rcv_nxt + wnd);
 }
 
-/* A segment carrying text (or FIN) into a zero window at RCV.NXT: its ACK still counts. */
-static bool tcp_zero_window_ack(const struct tcp_conn *c, const struct tcp_seg *g)
+/* A segment we cannot take from a sender that may rightly have sent it: text into a zero
+ * window at RCV.NXT (RFC 9293 §3.10.7.4: "special allowance should be made to accept valid
+ * ACKs"), or anything starting in the sliver a scaled window loses when it is rounded down
+ * (RFC 7323 §2.4), up to the furthest edge we ever offered. Its ACK still counts. Without
+ * this a sender whose SND.NXT lies in that sliver sends only unacceptable segments, the ACKs
+ * of our own data are lost with them, and both directions stall (seen: an echo server
+ * blocked on a full send FIFO with its receive FIFO full). */
+static bool tcp_ack_past_window(const struct tcp_conn *c, const struct tcp_seg *g)
 {
-	uint32_t wnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
-	uint32_t len = seg_seq_len(g);
-	if (wnd != 0 || len == 0 || !(g->th.flags & TCP_FLAG_ACK) ||
-	    g->th.flags & (TCP_FLAG_SYN | TCP_FLAG_RST))
+	if (!(g->th.flags & TCP_FLAG_ACK) || g->th.flags & (TCP_FLAG_SYN | TCP_FLAG_RST) ||
+	    tcp_seq_acceptable(c, g))
 		return false;
-	return seq_le(g->th.seq, c->rcv_nxt) && seq_gt(g->th.seq + len, c->rcv_nxt);
+	uint32_t seq = g->th.seq, len = seg_seq_len(g);
+	/* A pure ACK may sit at that edge: its sender filled the window it was given (Linux
+	 * accepts SEG.SEQ = RCV.NXT + RCV.WND too, tcp_sequence). */
+	bool offered = seq_le(seq, c->rcv_nxt) || seq_lt(seq, c->rcv_adv_max) ||
+		       (len == 0 && seq == c->rcv_adv_max);
+	return seq_gt(seq + len, c->rcv_nxt) && offered;
 }
 
 /* RFC 7323 §5.3 PAWS: a segment whose TSval is older than TS.Recent is a duplicate from an
@@ -809,11 +821,11 @@ static void tcp_established_input(struct tcp_conn *c, struct tcp_seg *g)
 		tcp_send_challenge_ack(c);
 		return;
 	}
-	if (tcp_zero_window_ack(c, g)) {
-		/* RFC 9293 §3.10.7.4: with RCV.WND zero no segment is acceptable, "but special
-		 * allowance should be made to accept valid ACKs": keep the ACK, drop the text. A
-		 * sender blocked on our zero window would otherwise never see its data acked. */
-		stack_drop_count(s, STACK_DROP_TCP_DATA_PAST_WINDOW);
+	if (tcp_ack_past_window(c, g)) {
+		/* Keep the ACK as if it came at RCV.NXT, drop the text (and a FIN with it). */
+		if (seg_seq_len(g) != 0)
+			stack_drop_count(s, STACK_DROP_TCP_DATA_PAST_WINDOW);
+		g->th.seq = c->rcv_nxt;
 		g->len = 0;
 		g->th.flags &= (uint8_t)~TCP_FLAG_FIN;
 		c->flags |= TCPF_ACK_NOW;

@@ -234,6 +234,8 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 	if (flags & TCP_FLAG_ACK) {
 		c->rcv_adv = c->rcv_nxt + (flags & TCP_FLAG_SYN ? o.window
 								 : (uint32_t)o.window << c->rcv_wscale);
+		if (seq_gt(c->rcv_adv, c->rcv_adv_max))
+			c->rcv_adv_max = c->rcv_adv;
 		c->last_ack_sent = c->rcv_nxt;
 		c->segs_unacked = 0;
 		c->has_dsack = false;

@@ -124,6 +124,7 @@ struct tcp_conn {
 	uint32_t irs;
 	uint32_t rcv_nxt;
 	uint32_t rcv_adv;                 /* right edge of the window we advertised */
+	uint32_t rcv_adv_max;             /* the furthest edge we ever advertised */
 	struct tcp_ooo ooo;
 	bool rcv_full;                    /* the receive FIFO was seen nearly full (autotuning), */
 	uint64_t rcv_full_us;             /* last at this time */

@@ -434,8 +434,11 @@ def test_dps_echo_kernel_client_transfer_echoed_exactly(st, mode, size):
     port = 7100 + MODES.index(mode)
     data = os.urandom(size)
     with dps_echo(st.daemon, mode, port, maxconn=1) as echo:
-        r = echo_transfer(kernel_connect(st, port), data)
-        assert r.ok, r
+        try:
+            r = echo_transfer(kernel_connect(st, port), data)
+        except AssertionError as e:
+            raise AssertionError("%s\n%s" % (e, state_of(st))) from None
+        assert r.ok, "%s\n%s" % (r, state_of(st))
         assert echo.wait() == 0, echo.output()   # -n 1: it exits once the connection ended
     wait_apps_gone(st.daemon)
 

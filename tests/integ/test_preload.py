@@ -564,6 +564,28 @@ def test_both_ends_on_the_stack_redis_benchmark_and_wrk_nginx(st, work):
         assert n > 100 and bad == 0 and errs == 0, r.stdout
 
 
+def test_both_ends_on_the_stack_iperf3_both_ways_and_curl_of_nginx(st, work):
+    """Bulk transfer between two programs of one daemon, where receive autotuning moves
+    receive FIFOs while they stream: iperf3 each way, and curl gets nginx's file intact
+    (iperf3's counts differ by what was still buffered when its timer ended the test)."""
+    need("iperf3", "nginx", "curl")
+    env = stack_env(st)
+    with program(["iperf3", "-s", "-4", "-p", "5202"], env=env,
+                 log=str(work / "iperf3.out")) as srv:
+        wait_listening(st, 5202, srv)
+        for extra in ([], ["-R"]):
+            r = topo.run(["iperf3", "-c", st.stack_ip, "-p", "5202", "-t", "2", "-J", *extra],
+                         env=env, timeout=60, check=False)
+            res = iperf3_json(r.stdout)
+            assert "error" not in res, res.get("error")
+            end = res["end"]
+            assert end["sum_received"]["bytes"] > 10 * MB, end["sum_received"]
+    with nginx_running(st, work, 8083, workers=1) as (_, digest):
+        r = topo.run(["sh", "-c", "curl -sS -m 30 http://%s:8083/big.bin | sha256sum" %
+                      st.stack_ip], env=env, timeout=60)
+        assert r.stdout.split()[0] == digest, r
+
+
 # ---------------------------------------------------------------------------------------------
 # the shim's edges
 

@@ -388,6 +388,39 @@ static void test_established_zero_window_data_dropped_and_acked(void **state)
 	assert_int_equal(tcp_recv(c, buf, sizeof(buf)), 4096);
 }
 
+/* RFC 7323 §2.4: a scaled window rounded down loses a sliver the peer may already have used;
+ * its segments from there (SND.NXT past our window) still carry ACKs that count. Here the
+ * offer that was taken back is set directly: the creep that leads to it needs thousands of
+ * ACKs. */
+static void test_established_ack_from_the_sliver_of_a_retracted_window_counts(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = open_rcvbuf(&p, 4096);
+	peer_fill(&p, 0, 4096);
+	tp_advance(TCP_DELACK_MS);
+	tp_collect(segs, TS_MAX_FRAMES);
+	assert_int_equal(tcp_send(c, "reply", 5), 5);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	uint32_t our_end = g.th.seq + 5;
+	c->rcv_adv_max = c->rcv_nxt + 256;
+	/* Beyond even that: unacceptable, its ACK ignored. */
+	tp_send_at(&p, c->rcv_nxt + 257, our_end, TCP_FLAG_ACK, NULL, 0, NULL);
+	tp_collect(segs, TS_MAX_FRAMES);
+	struct tcp_conn_info ci;
+	tcp_conn_info(c, &ci);
+	assert_int_equal(ci.tx_queued, 5);
+	ts_expect_drop(STACK_DROP_TCP_OUT_OF_WINDOW, 1);
+	/* A pure ACK from inside the sliver acknowledges our reply. */
+	tp_send_at(&p, c->rcv_nxt + 200, our_end, TCP_FLAG_ACK, NULL, 0, NULL);
+	tp_collect(segs, TS_MAX_FRAMES);
+	tcp_conn_info(c, &ci);
+	assert_int_equal(ci.tx_queued, 0);
+	assert_int_equal(tcp_recv(c, buf, sizeof(buf)), 4096);
+}
+
 static void test_established_zero_window_segment_ack_still_processed(void **state)
 {
 	(void)state;
@@ -1136,6 +1169,7 @@ int main(void)
 		T(test_established_segment_beyond_window_dropped_and_acked),
 		T(test_established_zero_window_data_dropped_and_acked),
 		T(test_established_zero_window_segment_ack_still_processed),
+		T(test_established_ack_from_the_sliver_of_a_retracted_window_counts),
 		T(test_scaled_window_right_edge_never_retracts),
 		T(test_rcvbuf_doubles_for_a_reader_that_keeps_up),
 		T(test_rcvbuf_stops_at_the_largest_size),
