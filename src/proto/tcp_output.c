@@ -101,6 +101,15 @@ uint32_t tcp_flight(const struct tcp_conn *c)
 	return c->snd_max - c->snd_una;
 }
 
+uint32_t tcp_rcv_slack(const struct tcp_conn *c)
+{
+	const uint32_t unit = 1u << c->rcv_wscale;
+	const uint32_t buf = c->sk.rx != NULL ? c->sk.rx->size : c->opts.rcvbuf;
+	if (unit == 1)
+		return 0;
+	return 16 * unit > buf / 8 ? 16 * unit : buf / 8;
+}
+
 /* The window to advertise, unscaled: the receive FIFO's free room (out-of-order data sits
  * beyond its tail, inside that room), rounded down to the scale unit, never moving the right
  * edge back (RFC 9293 §3.8.6.2.2 / RFC 7323 §2.4), and only moved forward by at least
@@ -112,10 +121,14 @@ uint32_t tcp_rcv_window(const struct tcp_conn *c)
 	/* A scaled window field cannot say "cur" exactly: keeping the right edge where it was
 	 * (RFC 7323 §2.4) rounds cur up by less than a unit at every ACK whose RCV.NXT is not
 	 * aligned with the edge, so the edge creeps forward (Linux does the same and relies on
-	 * buffer slack). New window is offered only up to the room less a slack of 16 units,
-	 * which the creep may use; in the corner where even that is used up, the edge steps
-	 * back by less than a unit rather than promise bytes the FIFO cannot hold. */
-	const uint32_t slack = unit > 1 ? 16 * unit : 0;
+	 * buffer slack, offering about half of it). New window is offered only up to the room
+	 * less a slack (tcp_rcv_slack: an eighth of the FIFO, at least 16 units), which the
+	 * creep may use; in the corner where even that is used up, the edge steps back by
+	 * less than a unit rather than promise bytes the FIFO cannot hold. The slack must
+	 * outlast the ACKs of a window's worth of segments: each may creep by a unit (128 bytes
+	 * at the scale autotuning needs), and an edge that steps back cuts data the peer sent
+	 * within it, to be sent again after a timeout. */
+	const uint32_t slack = tcp_rcv_slack(c);
 	uint32_t free_room = real_free > slack ? real_free - slack : 0;
 	uint32_t max = (uint32_t)UINT16_MAX << c->rcv_wscale;
 	if (free_room > max)

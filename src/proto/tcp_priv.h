@@ -196,6 +196,9 @@ void tcp_stack_tick(struct stack *s);
 void tcp_notify(struct tcp_conn *c, uint32_t events);
 void tcp_deliver_events(struct stack *s);
 
+/* tcp_output.c: receive FIFO bytes never offered, which the scaled window's rounding may use. */
+uint32_t tcp_rcv_slack(const struct tcp_conn *c);
+
 /* tcp_rcvbuf.c: receive buffer autotuning */
 uint8_t tcp_rcv_wscale_of(const struct tcp_sockopts *o);
 /* After in-order data went into the receive FIFO. */
