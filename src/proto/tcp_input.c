@@ -199,6 +199,7 @@ static struct tcp_conn *tcp_syncookie_accept(struct tcp_conn *l, const struct tc
 	c->rcv_adv_max = c->rcv_adv;
 	c->iss = g->th.ack - 1;
 	c->snd_una = g->th.ack - 1; /* the ACK below moves it past the SYN */
+	c->snd_sml = c->snd_una;
 	c->snd_nxt = g->th.ack;
 	c->snd_max = g->th.ack;
 	c->snd_wl1 = g->th.seq;
@@ -280,6 +281,7 @@ static struct tcp_conn *tcp_listen_input(struct tcp_conn *l, const struct tcp_se
 	c->iss = tcp_isn(&s->tcp->secret, c->sk.laddr, c->sk.lport, c->sk.raddr, c->sk.rport,
 			 s->now_us);
 	c->snd_una = c->iss;
+	c->snd_sml = c->iss;
 	c->snd_nxt = c->iss;
 	c->snd_max = c->iss;
 	stack_count(s, STACK_EV_TCP_PASSIVE_OPENS);

@@ -313,14 +313,17 @@ void tcp_send_rst_reply(struct stack *s, const struct ip4_repr *ip, const struct
 }
 
 /* Nagle (RFC 9293 §3.7.4) and sender SWS avoidance (§3.8.6.2.1): a short segment goes only
- * when it carries everything queued and nothing is unacknowledged (or TCP_NODELAY), or when
- * it fills half of the largest window the peer ever offered. */
+ * when it carries everything queued and no short segment is unacknowledged (or
+ * TCP_NODELAY), or when it fills half of the largest window the peer ever offered. Only
+ * short segments in flight hold the next one back (Minshall's variant, as Linux's
+ * tcp_minshall_check): with RFC 896's rule the tail of a bulk write after full segments
+ * waits for their ACK, which the peer delays (one segment is not two), 40 ms a time. */
 static bool tcp_short_segment_ok(const struct tcp_conn *c, uint32_t len, uint32_t unsent)
 {
 	if (c->flags & TCPF_SWS_OVERRIDE)
 		return true;
 	if (len == unsent && (c->opts.nodelay || c->snd_nxt == c->snd_una ||
-			      c->flags & TCPF_FIN_QUEUED))
+			      seq_le(c->snd_sml, c->snd_una) || c->flags & TCPF_FIN_QUEUED))
 		return true;
 	return c->max_sndwnd != 0 && len >= c->max_sndwnd / 2;
 }
@@ -372,6 +375,8 @@ static unsigned tcp_output_data(struct tcp_conn *c)
 		c->snd_nxt += len;
 		if (seq_gt(c->snd_nxt, c->snd_max))
 			c->snd_max = c->snd_nxt;
+		if (len < mss)
+			c->snd_sml = c->snd_nxt;
 		sent++;
 	}
 	if (tcp_fin_pending(c)) {

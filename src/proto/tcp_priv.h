@@ -116,6 +116,7 @@ struct tcp_conn {
 	uint32_t snd_wnd;                 /* scaled */
 	uint32_t snd_wl1, snd_wl2;
 	uint32_t max_sndwnd;              /* largest window offered by the peer (SWS) */
+	uint32_t snd_sml;                 /* end of the last short segment sent (Nagle) */
 	uint8_t snd_wscale, rcv_wscale;
 	uint16_t snd_mss;                 /* payload bytes per segment (options excluded) */
 	uint16_t rcv_mss;                 /* what we advertised */

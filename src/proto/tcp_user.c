@@ -146,6 +146,7 @@ int tcp_connect(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t raddr,
 	c->ts_offset = tcp_isn(&s->tcp->secret, laddr, lport, raddr, rport, 0);
 	c->rcv_wscale = tcp_rcv_wscale_of(&c->opts);
 	c->snd_una = c->iss;
+	c->snd_sml = c->iss;
 	c->snd_nxt = c->iss;
 	c->snd_max = c->iss;
 	tcp_conn_set_mss(c, 0);
