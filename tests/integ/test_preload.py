@@ -36,6 +36,7 @@ import topo
 PRELOAD = os.path.join(topo.BUILD, "lib", "preload", "libdpstack_preload.so")
 FDSET = os.path.join(topo.BUILD, "tests", "integ", "apps", "preload_fdset")
 SIGNALS = os.path.join(topo.BUILD, "tests", "integ", "apps", "preload_signals")
+FORKS = os.path.join(topo.BUILD, "tests", "integ", "apps", "preload_forks")
 SHORT_TIMERS = ("tcp params time-wait-ms 200 fin-timeout-ms 1000",)
 MB = 1 << 20
 
@@ -923,3 +924,11 @@ def test_mlockall_locks_only_the_memory_in_use(st, work):
     resident_kb = int(r.stdout.split()[-1])
     assert resident_kb < 256 * 1024, (resident_kb, r.stdout)
 
+
+def test_fork_while_other_threads_set_options_of_new_sockets_never_hangs_the_child(st, work):
+    """The shim's record of sockets not bound yet is changed by every socket, setsockopt
+    and close: a fork while another thread is in the middle of that must leave the child a
+    table it can use (its close of a new socket returns)."""
+    env = dict(st.daemon.env, LD_PRELOAD=PRELOAD)
+    r = topo.run([FORKS, "400"], env=env, timeout=120, check=False)
+    assert r.stdout == "forks 400\n", r.stdout + r.stderr
