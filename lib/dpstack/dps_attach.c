@@ -448,24 +448,46 @@ bool dps_attach_check(struct dps_attach *at)
 	return false;
 }
 
+/* A deadline DPSTACK_CALL_TIMEOUT_MS from now, in dps_now_ms's clock; -1: none. */
+static int64_t dps_call_deadline(struct dps_attach *at)
+{
+	return at->call_timeout_ms > 0 ? dps_now_ms() + at->call_timeout_ms : -1;
+}
+
+/* Sleeps on this process's eventfd way until news, or until deadline_ms (-1: none). */
+static int dps_sleep_until(struct dps_attach *at, int64_t deadline_ms)
+{
+	if (deadline_ms < 0)
+		return dps_sleep(at, -1);
+	int64_t left = deadline_ms - dps_now_ms();
+	return left > 0 ? dps_sleep(at, (int)(left > INT32_MAX ? INT32_MAX : left)) : 0;
+}
+
 /* Queues v on worker w's command ring of this process. A full ring (the worker takes
- * CHAN_CMD_RING commands per round) is waited out on the process's doorbell: the worker
- * rings it when it has emptied a ring that was filling up. */
+ * CHAN_CMD_BUDGET commands per round) is waited out on the process's doorbell: the worker
+ * rings it when it has emptied a ring that was filling up. The wait is a library request
+ * like a call: a daemon that does not take commands (stopped, stuck) ends it with
+ * -ETIMEDOUT after DPSTACK_CALL_TIMEOUT_MS, a dead one at once with -ENOTCONN (the sleep
+ * watches the daemon connection). The ring's lock is not held while waiting, so that other
+ * threads' commands meet the same limit instead of waiting for this one's, one after the
+ * other. */
 struct dps_ring_wait {
 	struct dps_attach *at;
 	struct chan_ring *r;
+	int64_t deadline_ms;            /* -1: none */
 };
 
 static bool dps_ring_has_room(void *ctx)
 {
 	struct dps_ring_wait *rw = ctx;
-	return chan_ring_count(rw->r) <= rw->at->lay.cmd_mask || dps_attach_dead(rw->at);
+	return chan_ring_count(rw->r) <= rw->at->lay.cmd_mask || dps_attach_dead(rw->at) ||
+	       (rw->deadline_ms >= 0 && dps_now_ms() >= rw->deadline_ms);
 }
 
 static int dps_ring_sleep(void *ctx)
 {
 	struct dps_ring_wait *rw = ctx;
-	return dps_sleep(rw->at, -1);
+	return dps_sleep_until(rw->at, rw->deadline_ms);
 }
 
 static void dps_ring_worker(struct dps_attach *at, unsigned w)
@@ -473,23 +495,32 @@ static void dps_ring_worker(struct dps_attach *at, unsigned w)
 	doorbell_ring_fd(&at->hdr->workers[w].bell, at->worker_fd[w]);
 }
 
+static bool dps_ring_try_put(struct dps_attach *at, unsigned w, struct chan_ring *r, uint64_t v)
+{
+	pthread_mutex_lock(&at->cmd_lock[w]);
+	bool put = chan_ring_put(r, at->lay.cmd_mask, v);
+	pthread_mutex_unlock(&at->cmd_lock[w]);
+	return put;
+}
+
 static int dps_cmd_to(struct dps_attach *at, unsigned w, uint64_t v)
 {
 	struct chan_ring *r = chan_cmd_ring(at->base, &at->lay, at->proc, w);
-	pthread_mutex_lock(&at->cmd_lock[w]);
-	while (!chan_ring_put(r, at->lay.cmd_mask, v)) {
-		if (dps_attach_dead(at)) {
-			pthread_mutex_unlock(&at->cmd_lock[w]);
-			return -ENOTCONN;
-		}
-		uint64_t one = 1;
-		if (write(at->worker_fd[w], &one, sizeof(one)) < 0) {
-			/* saturated counter: the worker is awake */
-		}
-		struct dps_ring_wait rw = {.at = at, .r = r};
-		doorbell_wait_fd(dps_bell(at), at->spin_ns, dps_ring_has_room, dps_ring_sleep, &rw);
+	if (!dps_ring_try_put(at, w, r, v)) {
+		struct dps_ring_wait rw = {.at = at, .r = r, .deadline_ms = dps_call_deadline(at)};
+		do {
+			if (dps_attach_dead(at))
+				return -ENOTCONN;
+			if (rw.deadline_ms >= 0 && dps_now_ms() >= rw.deadline_ms)
+				return -ETIMEDOUT;
+			uint64_t one = 1;
+			if (write(at->worker_fd[w], &one, sizeof(one)) < 0) {
+				/* saturated counter: the worker is awake */
+			}
+			doorbell_wait_fd(dps_bell(at), at->spin_ns, dps_ring_has_room, dps_ring_sleep,
+					 &rw);
+		} while (!dps_ring_try_put(at, w, r, v));
 	}
-	pthread_mutex_unlock(&at->cmd_lock[w]);
 	dps_ring_worker(at, w);
 	return 0;
 }
@@ -545,8 +576,7 @@ static void dps_calls_reclaim(struct dps_attach *at)
  * given up on a stuck daemon: then this wait too ends with ETIMEDOUT). */
 static int dps_call_slot_take(struct dps_attach *at)
 {
-	const int64_t deadline = at->call_timeout_ms > 0 ? dps_now_ms() + at->call_timeout_ms
-							 : -1;
+	const int64_t deadline = dps_call_deadline(at);
 	for (;;) {
 		dps_calls_reclaim(at);
 		uint32_t seen = doorbell_seq(&at->calls_bell);
@@ -610,18 +640,13 @@ static bool dps_call_done(void *ctx)
 static int dps_call_sleep(void *ctx)
 {
 	struct dps_call_waiter *cw = ctx;
-	if (cw->deadline_ms < 0)
-		return dps_sleep(cw->at, -1);
-	int64_t left = cw->deadline_ms - dps_now_ms();
-	return left > 0 ? dps_sleep(cw->at, (int)(left > INT32_MAX ? INT32_MAX : left)) : 0;
+	return dps_sleep_until(cw->at, cw->deadline_ms);
 }
 
 int dps_call_wait(struct dps_attach *at, int slot, struct chan_reply *rep)
 {
 	struct chan_call *c = chan_call_at(at->base, &at->lay, at->proc, (unsigned)slot);
-	struct dps_call_waiter cw = {.at = at, .c = c, .deadline_ms = -1};
-	if (at->call_timeout_ms > 0)
-		cw.deadline_ms = dps_now_ms() + at->call_timeout_ms;
+	struct dps_call_waiter cw = {.at = at, .c = c, .deadline_ms = dps_call_deadline(at)};
 	/* A signal does not end the wait: the call runs anyway, and its answer is needed to
 	 * know what exists (a socket the daemon made). A daemon that does not answer in time
 	 * does: the slot is left to dps_calls_reclaim, which takes the late answer (and closes
@@ -650,8 +675,11 @@ int dps_call(struct dps_attach *at, unsigned w, struct chan_req *rq, struct chan
 
 void dps_kick(struct dps_attach *at, uint32_t sock)
 {
-	if (atomic_exchange(&dps_sock(at, sock)->kick, 1) == 0)
-		dps_cmd(at, sock, CHAN_CMD_KICK, 0);
+	_Atomic uint32_t *kick = &dps_sock(at, sock)->kick;
+	/* A kick that could not be queued must not leave the flag set: later ones would
+	 * think it on its way and never be sent. */
+	if (atomic_exchange(kick, 1) == 0 && dps_cmd(at, sock, CHAN_CMD_KICK, 0) < 0)
+		atomic_store(kick, 0);
 }
 
 bool dps_fifo_view(struct dps_attach *at, struct fifo *f, uint64_t off, uint32_t size)

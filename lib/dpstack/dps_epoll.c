@@ -327,8 +327,9 @@ static int dps_ep_collect(struct dps_epoll *ep, struct epoll_event *evs, int max
 	return n;
 }
 
-/* The daemon went away: every stack socket of the instance reports it (once, see
- * dps_ep_collect), so that a server's event loop sees its connections end. */
+/* The daemon went away: every connection of the instance reports it (once, see
+ * dps_ep_collect), so that a server's event loop sees them end; listeners stay quiet
+ * (dps_file_ready). */
 static void dps_ep_daemon_gone(struct dps_epoll *ep)
 {
 	pthread_mutex_lock(&dps_ep_lock);

@@ -209,6 +209,7 @@ static void dps_file_locks_reset(int fd, struct dps_file *f, void *ctx)
 	(void)ctx;
 	pthread_mutex_init(&f->rx_lock, NULL);
 	pthread_mutex_init(&f->tx_lock, NULL);
+	f->accepting = 0; /* the other threads and their accepts did not come along */
 }
 
 void dps_files_after_fork(void)

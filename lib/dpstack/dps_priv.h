@@ -106,6 +106,10 @@ struct dps_file {
 	bool shut_rd, shut_wr;          /* shutdown(2) here, before the worker confirms */
 	bool connect_pending;           /* a non-blocking connect(2) said EINPROGRESS */
 	_Atomic unsigned accept_next;
+	/* A listener's accepts in progress, and its close while there were some: the last of
+	 * them closes its sockets (dps_accept_leave). Under rx_lock. */
+	unsigned accepting;
+	bool listen_closed;
 	pthread_mutex_t rx_lock, tx_lock;
 	struct dps_epitem *watchers;    /* epoll items on this file (under dps_ep_lock) */
 	struct dps_epoll *ep;           /* DPS_EPOLL */

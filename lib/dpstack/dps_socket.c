@@ -340,7 +340,12 @@ static int dps_accept_one(struct dps_file *l, int flags, struct dps_file **out)
 			return -EPROTO;
 		}
 		uint32_t s = (uint32_t)v;
-		dps_cmd(at, s, CHAN_CMD_CLAIM, 0);
+		int rc = dps_cmd(at, s, CHAN_CMD_CLAIM, 0);
+		if (rc < 0) {
+			/* Unclaimed, it stays the listener's, which resets it at its close. */
+			dps_file_put(f);
+			return rc;
+		}
 		atomic_fetch_add(&at->refs, 1);
 		f->at = at;
 		f->opts = l->opts;
@@ -350,7 +355,7 @@ static int dps_accept_one(struct dps_file *l, int flags, struct dps_file **out)
 		if (flags & SOCK_NONBLOCK)
 			atomic_store(&f->flags, O_NONBLOCK);
 		f->cloexec = (flags & SOCK_CLOEXEC) != 0;
-		int rc = dps_file_attach_sock(f, s);
+		rc = dps_file_attach_sock(f, s);
 		if (rc == 0)
 			rc = dps_file_install(f);
 		if (rc < 0) {
@@ -364,6 +369,43 @@ static int dps_accept_one(struct dps_file *l, int flags, struct dps_file **out)
 	return -EAGAIN;
 }
 
+/* A thread in accept(2) keeps the listener, as Linux's holds the listening socket's file
+ * until it returns: a close meanwhile leaves the sockets open, and the last accept to leave
+ * closes them. So a connection an accept took off a ring is always claimed before the
+ * worker hears of the close, which resets the unclaimed ones (a CLAIM after that would be
+ * a bad command, and the daemon drops the whole process), and nothing reads the accept
+ * rings of a closed listener, whose memory the worker gives back. False: the listener was
+ * closed already (EBADF, as an accept that starts after the close). */
+static bool dps_accept_enter(struct dps_file *l)
+{
+	pthread_mutex_lock(&l->rx_lock);
+	bool open = !l->listen_closed;
+	if (open)
+		l->accepting++;
+	pthread_mutex_unlock(&l->rx_lock);
+	return open;
+}
+
+static void dps_accept_leave(struct dps_file *l)
+{
+	pthread_mutex_lock(&l->rx_lock);
+	bool last = --l->accepting == 0 && l->listen_closed;
+	pthread_mutex_unlock(&l->rx_lock);
+	if (last)
+		dps_file_close_socks(l);
+}
+
+/* The close of a listener: true when accepts are in progress, the last of which closes
+ * its sockets. */
+static bool dps_listen_close_deferred(struct dps_file *l)
+{
+	pthread_mutex_lock(&l->rx_lock);
+	l->listen_closed = true;
+	bool busy = l->accepting > 0;
+	pthread_mutex_unlock(&l->rx_lock);
+	return busy;
+}
+
 int dps_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
 	struct dps_file *l = dps_file_get(fd);
@@ -375,7 +417,9 @@ int dps_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 		rc = -EINVAL;
 	else if (l->kind != DPS_LISTEN)
 		rc = l->kind == DPS_UDP ? -EOPNOTSUPP : l->kind == DPS_EPOLL ? -ENOTSOCK : -EINVAL;
-	else
+	else if (!dps_accept_enter(l))
+		rc = -EBADF;
+	else {
 		for (;;) {
 			if (dps_attach_dead(l->at)) {
 				rc = -EINVAL; /* the listener is gone with its daemon */
@@ -394,6 +438,8 @@ int dps_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 				break;
 			}
 		}
+		dps_accept_leave(l);
+	}
 	if (rc == 0 && addr != NULL) {
 		/* An address that cannot be written costs the connection, as on Linux. */
 		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
@@ -578,7 +624,8 @@ static int dps_close_file(int fd, bool keep_fd)
 		dps_file_put(f);
 		return 0;
 	}
-	dps_file_close_socks(f);
+	if (f->kind != DPS_LISTEN || !dps_listen_close_deferred(f))
+		dps_file_close_socks(f);
 	dps_epoll_forget(f);
 	dps_file_put(f);
 	return 0;

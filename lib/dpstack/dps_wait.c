@@ -56,7 +56,11 @@ bool dps_events_pending(void *ctx)
 	for (unsigned w = 0; w < at->lay.nb_workers; w++)
 		if (chan_ring_count(chan_ev_ring(at->base, &at->lay, at->proc, w)) != 0)
 			return true;
-	return dps_attach_dead(at);
+	/* Not the daemon's death: dps_epoll_pwait goes round again while this says yes, and a
+	 * dead daemon queues nothing more, so that would spin for ever (nginx's workers at
+	 * 100% CPU after a kill -9 of dpstackd). Its death wakes the sleep that follows: the
+	 * instance watches the daemon connection. */
+	return false;
 }
 
 /* Data to read. Read only: a view of a block the FIFO just moved from shows it empty, or
@@ -98,14 +102,19 @@ static uint32_t dps_stream_ready(struct dps_file *f)
 
 uint32_t dps_file_ready(struct dps_file *f)
 {
-	if (f->at != NULL && dps_attach_dead(f->at) && f->kind != DPS_EPOLL)
+	bool dead = f->at != NULL && dps_attach_dead(f->at);
+	/* The sockets of a dead daemon: a connection or datagram socket as one that was reset;
+	 * a listener never has a connection again, so it is not readable (as a Linux listener
+	 * with an empty queue) and accept says EINVAL (as on a listener that was shut down).
+	 * Reported readable, a level-triggered event loop would spin on accepts that fail. */
+	if (dead && (f->kind == DPS_TCP || f->kind == DPS_UDP))
 		return EPOLLIN | EPOLLOUT | EPOLLHUP | EPOLLERR | EPOLLRDHUP;
 	switch (f->kind) {
 	case DPS_TCP:
 		/* Linux: a socket that never connected polls as writable and hung up. */
 		return f->nsocks == 0 ? EPOLLOUT | EPOLLHUP : dps_stream_ready(f);
 	case DPS_LISTEN:
-		for (unsigned i = 0; i < f->nsocks; i++) {
+		for (unsigned i = 0; !dead && i < f->nsocks; i++) {
 			struct chan_sock *ss = dps_sock(f->at, f->socks[i]);
 			struct chan_ring *r = (struct chan_ring *)((char *)f->at->base + ss->acc_off);
 			if (chan_ring_count(r) != 0)

@@ -119,8 +119,27 @@ bool pl_is_stack(int fd);
 bool pl_kernel_addr(const struct sockaddr *addr, socklen_t len);
 
 /* Sockets created on the stack that have not bound or connected yet: how to remake them on
- * the kernel (preload_socket.c). */
+ * the kernel, with the options they were given (preload_pending.c). */
+#define PL_MAX_OPTS 16
+#define PL_OPT_LEN 32
+struct pl_pending {
+	int domain, type, protocol;
+	unsigned nopts;
+	struct {
+		int level, name;
+		socklen_t len;
+		unsigned char val[PL_OPT_LEN];
+	} opts[PL_MAX_OPTS];
+};
+/* A record for fd (replacing any): 0, or -1 when there is no memory. */
+int pl_pending_add(int fd, int domain, int type, int protocol);
+/* Takes fd's record out of the table (the caller frees it), or NULL. */
+struct pl_pending *pl_pending_take(int fd);
+bool pl_pending_has(int fd);
 void pl_pending_forget(int fd);
+/* Keeps an option (val: len bytes, already copied from the application) in fd's record, if
+ * it has one; PL_MAX_OPTS at most. */
+void pl_pending_record_opt(int fd, int level, int name, const void *val, socklen_t len);
 /* Remakes a pending stack socket as a kernel socket of the same number (a no-op for one
  * that is not pending). 0, or -1 with errno. */
 int pl_move_pending_to_kernel(int fd, const char *why);

@@ -6,7 +6,6 @@
 #include <linux/close_range.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -20,100 +19,13 @@
 #include "../dpstack/dps_priv.h"
 #include "preload.h"
 
-#define PL_MAX_OPTS 16
-#define PL_OPT_LEN 32
-
-/* What remaking a socket on the kernel needs: how it was created and the options set. */
-struct pl_pending {
-	int domain, type, protocol;
-	unsigned nopts;
-	struct {
-		int level, name;
-		socklen_t len;
-		unsigned char val[PL_OPT_LEN];
-	} opts[PL_MAX_OPTS];
-};
-
-static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct pl_pending **pending;
-static size_t pending_cap;
-
-static int pl_pending_add(int fd, int domain, int type, int protocol)
+/* Options are recorded for a socket that may move to the kernel; the value is the
+ * application's: one that cannot be read is not kept (setsockopt says EFAULT). */
+static void pl_record_opt(int fd, int level, int name, const void *uval, socklen_t len)
 {
-	struct pl_pending *p = calloc(1, sizeof(*p));
-	if (p == NULL)
-		return -1;
-	*p = (struct pl_pending){.domain = domain, .type = type, .protocol = protocol};
-	pthread_mutex_lock(&pending_lock);
-	if ((size_t)fd >= pending_cap) {
-		size_t cap = pending_cap == 0 ? 1024 : pending_cap;
-		while (cap <= (size_t)fd)
-			cap *= 2;
-		struct pl_pending **t = realloc(pending, cap * sizeof(*t));
-		if (t == NULL) {
-			pthread_mutex_unlock(&pending_lock);
-			free(p);
-			return -1;
-		}
-		memset(t + pending_cap, 0, (cap - pending_cap) * sizeof(*t));
-		pending = t;
-		pending_cap = cap;
-	}
-	free(pending[fd]);
-	pending[fd] = p;
-	pthread_mutex_unlock(&pending_lock);
-	return 0;
-}
-
-/* Takes fd's record out of the table (the caller frees it), or NULL. */
-static struct pl_pending *pl_pending_take(int fd)
-{
-	struct pl_pending *p = NULL;
-	pthread_mutex_lock(&pending_lock);
-	if (fd >= 0 && (size_t)fd < pending_cap) {
-		p = pending[fd];
-		pending[fd] = NULL;
-	}
-	pthread_mutex_unlock(&pending_lock);
-	return p;
-}
-
-static bool pl_pending_has(int fd)
-{
-	pthread_mutex_lock(&pending_lock);
-	bool has = fd >= 0 && (size_t)fd < pending_cap && pending[fd] != NULL;
-	pthread_mutex_unlock(&pending_lock);
-	return has;
-}
-
-void pl_pending_forget(int fd)
-{
-	free(pl_pending_take(fd));
-}
-
-static void pl_pending_record_opt(int fd, int level, int name, const void *uval, socklen_t len)
-{
-	/* The value is the application's: one that cannot be read is not kept (setsockopt
-	 * says EFAULT). */
 	unsigned char val[PL_OPT_LEN];
-	if (len > PL_OPT_LEN || dps_get_user(val, uval, len) < 0)
-		return;
-	pthread_mutex_lock(&pending_lock);
-	struct pl_pending *p = fd >= 0 && (size_t)fd < pending_cap ? pending[fd] : NULL;
-	if (p != NULL) {
-		unsigned i = 0;
-		while (i < p->nopts && (p->opts[i].level != level || p->opts[i].name != name))
-			i++;
-		if (i < PL_MAX_OPTS) {
-			p->opts[i].level = level;
-			p->opts[i].name = name;
-			p->opts[i].len = len;
-			memcpy(p->opts[i].val, val, len);
-			if (i == p->nopts)
-				p->nopts++;
-		}
-	}
-	pthread_mutex_unlock(&pending_lock);
+	if (len <= PL_OPT_LEN && pl_pending_has(fd) && dps_get_user(val, uval, len) == 0)
+		pl_pending_record_opt(fd, level, name, val, len);
 }
 
 /* Remakes the pending stack socket fd as a kernel socket with the same number, flags and
@@ -312,7 +224,7 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	pl_init();
 	if (!pl_is_stack(fd))
 		return pl_libc.setsockopt(fd, level, name, val, len);
-	pl_pending_record_opt(fd, level, name, val, len);
+	pl_record_opt(fd, level, name, val, len);
 	int rc = dps_setsockopt(fd, level, name, val, len);
 	if (rc != 0 && errno == ENOPROTOOPT && pl_opt_ignorable(level, name)) {
 		PL_LOG("setsockopt(%d, %d, %d): ignored on the stack", fd, level, name);

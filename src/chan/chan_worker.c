@@ -299,8 +299,12 @@ void chan_dsock_close(struct chan_worker *cw, struct chan_dsock *ds)
 		tcp_close(ds->tcp);
 		break;
 	case CHAN_SOCK_TCP_LISTEN:
-		if (ds->on_accept_list)
+		if (ds->on_accept_list) {
 			TAILQ_REMOVE(&cw->accept_list, ds, accept_link);
+			/* Or the record's next life would think itself on the list: never
+			 * pumped, and removed from it again at its close. */
+			ds->on_accept_list = false;
+		}
 		tcp_close(ds->tcp);
 		atomic_fetch_sub(&ds->app->user->listeners[cw->index], 1);
 		chan_listener_drop_children(cw, ds);

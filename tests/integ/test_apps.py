@@ -46,6 +46,7 @@ from topo import apps_stats, wait_apps_gone
 
 MB = 1 << 20
 APPTEST = os.path.join(topo.BUILD, "tests", "integ", "apps", "dps_apptest")
+ACCEPT_CLOSE = os.path.join(topo.BUILD, "tests", "integ", "apps", "dps_accept_close")
 DPS_ECHO = os.path.join(topo.BUILD, "examples", "dps-echo")
 SHORT_TIMERS = ("tcp params time-wait-ms 200 fin-timeout-ms 1000",)
 GONE_TIMEOUT = 30.0     # an application's sockets and segment reclaimed after it went
@@ -845,6 +846,24 @@ def test_listener_closed_with_unaccepted_connections_resets_them(st):
                         what="live_socks 0")
         app.proc.stdin.close()
         assert app.wait() == 0, app.output()
+    wait_apps_gone(d)
+
+
+def test_closing_a_listener_others_accept_on_never_disconnects_the_process(st):
+    """Threads accept while another replaces and closes their listener again and again,
+    under connections all along. A connection one of them took off the accept ring is
+    claimed before the daemon hears of the close (which resets the unclaimed ones), as
+    Linux keeps a listener for an accept in progress: the process is never dropped for a
+    bad command."""
+    d = st.daemon
+    before = apps_stats(d)
+    with App(d, ACCEPT_CLOSE, st.stack_ip, 7188, 5) as app:
+        line = app.expect(("cycles", "FAIL"), timeout=60)
+        assert app.expect(("alive", "FAIL")) == "alive", app.output()
+        assert app.wait() == 0, app.output()
+    cycles, accepted = int(line.split()[1]), int(line.split()[3])
+    assert cycles > 100 and accepted > 100, line
+    assert delta(before, apps_stats(d), "bad_cmds") == 0
     wait_apps_gone(d)
 
 

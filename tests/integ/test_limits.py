@@ -227,3 +227,23 @@ def test_call_to_a_stopped_daemon_times_out_and_its_late_answer_is_dropped(st, d
         topo.wait_until(lambda: apps_stats(d)["live_socks"] == 3, timeout=10,
                         what="the late listener closed")
         assert sum(1 for l in d.ctl("sock", "show").splitlines() if "LISTEN" in l) == 3
+
+
+def test_commands_to_a_stopped_daemon_time_out_when_the_ring_is_full(st, d):
+    """A process that finds its command ring full (the daemon stopped, so nothing takes
+    them) waits for room no longer than DPSTACK_CALL_TIMEOUT_MS: ETIMEDOUT, as a call.
+    Once the daemon runs again the ring drains and commands go through."""
+    n = 3000  # more than a ring holds (CHAN_CMD_RING, 1024)
+    with App(d, "env", "DPSTACK_CALL_TIMEOUT_MS=1000", LIMITS, "flood", BASE_PORT, n,
+             stdin=True) as a:
+        a.expect("ready")
+        topo.stop_process(d.proc.pid)
+        try:
+            a.send_line("go")
+            line = a.expect("flood ", timeout=30)
+        finally:
+            os.kill(d.proc.pid, signal.SIGCONT)
+        assert line.startswith("flood ETIMEDOUT after "), line
+        assert 1000 <= int(line.split()[-1]) < n, line
+        a.send_line("go")
+        assert a.expect("flood ", timeout=30) == "flood 0"

@@ -36,6 +36,7 @@ import topo
 PRELOAD = os.path.join(topo.BUILD, "lib", "preload", "libdpstack_preload.so")
 FDSET = os.path.join(topo.BUILD, "tests", "integ", "apps", "preload_fdset")
 SIGNALS = os.path.join(topo.BUILD, "tests", "integ", "apps", "preload_signals")
+FORKS = os.path.join(topo.BUILD, "tests", "integ", "apps", "preload_forks")
 SHORT_TIMERS = ("tcp params time-wait-ms 200 fin-timeout-ms 1000",)
 MB = 1 << 20
 
@@ -833,6 +834,50 @@ def test_daemon_end_wakes_every_blocked_call_promptly(lab, tmp_path, sig):
         srv.stop()
 
 
+def cpu_seconds(pid):
+    """User and system CPU time pid has used so far, in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_nginx_workers_idle_after_the_daemon_is_killed_and_quit_still_ends(lab, tmp_path):
+    """After a kill -9 of the daemon, nginx's connections end as if reset and its listeners
+    are dead: its workers sleep (well under a fifth of a core over 2 s each, a check that
+    they are idle, not a speed) and `nginx -s quit` still ends it."""
+    need("nginx")
+    s = topo.SinglePort(lab)
+    s.warm_up()
+    ngx = DaemonNginx(s, tmp_path, 8080)
+    try:
+        ngx.start()
+        master = ngx.master()
+        workers = [int(p) for p in ngx.workers(master)]
+
+        def idle_keepalive_connections():
+            conns = []
+            for _ in range(4):
+                c = socket.create_connection((s.stack_ip, 8080), timeout=10)
+                c.sendall(b"GET /index.html HTTP/1.1\r\nHost: t\r\n\r\n")
+                assert c.recv(4096).startswith(b"HTTP/1.1 200")
+                conns.append(c)
+            return conns
+        conns = topo.in_netns(s.peer.ns, idle_keepalive_connections)
+        s.daemon.kill()
+        time.sleep(0.5)
+        before = {p: cpu_seconds(p) for p in workers}
+        time.sleep(2.0)
+        used = {p: cpu_seconds(p) - before[p] for p in workers}
+        assert all(u < 0.4 for u in used.values()), "CPU seconds in 2 s: %s" % used
+        ngx.ctl("-s", "quit")
+        topo.wait_until(lambda: not topo.pid_alive(master), timeout=20,
+                        what="nginx master exits on quit")
+        for c in conns:
+            c.close()
+    finally:
+        ngx.kill_all()
+
+
 # The peer of preload_signals: 'r' → a byte back after a second; 's' → after a second, read
 # until the end, through a small receive buffer (so that the sender's path fills up).
 SIGNALS_PEER = """
@@ -900,3 +945,12 @@ def test_mlockall_locks_only_the_memory_in_use(st, work):
     r = topo.run(["python3", "-c", MLOCKED], env=stack_env(st), timeout=60)
     resident_kb = int(r.stdout.split()[-1])
     assert resident_kb < 256 * 1024, (resident_kb, r.stdout)
+
+
+def test_fork_while_other_threads_set_options_of_new_sockets_never_hangs_the_child(st, work):
+    """The shim's record of sockets not bound yet is changed by every socket, setsockopt
+    and close: a fork while another thread is in the middle of that must leave the child a
+    table it can use (its close of a new socket returns)."""
+    env = dict(st.daemon.env, LD_PRELOAD=PRELOAD)
+    r = topo.run([FORKS, "400"], env=env, timeout=120, check=False)
+    assert r.stdout == "forks 400\n", r.stdout + r.stderr

@@ -12,6 +12,10 @@
  *                                a new TCP socket to the next port from PORT ("bind ERRNO",
  *                                0 when it worked), for "listen" listens on it ("listen
  *                                ERRNO")
+ *   flood PORT N                 binds a UDP socket to PORT ("ready"), then for each stdin
+ *                                line sets SO_BROADCAST on it N times, each a command on
+ *                                the ring to its worker, without an answer to wait for:
+ *                                "flood 0", or "flood ERRNO after K" at the first failure
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -188,6 +192,30 @@ static int cmd_late_call(char **argv)
 	return 0;
 }
 
+static int cmd_flood(char **argv)
+{
+	int port = atoi(argv[0]);
+	long n = atol(argv[1]);
+	int fd = open_one(true, port);
+	if (fd < 0) {
+		out("FAIL socket %s", errname(-fd));
+		return 1;
+	}
+	out("ready");
+	while (stdin_line()) {
+		long k = 0;
+		int one = 1, rc = 0;
+		while (k < n && (rc = dps_setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one,
+						     sizeof(one))) == 0)
+			k++;
+		if (rc == 0)
+			out("flood 0");
+		else
+			out("flood %s after %ld", errname(errno), k);
+	}
+	return dps_close(fd) == 0 ? 0 : 1;
+}
+
 static const struct {
 	const char *name;
 	int nargs;
@@ -197,6 +225,7 @@ static const struct {
 	{"udp-blast", 3, cmd_udp_blast},
 	{"ping-pong", 3, cmd_ping_pong},
 	{"late-call", 1, cmd_late_call},
+	{"flood", 2, cmd_flood},
 };
 
 int main(int argc, char **argv)
@@ -206,6 +235,6 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], cmds[i].name) == 0 && argc - 2 == cmds[i].nargs)
 			return cmds[i].fn(argv + 2);
 	fprintf(stderr, "usage: dps_limits open tcp-listen|udp PORT N | udp-blast ADDR PORT SNDBUF"
-			" | ping-pong ADDR PORT N | late-call PORT\n");
+			" | ping-pong ADDR PORT N | late-call PORT | flood PORT N\n");
 	return 2;
 }
