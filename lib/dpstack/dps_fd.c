@@ -23,13 +23,10 @@
 
 #include <dpstack/dpstack.h>
 
+#include "dps_fdmap.h"
 #include "dps_priv.h"
 
-#define DPS_FD_CHUNK 1024
-#define DPS_FD_CHUNKS 1024              /* descriptors up to 2^20, Linux's default nr_open */
-
-typedef _Atomic(struct dps_file *) dps_slot;
-static _Atomic(dps_slot *) fd_chunks[DPS_FD_CHUNKS];
+static struct dps_fdmap fd_map;
 
 /* Released records waiting for reuse, linked through next_free. */
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -95,32 +92,11 @@ struct dps_file *dps_file_new(enum dps_kind kind, int kernel_fd)
 	return f;
 }
 
-/* The slot of fd, making its chunk when make is set; NULL when there is none (or no
- * memory). */
-static dps_slot *dps_slot_of(int fd, bool make)
-{
-	if (fd < 0 || fd >= DPS_FD_CHUNK * DPS_FD_CHUNKS)
-		return NULL;
-	_Atomic(dps_slot *) *cp = &fd_chunks[fd / DPS_FD_CHUNK];
-	dps_slot *chunk = atomic_load_explicit(cp, memory_order_acquire);
-	if (chunk == NULL && make) {
-		dps_slot *n = calloc(DPS_FD_CHUNK, sizeof(*n));
-		if (n == NULL)
-			return NULL;
-		if (atomic_compare_exchange_strong_explicit(cp, &chunk, n, memory_order_acq_rel,
-							    memory_order_acquire))
-			chunk = n;
-		else
-			free(n); /* another thread made it first */
-	}
-	return chunk != NULL ? &chunk[fd % DPS_FD_CHUNK] : NULL;
-}
-
 int dps_file_install_at(struct dps_file *f, int fd)
 {
-	dps_slot *slot = dps_slot_of(fd, true);
+	dps_fdmap_slot *slot = dps_fdmap_slot_of(&fd_map, fd, true);
 	if (slot == NULL)
-		return fd < 0 || fd >= DPS_FD_CHUNK * DPS_FD_CHUNKS ? -EMFILE : -ENOMEM;
+		return fd < 0 || fd >= DPS_FDMAP_MAX ? -EMFILE : -ENOMEM;
 	if (fd != f->fd)
 		atomic_fetch_add(&f->refs, 1);
 	atomic_store_explicit(slot, f, memory_order_release);
@@ -134,7 +110,7 @@ int dps_file_install(struct dps_file *f)
 
 struct dps_file *dps_file_get(int fd)
 {
-	dps_slot *slot = dps_slot_of(fd, false);
+	dps_fdmap_slot *slot = dps_fdmap_slot_of(&fd_map, fd, false);
 	if (slot == NULL)
 		return NULL;
 	for (;;) {
@@ -157,7 +133,7 @@ struct dps_file *dps_file_get(int fd)
 
 struct dps_file *dps_file_remove(int fd)
 {
-	dps_slot *slot = dps_slot_of(fd, false);
+	dps_fdmap_slot *slot = dps_fdmap_slot_of(&fd_map, fd, false);
 	return slot != NULL ? atomic_exchange_explicit(slot, NULL, memory_order_acq_rel) : NULL;
 }
 
@@ -193,12 +169,12 @@ void dps_file_bind_sock(struct dps_file *f, uint32_t sock)
 
 void dps_files_each(void (*fn)(int fd, struct dps_file *f, void *ctx), void *ctx)
 {
-	for (unsigned c = 0; c < DPS_FD_CHUNKS; c++) {
-		dps_slot *chunk = atomic_load(&fd_chunks[c]);
-		for (unsigned i = 0; chunk != NULL && i < DPS_FD_CHUNK; i++) {
+	for (unsigned c = 0; c < DPS_FDMAP_CHUNKS; c++) {
+		dps_fdmap_slot *chunk = dps_fdmap_chunk(&fd_map, c);
+		for (unsigned i = 0; chunk != NULL && i < DPS_FDMAP_CHUNK; i++) {
 			struct dps_file *f = atomic_load(&chunk[i]);
 			if (f != NULL)
-				fn((int)(c * DPS_FD_CHUNK + i), f, ctx);
+				fn((int)(c * DPS_FDMAP_CHUNK + i), f, ctx);
 		}
 	}
 }
@@ -224,16 +200,15 @@ int dps_fd_next(int from, int last)
 {
 	if (from < 0)
 		from = 0;
-	if (last >= DPS_FD_CHUNK * DPS_FD_CHUNKS)
-		last = DPS_FD_CHUNK * DPS_FD_CHUNKS - 1;
+	if (last >= DPS_FDMAP_MAX)
+		last = DPS_FDMAP_MAX - 1;
 	for (int fd = from; fd <= last;) {
-		dps_slot *chunk = atomic_load_explicit(&fd_chunks[fd / DPS_FD_CHUNK],
-						       memory_order_acquire);
+		dps_fdmap_slot *chunk = dps_fdmap_chunk(&fd_map, (unsigned)fd / DPS_FDMAP_CHUNK);
 		if (chunk == NULL) {
-			fd = (fd / DPS_FD_CHUNK + 1) * DPS_FD_CHUNK; /* none in this chunk */
+			fd = (fd / DPS_FDMAP_CHUNK + 1) * DPS_FDMAP_CHUNK; /* none in this chunk */
 			continue;
 		}
-		if (atomic_load_explicit(&chunk[fd % DPS_FD_CHUNK], memory_order_acquire) != NULL)
+		if (atomic_load_explicit(&chunk[fd % DPS_FDMAP_CHUNK], memory_order_acquire) != NULL)
 			return fd;
 		fd++;
 	}
@@ -242,6 +217,6 @@ int dps_fd_next(int from, int last)
 
 int dps_is_stack_fd(int fd)
 {
-	dps_slot *slot = dps_slot_of(fd, false);
+	dps_fdmap_slot *slot = dps_fdmap_slot_of(&fd_map, fd, false);
 	return slot != NULL && atomic_load_explicit(slot, memory_order_acquire) != NULL;
 }

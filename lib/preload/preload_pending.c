@@ -4,7 +4,7 @@
  * Every close(2) of a stack socket asks this table, and so do connect and setsockopt, in
  * programs with many threads (nginx, redis): the common answer, "no record", costs one load
  * and takes no lock. The table is chunks of atomic pointers that are made once and never
- * moved or freed (as libdpstack's descriptor table, dps_fd.c), so it grows without a lock.
+ * moved or freed (dps_fdmap.h, as libdpstack's descriptor table), so it grows without a lock.
  * The one lock serves only descriptors that have a record: a record is changed in place by
  * setsockopt, and must not be freed by a close meanwhile.
  *
@@ -16,13 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../dpstack/dps_fdmap.h"
 #include "preload.h"
 
-#define PL_CHUNK 1024
-#define PL_CHUNKS 1024                  /* descriptors up to 2^20, as libdpstack's table */
-
-typedef _Atomic(struct pl_pending *) pl_slot;
-static _Atomic(pl_slot *) chunks[PL_CHUNKS];
+static struct dps_fdmap pending;
 
 static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -42,37 +39,17 @@ static void pl_pending_fork_register(void)
 	pthread_atfork(pl_pending_fork_prepare, pl_pending_fork_done, pl_pending_fork_done);
 }
 
-/* fd's slot, making its chunk when make is set; NULL when there is none (or no memory). */
-static pl_slot *pl_slot_of(int fd, bool make)
-{
-	if (fd < 0 || fd >= PL_CHUNK * PL_CHUNKS)
-		return NULL;
-	_Atomic(pl_slot *) *cp = &chunks[fd / PL_CHUNK];
-	pl_slot *chunk = atomic_load_explicit(cp, memory_order_acquire);
-	if (chunk == NULL && make) {
-		pl_slot *n = calloc(PL_CHUNK, sizeof(*n));
-		if (n == NULL)
-			return NULL;
-		if (atomic_compare_exchange_strong_explicit(cp, &chunk, n, memory_order_acq_rel,
-							    memory_order_acquire))
-			chunk = n;
-		else
-			free(n); /* another thread made it first */
-	}
-	return chunk != NULL ? &chunk[fd % PL_CHUNK] : NULL;
-}
-
 /* fd's record without the lock: NULL is the common answer, and final. */
 static struct pl_pending *pl_pending_peek(int fd)
 {
-	pl_slot *slot = pl_slot_of(fd, false);
+	dps_fdmap_slot *slot = dps_fdmap_slot_of(&pending, fd, false);
 	return slot != NULL ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
 }
 
 int pl_pending_add(int fd, int domain, int type, int protocol)
 {
 	pthread_once(&fork_once, pl_pending_fork_register);
-	pl_slot *slot = pl_slot_of(fd, true);
+	dps_fdmap_slot *slot = dps_fdmap_slot_of(&pending, fd, true);
 	struct pl_pending *p = slot != NULL ? calloc(1, sizeof(*p)) : NULL;
 	if (p == NULL)
 		return -1;
@@ -88,8 +65,8 @@ struct pl_pending *pl_pending_take(int fd)
 	if (pl_pending_peek(fd) == NULL)
 		return NULL;
 	pthread_mutex_lock(&record_lock);
-	struct pl_pending *p = atomic_exchange_explicit(pl_slot_of(fd, false), NULL,
-							memory_order_acq_rel);
+	dps_fdmap_slot *slot = dps_fdmap_slot_of(&pending, fd, false);
+	struct pl_pending *p = atomic_exchange_explicit(slot, NULL, memory_order_acq_rel);
 	pthread_mutex_unlock(&record_lock);
 	return p;
 }
