@@ -388,6 +388,22 @@ static void test_established_zero_window_data_dropped_and_acked(void **state)
 	assert_int_equal(tcp_recv(c, buf, sizeof(buf)), 4096);
 }
 
+/* A connection whose 4 KB receive FIFO the peer filled (our window is zero), with a 5-byte
+ * reply of ours in flight that ends at *our_end. */
+static struct tcp_conn *open_full_with_reply(struct tp_peer *p, uint32_t *our_end)
+{
+	tp_peer_init(p);
+	struct tcp_conn *c = open_rcvbuf(p, 4096);
+	peer_fill(p, 0, 4096);
+	tp_advance(TCP_DELACK_MS);
+	tp_collect(segs, TS_MAX_FRAMES);
+	assert_int_equal(tcp_send(c, "reply", 5), 5);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	*our_end = g.th.seq + 5;
+	return c;
+}
+
 /* RFC 7323 §2.4: a scaled window rounded down loses a sliver the peer may already have used;
  * its segments from there (SND.NXT past our window) still carry ACKs that count. Here the
  * offer that was taken back is set directly: the creep that leads to it needs thousands of
@@ -396,15 +412,8 @@ static void test_established_ack_from_the_sliver_of_a_retracted_window_counts(vo
 {
 	(void)state;
 	struct tp_peer p;
-	tp_peer_init(&p);
-	struct tcp_conn *c = open_rcvbuf(&p, 4096);
-	peer_fill(&p, 0, 4096);
-	tp_advance(TCP_DELACK_MS);
-	tp_collect(segs, TS_MAX_FRAMES);
-	assert_int_equal(tcp_send(c, "reply", 5), 5);
-	struct tp_seg g;
-	tp_expect_one(&g);
-	uint32_t our_end = g.th.seq + 5;
+	uint32_t our_end;
+	struct tcp_conn *c = open_full_with_reply(&p, &our_end);
 	c->rcv_adv_max = c->rcv_nxt + 256;
 	/* Beyond even that: unacceptable, its ACK ignored. */
 	tp_send_at(&p, c->rcv_nxt + 257, our_end, TCP_FLAG_ACK, NULL, 0, NULL);
@@ -425,15 +434,8 @@ static void test_established_zero_window_segment_ack_still_processed(void **stat
 {
 	(void)state;
 	struct tp_peer p;
-	tp_peer_init(&p);
-	struct tcp_conn *c = open_rcvbuf(&p, 4096);
-	peer_fill(&p, 0, 4096);
-	tp_advance(TCP_DELACK_MS);
-	tp_collect(segs, TS_MAX_FRAMES);
-	assert_int_equal(tcp_send(c, "reply", 5), 5);
-	struct tp_seg g;
-	tp_expect_one(&g);
-	uint32_t our_end = g.th.seq + 5;
+	uint32_t our_end;
+	struct tcp_conn *c = open_full_with_reply(&p, &our_end);
 	/* The peer sends on into our zero window, acknowledging our reply. */
 	tp_send_at(&p, P0 + 4096, our_end, TCP_FLAG_ACK, pat, 100, NULL);
 	tp_collect(segs, TS_MAX_FRAMES);
