@@ -8,6 +8,7 @@ The program is tests/integ/apps/dps_limits.c (its header says what each subcomma
 prints)."""
 
 import os
+import resource
 import signal
 import socket
 
@@ -155,6 +156,33 @@ def test_socket_buffers_per_application_refused_with_enomem(d):
         assert 1 <= n < 5 and err == "ENOMEM", a.output()
         assert opened(b) == (2, None)
     assert delta(before, apps_stats(d), "arena_limit") >= 1
+
+
+HELD_CONNS = 10000
+
+
+def test_one_application_holds_10000_connections_on_one_worker(st, d):
+    """A server's load: one application (on the daemon's one worker) with 10,000 established
+    connections to kernel clients, each passing 4 bytes both ways. A connection's two
+    default FIFOs take exactly their 256 KiB each of the arena; with each FIFO's positions
+    in its block, every FIFO took a block twice its size and the arena (4 GiB then) ran out
+    after about 4,000 connections (ENOMEM)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < HELD_CONNS + 1024:
+        pytest.skip("RLIMIT_NOFILE %d is too low for %d connections" % (hard, HELD_CONNS))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    try:
+        with kernel_server(st) as port, app(d, "hold", st.peer_ip, port, HELD_CONNS) as a:
+            a.expect("opened ", timeout=300)
+            echoed = a.expect("echoed ", timeout=300)
+            assert opened(a) == (HELD_CONNS, None), a.output()
+            assert echoed == "echoed %d" % HELD_CONNS
+            per_conn = apps_stats(d)["arena_bytes"] / HELD_CONNS
+            assert per_conn <= (512 + 4) << 10, per_conn
+            a.send_line("close")
+            a.expect("closed ", timeout=120)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_limits_shown_in_stats_and_bad_values_refused(d):
