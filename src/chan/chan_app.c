@@ -12,6 +12,8 @@
 
 #include "chan_priv.h"
 
+_Static_assert(sizeof(struct fifo_pos) <= CHAN_ARENA_SLOT, "a FIFO's positions fit a slot");
+
 static void *chan_mem_alloc(void *ctx, size_t bytes)
 {
 	struct chan_app_worker *aw = ctx;
@@ -46,6 +48,9 @@ static void chan_mem_free(void *ctx, void *p, size_t bytes)
 static void chan_app_destroy(struct chan_app *a)
 {
 	atomic_fetch_sub(&a->chan->live_apps, 1);
+	/* Every block is back by now (each held a reference): what is still counted are the
+	 * pages of positions slots, which go with the segment. */
+	atomic_fetch_sub(&a->chan->arena_bytes, atomic_load(&a->arena_bytes));
 	if (a->user != NULL)
 		chan_user_put(a->user);
 	if (a->w != NULL) {

@@ -198,6 +198,8 @@ struct sock_owner chan_owner(struct chan_dsock *ds, pid_t pid);
 void chan_dsock_share_tcp(struct chan_dsock *ds);
 /* Publishes where a socket's receive FIFO is, under its sequence lock (chan_sock.rx_gen). */
 void chan_sock_share_rx(struct chan_app *a, struct chan_sock *ss, const struct fifo *rx);
+/* Publishes where its send FIFO is (set once, before the application sees the socket). */
+void chan_sock_share_tx(struct chan_app *a, struct chan_sock *ss, const struct fifo *tx);
 /* Moves the stack's view of a socket into its shared record and queues events for the
  * processes holding it. */
 void chan_dsock_publish(struct chan_dsock *ds, uint32_t events);

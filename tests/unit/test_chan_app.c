@@ -220,6 +220,24 @@ static void test_chan_app_arena_limit_refuses_and_counts(void **state)
 	chan_app_unref(a);
 }
 
+static void test_chan_app_positions_slots_page_counted_until_the_segment_goes(void **state)
+{
+	struct chan *ch = *state;
+	struct chan_app *a = app_of(ch, USER_UID);
+	struct sock_mem *m = &a->w[0].mem;
+	void *pos = m->alloc(m->ctx, sizeof(struct fifo_pos));
+	assert_non_null(pos);
+	assert_int_equal(atomic_load(&a->arena_bytes), 4096); /* the page of slots */
+	void *more = m->alloc(m->ctx, sizeof(struct fifo_pos)); /* same page */
+	assert_int_equal(atomic_load(&a->arena_bytes), 4096);
+	assert_int_equal(atomic_load(&a->refs), 3); /* each slot keeps the segment too */
+	m->free(m->ctx, pos, sizeof(struct fifo_pos));
+	m->free(m->ctx, more, sizeof(struct fifo_pos));
+	assert_int_equal(atomic_load(&ch->arena_bytes), 4096);
+	chan_app_unref(a); /* the segment goes, and its page with it */
+	assert_int_equal(atomic_load(&ch->arena_bytes), 0);
+}
+
 static void test_chan_app_arena_refuses_more_than_it_holds(void **state)
 {
 	struct chan *ch = *state;
@@ -269,6 +287,7 @@ int main(void)
 		T(test_chan_app_socks_per_user_limit_spans_applications),
 		T(test_chan_app_arena_blocks_keep_the_segment_until_freed),
 		T(test_chan_app_arena_limit_refuses_and_counts),
+		T(test_chan_app_positions_slots_page_counted_until_the_segment_goes),
 		T(test_chan_app_arena_refuses_more_than_it_holds),
 		T(test_chan_user_entries_are_shared_per_uid_and_run_out),
 #undef T
