@@ -377,8 +377,7 @@ int main(int argc, char **argv)
 	d.nb_workers = 1;
 	d.nb_mbufs = DEFAULT_MBUFS;
 	d.idle_sleep_max_us = DEFAULT_IDLE_SLEEP_US;
-	d.chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT,
-					  .arena_mb = CHAN_ARENA_MB_DEFAULT};
+	d.chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT};
 	struct config cfg;
 	char err[512];
 	if (config_load(config_path, &d, &cfg, err, sizeof(err)) != 0) {

@@ -13,7 +13,12 @@
 
 #define CHAN_MAX_APPS 256              /* attached at once, all users together */
 #define CHAN_MAX_SOCKS_DEFAULT 16384
-#define CHAN_ARENA_MB_DEFAULT 4096     /* address space per worker and app; RAM as used */
+/* A worker's arena in each application's segment is address space, RAM only as touched:
+ * by default big enough that every socket number of the worker can be a connection with
+ * twice the default buffers (two 256 KiB FIFOs, room for SO_SNDBUF and receive autotuning
+ * to grow some), and never below CHAN_ARENA_MB_MIN. */
+#define CHAN_ARENA_MB_MIN 4096
+#define CHAN_ARENA_KB_PER_SOCK 1024
 
 struct worker;
 struct stack;
@@ -21,7 +26,8 @@ struct chan;
 
 struct chan_config {
 	uint32_t max_socks;             /* sockets per application (a power of two) */
-	uint64_t arena_mb;              /* per worker and application (a power of two) */
+	uint64_t arena_mb;              /* per worker and application (a power of two); 0: the
+					 * default for max_socks (CHAN_ARENA_KB_PER_SOCK) */
 };
 
 struct chan_worker_stats {

@@ -155,6 +155,17 @@ static void *chan_thread(void *arg)
 	return NULL;
 }
 
+/* CHAN_ARENA_KB_PER_SOCK for each socket number of a worker (socket s is worker
+ * s % nb_workers's), as a power of two of at least CHAN_ARENA_MB_MIN. */
+static uint64_t chan_arena_mb_default(uint32_t max_socks, unsigned nb_workers)
+{
+	uint64_t socks = (max_socks + nb_workers - 1) / nb_workers;
+	uint64_t want = socks * CHAN_ARENA_KB_PER_SOCK >> 10, mb = CHAN_ARENA_MB_MIN;
+	while (mb < want)
+		mb <<= 1;
+	return mb;
+}
+
 /* The most each limit may be: what the tables and a segment's layout hold. */
 static void chan_limit_bounds_of(const struct chan *ch, struct chan_limit_bounds *b)
 {
@@ -213,6 +224,8 @@ struct chan *chan_create(const struct chan_config *cfg, struct worker *workers, 
 		return NULL;
 	}
 	ch->cfg = *cfg;
+	if (ch->cfg.arena_mb == 0)
+		ch->cfg.arena_mb = chan_arena_mb_default(cfg->max_socks, n);
 	ch->workers = workers;
 	ch->nb_workers = n;
 	chan_limit_bounds_of(ch, &ch->bounds);
