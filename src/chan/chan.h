@@ -33,8 +33,9 @@ struct chan_config {
 struct chan_worker_stats {
 	uint64_t cmds, bad_cmds, calls, accepts, accept_no_sock, events, wakes, udp_tx, udp_tx_err;
 	/* Refusals by limit (chan_limit.h): binds-per-app, socks-per-app, socks-per-user,
-	 * listeners-per-user, arena-mb-per-app. */
+	 * listeners-per-user, arena-mb-per-app, arena-mb-per-user. */
 	uint64_t bind_limit, sock_limit, user_sock_limit, listen_limit, arena_limit;
+	uint64_t user_arena_limit;
 	uint64_t budget_yields;         /* UDP send FIFOs left for the next round (CHAN_UDP_BUDGET) */
 };
 
@@ -71,6 +72,7 @@ struct chan_user_use {
 	bool exempt;                    /* from per-user limits (root, the daemon's user) */
 	uint32_t apps, listeners;       /* listeners: on the worker where it holds most */
 	uint64_t socks;
+	uint64_t arena_bytes;           /* socket buffers, as arena-mb-per-user counts them */
 };
 /* Fills out with up to max users holding something; returns how many. */
 unsigned chan_users(struct chan *ch, struct chan_user_use *out, unsigned max);

@@ -68,6 +68,7 @@ struct chan_user {
 	bool exempt;                    /* from per-user limits */
 	_Atomic uint32_t apps;          /* attached, by the channel thread */
 	_Atomic int64_t socks;
+	_Atomic int64_t arena_bytes;    /* allocated blocks of its applications' arenas */
 	_Atomic uint32_t listeners[CHAN_MAX_WORKERS];   /* each worker counts its own */
 };
 
@@ -159,6 +160,10 @@ void chan_user_put(struct chan_user *u);
  * is counted); chan_sock_give returns it. */
 bool chan_sock_take(struct chan_worker *cw, struct chan_app *a);
 void chan_sock_give(struct chan_app *a);
+/* Counts bytes of arena blocks that worker cw took for a, under arena-mb-per-user (the
+ * refusal is counted); chan_arena_give uncounts them. */
+bool chan_arena_take(struct chan_worker *cw, struct chan_app *a, int64_t bytes);
+void chan_arena_give(struct chan_app *a, int64_t bytes);
 
 /* --- chan_attach.c (on the channel thread) --- */
 struct ucred;

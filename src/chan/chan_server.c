@@ -170,6 +170,7 @@ static uint64_t chan_arena_mb_default(uint32_t max_socks, unsigned nb_workers)
 static void chan_limit_bounds_of(const struct chan *ch, struct chan_limit_bounds *b)
 {
 	uint64_t arena_mb = ch->cfg.arena_mb * ch->nb_workers;
+	uint64_t all_arenas_mb = arena_mb * CHAN_MAX_APPS;
 	uint64_t all_socks = (uint64_t)ch->cfg.max_socks * CHAN_MAX_APPS;
 	*b = (struct chan_limit_bounds){.max = {
 		[CHAN_LIMIT_APPS_PER_USER] = CHAN_MAX_APPS,
@@ -177,6 +178,8 @@ static void chan_limit_bounds_of(const struct chan *ch, struct chan_limit_bounds
 		[CHAN_LIMIT_SOCKS_PER_USER] = all_socks > UINT32_MAX ? UINT32_MAX : (uint32_t)all_socks,
 		[CHAN_LIMIT_LISTENERS_PER_USER] = ch->cfg.max_socks,
 		[CHAN_LIMIT_ARENA_MB_PER_APP] = arena_mb > UINT32_MAX ? UINT32_MAX : (uint32_t)arena_mb,
+		[CHAN_LIMIT_ARENA_MB_PER_USER] = all_arenas_mb > UINT32_MAX ? UINT32_MAX
+									     : (uint32_t)all_arenas_mb,
 		[CHAN_LIMIT_BINDS_PER_APP] = 1u << 20,
 	}};
 }
@@ -331,6 +334,7 @@ void chan_stats(struct chan *ch, struct chan_server_stats *srv, struct chan_work
 		wk->user_sock_limit += s->user_sock_limit;
 		wk->listen_limit += s->listen_limit;
 		wk->arena_limit += s->arena_limit;
+		wk->user_arena_limit += s->user_arena_limit;
 		wk->budget_yields += s->budget_yields;
 		wk->accepts += s->accepts;
 		wk->accept_no_sock += s->accept_no_sock;

@@ -158,6 +158,32 @@ def test_socket_buffers_per_application_refused_with_enomem(d):
     assert delta(before, apps_stats(d), "arena_limit") >= 1
 
 
+def test_socket_buffers_per_user_shared_by_its_applications_root_exempt(d):
+    """A UDP socket's two FIFOs take 512 KiB of blocks, and each application a 4 KiB page
+    of FIFO positions: with 2 MiB for the user, the first application's three sockets leave
+    the second too little for one (ENOMEM), while root and another user are not held; the
+    user's memory comes back as its sockets close."""
+    before = apps_stats(d)
+    d.ctl("apps", "limits", "arena-mb-per-user", 2)
+    users = lambda: {u["uid"]: u for u in apps_stats(d)["users"]}
+    with app(d, "open", "udp", BASE_PORT, 3, uid=NOBODY) as a:
+        assert opened(a) == (3, None)
+        with app(d, "open", "udp", BASE_PORT + 100, 3, uid=NOBODY) as b, \
+                app(d, "open", "udp", BASE_PORT + 200, 3) as root, \
+                app(d, "open", "udp", BASE_PORT + 300, 3, uid=OTHER_USER) as other:
+            assert opened(b) == (0, "ENOMEM")
+            assert opened(root) == (3, None)
+            assert opened(other) == (3, None)
+            assert users()[NOBODY]["arena_bytes"] <= 2 << 20
+        assert delta(before, apps_stats(d), "user_arena_limit") >= 1
+        a.send_line("close")
+        a.expect("closed 3")
+        topo.wait_until(lambda: users().get(NOBODY, {}).get("arena_bytes", 0) <= 4096,
+                        timeout=10, what="the user's socket buffers freed")
+        with app(d, "open", "udp", BASE_PORT + 400, 2, uid=NOBODY) as c:
+            assert opened(c) == (2, None)
+
+
 HELD_CONNS = 10000
 
 
@@ -188,7 +214,8 @@ def test_one_application_holds_10000_connections_on_one_worker(st, d):
 def test_limits_shown_in_stats_and_bad_values_refused(d):
     text = d.ctl("stats")
     for name in ("apps-per-user", "socks-per-app", "socks-per-user", "listeners-per-user",
-                 "arena-mb-per-app", "binds-per-app", "app.app_limit", "app.listen_limit"):
+                 "arena-mb-per-app", "arena-mb-per-user", "binds-per-app", "app.app_limit",
+                 "app.listen_limit", "app.user_arena_limit"):
         assert name in text, name
     limits = apps_stats(d)["limits"]
     assert limits["socks-per-app"] == 16384
