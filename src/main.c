@@ -62,8 +62,9 @@ static void usage(FILE *f)
 		"                                 (what one application or user may take:\n"
 		"                                  apps-per-user, socks-per-app, socks-per-user,\n"
 		"                                  listeners-per-user, arena-mb-per-app,\n"
-		"                                  binds-per-app; root is exempt from per-user\n"
-		"                                  limits; 'dpstackctl apps limits' shows them)\n"
+		"                                  arena-mb-per-user, binds-per-app; root is\n"
+		"                                  exempt from per-user limits; 'dpstackctl\n"
+		"                                  apps limits' shows them)\n"
 		"\n"
 		"Environment:\n"
 		"  " DPSTACK_CTL_ENV "   control socket (default " DPSTACK_CTL_DEFAULT ")\n"
@@ -377,8 +378,7 @@ int main(int argc, char **argv)
 	d.nb_workers = 1;
 	d.nb_mbufs = DEFAULT_MBUFS;
 	d.idle_sleep_max_us = DEFAULT_IDLE_SLEEP_US;
-	d.chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT,
-					  .arena_mb = CHAN_ARENA_MB_DEFAULT};
+	d.chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT};
 	struct config cfg;
 	char err[512];
 	if (config_load(config_path, &d, &cfg, err, sizeof(err)) != 0) {

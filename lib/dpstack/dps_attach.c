@@ -682,13 +682,20 @@ void dps_kick(struct dps_attach *at, uint32_t sock)
 		atomic_store(kick, 0);
 }
 
-bool dps_fifo_view(struct dps_attach *at, struct fifo *f, uint64_t off, uint32_t size)
+/* Whether bytes at off lie in the arenas: where the daemon puts FIFOs. */
+static bool dps_in_arenas(const struct dps_attach *at, uint64_t off, uint64_t bytes)
 {
-	size_t bytes = fifo_footprint(size);
-	if (bytes == 0 || off < at->lay.arenas_off || off > at->lay.seg_size ||
-	    bytes > at->lay.seg_size - off)
+	return off >= at->lay.arenas_off && off <= at->lay.seg_size &&
+	       bytes <= at->lay.seg_size - off;
+}
+
+bool dps_fifo_view(struct dps_attach *at, struct fifo *f, uint64_t pos_off, uint64_t off,
+		   uint32_t size)
+{
+	if (!fifo_size_valid(size) || !dps_in_arenas(at, off, size) ||
+	    !dps_in_arenas(at, pos_off, sizeof(struct fifo_pos)))
 		return false;
-	return fifo_attach(f, (char *)at->base + off, size) == 0;
+	return fifo_attach(f, (char *)at->base + pos_off, (char *)at->base + off, size) == 0;
 }
 
 bool dps_attach_check_lazy(struct dps_attach *at)

@@ -146,8 +146,10 @@ static inline struct chan_sock *dps_sock(struct dps_attach *at, uint32_t s)
 {
 	return chan_sock_at(at->base, &at->lay, s);
 }
-/* FIFO views from a socket's record; false when the record points outside the segment. */
-bool dps_fifo_view(struct dps_attach *at, struct fifo *f, uint64_t off, uint32_t size);
+/* FIFO views from a socket's record (positions at pos_off, data at off); false when the
+ * record points outside the segment's arenas. */
+bool dps_fifo_view(struct dps_attach *at, struct fifo *f, uint64_t pos_off, uint64_t off,
+		   uint32_t size);
 
 /* What a new program image needs to go on with this process's attachment across execve(2)
  * (dps_exec.c): the same connection, so the daemon sees the same process. */

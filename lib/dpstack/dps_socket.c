@@ -39,13 +39,13 @@ bool dps_rx_view(const struct dps_file *f, struct fifo *view, uint32_t *gen)
 			__builtin_ia32_pause(); /* the worker is between two stores */
 			continue;
 		}
-		uint64_t off = ss->rx_off;
+		uint64_t off = ss->rx_off, pos_off = ss->rx_pos_off;
 		uint32_t size = ss->rx_size;
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&ss->rx_gen, memory_order_relaxed) != g)
 			continue;
 		*gen = g;
-		return dps_fifo_view(f->at, view, off, size);
+		return dps_fifo_view(f->at, view, pos_off, off, size);
 	}
 }
 
@@ -59,7 +59,7 @@ void dps_rx_seen(const struct dps_file *f, uint32_t gen)
 int dps_file_attach_sock(struct dps_file *f, uint32_t sock)
 {
 	struct chan_sock *ss = dps_sock(f->at, sock);
-	if (!dps_fifo_view(f->at, &f->tx, ss->tx_off, ss->tx_size))
+	if (!dps_fifo_view(f->at, &f->tx, ss->tx_pos_off, ss->tx_off, ss->tx_size))
 		return -EPROTO;
 	f->socks[0] = sock;
 	f->nsocks = 1;

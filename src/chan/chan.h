@@ -13,7 +13,12 @@
 
 #define CHAN_MAX_APPS 256              /* attached at once, all users together */
 #define CHAN_MAX_SOCKS_DEFAULT 16384
-#define CHAN_ARENA_MB_DEFAULT 4096     /* address space per worker and app; RAM as used */
+/* A worker's arena in each application's segment is address space, RAM only as touched:
+ * by default big enough that every socket number of the worker can be a connection with
+ * twice the default buffers (two 256 KiB FIFOs, room for SO_SNDBUF and receive autotuning
+ * to grow some), and never below CHAN_ARENA_MB_MIN. */
+#define CHAN_ARENA_MB_MIN 4096
+#define CHAN_ARENA_KB_PER_SOCK 1024
 
 struct worker;
 struct stack;
@@ -21,14 +26,16 @@ struct chan;
 
 struct chan_config {
 	uint32_t max_socks;             /* sockets per application (a power of two) */
-	uint64_t arena_mb;              /* per worker and application (a power of two) */
+	uint64_t arena_mb;              /* per worker and application (a power of two); 0: the
+					 * default for max_socks (CHAN_ARENA_KB_PER_SOCK) */
 };
 
 struct chan_worker_stats {
 	uint64_t cmds, bad_cmds, calls, accepts, accept_no_sock, events, wakes, udp_tx, udp_tx_err;
 	/* Refusals by limit (chan_limit.h): binds-per-app, socks-per-app, socks-per-user,
-	 * listeners-per-user, arena-mb-per-app. */
+	 * listeners-per-user, arena-mb-per-app, arena-mb-per-user. */
 	uint64_t bind_limit, sock_limit, user_sock_limit, listen_limit, arena_limit;
+	uint64_t user_arena_limit;
 	uint64_t budget_yields;         /* UDP send FIFOs left for the next round (CHAN_UDP_BUDGET) */
 };
 
@@ -65,6 +72,7 @@ struct chan_user_use {
 	bool exempt;                    /* from per-user limits (root, the daemon's user) */
 	uint32_t apps, listeners;       /* listeners: on the worker where it holds most */
 	uint64_t socks;
+	uint64_t arena_bytes;           /* socket buffers, as arena-mb-per-user counts them */
 };
 /* Fills out with up to max users holding something; returns how many. */
 unsigned chan_users(struct chan *ch, struct chan_user_use *out, unsigned max);

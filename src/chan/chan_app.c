@@ -12,23 +12,27 @@
 
 #include "chan_priv.h"
 
+_Static_assert(sizeof(struct fifo_pos) <= CHAN_ARENA_SLOT, "a FIFO's positions fit a slot");
+
 static void *chan_mem_alloc(void *ctx, size_t bytes)
 {
 	struct chan_app_worker *aw = ctx;
 	struct chan *ch = aw->app->chan;
+	struct chan_worker *cw = &ch->cw[aw->index];
 	if (!chan_limit_allows(&ch->limits, CHAN_LIMIT_ARENA_MB_PER_APP,
 			       (uint64_t)atomic_load(&aw->app->arena_bytes), bytes, false)) {
-		ch->cw[aw->index].st.arena_limit++;
+		cw->st.arena_limit++;
 		return NULL;
 	}
 	uint64_t before = aw->arena.live_bytes;
 	void *p = chan_arena_alloc(&aw->arena, bytes);
-	if (p != NULL) {
-		int64_t grown = (int64_t)(aw->arena.live_bytes - before);
-		atomic_fetch_add(&aw->app->refs, 1);
-		atomic_fetch_add(&aw->app->arena_bytes, grown);
-		atomic_fetch_add(&ch->arena_bytes, grown);
+	if (p == NULL)
+		return NULL;
+	if (!chan_arena_take(cw, aw->app, (int64_t)(aw->arena.live_bytes - before))) {
+		chan_arena_free(&aw->arena, p, bytes);
+		return NULL;
 	}
+	atomic_fetch_add(&aw->app->refs, 1);
 	return p;
 }
 
@@ -37,17 +41,19 @@ static void chan_mem_free(void *ctx, void *p, size_t bytes)
 	struct chan_app_worker *aw = ctx;
 	uint64_t before = aw->arena.live_bytes;
 	chan_arena_free(&aw->arena, p, bytes);
-	int64_t shrunk = (int64_t)(before - aw->arena.live_bytes);
-	atomic_fetch_sub(&aw->app->arena_bytes, shrunk);
-	atomic_fetch_sub(&aw->app->chan->arena_bytes, shrunk);
+	chan_arena_give(aw->app, (int64_t)(before - aw->arena.live_bytes));
 	chan_app_unref(aw->app);
 }
 
 static void chan_app_destroy(struct chan_app *a)
 {
 	atomic_fetch_sub(&a->chan->live_apps, 1);
-	if (a->user != NULL)
+	if (a->user != NULL) {
+		/* Every block is back by now (each held a reference): what is still counted are
+		 * the pages of positions slots, which go with the segment. */
+		chan_arena_give(a, atomic_load(&a->arena_bytes));
 		chan_user_put(a->user);
+	}
 	if (a->w != NULL) {
 		for (unsigned w = 0; w < a->lay.nb_workers; w++) {
 			chan_arena_fini(&a->w[w].arena);

@@ -275,8 +275,7 @@ static int chan_call_udp_open(const struct chan_ctx *x)
 	}
 	struct chan_sock *ss = chan_dsock_shm(ds);
 	chan_sock_share_rx(x->a, ss, sk->rx);
-	ss->tx_off = chan_app_off(x->a, ds->udp_tx->shm);
-	ss->tx_size = ds->udp_tx->size;
+	chan_sock_share_tx(x->a, ss, ds->udp_tx);
 	ss->laddr = htonl(sk->laddr);
 	ss->lport = htons(sk->lport);
 	x->rep->socks[0] = ds->index;

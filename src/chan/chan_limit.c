@@ -28,8 +28,12 @@ void chan_limits_default(struct chan_limits *l, const struct chan_limit_bounds *
 		    min_u32(CHAN_LISTENERS_PER_USER_DEFAULT,
 			    b->max[CHAN_LIMIT_LISTENERS_PER_USER]));
 	uint64_t half_ram_mb = ram_bytes / 2 >> 20;
+	if (half_ram_mb == 0)
+		half_ram_mb = 1;
 	atomic_init(&l->v[CHAN_LIMIT_ARENA_MB_PER_APP],
-		    min_u32(half_ram_mb == 0 ? 1 : half_ram_mb, b->max[CHAN_LIMIT_ARENA_MB_PER_APP]));
+		    min_u32(half_ram_mb, b->max[CHAN_LIMIT_ARENA_MB_PER_APP]));
+	atomic_init(&l->v[CHAN_LIMIT_ARENA_MB_PER_USER],
+		    min_u32(half_ram_mb, b->max[CHAN_LIMIT_ARENA_MB_PER_USER]));
 	atomic_init(&l->v[CHAN_LIMIT_BINDS_PER_APP],
 		    min_u32(CHAN_BINDS_PER_APP_DEFAULT, b->max[CHAN_LIMIT_BINDS_PER_APP]));
 }

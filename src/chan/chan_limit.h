@@ -29,6 +29,8 @@
 	  "listening sockets of one user (each worker's listener table holds 1024)") \
 	X(ARENA_MB_PER_APP, "arena-mb-per-app", false, \
 	  "MiB of socket buffers one application may have allocated (whole blocks)") \
+	X(ARENA_MB_PER_USER, "arena-mb-per-user", true, \
+	  "MiB of socket buffers all applications of one user may have allocated") \
 	X(BINDS_PER_APP, "binds-per-app", false, \
 	  "bound TCP ports, not yet listening or connected, of one application on one worker")
 
@@ -61,8 +63,8 @@ struct chan_limit_bounds {
 
 /* The defaults: the bounds, except that one user gets an eighth of the application table
  * (at least one), a quarter of a worker's listener table, four applications' worth of
- * sockets, and one application half of ram_bytes in socket buffers (counted as whole
- * allocated blocks, an upper bound of the memory they touch). */
+ * sockets, and one application as well as all of one user's half of ram_bytes in socket
+ * buffers (counted as whole allocated blocks, an upper bound of the memory they touch). */
 void chan_limits_default(struct chan_limits *l, const struct chan_limit_bounds *b,
 			 uint64_t ram_bytes);
 /* The limit called name, or -1. */
@@ -84,7 +86,7 @@ static inline bool chan_limit_allows(const struct chan_limits *l, enum chan_limi
 	if (exempt && chan_limit_info[k].per_user)
 		return true;
 	uint64_t lim = chan_limit_get(l, k);
-	if (k == CHAN_LIMIT_ARENA_MB_PER_APP)
+	if (k == CHAN_LIMIT_ARENA_MB_PER_APP || k == CHAN_LIMIT_ARENA_MB_PER_USER)
 		lim <<= 20;
 	return used + more <= lim && used + more >= used;
 }

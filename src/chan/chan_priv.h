@@ -68,6 +68,7 @@ struct chan_user {
 	bool exempt;                    /* from per-user limits */
 	_Atomic uint32_t apps;          /* attached, by the channel thread */
 	_Atomic int64_t socks;
+	_Atomic int64_t arena_bytes;    /* allocated blocks of its applications' arenas */
 	_Atomic uint32_t listeners[CHAN_MAX_WORKERS];   /* each worker counts its own */
 };
 
@@ -159,6 +160,10 @@ void chan_user_put(struct chan_user *u);
  * is counted); chan_sock_give returns it. */
 bool chan_sock_take(struct chan_worker *cw, struct chan_app *a);
 void chan_sock_give(struct chan_app *a);
+/* Counts bytes of arena blocks that worker cw took for a, under arena-mb-per-user (the
+ * refusal is counted); chan_arena_give uncounts them. */
+bool chan_arena_take(struct chan_worker *cw, struct chan_app *a, int64_t bytes);
+void chan_arena_give(struct chan_app *a, int64_t bytes);
 
 /* --- chan_attach.c (on the channel thread) --- */
 struct ucred;
@@ -198,6 +203,8 @@ struct sock_owner chan_owner(struct chan_dsock *ds, pid_t pid);
 void chan_dsock_share_tcp(struct chan_dsock *ds);
 /* Publishes where a socket's receive FIFO is, under its sequence lock (chan_sock.rx_gen). */
 void chan_sock_share_rx(struct chan_app *a, struct chan_sock *ss, const struct fifo *rx);
+/* Publishes where its send FIFO is (set once, before the application sees the socket). */
+void chan_sock_share_tx(struct chan_app *a, struct chan_sock *ss, const struct fifo *tx);
 /* Moves the stack's view of a socket into its shared record and queues events for the
  * processes holding it. */
 void chan_dsock_publish(struct chan_dsock *ds, uint32_t events);

@@ -18,7 +18,10 @@
  *     command ring  (app → worker)         chan_ring of CHAN_CMD_RING entries
  *     event ring    (worker → app)         chan_ring of max_socks entries: never full
  *   per process p: chan_call[CHAN_CALL_SLOTS]   operations that need an answer
- *   per worker w: an arena                  socket FIFOs and accept rings, allocated by w
+ *   per worker w: an arena                  socket FIFOs and accept rings, allocated by w:
+ *                                           a FIFO's data in a block of exactly its size,
+ *                                           its positions (struct fifo_pos) in a 128-byte
+ *                                           slot elsewhere (src/chan/chan_arena.h)
  *
  * A call (connect, listen, bind, options, TCP_INFO, ...) is a request written into one of the
  * process's call slots, then a CHAN_CMD_CALL naming the slot on the command ring of the worker
@@ -44,7 +47,7 @@
 #include "../base/doorbell.h"
 
 #define CHAN_MAGIC 0x43535044u         /* "DPSC" */
-#define CHAN_VERSION 4u
+#define CHAN_VERSION 5u
 #define CHAN_MAX_WORKERS 64
 #define CHAN_MAX_PROCS 32              /* processes of one application (fork) */
 #define CHAN_CMD_RING 1024             /* commands in flight per process and worker */
@@ -147,13 +150,17 @@ struct chan_sock {
 	 * application for a few bytes of room. */
 	_Atomic uint32_t nospace;
 	uint32_t kind;                  /* chan_sock_kind */
-	uint64_t rx_off, tx_off;        /* FIFOs in the segment, 0 = none */
-	uint32_t rx_size, tx_size;      /* their sizes (the shared part does not hold them) */
+	uint64_t rx_off, tx_off;        /* the FIFOs' data in the segment, 0 = none */
+	uint64_t rx_pos_off, tx_pos_off;        /* their positions (struct fifo_pos) */
+	uint32_t rx_size, tx_size;      /* their sizes (the shared parts do not hold them) */
 	/* The worker moves an empty TCP receive FIFO to a bigger block (receive autotuning,
-	 * src/proto/tcp_rcvbuf.c): rx_gen is a sequence lock over rx_off and rx_size (odd
-	 * while they change), so processes take a view per call and keep none. rx_gen_seen:
-	 * the last generation the application read from; the worker frees the old block once
-	 * it is the current one. */
+	 * src/proto/tcp_rcvbuf.c): rx_gen is a sequence lock over rx_off, rx_pos_off and
+	 * rx_size (odd while they change), so processes take a view per call and keep none.
+	 * The moved FIFO has positions of its own, not the old ones reset: a view taken before
+	 * the move pairs the old data with the old positions, which nobody moves any more (the
+	 * FIFO was empty), so it reads nothing rather than the new data at old positions.
+	 * rx_gen_seen: the last generation the application read from; the worker frees the old
+	 * FIFO (data and positions) once it is the current one. */
 	_Atomic uint32_t rx_gen;
 	_Atomic uint32_t rx_gen_seen;
 	uint64_t acc_off;               /* listener: accept ring in the segment */

@@ -1,5 +1,5 @@
 /* Accounting against the limits of chan_limit.h: each application's and each user's
- * sockets, and the table of users with live applications. */
+ * sockets and socket buffers, and the table of users with live applications. */
 #include <errno.h>
 #include <string.h>
 
@@ -58,6 +58,29 @@ void chan_sock_give(struct chan_app *a)
 	atomic_fetch_sub(&a->user->socks, 1);
 }
 
+bool chan_arena_take(struct chan_worker *cw, struct chan_app *a, int64_t bytes)
+{
+	/* As for sockets: the add decides, and undoes itself. */
+	struct chan_user *u = a->user;
+	int64_t before = atomic_fetch_add(&u->arena_bytes, bytes);
+	if (!chan_limit_allows(&cw->chan->limits, CHAN_LIMIT_ARENA_MB_PER_USER,
+			       before > 0 ? (uint64_t)before : 0, (uint64_t)bytes, u->exempt)) {
+		atomic_fetch_sub(&u->arena_bytes, bytes);
+		cw->st.user_arena_limit++;
+		return false;
+	}
+	atomic_fetch_add(&a->arena_bytes, bytes);
+	atomic_fetch_add(&a->chan->arena_bytes, bytes);
+	return true;
+}
+
+void chan_arena_give(struct chan_app *a, int64_t bytes)
+{
+	atomic_fetch_sub(&a->user->arena_bytes, bytes);
+	atomic_fetch_sub(&a->arena_bytes, bytes);
+	atomic_fetch_sub(&a->chan->arena_bytes, bytes);
+}
+
 unsigned chan_users(struct chan *ch, struct chan_user_use *out, unsigned max)
 {
 	unsigned n = 0;
@@ -72,6 +95,8 @@ unsigned chan_users(struct chan *ch, struct chan_user_use *out, unsigned max)
 		o->apps = atomic_load(&u->apps);
 		int64_t socks = atomic_load(&u->socks);
 		o->socks = socks > 0 ? (uint64_t)socks : 0;
+		int64_t arena = atomic_load(&u->arena_bytes);
+		o->arena_bytes = arena > 0 ? (uint64_t)arena : 0;
 		for (unsigned w = 0; w < ch->nb_workers; w++) {
 			uint32_t l = atomic_load(&u->listeners[w]);
 			if (l > o->listeners)

@@ -59,9 +59,17 @@ void chan_sock_share_rx(struct chan_app *a, struct chan_sock *ss, const struct f
 	uint32_t gen = atomic_load_explicit(&ss->rx_gen, memory_order_relaxed);
 	atomic_store_explicit(&ss->rx_gen, gen + 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	ss->rx_off = chan_app_off(a, rx->shm);
+	ss->rx_off = chan_app_off(a, rx->data);
+	ss->rx_pos_off = chan_app_off(a, rx->pos);
 	ss->rx_size = rx->size;
 	atomic_store_explicit(&ss->rx_gen, gen + 2, memory_order_release);
+}
+
+void chan_sock_share_tx(struct chan_app *a, struct chan_sock *ss, const struct fifo *tx)
+{
+	ss->tx_off = chan_app_off(a, tx->data);
+	ss->tx_pos_off = chan_app_off(a, tx->pos);
+	ss->tx_size = tx->size;
 }
 
 void chan_dsock_share_tcp(struct chan_dsock *ds)
@@ -69,8 +77,7 @@ void chan_dsock_share_tcp(struct chan_dsock *ds)
 	const struct sock *sk = tcp_sock(ds->tcp);
 	struct chan_sock *ss = chan_dsock_shm(ds);
 	chan_sock_share_rx(ds->app, ss, sk->rx);
-	ss->tx_off = chan_app_off(ds->app, sk->tx->shm);
-	ss->tx_size = sk->tx->size;
+	chan_sock_share_tx(ds->app, ss, sk->tx);
 	ss->laddr = htonl(sk->laddr);
 	ss->lport = htons(sk->lport);
 	ss->raddr = htonl(sk->raddr);

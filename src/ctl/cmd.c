@@ -53,7 +53,7 @@ static const struct cmd cmds[] = {
 	 "fin-timeout-ms | time-wait-ms | syncookies } N]... [cc { cubic | newreno | vegas }]"},
 	{"apps limits", cmd_apps_limits,
 	 "apps limits [{ apps-per-user | socks-per-app | socks-per-user | listeners-per-user | "
-	 "arena-mb-per-app | binds-per-app } N]..."},
+	 "arena-mb-per-app | arena-mb-per-user | binds-per-app } N]..."},
 };
 
 /* How many of argv's leading words spell c->words; 0 when they do not. */

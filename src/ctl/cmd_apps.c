@@ -27,6 +27,7 @@ void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o)
 			json_u64(o, "apps", users[i].apps);
 			json_u64(o, "socks", users[i].socks);
 			json_u64(o, "listeners", users[i].listeners);
+			json_u64(o, "arena_bytes", users[i].arena_bytes);
 			json_obj_end(o);
 		}
 		json_arr_end(o);
@@ -38,9 +39,10 @@ void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o)
 			   b.max[k], chan_limit_info[k].text);
 	ctl_printf(o, "Users with applications:%s\n", n == 0 ? " none" : "");
 	for (unsigned i = 0; i < n; i++)
-		ctl_printf(o, "  uid %-10u %u apps, %" PRIu64 " sockets, %u listeners%s\n",
+		ctl_printf(o, "  uid %-10u %u apps, %" PRIu64 " sockets, %u listeners, %" PRIu64
+			   " MiB of socket buffers%s\n",
 			   users[i].uid, users[i].apps, users[i].socks, users[i].listeners,
-			   users[i].exempt ? " (exempt from per-user limits)" : "");
+			   users[i].arena_bytes >> 20, users[i].exempt ? " (exempt from per-user limits)" : "");
 }
 
 /* apps limits [NAME VALUE]... : every value is checked before any is set. */

@@ -52,6 +52,7 @@ static void stats_sum(const struct daemon *d, struct stats_sum *sum)
 	X(wk, user_sock_limit, "sockets refused: the user holds socks-per-user (EMFILE)") \
 	X(wk, listen_limit, "listens refused: the user holds listeners-per-user (ENOBUFS)") \
 	X(wk, arena_limit, "socket buffers refused: the application holds arena-mb-per-app") \
+	X(wk, user_arena_limit, "socket buffers refused: the user holds arena-mb-per-user") \
 	X(wk, bind_limit, "binds refused: the application holds binds-per-app (ENOBUFS)") \
 	X(wk, budget_yields, "UDP send FIFOs left for the next round: the burst's budget ran out") \
 	X(wk, accepts, "connections handed to applications' accept rings") \

@@ -11,47 +11,41 @@
 
 #include "fifo.h"
 
-static int fifo_size_valid(uint32_t size)
+bool fifo_size_valid(uint32_t size)
 {
 	return size >= FIFO_SIZE_MIN && size <= FIFO_SIZE_MAX && (size & (size - 1)) == 0;
 }
 
-size_t fifo_footprint(uint32_t size)
+int fifo_attach(struct fifo *f, void *pos, void *data, uint32_t size)
 {
-	if (!fifo_size_valid(size))
-		return 0;
-	return sizeof(struct fifo_shm) + size;
-}
-
-int fifo_attach(struct fifo *f, void *shm, uint32_t size)
-{
-	if (f == NULL || shm == NULL || !fifo_size_valid(size))
+	if (f == NULL || pos == NULL || data == NULL || !fifo_size_valid(size))
 		return -EINVAL;
 	/* The cache-line split of head and tail, and UBSan, assume the declared alignment. */
-	if ((uintptr_t)shm % _Alignof(struct fifo_shm) != 0)
+	if ((uintptr_t)pos % _Alignof(struct fifo_pos) != 0)
 		return -EINVAL;
 	f->size = size;
-	f->shm = shm;
+	f->pos = pos;
+	f->data = data;
 	return 0;
 }
 
-int fifo_init(struct fifo *f, void *shm, uint32_t size)
+int fifo_init(struct fifo *f, void *pos, void *data, uint32_t size)
 {
-	int rc = fifo_attach(f, shm, size);
+	int rc = fifo_attach(f, pos, data, size);
 	if (rc == 0) {
-		atomic_init(&f->shm->head, 0);
-		atomic_init(&f->shm->tail, 0);
+		atomic_init(&f->pos->head, 0);
+		atomic_init(&f->pos->tail, 0);
 	}
 	return rc;
 }
 
-/* tail - head, clamped to size: a corrupt header (shared memory) must not produce counts
+/* tail - head, clamped to size: corrupt positions (shared memory) must not produce counts
  * that reach outside data[]. Loads head first, so a consumer or producer calling this gets
  * the exact value for its side (its own position cannot move under it). */
 static uint32_t fifo_span(const struct fifo *f)
 {
-	uint32_t head = atomic_load_explicit(&f->shm->head, memory_order_acquire);
-	uint32_t tail = atomic_load_explicit(&f->shm->tail, memory_order_acquire);
+	uint32_t head = atomic_load_explicit(&f->pos->head, memory_order_acquire);
+	uint32_t tail = atomic_load_explicit(&f->pos->tail, memory_order_acquire);
 	uint32_t used = tail - head;
 
 	return used > f->size ? f->size : used;
@@ -70,10 +64,10 @@ uint32_t fifo_free(const struct fifo *f)
 /* Producer view: its own tail, and head acquired so the space it frees may be reused. */
 static uint32_t fifo_prod_free(const struct fifo *f, uint32_t *tail)
 {
-	uint32_t head = atomic_load_explicit(&f->shm->head, memory_order_acquire);
+	uint32_t head = atomic_load_explicit(&f->pos->head, memory_order_acquire);
 	uint32_t used;
 
-	*tail = atomic_load_explicit(&f->shm->tail, memory_order_relaxed);
+	*tail = atomic_load_explicit(&f->pos->tail, memory_order_relaxed);
 	used = *tail - head;
 	return used >= f->size ? 0 : f->size - used;
 }
@@ -81,10 +75,10 @@ static uint32_t fifo_prod_free(const struct fifo *f, uint32_t *tail)
 /* Consumer view: its own head, and tail acquired so the bytes published are visible. */
 static uint32_t fifo_cons_used(const struct fifo *f, uint32_t *head)
 {
-	uint32_t tail = atomic_load_explicit(&f->shm->tail, memory_order_acquire);
+	uint32_t tail = atomic_load_explicit(&f->pos->tail, memory_order_acquire);
 	uint32_t used;
 
-	*head = atomic_load_explicit(&f->shm->head, memory_order_relaxed);
+	*head = atomic_load_explicit(&f->pos->head, memory_order_relaxed);
 	used = tail - *head;
 	return used > f->size ? f->size : used;
 }
@@ -96,9 +90,9 @@ static void fifo_copy_in(struct fifo *f, uint32_t pos, const uint8_t *src, uint3
 	uint32_t first = f->size - i < n ? f->size - i : n;
 
 	if (first > 0)
-		memcpy(f->shm->data + i, src, first);
+		memcpy(f->data + i, src, first);
 	if (n > first)
-		memcpy(f->shm->data, src + first, n - first);
+		memcpy(f->data, src + first, n - first);
 }
 
 /* Copies n <= size bytes out of data[] from position pos, wrapping at the end. */
@@ -108,18 +102,18 @@ static void fifo_copy_out(const struct fifo *f, uint32_t pos, uint8_t *dst, uint
 	uint32_t first = f->size - i < n ? f->size - i : n;
 
 	if (first > 0)
-		memcpy(dst, f->shm->data + i, first);
+		memcpy(dst, f->data + i, first);
 	if (n > first)
-		memcpy(dst + first, f->shm->data, n - first);
+		memcpy(dst + first, f->data, n - first);
 }
 
 /* Describes n <= size bytes from position pos as one or two slices. */
 static unsigned fifo_slices(const struct fifo *f, uint32_t pos, uint32_t n,
 			    struct fifo_slice s[2])
 {
-	/* The data belong to whichever side asked; const only marks that the header is not
-	 * changed here. */
-	uint8_t *data = (uint8_t *)(uintptr_t)f->shm->data;
+	/* The data belong to whichever side asked; const only marks that the view and the
+	 * positions are not changed here. */
+	uint8_t *data = f->data;
 	uint32_t i = pos & (f->size - 1);
 	uint32_t first = f->size - i < n ? f->size - i : n;
 
@@ -148,7 +142,7 @@ uint32_t fifo_enqueue(struct fifo *f, const void *src, uint32_t len)
 	if (n == 0)
 		return 0;
 	fifo_copy_in(f, tail, src, n);
-	atomic_store_explicit(&f->shm->tail, tail + n, memory_order_release);
+	atomic_store_explicit(&f->pos->tail, tail + n, memory_order_release);
 	return n;
 }
 
@@ -173,7 +167,7 @@ uint32_t fifo_produce(struct fifo *f, uint32_t len)
 	if (n > len)
 		n = len;
 	if (n > 0)
-		atomic_store_explicit(&f->shm->tail, tail + n, memory_order_release);
+		atomic_store_explicit(&f->pos->tail, tail + n, memory_order_release);
 	return n;
 }
 
@@ -199,7 +193,7 @@ uint32_t fifo_dequeue(struct fifo *f, void *dst, uint32_t len)
 	if (n == 0)
 		return 0;
 	fifo_copy_out(f, head, dst, n);
-	atomic_store_explicit(&f->shm->head, head + n, memory_order_release);
+	atomic_store_explicit(&f->pos->head, head + n, memory_order_release);
 	return n;
 }
 
@@ -227,7 +221,7 @@ uint32_t fifo_consume(struct fifo *f, uint32_t len)
 	if (n > len)
 		n = len;
 	if (n > 0)
-		atomic_store_explicit(&f->shm->head, head + n, memory_order_release);
+		atomic_store_explicit(&f->pos->head, head + n, memory_order_release);
 	return n;
 }
 

@@ -2,11 +2,15 @@
  * buffers.
  *
  * Why this shape:
- *  - The shared part (struct fifo_shm: two positions and the bytes) lives in memory the
- *    caller provides (fifo_footprint bytes) and holds no pointers, so that the same bytes
- *    can sit in a memfd segment mapped at different addresses by the stack and by an
- *    application process. The size is not in it: each side keeps the size it trusts in its
- *    own struct fifo, so a peer that scribbles on shared memory cannot widen the indexing.
+ *  - The shared parts hold no pointers, so that the same bytes can sit in a memfd segment
+ *    mapped at different addresses by the stack and by an application process. They are
+ *    two: the positions (struct fifo_pos, two cache lines) and the data (exactly size
+ *    bytes), in memory the caller provides, each where it likes. Kept apart, the data of a
+ *    power-of-two FIFO is a power-of-two block: an allocator of power-of-two blocks (the
+ *    application channel's arena) gives it no more than its size, where positions in front
+ *    of the data made every FIFO take a block twice its size.
+ *  - The size is in neither: each side keeps the size it trusts in its own struct fifo, so
+ *    a peer that scribbles on shared memory cannot widen the indexing.
  *  - head (consumer) and tail (producer) are free-running uint32_t positions, masked with
  *    size - 1 only to index data[]: used = tail - head holds across the 2^32 wrap, and a full
  *    FIFO is told from an empty one without wasting a byte.
@@ -24,15 +28,17 @@
  * Threading contract: producer calls (enqueue, write_at, produce, write_slices, fifo_free)
  * from one thread at a time, consumer calls (dequeue, peek, consume, read_slices, fifo_used)
  * from one thread at a time; the two sides may run concurrently. fifo_init must complete
- * before either side starts; the other side then takes its view with fifo_attach.
+ * before either side starts; the other side then takes its view with fifo_attach, of the
+ * same positions and data.
  *
- * Robustness against a peer that scribbles on the header (the shared-memory case): every
+ * Robustness against a peer that scribbles on the positions (the shared-memory case): every
  * count is clamped so that a corrupt head or tail can garble data but never make a call
  * touch memory outside data[size]. */
 #ifndef DPS_PROTO_FIFO_H
 #define DPS_PROTO_FIFO_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,17 +50,17 @@
  * lock-free ones (C11 §7.17.5 note). */
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "fifo positions need lock-free 32-bit atomics");
 
-/* What the two sides share. */
-struct fifo_shm {
+/* The positions the two sides share; the data are elsewhere. */
+struct fifo_pos {
 	_Alignas(FIFO_CACHE_LINE) _Atomic uint32_t head;  /* consumer position */
 	_Alignas(FIFO_CACHE_LINE) _Atomic uint32_t tail;  /* producer position */
-	_Alignas(FIFO_CACHE_LINE) uint8_t data[];          /* size bytes */
 };
 
-/* One side's view of it. */
+/* One side's view of a FIFO. */
 struct fifo {
 	uint32_t size;                          /* power of two, FIFO_SIZE_MIN..FIFO_SIZE_MAX */
-	struct fifo_shm *shm;
+	struct fifo_pos *pos;
+	uint8_t *data;                          /* size bytes */
 };
 
 /* A contiguous run of bytes inside a FIFO's data[]. */
@@ -63,17 +69,16 @@ struct fifo_slice {
 	uint32_t len;
 };
 
-/* Bytes to allocate for the shared part of a FIFO of size bytes (positions and data), 0 if
- * size is invalid. The memory must be aligned to FIFO_CACHE_LINE (mmap and aligned_alloc
- * give that). */
-size_t fifo_footprint(uint32_t size);
+/* Whether size is a FIFO's: a power of two in FIFO_SIZE_MIN..FIFO_SIZE_MAX. The data then
+ * take exactly size bytes, the positions sizeof(struct fifo_pos). */
+bool fifo_size_valid(uint32_t size);
 
-/* Makes f a view of an empty FIFO of size bytes whose shared part is at shm. Returns 0, or
- * -EINVAL if size is not a power of two in FIFO_SIZE_MIN..FIFO_SIZE_MAX, or f or shm is
- * NULL, or shm is not FIFO_CACHE_LINE-aligned. */
-int fifo_init(struct fifo *f, void *shm, uint32_t size);
+/* Makes f a view of an empty FIFO of size bytes, with its positions at pos and its data at
+ * data. Returns 0, or -EINVAL if size is not valid, or f, pos or data is NULL, or pos is not
+ * FIFO_CACHE_LINE-aligned (the data need no alignment). */
+int fifo_init(struct fifo *f, void *pos, void *data, uint32_t size);
 /* The same view of a FIFO someone else initialised (positions untouched). */
-int fifo_attach(struct fifo *f, void *shm, uint32_t size);
+int fifo_attach(struct fifo *f, void *pos, void *data, uint32_t size);
 
 /* Bytes readable now. Exact for the consumer; for anyone else a snapshot. */
 uint32_t fifo_used(const struct fifo *f);

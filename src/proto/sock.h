@@ -29,7 +29,8 @@ struct sock_ip_opts {
 };
 
 /* Where a socket's FIFOs live: the heap by default, or an application's shared segment (the
- * channel allocates them there, so the worker fills and drains them in place). */
+ * channel allocates them there, so the worker fills and drains them in place). Each FIFO is
+ * two allocations: its positions (sizeof(struct fifo_pos)) and its data (its size). */
 struct sock_mem {
 	void *(*alloc)(void *ctx, size_t bytes);    /* FIFO_CACHE_LINE-aligned, or NULL */
 	void (*free)(void *ctx, void *p, size_t bytes);

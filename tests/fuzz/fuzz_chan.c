@@ -463,7 +463,8 @@ static void poke(struct fuzz_app *fa, uint8_t region, uint16_t index, uint8_t wo
 		break;
 	default: {
 		const struct chan_sock *ss = chan_sock_at(fa->base, l, index % l->max_socks);
-		uint64_t off = word & 2 ? ss->tx_off : word & 4 ? ss->acc_off : ss->rx_off;
+		/* A FIFO's positions or an accept ring's: head, then tail a cache line on. */
+		uint64_t off = word & 2 ? ss->tx_pos_off : word & 4 ? ss->acc_off : ss->rx_pos_off;
 		/* Where the daemon said; the harness itself must stay inside its segment. */
 		if (off < l->arenas_off || off > l->seg_size - 2 * FIFO_CACHE_LINE || off % 64 != 0)
 			return;
@@ -482,13 +483,14 @@ static void poke(struct fuzz_app *fa, uint8_t region, uint16_t index, uint8_t wo
 static bool fifo_of(struct fuzz_app *fa, uint16_t sock, bool tx, struct fifo *f)
 {
 	const struct chan_sock *ss = chan_sock_at(fa->base, &fa->lay, sock % fa->lay.max_socks);
-	uint64_t off = tx ? ss->tx_off : ss->rx_off;
+	uint64_t pos_off = tx ? ss->tx_pos_off : ss->rx_pos_off, off = tx ? ss->tx_off : ss->rx_off;
 	uint32_t size = tx ? ss->tx_size : ss->rx_size;
-	size_t bytes = fifo_footprint(size);
-	if (bytes == 0 || off < fa->lay.arenas_off || off > fa->lay.seg_size ||
-	    bytes > fa->lay.seg_size - off)
+	const struct chan_layout *l = &fa->lay;
+	if (!fifo_size_valid(size) || off < l->arenas_off || off > l->seg_size ||
+	    size > l->seg_size - off || pos_off < l->arenas_off || pos_off > l->seg_size ||
+	    sizeof(struct fifo_pos) > l->seg_size - pos_off)
 		return false;
-	return fifo_attach(f, fa->base + off, size) == 0;
+	return fifo_attach(f, fa->base + pos_off, fa->base + off, size) == 0;
 }
 
 static void app_write(struct fuzz_app *fa, const struct fuzz_proc *fp, uint16_t sock,

@@ -37,6 +37,7 @@ static int setup(void **state)
 		[CHAN_LIMIT_SOCKS_PER_USER] = MAX_SOCKS * CHAN_MAX_APPS,
 		[CHAN_LIMIT_LISTENERS_PER_USER] = MAX_SOCKS,
 		[CHAN_LIMIT_ARENA_MB_PER_APP] = NB_WORKERS,
+		[CHAN_LIMIT_ARENA_MB_PER_USER] = NB_WORKERS * CHAN_MAX_APPS,
 		[CHAN_LIMIT_BINDS_PER_APP] = 1024,
 	}};
 	chan_limits_default(&ch->limits, &ch->bounds, 1ull << 34);
@@ -220,6 +221,61 @@ static void test_chan_app_arena_limit_refuses_and_counts(void **state)
 	chan_app_unref(a);
 }
 
+static void test_chan_app_arena_per_user_limit_spans_its_applications_root_exempt(void **state)
+{
+	struct chan *ch = *state;
+	assert_int_equal(chan_limit_set(ch, CHAN_LIMIT_ARENA_MB_PER_USER, 1), 0);
+	struct chan_app *a = app_of(ch, USER_UID), *b = app_of(ch, USER_UID);
+	struct chan_app *root = app_of(ch, 0);
+	struct sock_mem *ma = &a->w[0].mem, *mb0 = &b->w[0].mem, *mb1 = &b->w[1].mem;
+	struct sock_mem *mr = &root->w[0].mem;
+	void *p = ma->alloc(ma->ctx, 512 * 1024), *q = mb1->alloc(mb1->ctx, 512 * 1024);
+	assert_non_null(p);
+	assert_non_null(q);
+	assert_int_equal(atomic_load(&a->user->arena_bytes), 1 << 20);
+	/* The user's second application, on another worker: the sum is the user's. */
+	assert_null(mb0->alloc(mb0->ctx, 4096));
+	assert_int_equal(ch->cw[0].st.user_arena_limit, 1);
+	assert_int_equal(ch->cw[0].st.arena_limit, 0);
+	assert_int_equal(atomic_load(&b->refs), 2); /* a refusal holds nothing */
+	assert_int_equal(atomic_load(&b->arena_bytes), 512 * 1024);
+	assert_int_equal(atomic_load(&a->user->arena_bytes), 1 << 20);
+	void *big = mr->alloc(mr->ctx, 1 << 20); /* root: exempt */
+	assert_non_null(big);
+	mr->free(mr->ctx, big, 1 << 20);
+	ma->free(ma->ctx, p, 512 * 1024);
+	void *r = mb0->alloc(mb0->ctx, 4096);
+	assert_non_null(r);
+	mb0->free(mb0->ctx, r, 4096);
+	mb1->free(mb1->ctx, q, 512 * 1024);
+	struct chan_user *u = a->user;
+	chan_app_unref(a);
+	chan_app_unref(b);
+	chan_app_unref(root);
+	assert_int_equal(atomic_load(&u->arena_bytes), 0);
+}
+
+static void test_chan_app_positions_slots_page_counted_until_the_segment_goes(void **state)
+{
+	struct chan *ch = *state;
+	struct chan_app *a = app_of(ch, USER_UID);
+	struct sock_mem *m = &a->w[0].mem;
+	struct chan_user *u = a->user;
+	void *pos = m->alloc(m->ctx, sizeof(struct fifo_pos));
+	assert_non_null(pos);
+	assert_int_equal(atomic_load(&a->arena_bytes), 4096); /* the page of slots */
+	assert_int_equal(atomic_load(&u->arena_bytes), 4096);
+	void *more = m->alloc(m->ctx, sizeof(struct fifo_pos)); /* same page */
+	assert_int_equal(atomic_load(&a->arena_bytes), 4096);
+	assert_int_equal(atomic_load(&a->refs), 3); /* each slot keeps the segment too */
+	m->free(m->ctx, pos, sizeof(struct fifo_pos));
+	m->free(m->ctx, more, sizeof(struct fifo_pos));
+	assert_int_equal(atomic_load(&ch->arena_bytes), 4096);
+	chan_app_unref(a); /* the segment goes, and its page with it */
+	assert_int_equal(atomic_load(&u->arena_bytes), 0);
+	assert_int_equal(atomic_load(&ch->arena_bytes), 0);
+}
+
 static void test_chan_app_arena_refuses_more_than_it_holds(void **state)
 {
 	struct chan *ch = *state;
@@ -269,6 +325,8 @@ int main(void)
 		T(test_chan_app_socks_per_user_limit_spans_applications),
 		T(test_chan_app_arena_blocks_keep_the_segment_until_freed),
 		T(test_chan_app_arena_limit_refuses_and_counts),
+		T(test_chan_app_arena_per_user_limit_spans_its_applications_root_exempt),
+		T(test_chan_app_positions_slots_page_counted_until_the_segment_goes),
 		T(test_chan_app_arena_refuses_more_than_it_holds),
 		T(test_chan_user_entries_are_shared_per_uid_and_run_out),
 #undef T

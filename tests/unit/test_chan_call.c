@@ -62,7 +62,8 @@ static int setup(void **state)
 	ch->bounds = (struct chan_limit_bounds){.max = {
 		[CHAN_LIMIT_APPS_PER_USER] = CHAN_MAX_APPS, [CHAN_LIMIT_SOCKS_PER_APP] = MAX_SOCKS,
 		[CHAN_LIMIT_SOCKS_PER_USER] = MAX_SOCKS, [CHAN_LIMIT_LISTENERS_PER_USER] = MAX_SOCKS,
-		[CHAN_LIMIT_ARENA_MB_PER_APP] = 4, [CHAN_LIMIT_BINDS_PER_APP] = 16}};
+		[CHAN_LIMIT_ARENA_MB_PER_APP] = 4, [CHAN_LIMIT_ARENA_MB_PER_USER] = 4 * CHAN_MAX_APPS,
+		[CHAN_LIMIT_BINDS_PER_APP] = 16}};
 	chan_limits_default(&ch->limits, &ch->bounds, 1ull << 34);
 	struct chan_worker *cw = &ch->cw[0];
 	*cw = (struct chan_worker){.chan = ch, .stack = f->stack, .udp_buf = malloc(65536)};

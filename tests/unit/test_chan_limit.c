@@ -15,6 +15,7 @@ static const struct chan_limit_bounds bounds = {.max = {
 	[CHAN_LIMIT_SOCKS_PER_USER] = 16384u * 256,
 	[CHAN_LIMIT_LISTENERS_PER_USER] = 16384,
 	[CHAN_LIMIT_ARENA_MB_PER_APP] = 8192,
+	[CHAN_LIMIT_ARENA_MB_PER_USER] = 8192u * 256,
 	[CHAN_LIMIT_BINDS_PER_APP] = 1u << 20,
 }};
 
@@ -27,12 +28,13 @@ static void test_defaults_leave_most_of_every_table_to_other_users(void **state)
 	assert_int_equal(chan_limit_get(&l, CHAN_LIMIT_SOCKS_PER_USER), 4 * 16384);
 	assert_int_equal(chan_limit_get(&l, CHAN_LIMIT_LISTENERS_PER_USER), 256);
 	assert_int_equal(chan_limit_get(&l, CHAN_LIMIT_ARENA_MB_PER_APP), 2048); /* half of 4 GiB */
+	assert_int_equal(chan_limit_get(&l, CHAN_LIMIT_ARENA_MB_PER_USER), 2048);
 	assert_int_equal(chan_limit_get(&l, CHAN_LIMIT_BINDS_PER_APP), 1024);
 }
 
 static void test_defaults_never_exceed_the_bounds(void **state)
 {
-	struct chan_limit_bounds tiny = {.max = {1, 2, 3, 4, 5, 6}};
+	struct chan_limit_bounds tiny = {.max = {1, 2, 3, 4, 5, 6, 7}};
 	struct chan_limits l;
 	chan_limits_default(&l, &tiny, 1ull << 40);
 	for (unsigned k = 0; k < CHAN_LIMIT_COUNT; k++)
@@ -86,6 +88,17 @@ static void test_arena_limit_counts_mebibytes_and_overflow_is_refused(void **sta
 	assert_false(chan_limit_allows(&l, CHAN_LIMIT_ARENA_MB_PER_APP, UINT64_MAX, 4096, false));
 }
 
+static void test_user_arena_limit_counts_mebibytes_and_spares_the_exempt(void **state)
+{
+	struct chan_limits l;
+	chan_limits_default(&l, &bounds, 4ull << 30);
+	atomic_store(&l.v[CHAN_LIMIT_ARENA_MB_PER_USER], 3);
+	assert_true(chan_limit_allows(&l, CHAN_LIMIT_ARENA_MB_PER_USER, 2 << 20, 1 << 20, false));
+	assert_false(chan_limit_allows(&l, CHAN_LIMIT_ARENA_MB_PER_USER, 2 << 20, (1 << 20) + 1,
+				       false));
+	assert_true(chan_limit_allows(&l, CHAN_LIMIT_ARENA_MB_PER_USER, 3 << 20, 1 << 20, true));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -95,6 +108,7 @@ int main(void)
 		cmocka_unit_test(test_root_and_daemon_user_exempt_from_per_user_limits_only),
 		cmocka_unit_test(test_allows_up_to_the_limit_and_zero_refuses_all),
 		cmocka_unit_test(test_arena_limit_counts_mebibytes_and_overflow_is_refused),
+		cmocka_unit_test(test_user_arena_limit_counts_mebibytes_and_spares_the_exempt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -160,9 +160,9 @@ static int arena_teardown(void **state)
 static void test_arena_blocks_are_aligned_disjoint_and_inside(void **state)
 {
 	struct arena_fixture *f = *state;
-	char *p = chan_arena_alloc(&f->a, 100);
+	char *p = chan_arena_alloc(&f->a, 200);
 	char *q = chan_arena_alloc(&f->a, 5000);
-	char *r = chan_arena_alloc(&f->a, 100);
+	char *r = chan_arena_alloc(&f->a, 200);
 	assert_non_null(p);
 	assert_non_null(q);
 	assert_non_null(r);
@@ -176,6 +176,36 @@ static void test_arena_blocks_are_aligned_disjoint_and_inside(void **state)
 	assert_true(r != p);
 	assert_int_equal(f->a.live_blocks, 3);
 	assert_int_equal(f->a.live_bytes, 4096 + 8192 + 4096);
+}
+
+static void test_arena_small_requests_share_pages_of_slots(void **state)
+{
+	struct arena_fixture *f = *state;
+	const unsigned per_page = 4096 / CHAN_ARENA_SLOT;
+	char *s[4096 / CHAN_ARENA_SLOT + 1];
+	for (unsigned i = 0; i <= per_page; i++) {
+		s[i] = chan_arena_alloc(&f->a, CHAN_ARENA_SLOT);
+		assert_non_null(s[i]);
+		assert_int_equal((uintptr_t)(s[i] - f->base) % CHAN_ARENA_SLOT, 0);
+		memset(s[i], (int)i, CHAN_ARENA_SLOT);
+	}
+	/* One page for the first 32, in order, at the arena's end; a second for the 33rd,
+	 * below it. Blocks still start at the arena's start: no gap for the pages. */
+	assert_ptr_equal(s[0] + 4096, f->base + f->size);
+	assert_ptr_equal(s[per_page] + 4096, s[0]);
+	char *block = chan_arena_alloc(&f->a, 1u << 18);
+	assert_ptr_equal(block, f->base + (1u << 20));
+	for (unsigned i = 1; i < per_page; i++)
+		assert_ptr_equal(s[i], s[0] + i * CHAN_ARENA_SLOT);
+	assert_int_equal(f->a.live_blocks, 3);
+	assert_int_equal(f->a.live_bytes, 2 * 4096 + (1u << 18));
+	/* Nothing written to a slot reached its neighbours. */
+	for (unsigned i = 0; i <= per_page; i++)
+		assert_int_equal((unsigned char)s[i][CHAN_ARENA_SLOT - 1], i);
+	/* A freed slot is the next one handed out; its page stays. */
+	chan_arena_free(&f->a, s[5], CHAN_ARENA_SLOT);
+	assert_ptr_equal(chan_arena_alloc(&f->a, 64), s[5]);
+	assert_int_equal(f->a.live_blocks, 3);
 }
 
 static void test_arena_reuses_freed_blocks_of_the_same_size(void **state)
@@ -228,6 +258,8 @@ int main(void)
 		cmocka_unit_test(test_ring_head_ahead_of_tail_looks_full_to_producer),
 		cmocka_unit_test(test_cmd_encoding),
 		cmocka_unit_test_setup_teardown(test_arena_blocks_are_aligned_disjoint_and_inside,
+						arena_setup, arena_teardown),
+		cmocka_unit_test_setup_teardown(test_arena_small_requests_share_pages_of_slots,
 						arena_setup, arena_teardown),
 		cmocka_unit_test_setup_teardown(test_arena_reuses_freed_blocks_of_the_same_size,
 						arena_setup, arena_teardown),

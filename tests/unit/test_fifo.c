@@ -1,6 +1,6 @@
-/* The SPSC byte FIFO: sizes and alignment, full and empty, wrap-around at every position (and
+/* The SPSC byte FIFO: sizes and alignment, data of exactly the FIFO's size, full and empty, wrap-around at every position (and
  * across the 2^32 wrap of the positions), peek and slices at offsets, out-of-order writes past
- * the tail published later, clamping against a corrupt header, a randomized run against a
+ * the tail published later, clamping against corrupt positions, a randomized run against a
  * byte-by-byte reference, and two threads moving 64 MB through a small FIFO. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,79 +39,80 @@ static bool check_pat(const uint8_t *buf, uint64_t from, uint32_t n)
 	return true;
 }
 
+/* The data in a block of exactly size bytes (ASan sees any access past it), the positions
+ * in one of their own, as the application channel's arena gives them. */
 static struct fifo *fifo_new(uint32_t size)
 {
-	size_t bytes = fifo_footprint(size);
 	struct fifo *f = malloc(sizeof(*f));
-	void *shm;
+	void *pos = aligned_alloc(FIFO_CACHE_LINE, sizeof(struct fifo_pos));
+	void *data = malloc(size);
 
-	assert_true(bytes > 0);
+	assert_true(fifo_size_valid(size));
 	assert_non_null(f);
-	shm = aligned_alloc(FIFO_CACHE_LINE, bytes);
-	assert_non_null(shm);
-	/* Garbage in the data area: nothing may depend on it being zero. */
-	memset(shm, 0xa5, bytes);
-	assert_int_equal(fifo_init(f, shm, size), 0);
+	assert_non_null(pos);
+	assert_non_null(data);
+	/* Garbage everywhere: nothing may depend on it being zero. */
+	memset(pos, 0xa5, sizeof(struct fifo_pos));
+	memset(data, 0xa5, size);
+	assert_int_equal(fifo_init(f, pos, data, size), 0);
 	return f;
 }
 
 static void fifo_del(struct fifo *f)
 {
-	free(f->shm);
+	free(f->pos);
+	free(f->data);
 	free(f);
 }
 
-/* Positions alone: enough shared memory for the init tests, which never touch data. */
-static _Alignas(FIFO_CACHE_LINE) uint8_t shm_hdr[sizeof(struct fifo_shm)];
+/* Positions and a byte of data: enough for the init tests, which never touch data. */
+static struct fifo_pos pos_mem;
+static uint8_t data_mem[1];
 
 /* Moves both positions to pos (as if pos bytes had gone through), FIFO empty. */
 static void set_positions(struct fifo *f, uint32_t pos)
 {
-	atomic_store(&f->shm->head, pos);
-	atomic_store(&f->shm->tail, pos);
+	atomic_store(&f->pos->head, pos);
+	atomic_store(&f->pos->tail, pos);
 }
 
 /* --- sizes, init --- */
 
-static void test_fifo_footprint_valid_size_is_header_plus_size(void **state)
+static void test_fifo_size_valid_only_powers_of_two_in_range(void **state)
 {
-	assert_int_equal(fifo_footprint(64), sizeof(struct fifo_shm) + 64);
-	assert_int_equal(fifo_footprint(4096), sizeof(struct fifo_shm) + 4096);
-	assert_int_equal(fifo_footprint(1u << 30), sizeof(struct fifo_shm) + (1u << 30));
-}
-
-static void test_fifo_footprint_invalid_size_is_zero(void **state)
-{
-	assert_int_equal(fifo_footprint(0), 0);
-	assert_int_equal(fifo_footprint(32), 0);
-	assert_int_equal(fifo_footprint(100), 0);
-	assert_int_equal(fifo_footprint(1u << 31), 0);
-	assert_int_equal(fifo_footprint(UINT32_MAX), 0);
+	assert_true(fifo_size_valid(64));
+	assert_true(fifo_size_valid(4096));
+	assert_true(fifo_size_valid(1u << 30));
+	assert_false(fifo_size_valid(0));
+	assert_false(fifo_size_valid(32));
+	assert_false(fifo_size_valid(100));
+	assert_false(fifo_size_valid(1u << 31));
+	assert_false(fifo_size_valid(UINT32_MAX));
 }
 
 static void test_fifo_init_non_power_of_two_returns_einval(void **state)
 {
 	static struct fifo hdr;
 
-	assert_int_equal(fifo_init(&hdr, shm_hdr, 96), -EINVAL);
-	assert_int_equal(fifo_init(&hdr, shm_hdr, 4095), -EINVAL);
-	assert_int_equal(fifo_init(&hdr, shm_hdr, 4097), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, &pos_mem, data_mem, 96), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, &pos_mem, data_mem, 4095), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, &pos_mem, data_mem, 4097), -EINVAL);
 }
 
 static void test_fifo_init_too_small_returns_einval(void **state)
 {
 	static struct fifo hdr;
 
-	assert_int_equal(fifo_init(&hdr, shm_hdr, 0), -EINVAL);
-	assert_int_equal(fifo_init(&hdr, shm_hdr, 1), -EINVAL);
-	assert_int_equal(fifo_init(&hdr, shm_hdr, 32), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, &pos_mem, data_mem, 0), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, &pos_mem, data_mem, 1), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, &pos_mem, data_mem, 32), -EINVAL);
 }
 
 static void test_fifo_init_too_large_returns_einval(void **state)
 {
 	static struct fifo hdr;
 
-	assert_int_equal(fifo_init(&hdr, shm_hdr, 1u << 31), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, &pos_mem, data_mem, 1u << 31), -EINVAL);
 }
 
 static void test_fifo_init_min_and_max_sizes_succeed(void **state)
@@ -119,28 +120,29 @@ static void test_fifo_init_min_and_max_sizes_succeed(void **state)
 	/* init writes only the positions, so they alone show the limits are accepted. */
 	static struct fifo hdr;
 
-	assert_int_equal(fifo_init(&hdr, shm_hdr, 64), 0);
+	assert_int_equal(fifo_init(&hdr, &pos_mem, data_mem, 64), 0);
 	assert_int_equal(hdr.size, 64);
-	assert_int_equal(fifo_init(&hdr, shm_hdr, 1u << 30), 0);
+	assert_int_equal(fifo_init(&hdr, &pos_mem, data_mem, 1u << 30), 0);
 	assert_int_equal(hdr.size, 1u << 30);
 }
 
 static void test_fifo_init_null_returns_einval(void **state)
 {
-	assert_int_equal(fifo_init(NULL, shm_hdr, 64), -EINVAL);
+	assert_int_equal(fifo_init(NULL, &pos_mem, data_mem, 64), -EINVAL);
 	static struct fifo hdr;
 
-	assert_int_equal(fifo_init(&hdr, NULL, 64), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, NULL, data_mem, 64), -EINVAL);
+	assert_int_equal(fifo_init(&hdr, &pos_mem, NULL, 64), -EINVAL);
 }
 
-static void test_fifo_init_misaligned_returns_einval(void **state)
+static void test_fifo_init_misaligned_positions_return_einval(void **state)
 {
-	uint8_t *mem = aligned_alloc(FIFO_CACHE_LINE, fifo_footprint(64) + FIFO_CACHE_LINE);
+	uint8_t *mem = aligned_alloc(FIFO_CACHE_LINE, 2 * sizeof(struct fifo_pos));
 
 	assert_non_null(mem);
 	struct fifo f;
 
-	assert_int_equal(fifo_init(&f, mem + 8, 64), -EINVAL);
+	assert_int_equal(fifo_init(&f, mem + 8, data_mem, 64), -EINVAL);
 	free(mem);
 }
 
@@ -155,12 +157,25 @@ static void test_fifo_init_gives_empty_fifo(void **state)
 
 static void test_fifo_positions_sit_on_separate_cache_lines(void **state)
 {
-	size_t h = offsetof(struct fifo_shm, head), t = offsetof(struct fifo_shm, tail);
-	size_t d = offsetof(struct fifo_shm, data);
+	size_t h = offsetof(struct fifo_pos, head), t = offsetof(struct fifo_pos, tail);
 
 	assert_true(h / FIFO_CACHE_LINE != t / FIFO_CACHE_LINE);
-	assert_true(t / FIFO_CACHE_LINE != d / FIFO_CACHE_LINE);
-	assert_int_equal(d % FIFO_CACHE_LINE, 0);
+	assert_int_equal(sizeof(struct fifo_pos), 2 * FIFO_CACHE_LINE);
+}
+
+static void test_fifo_full_and_wrapped_stays_inside_size_bytes_of_data(void **state)
+{
+	/* Every byte of a malloc'ed block of exactly size bytes, and none past it (ASan). */
+	struct fifo *f = fifo_new(64);
+	uint8_t in[64], out[64];
+
+	set_positions(f, 40);
+	fill_pat(in, 0, sizeof(in));
+	assert_int_equal(fifo_enqueue(f, in, sizeof(in)), 64);
+	assert_int_equal(fifo_free(f), 0);
+	assert_int_equal(fifo_dequeue(f, out, sizeof(out)), 64);
+	assert_true(check_pat(out, 0, 64));
+	fifo_del(f);
 }
 
 /* --- enqueue, dequeue, full, empty --- */
@@ -306,7 +321,7 @@ static void test_fifo_positions_across_uint32_wrap_round_trip(void **state)
 		assert_true(check_pat(out, got, n));
 		got += n;
 	}
-	assert_true(atomic_load(&f->shm->head) < 1000);
+	assert_true(atomic_load(&f->pos->head) < 1000);
 	fifo_del(f);
 }
 
@@ -598,9 +613,9 @@ static void test_fifo_read_slices_across_wrap_returns_two(void **state)
 	fill_pat(in, 0, 40);
 	fifo_enqueue(f, in, 40);
 	assert_int_equal(fifo_read_slices(f, 0, 64, s), 2);
-	assert_ptr_equal(s[0].base, f->shm->data + 50);
+	assert_ptr_equal(s[0].base, f->data + 50);
 	assert_int_equal(s[0].len, 14);
-	assert_ptr_equal(s[1].base, f->shm->data);
+	assert_ptr_equal(s[1].base, f->data);
 	assert_int_equal(s[1].len, 26);
 	assert_memory_equal(s[0].base, in, 14);
 	assert_memory_equal(s[1].base, in + 14, 26);
@@ -631,7 +646,7 @@ static void test_fifo_read_slices_offset_and_max_limit_range(void **state)
 	fifo_enqueue(f, in, 40);
 	/* Offset 20 is past the wrap: one slice, limited by max. */
 	assert_int_equal(fifo_read_slices(f, 20, 5, s), 1);
-	assert_ptr_equal(s[0].base, f->shm->data + 6);
+	assert_ptr_equal(s[0].base, f->data + 6);
 	assert_int_equal(s[0].len, 5);
 	assert_memory_equal(s[0].base, in + 20, 5);
 	/* Offset 10, max 10: 4 bytes before the wrap, 6 after. */
@@ -695,7 +710,7 @@ static void test_fifo_write_slices_offset_skips_reserved_bytes(void **state)
 
 	fill_pat(in, 0, 64);
 	assert_int_equal(fifo_write_slices(f, 16, 8, s), 1);
-	assert_ptr_equal(s[0].base, f->shm->data + 16);
+	assert_ptr_equal(s[0].base, f->data + 16);
 	assert_int_equal(s[0].len, 8);
 	memcpy(s[0].base, in + 16, 8);
 	fifo_write_at(f, 0, in, 16);
@@ -714,8 +729,8 @@ static void test_fifo_corrupt_positions_keep_counts_within_size(void **state)
 	struct fifo_slice s[2];
 	uint8_t big[256];
 
-	atomic_store(&f->shm->head, 1000);
-	atomic_store(&f->shm->tail, 1000 + 5 * 64);   /* claims 320 bytes used */
+	atomic_store(&f->pos->head, 1000);
+	atomic_store(&f->pos->tail, 1000 + 5 * 64);   /* claims 320 bytes used */
 	assert_int_equal(fifo_used(f), 64);
 	assert_int_equal(fifo_free(f), 0);
 	assert_int_equal(fifo_enqueue(f, big, 256), 0);
@@ -725,8 +740,8 @@ static void test_fifo_corrupt_positions_keep_counts_within_size(void **state)
 	assert_true(s[0].len + s[1].len <= 64);
 	assert_int_equal(fifo_dequeue(f, big, 256), 64);
 
-	atomic_store(&f->shm->head, 1000);
-	atomic_store(&f->shm->tail, 900);             /* tail behind head */
+	atomic_store(&f->pos->head, 1000);
+	atomic_store(&f->pos->tail, 900);             /* tail behind head */
 	assert_true(fifo_used(f) <= 64);
 	assert_int_equal(fifo_produce(f, 256), 0);
 	fifo_write_slices(f, 0, 256, s);
@@ -756,7 +771,7 @@ static void run_random_model(uint32_t size, uint32_t start, uint32_t seed)
 
 	assert_true(size <= sizeof(r.mem));
 	set_positions(f, start);
-	memset(f->shm->data, 0, size);
+	memset(f->data, 0, size);
 
 	for (unsigned op = 0; op < 20000; op++) {
 		uint32_t used = (uint32_t)(r.tail - r.head), room = size - used;
@@ -845,8 +860,8 @@ static void run_random_model(uint32_t size, uint32_t start, uint32_t seed)
 		used = (uint32_t)(r.tail - r.head);
 		assert_int_equal(fifo_used(f), used);
 		assert_int_equal(fifo_free(f), size - used);
-		assert_int_equal(atomic_load(&f->shm->head), (uint32_t)r.head);
-		assert_int_equal(atomic_load(&f->shm->tail), (uint32_t)r.tail);
+		assert_int_equal(atomic_load(&f->pos->head), (uint32_t)r.head);
+		assert_int_equal(atomic_load(&f->pos->tail), (uint32_t)r.tail);
 	}
 	fifo_del(f);
 }
@@ -988,16 +1003,16 @@ static void test_fifo_two_threads_move_64mb_in_order(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fifo_footprint_valid_size_is_header_plus_size),
-		cmocka_unit_test(test_fifo_footprint_invalid_size_is_zero),
+		cmocka_unit_test(test_fifo_size_valid_only_powers_of_two_in_range),
 		cmocka_unit_test(test_fifo_init_non_power_of_two_returns_einval),
 		cmocka_unit_test(test_fifo_init_too_small_returns_einval),
 		cmocka_unit_test(test_fifo_init_too_large_returns_einval),
 		cmocka_unit_test(test_fifo_init_min_and_max_sizes_succeed),
 		cmocka_unit_test(test_fifo_init_null_returns_einval),
-		cmocka_unit_test(test_fifo_init_misaligned_returns_einval),
+		cmocka_unit_test(test_fifo_init_misaligned_positions_return_einval),
 		cmocka_unit_test(test_fifo_init_gives_empty_fifo),
 		cmocka_unit_test(test_fifo_positions_sit_on_separate_cache_lines),
+		cmocka_unit_test(test_fifo_full_and_wrapped_stays_inside_size_bytes_of_data),
 		cmocka_unit_test(test_fifo_enqueue_into_empty_returns_len),
 		cmocka_unit_test(test_fifo_enqueue_more_than_free_copies_only_free),
 		cmocka_unit_test(test_fifo_enqueue_into_full_returns_zero),

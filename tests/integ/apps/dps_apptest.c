@@ -47,6 +47,7 @@
 /* The channel's contract, to play a hostile application that attaches without the
  * library (garbage-ring) and to tell Python the message layout (sizes). */
 #include "../../../src/chan/chan_shm.h"
+#include "../../../src/proto/fifo.h"
 
 #define IO_TIMEOUT_S 30
 #define BUF (64 * 1024)
@@ -889,16 +890,17 @@ static int cmd_scribble(char **argv)
 		    (unsigned long long)lay.seg_size);
 		return 1;
 	}
-	/* The FIFOs first, while the records still say where they are. */
+	/* The FIFOs first (positions and data), while the records still say where they are. */
 	for (uint32_t s = 0; s < lay.max_socks; s++) {
 		struct chan_sock *ss = chan_sock_at(seg, &lay, s);
-		const uint64_t offs[2] = {ss->rx_off, ss->tx_off};
-		const uint32_t sizes[2] = {ss->rx_size, ss->tx_size};
-		for (int k = 0; k < 2; k++) {
-			if (offs[k] < lay.arenas_off || offs[k] + sizes[k] + 192 > lay.seg_size)
+		const uint64_t offs[4] = {ss->rx_off, ss->tx_off, ss->rx_pos_off, ss->tx_pos_off};
+		const uint64_t sizes[4] = {ss->rx_size, ss->tx_size, sizeof(struct fifo_pos),
+					   sizeof(struct fifo_pos)};
+		for (int k = 0; k < 4; k++) {
+			if (offs[k] < lay.arenas_off || offs[k] + sizes[k] > lay.seg_size)
 				continue;
 			uint64_t *f = seg + offs[k] / sizeof(uint64_t);
-			for (size_t i = 0; i < (192 + (size_t)sizes[k]) / sizeof(uint64_t); i++)
+			for (size_t i = 0; i < sizes[k] / sizeof(uint64_t); i++)
 				f[i] = rnd64();
 		}
 	}

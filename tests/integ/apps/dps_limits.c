@@ -8,6 +8,13 @@
  *                                (blocking: as fast as the worker takes them) until stdin
  *                                ends; prints "blasting" once the first went
  *   ping-pong ADDR PORT N        N one-byte round trips to a TCP echo server ("done N")
+ *   hold ADDR PORT N             connects up to N TCP connections to an echo server (stops
+ *                                at the first refusal: "refused ERRNO"), prints "opened K",
+ *                                then sends 4 bytes on each and reads them back ("echoed K"
+ *                                where K is those that came back whole) and "ready"; a stdin
+ *                                line closes them ("closed K"); exits at EOF. The library
+ *                                raises RLIMIT_NOFILE to its hard limit (every socket holds a
+ *                                descriptor)
  *   late-call PORT               attaches ("attached"), then for each stdin line "bind" binds
  *                                a new TCP socket to the next port from PORT ("bind ERRNO",
  *                                0 when it worked), for "listen" listens on it ("listen
@@ -167,6 +174,53 @@ static int cmd_ping_pong(char **argv)
 	return dps_close(fd) == 0 ? 0 : 1;
 }
 
+/* Many connections at once, each passing a few bytes both ways. */
+static int cmd_hold(char **argv)
+{
+	struct sockaddr_in to = addr_of(argv[0], atoi(argv[1]));
+	long n = atol(argv[2]), k = 0, echoed = 0;
+	int *fds = calloc((size_t)n, sizeof(int));
+	for (; k < n; k++) {
+		int fd = dps_socket(AF_INET, SOCK_STREAM, 0);
+		if (fd >= 0)
+			set_timeouts(fd);
+		if (fd < 0 || dps_connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0) {
+			out("refused %s", errname(errno));
+			if (fd >= 0)
+				dps_close(fd);
+			break;
+		}
+		fds[k] = fd;
+	}
+	out("opened %ld", k);
+	/* All the requests first, then all the answers: the echo server works meanwhile. */
+	for (long i = 0; i < k; i++) {
+		uint32_t v = (uint32_t)i;
+		if (dps_write(fds[i], &v, sizeof(v)) != (ssize_t)sizeof(v))
+			out("FAIL write %ld: %s", i, errname(errno));
+	}
+	for (long i = 0; i < k; i++) {
+		uint32_t v = 0;
+		size_t got = 0;
+		ssize_t r = 1;
+		while (got < sizeof(v) && (r = dps_read(fds[i], (char *)&v + got, sizeof(v) - got)) > 0)
+			got += (size_t)r;
+		if (got == sizeof(v) && v == (uint32_t)i)
+			echoed++;
+	}
+	out("echoed %ld", echoed);
+	out("ready");
+	if (stdin_line()) {
+		for (long i = 0; i < k; i++)
+			dps_close(fds[i]);
+		out("closed %ld", k);
+		while (stdin_line())
+			;
+	}
+	free(fds);
+	return 0;
+}
+
 /* Each stdin line is "bind" (a new TCP socket bound to the next port from PORT) or
  * "listen" (on the last one). */
 static int cmd_late_call(char **argv)
@@ -226,6 +280,7 @@ static const struct {
 	{"ping-pong", 3, cmd_ping_pong},
 	{"late-call", 1, cmd_late_call},
 	{"flood", 2, cmd_flood},
+	{"hold", 3, cmd_hold},
 };
 
 int main(int argc, char **argv)
@@ -235,6 +290,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], cmds[i].name) == 0 && argc - 2 == cmds[i].nargs)
 			return cmds[i].fn(argv + 2);
 	fprintf(stderr, "usage: dps_limits open tcp-listen|udp PORT N | udp-blast ADDR PORT SNDBUF"
-			" | ping-pong ADDR PORT N | late-call PORT | flood PORT N\n");
+			" | ping-pong ADDR PORT N | late-call PORT | flood PORT N"
+			" | hold ADDR PORT N\n");
 	return 2;
 }
