@@ -117,7 +117,10 @@ def storms(s, port, echo):
 
 def test_storms_on_a_builtin_service_give_the_heap_back(st):
     storms(st, 9, echo=False)
-    assert st.daemon.stats()["memory"]["heap_trims"] >= 1
+    # The FIFOs' data went back at their free (mmap); the trim of what the heap kept comes
+    # from the control thread's once-a-second look at the fallen connection count.
+    topo.wait_until(lambda: st.daemon.stats()["memory"]["heap_trims"] >= 1, timeout=10,
+                    what="a heap trim after the storms")
 
 
 def test_storms_on_an_application_give_its_segment_back(st):
