@@ -120,6 +120,7 @@
 	X(IP_BAD_DST,         "ip.bad_dst",           "destination is multicast, broadcast or zero-net on a forwarding path") \
 	X(IP_LINK_BCAST,      "ip.link_bcast",        "unicast destination in a link-layer broadcast or multicast frame (RFC 1122 §3.3.6)") \
 	X(IP_LOOPBACK_FULL,   "ip.loopback_full",     "datagram to our own address dropped: loopback queue full") \
+	X(IP_LOOPBACK_ORPHAN, "ip.loopback_orphan",   "datagram to our own address dropped: the connection that sent it went first") \
 	X(IP_STEER_FULL,      "ip.steer_full",        "datagram for another worker dropped: its ring was full") \
 	X(IP_UNKNOWN_PROTO,   "ip.unknown_proto",     "no handler for the IP protocol") \
 	X(IP_REASS_DUPLICATE, "ip.reass_duplicate",   "duplicate fragment") \

@@ -65,6 +65,17 @@ static bool ip4_steer_away(struct stack *s, struct rte_mbuf *m, const struct ip4
 	}
 	if (owner == STEER_ANY || owner == s->id)
 		return false;
+	if (stack_mbuf_borrows(m, NULL)) {
+		/* Lent payload lives as long as its sender here says: another worker gets a
+		 * copy of its own. */
+		struct rte_mbuf *copy = rte_pktmbuf_copy(m, s->pool, 0, UINT32_MAX);
+		rte_pktmbuf_free(m);
+		if (copy == NULL) {
+			stack_drop_count(s, STACK_DROP_TX_NO_MBUF);
+			return true;
+		}
+		m = copy;
+	}
 	if (s->ops.steer(s->ops.ctx, owner, m, how))
 		stack_count(s, STACK_EV_IP_STEERED_OUT);
 	else
@@ -141,11 +152,16 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 		return;
 	}
 	/* Received frames arrive in one segment (stack_input linearizes them); our own
-	 * loopback datagrams may be chains. Either way the parser views the datagram through
-	 * its first segment, which must hold every header byte an IHL can name: the parser
-	 * reads no more than the header, and compares the rest by length only. */
+	 * loopback datagrams may be chains whose first segment holds the headers alone.
+	 * Either way the parser views the datagram through its first segment, which must hold
+	 * the header its IHL names: the parser reads no more than the header, and compares
+	 * the rest by length only. */
 	uint32_t len = rte_pktmbuf_pkt_len(m);
-	if (rte_pktmbuf_data_len(m) < RTE_MIN(len, (uint32_t)IP4_HDR_MAX_LEN)) {
+	uint32_t in_first = rte_pktmbuf_data_len(m);
+	const uint8_t *first = rte_pktmbuf_mtod(m, const uint8_t *);
+	if (in_first < RTE_MIN(len, (uint32_t)IP4_HDR_MIN_LEN) ||
+	    (in_first != 0 &&
+	     in_first < RTE_MIN(len, (uint32_t)(first[IP4_OFF_VER_IHL] & 0xf) * 4))) {
 		stack_drop(s, STACK_DROP_IP_TRUNCATED, m);
 		return;
 	}
@@ -197,7 +213,9 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 		ip4_deliver(s, m, &ip, IP4_DELIVER_BCAST);
 		return;
 	}
-	if (!s->cfg.forwarding) {
+	/* Our own datagram to an address we no longer have (deleted since it was sent) came
+	 * from no wire and goes to none: its payload may be lent from a socket's memory. */
+	if (!s->cfg.forwarding || (how & IP4_IN_LOOPBACK)) {
 		stack_drop(s, STACK_DROP_IP_NOT_OURS, m);
 		return;
 	}

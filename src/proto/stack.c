@@ -74,13 +74,15 @@ void stack_destroy(struct stack *s)
 	if (s == NULL)
 		return;
 	udp_stack_fini(s);
+	/* Before the loopback queue: closing connections sends resets, to our own addresses
+	 * too, and a send FIFO going takes its lent segments out of the queue. */
+	tcp_stack_fini(s);
 	while (s->lo_count != 0) {
 		rte_pktmbuf_free(s->loopback[s->lo_head]);
 		s->lo_head = (s->lo_head + 1) & s->lo_mask;
 		s->lo_count--;
 	}
 	free(s->loopback);
-	tcp_stack_fini(s);
 	neigh_table_destroy(s->neigh);
 	ip4_reass_destroy(s->reass);
 	netcfg_fini(&s->cfg);
@@ -212,6 +214,27 @@ void stack_loopback_queue(struct stack *s, struct rte_mbuf *m)
 	m->ol_flags = (m->ol_flags & ~(RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK)) |
 		      RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 	s->loopback[(s->lo_head + s->lo_count++) & s->lo_mask] = m;
+}
+
+bool stack_mbuf_borrows(const struct rte_mbuf *m, const struct rte_mbuf_ext_shared_info *owner)
+{
+	for (; m != NULL; m = m->next)
+		if (RTE_MBUF_HAS_EXTBUF(m) && (owner == NULL || m->shinfo == owner))
+			return true;
+	return false;
+}
+
+void stack_loopback_forget(struct stack *s, const struct rte_mbuf_ext_shared_info *owner)
+{
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < s->lo_count; i++) {
+		struct rte_mbuf *m = s->loopback[(s->lo_head + i) & s->lo_mask];
+		if (stack_mbuf_borrows(m, owner))
+			stack_drop(s, STACK_DROP_IP_LOOPBACK_ORPHAN, m);
+		else
+			s->loopback[(s->lo_head + kept++) & s->lo_mask] = m;
+	}
+	s->lo_count = kept;
 }
 
 void stack_loopback_drain(struct stack *s)

@@ -42,6 +42,11 @@ uint16_t stack_l4_checksum_chain(const struct rte_mbuf *m, const struct ip4_repr
 
 /* Datagrams to our own addresses wait here until stack_loopback_drain (stack.c). */
 void stack_loopback_queue(struct stack *s, struct rte_mbuf *m);
+/* Drops the queued datagrams whose payload is lent by owner (tcp_seg_lend): the memory
+ * they point into is about to go. */
+void stack_loopback_forget(struct stack *s, const struct rte_mbuf_ext_shared_info *owner);
+/* Whether a segment of m points into memory lent by a socket (an external buffer). */
+bool stack_mbuf_borrows(const struct rte_mbuf *m, const struct rte_mbuf_ext_shared_info *owner);
 
 /* Copies the reassembly table's drop counts into s->drops (stack.c). */
 void stack_reass_sync_drops(struct stack *s);

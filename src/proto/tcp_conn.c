@@ -1,5 +1,6 @@
 /* TCP connection blocks: allocation, the per-worker tables (rte_hash: 4-tuple → connection,
  * (address, port) → listener), state changes, and the calls a socket owner makes (tcp.h). */
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -111,6 +112,13 @@ void tcp_stack_fini(struct stack *s)
 	s->tcp = NULL;
 }
 
+/* The last lent mbuf of a connection was freed: the count says it, nothing to do. */
+static void tcp_lent_returned(void *addr, void *opaque)
+{
+	(void)addr;
+	(void)opaque;
+}
+
 struct tcp_conn *tcp_conn_alloc(struct stack *s, const struct tcp_sockopts *opts)
 {
 	struct tcp_conn *c = calloc(1, sizeof(*c));
@@ -128,6 +136,8 @@ struct tcp_conn *tcp_conn_alloc(struct stack *s, const struct tcp_sockopts *opts
 	}
 	tcp_ooo_init(&c->ooo);
 	tcp_sb_init(&c->sb);
+	c->lent.free_cb = tcp_lent_returned;
+	rte_mbuf_ext_refcnt_set(&c->lent, 0);
 	c->rto_ms = TCP_RTO_INIT_MS;
 	c->snd_mss = TCP_MSS_DEFAULT;
 	tcp_cc_init(&c->cc, opts->cc != NULL ? opts->cc : tcp_cc_default(), c->snd_mss);
@@ -152,6 +162,13 @@ int tcp_conn_buffers_alloc(struct tcp_conn *c)
 
 void tcp_conn_buffers_free(struct tcp_conn *c)
 {
+	/* Lent segments still queued would point into the freed FIFO: they go first, lost as
+	 * a wire loses what an aborting sender sent last (only an abort frees a send FIFO
+	 * with bytes unacknowledged). None is being delivered now: a connection never lends
+	 * to itself (tcp_send_segment), and delivering to another frees none of ours. */
+	if (rte_mbuf_ext_refcnt_read(&c->lent) != 0)
+		stack_loopback_forget(c->s, &c->lent);
+	assert(rte_mbuf_ext_refcnt_read(&c->lent) == 0);
 	sock_fifo_free(c->sk.mem, c->sk.rx);
 	sock_fifo_free(c->sk.mem, c->sk.tx);
 	c->sk.rx = NULL;

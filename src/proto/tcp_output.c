@@ -16,8 +16,9 @@ uint32_t tcp_now_ts(const struct stack *s)
 }
 
 /* Appends payload bytes the first mbuf had no room for in more mbufs chained to it (a
- * segment to one of our own addresses carries up to 64 KB, see tcp_mss_ours). Returns the
- * bytes copied: fewer than len when mbufs ran out. */
+ * segment to one of our own addresses carries up to 64 KB, see tcp_mss_ours), for the one
+ * connection that cannot lend them (tcp_seg_lend): one to itself. Returns the bytes
+ * copied: fewer than len when mbufs ran out. */
 static uint32_t tcp_seg_chain(struct stack *s, struct rte_mbuf *m, const struct fifo *f,
 			      uint32_t off, uint32_t len)
 {
@@ -41,6 +42,44 @@ static uint32_t tcp_seg_chain(struct stack *s, struct rte_mbuf *m, const struct 
 	return done;
 }
 
+/* A segment to another socket of this stack carries its payload by reference: mbufs
+ * attached (as external buffers) to the send FIFO's bytes, one per contiguous run, which
+ * the receiver copies into its receive FIFO when the loopback queue delivers the segment.
+ * One copy instead of two, and no 2 KB mbuf per 2 KB of data. The bytes stay put until
+ * acknowledged, which cannot happen before that delivery; a connection whose send FIFO
+ * goes first takes its segments out of the queue (tcp_conn_buffers_free). Lent mbufs
+ * never reach a port (ip4_input) nor another worker (ip4_steer_away copies them). Returns
+ * the bytes lent: fewer than len when mbufs ran out. */
+static uint32_t tcp_seg_lend(struct stack *s, struct rte_mbuf *m, const struct fifo *f,
+			     uint32_t off, uint32_t len, struct rte_mbuf_ext_shared_info *lend)
+{
+	struct fifo_slice run[2];
+	unsigned runs = fifo_read_slices(f, off, len, run);
+	struct rte_mbuf *last = rte_pktmbuf_lastseg(m);
+	uint32_t done = 0;
+	for (unsigned i = 0; i < runs; i++) {
+		for (uint32_t at = 0; at < run[i].len;) {
+			struct rte_mbuf *n = rte_pktmbuf_alloc(s->pool);
+			if (n == NULL) {
+				stack_count(s, STACK_EV_TCP_TX_NO_MBUF);
+				return done;
+			}
+			uint16_t k = (uint16_t)RTE_MIN(run[i].len - at, (uint32_t)UINT16_MAX);
+			rte_mbuf_ext_refcnt_update(lend, 1);
+			rte_pktmbuf_attach_extbuf(n, run[i].base + at, RTE_BAD_IOVA, k, lend);
+			n->data_len = k;
+			n->pkt_len = k;
+			last->next = n;
+			last = n;
+			m->nb_segs++;
+			m->pkt_len += k;
+			at += k;
+			done += k;
+		}
+	}
+	return done;
+}
+
 int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(s->pool);
@@ -57,9 +96,16 @@ int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 		.window = o->window,
 		.options = o->opts,
 	};
-	/* The headers' room, then as much payload as the first mbuf holds. */
+	/* A segment to one of our own addresses goes through the loopback queue, whose input
+	 * does not verify checksums (stack_loopback_queue): computing one would be wasted. Only
+	 * such segments are larger than one mbuf. */
+	const struct route *r = route_lookup(s->cfg.routes, o->raddr);
+	bool local = r != NULL && r->type == ROUTE_LOCAL;
+	bool lend = local && o->lend != NULL && o->len != 0;
+	/* The headers' room, then as much payload as the first mbuf holds (none when lent). */
 	uint32_t tail = rte_pktmbuf_tailroom(m);
-	uint32_t first = tail > TCP_HDR_MAX_LEN ? RTE_MIN(o->len, tail - TCP_HDR_MAX_LEN) : 0;
+	uint32_t first = lend || tail <= TCP_HDR_MAX_LEN ? 0
+							  : RTE_MIN(o->len, tail - TCP_HDR_MAX_LEN);
 	uint8_t *buf = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(TCP_HDR_MAX_LEN + first));
 	if (buf == NULL) {
 		rte_pktmbuf_free(m);
@@ -70,13 +116,16 @@ int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 	/* The header may be shorter than the room kept for it: the payload follows it. */
 	uint32_t copied = first == 0 ? 0 : fifo_peek(o->fifo, o->fifo_off, buf + hlen, first);
 	rte_pktmbuf_trim(m, (uint16_t)(TCP_HDR_MAX_LEN - hlen + (first - copied)));
-	/* A segment to one of our own addresses goes through the loopback queue, whose input
-	 * does not verify checksums (stack_loopback_queue): computing one would be wasted. Only
-	 * such segments are larger than one mbuf. */
-	const struct route *r = route_lookup(s->cfg.routes, o->raddr);
-	bool local = r != NULL && r->type == ROUTE_LOCAL;
-	if (local && copied == first && o->len > first)
+	if (lend)
+		copied = tcp_seg_lend(s, m, o->fifo, o->fifo_off, o->len, o->lend);
+	else if (local && copied == first && o->len > first)
 		copied += tcp_seg_chain(s, m, o->fifo, o->fifo_off + first, o->len - first);
+	if (copied < o->len && local) {
+		/* Out of mbufs: a short segment would carry less than its caller counts as
+		 * sent. Nothing goes; the caller sends again later. */
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
 	uint16_t csum = local ? 0 : tcp_checksum(o->laddr, o->raddr, buf, hlen + copied);
 	buf[TCP_OFF_CSUM] = (uint8_t)(csum >> 8);
 	buf[TCP_OFF_CSUM + 1] = (uint8_t)csum;
@@ -239,6 +288,12 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 		o.fifo = c->sk.tx;
 		o.fifo_off = seq - data_start;
 		o.len = len;
+		/* A connection to itself would read what it lent while freeing it (an abort
+		 * on its own segment): it copies. So does one whose lent mbufs would overflow
+		 * their 16-bit count (a segment takes at most two). */
+		bool to_itself = c->sk.laddr == c->sk.raddr && c->sk.lport == c->sk.rport;
+		bool count_full = rte_mbuf_ext_refcnt_read(&c->lent) > UINT16_MAX - 2;
+		o.lend = to_itself || count_full ? NULL : &c->lent;
 	}
 	int rc = tcp_seg_send(c->s, &o);
 	if (rc < 0)

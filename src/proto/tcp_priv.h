@@ -85,6 +85,8 @@ struct tcp_seg_out {
 	const struct fifo *fifo;
 	uint32_t fifo_off;
 	uint32_t len;
+	/* Set: the payload may be lent (by reference) when it goes to one of our addresses. */
+	struct rte_mbuf_ext_shared_info *lend;
 };
 
 struct tcp_conn {
@@ -120,6 +122,9 @@ struct tcp_conn {
 	uint8_t snd_wscale, rcv_wscale;
 	uint16_t snd_mss;                 /* payload bytes per segment (options excluded) */
 	uint16_t rcv_mss;                 /* what we advertised */
+	/* Segments to another socket of this stack carry their payload as mbufs attached to
+	 * sk.tx's bytes (tcp_seg_lend); the count of such mbufs not yet freed is the refcnt. */
+	struct rte_mbuf_ext_shared_info lent;
 
 	/* Receive sequence space */
 	uint32_t irs;

@@ -13,6 +13,7 @@
 #include "test_stack_util.h"
 #include "../../src/proto/steer.h"
 #include "../../src/proto/tcp.h"
+#include "../../src/proto/tcp_priv.h"
 #include "../../src/proto/udp.h"
 #include "../../src/wire/tcp.h"
 #include "../../src/wire/udp.h"
@@ -249,6 +250,41 @@ static void test_active_opens_pick_ports_this_worker_owns(void **state)
 	assert_int_equal(udp_bind(ts_s, 0, 7000, 0, 0, NULL, &u), -EXDEV);
 }
 
+/* A lent segment (payload in the sender's send FIFO, tcp_seg_lend) whose flow another
+ * worker owns goes there as a copy: the FIFO lives as long as this worker says. Connections
+ * to our own address stay on the worker owning their flow (the key is symmetric), so the
+ * test moves the flow's table entry to worker 1 after the handshake. */
+static void test_lent_loopback_payload_goes_to_another_worker_as_a_copy(void **state)
+{
+	(void)state;
+	struct tcp_sockopts o;
+	tcp_sockopts_default(&o);
+	struct sock_owner own = {0};
+	struct tcp_conn *l, *c;
+	assert_int_equal(tcp_listen(ts_s, 0, 80, 4, &o, &own, &l), 0);
+	assert_int_equal(tcp_connect(ts_s, 0, 0, TS_ADDR0, 80, &o, &own, &c), 0);
+	ts_advance(1);
+	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
+	assert_int_equal(nhanded, 0);
+	const struct sock *sk = tcp_sock(c);
+	uint32_t h = toeplitz_ipv4_l4(&steer.hash, TS_ADDR0, TS_ADDR0, sk->lport, 80);
+	steer.table[h & (STEER_TABLE_SIZE - 1)] = 1;
+	static uint8_t data[20000];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = ts_pattern(i);
+	assert_int_equal(tcp_send(c, data, sizeof(data)), sizeof(data));
+	ts_advance(1);
+	assert_int_equal(nhanded, 1);
+	struct rte_mbuf *m = handed[0].m;
+	for (const struct rte_mbuf *seg = m; seg != NULL; seg = seg->next)
+		assert_false(RTE_MBUF_HAS_EXTBUF(seg));
+	assert_int_equal(rte_mbuf_ext_refcnt_read(&c->lent), 0);
+	static uint8_t got[sizeof(data)];
+	uint32_t off = rte_pktmbuf_pkt_len(m) - sizeof(data);
+	assert_non_null(rte_pktmbuf_read(m, off, sizeof(data), got));
+	assert_memory_equal(rte_pktmbuf_read(m, off, sizeof(data), got), data, sizeof(data));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +301,8 @@ int main(void)
 			test_icmp_error_goes_to_the_owner_of_the_flow_it_quotes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_active_opens_pick_ports_this_worker_owns, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_lent_loopback_payload_goes_to_another_worker_as_a_copy, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }
