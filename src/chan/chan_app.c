@@ -173,6 +173,7 @@ struct chan_dsock *chan_dsock_alloc(struct chan_app_worker *aw, uint8_t kind)
 	ds->listener = NULL;
 	ds->acc = NULL;
 	ds->on_udp_tx_list = false;
+	ds->udp_closing = false;
 	return ds;
 }
 

@@ -36,6 +36,7 @@ struct chan_dsock {
 	uint32_t acc_mask;
 	TAILQ_ENTRY(chan_dsock) accept_link;
 	bool on_udp_tx_list;            /* UDP: datagrams left for the next round */
+	bool udp_closing;               /* UDP: closed, sending what was queued before */
 	TAILQ_ENTRY(chan_dsock) udp_tx_link;
 };
 
