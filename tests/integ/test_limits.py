@@ -258,6 +258,47 @@ def test_udp_blast_from_one_app_leaves_room_for_another_apps_round_trips(st, d):
     assert delta(before, after, "udp_tx_err") == 0
 
 
+def test_udp_close_with_a_full_send_fifo_sends_every_datagram_a_budget_per_round(st, d):
+    """An application fills its UDP send FIFO while the daemon is stopped (so nothing is
+    sent meanwhile), closes the socket and exits. The worker sends the queue at a KICK's
+    pace, at most CHAN_UDP_BUDGET (64) datagrams a round, the rest in later rounds, and
+    every datagram reaches the kernel peer, in order; the socket and the segment go with
+    the last one."""
+    budget = 64
+    so_rcvbufforce = 33  # Linux; Python does not name it. Beyond net.core.rmem_max: root
+
+    def sink():
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.setsockopt(socket.SOL_SOCKET, so_rcvbufforce, 16 << 20)
+        u.bind(("0.0.0.0", 0))
+        return u
+    u = topo.in_netns(st.peer.ns, sink)
+    u.settimeout(10)
+    try:
+        with app(d, "udp-fill-close", st.peer_ip, u.getsockname()[1]) as a:
+            a.expect("ready")
+            assert u.recv(100)[:4] == (0).to_bytes(4, "big")  # the neighbour is known
+            before = apps_stats(d)
+            topo.stop_process(d.proc.pid)
+            try:
+                a.send_line("go")
+                queued = int(a.expect("queued ").split()[1])
+                assert a.wait() == 0, a.output()
+            finally:
+                os.kill(d.proc.pid, signal.SIGCONT)
+            got = [int.from_bytes(u.recv(100)[:4], "big") for _ in range(queued - 1)]
+        assert got == list(range(1, queued))
+    finally:
+        u.close()
+    wait_apps_gone(d)
+    after = apps_stats(d)
+    assert queued > 20 * budget  # a default SO_SNDBUF of 64-byte datagrams
+    assert delta(before, after, "udp_tx") == queued - 1
+    assert delta(before, after, "udp_tx_err") == 0
+    # Each round that leaves datagrams over counts a yield: at most a budget went per round.
+    assert delta(before, after, "budget_yields") >= (queued - 1) // budget - 1
+
+
 def test_call_to_a_stopped_daemon_times_out_and_its_late_answer_is_dropped(st, d):
     """A daemon that does not answer (stopped here) ends a call with ETIMEDOUT after
     DPSTACK_CALL_TIMEOUT_MS. Its slot waits for the late answer: the listener that answer
