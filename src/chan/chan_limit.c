@@ -24,9 +24,9 @@ void chan_limits_default(struct chan_limits *l, const struct chan_limit_bounds *
 	atomic_init(&l->v[CHAN_LIMIT_SOCKS_PER_USER],
 		    min_u32(4ull * b->max[CHAN_LIMIT_SOCKS_PER_APP],
 			    b->max[CHAN_LIMIT_SOCKS_PER_USER]));
+	uint32_t listeners = b->max[CHAN_LIMIT_LISTENERS_PER_USER] / CHAN_LISTENERS_PER_USER_SHARE;
 	atomic_init(&l->v[CHAN_LIMIT_LISTENERS_PER_USER],
-		    min_u32(CHAN_LISTENERS_PER_USER_DEFAULT,
-			    b->max[CHAN_LIMIT_LISTENERS_PER_USER]));
+		    min_u32(listeners == 0 ? 1 : listeners, b->max[CHAN_LIMIT_LISTENERS_PER_USER]));
 	uint64_t half_ram_mb = ram_bytes / 2 >> 20;
 	if (half_ram_mb == 0)
 		half_ram_mb = 1;

@@ -20,6 +20,7 @@
 #include "chan_priv.h"
 #include "chan_worker.h"
 #include "../dp/worker.h"
+#include "../proto/tcp.h"
 
 #define CHAN_MAX_PENDING 64      /* connections that have not attached yet */
 
@@ -176,7 +177,8 @@ static void chan_limit_bounds_of(const struct chan *ch, struct chan_limit_bounds
 		[CHAN_LIMIT_APPS_PER_USER] = CHAN_MAX_APPS,
 		[CHAN_LIMIT_SOCKS_PER_APP] = ch->cfg.max_socks,
 		[CHAN_LIMIT_SOCKS_PER_USER] = all_socks > UINT32_MAX ? UINT32_MAX : (uint32_t)all_socks,
-		[CHAN_LIMIT_LISTENERS_PER_USER] = ch->cfg.max_socks,
+		/* Each worker counts a user's listeners against its own table. */
+		[CHAN_LIMIT_LISTENERS_PER_USER] = tcp_listen_capacity(ch->workers[0].stack),
 		[CHAN_LIMIT_ARENA_MB_PER_APP] = arena_mb > UINT32_MAX ? UINT32_MAX : (uint32_t)arena_mb,
 		[CHAN_LIMIT_ARENA_MB_PER_USER] = all_arenas_mb > UINT32_MAX ? UINT32_MAX
 									     : (uint32_t)all_arenas_mb,

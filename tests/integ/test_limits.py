@@ -7,6 +7,7 @@ the daemon's own user are exempt from them).
 The program is tests/integ/apps/dps_limits.c (its header says what each subcommand
 prints)."""
 
+import contextlib
 import os
 import resource
 import signal
@@ -87,6 +88,27 @@ def test_one_user_with_1100_listeners_leaves_room_for_everyone_else(d):
         assert users[NOBODY]["listeners"] == default
         assert not users[NOBODY]["exempt"]
     assert delta(before, apps_stats(d), "listen_limit") >= 1
+
+
+def test_five_users_at_their_listener_limit_leave_the_table_to_a_sixth(d):
+    """With the defaults, five unprivileged users holding listeners-per-user each (1280
+    listeners: more than the 1024-entry table of old held) are refused by that limit, not by
+    the table, which has room; a sixth user still listens."""
+    limit = d.ctl("apps", "limits", json=True)["limits"]["listeners-per-user"]
+    worker = d.stats()["workers"][0]
+    assert limit * 64 == worker["tcp_listeners_max"]  # 1/64 of the table
+    before = d.stats()
+    with contextlib.ExitStack() as held:
+        for i in range(5):
+            hog = held.enter_context(app(d, "open", "tcp-listen", BASE_PORT + i * 1000,
+                                         limit + 10, uid=NOBODY - i))
+            assert opened(hog) == (limit, "ENOBUFS")
+        with app(d, "open", "tcp-listen", BASE_PORT + 6000, 100, uid=NOBODY - 5) as sixth:
+            assert opened(sixth) == (100, None)
+            after = d.stats()
+            assert after["workers"][0]["tcp_listeners"] >= 5 * limit + 100
+    assert delta(before["events"], after["events"], "tcp.listen_table_full") == 0
+    assert delta(before["apps"], after["apps"], "listen_limit") >= 5
 
 
 def test_listener_limit_changed_at_run_time_applies_to_the_next_listen(d):
