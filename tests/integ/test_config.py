@@ -67,7 +67,7 @@ BAD_CONFIGS = [
     ("route_host_bits", "workers 1\n" + PORT + ADDR + "ip route add 10.1.1.1/24 via 10.0.0.1\n",
      r"dpstackd\.conf:4: '10\.1\.1\.1/24' has host bits set"),
     ("apps_limit_beyond_bound", "workers 1\n" + PORT + "apps limits socks-per-app 99999999\n",
-     r"dpstackd\.conf:3: socks-per-app must be a number from 0 to 16384, not '99999999'"),
+     r"dpstackd\.conf:3: socks-per-app must be a number from 0 to 262144, not '99999999'"),
     ("apps_limit_unknown", "workers 1\n" + PORT + "apps limits sockets 10\n",
      r"dpstackd\.conf:3: unknown limit 'sockets'"),
     ("apps_limit_missing_value", "workers 1\n" + PORT + "apps limits apps-per-user\n",

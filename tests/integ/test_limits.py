@@ -169,6 +169,33 @@ def test_applications_per_user_refused_with_eusers_until_one_exits(d):
             assert opened(e) == (1, None)
 
 
+def test_sockets_per_application_raised_in_the_config_or_at_run_time(lab):
+    """socks-per-app is raised as the other limits are, in the config file and with
+    dpstackctl: an application that attaches afterwards gets a segment with room for the new
+    limit and opens more sockets than the 16384 of the default, up to the limit (EMFILE)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    raised = 16400
+    if hard < raised + 1024:
+        pytest.skip("RLIMIT_NOFILE %d is too low for %d sockets" % (hard, raised))
+    peer = lab.add_peer(topo.SinglePort.peer_ip)
+    d = lab.start_daemon("\n".join([
+        "tcp-listeners 32768",  # listeners are the cheapest sockets: room for all of them
+        "workers 1",
+        "port add port0 net_af_xdp0,iface=%s" % peer.root_ifname,
+        "apps limits socks-per-app %d" % (raised - 10),
+    ]) + "\n")
+    assert apps_stats(d)["limits"]["socks-per-app"] == raised - 10
+    d.ctl("apps", "limits", "socks-per-app", raised)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    try:
+        with app(d, "open", "tcp-listen", 1024, raised + 10) as a:
+            assert opened(a) == (raised, "EMFILE")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert apps_stats(d)["sock_limit"] == 1
+    wait_apps_gone(d)
+
+
 def test_socket_buffers_per_application_refused_with_enomem(d):
     """A UDP socket's two FIFOs take 512 KiB of blocks, and the application a 4 KiB page
     of FIFO positions: with 2 MiB, the fourth socket is refused."""
@@ -242,7 +269,7 @@ def test_limits_shown_in_stats_and_bad_values_refused(d):
     limits = apps_stats(d)["limits"]
     assert limits["socks-per-app"] == 16384
     assert 0 < limits["apps-per-user"] < 256
-    for args, message in ((("socks-per-app", "16385"), "from 0 to 16384"),
+    for args, message in ((("socks-per-app", "262145"), "from 0 to 262144"),
                           (("apps-per-user", "-1"), "apps-per-user must be a number"),
                           (("bogus", "1"), "unknown limit 'bogus'"),
                           (("socks-per-app",), "usage: apps limits")):
