@@ -131,12 +131,33 @@ class Bench:
     def measure_served(self, name, unit, higher, runs, argv_of, client_of_side):
         """measure() of a workload whose server runs on each side in turn: argv_of(work,
         side) starts it, client_of_side(side) returns the figure."""
+        spent = {}
+
         def run_side(side):
             srv = self.server(side, argv_of(self.work, side))
+            before = self.worker_cycles() if side == "dpstack" else {}
             v = client_of_side(side)
+            for kind, cycles in self.worker_cycles().items() if side == "dpstack" else ():
+                spent[kind] = spent.get(kind, 0) + cycles - before[kind]
             self.stop(srv)
             return v
-        return measure(name, unit, higher, runs, run_side, ("dpstack", "kernel"))
+        record = measure(name, unit, higher, runs, run_side, ("dpstack", "kernel"))
+        total = sum(spent.values())
+        if total:
+            record["worker_time_percent"] = {k: round(100 * v / total, 1)
+                                             for k, v in spent.items()}
+            print("    dpstack worker's time: " + ", ".join(
+                "%s %.1f%%" % kv for kv in record["worker_time_percent"].items()), flush=True)
+        return record
+
+    def worker_cycles(self):
+        """The daemon's TSC cycles by kind (stats: ports, apps, ...), summed over workers."""
+        st = json.loads(sh(CTL, "-j", "stats", env=self.env).stdout)
+        total = {}
+        for w in st["workers"]:
+            for kind, cycles in w["cycles"].items():
+                total[kind] = total.get(kind, 0) + cycles
+        return total
 
     def close(self):
         for p in list(self.procs):

@@ -3,8 +3,10 @@
  * packets old, never a torn one. */
 #include <ctype.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_mempool.h>
 
 #include "cmd.h"
@@ -35,6 +37,39 @@ static void stats_sum(const struct daemon *d, struct stats_sum *sum)
 			sum->ports[p].tx_dropped += s->ports[p].tx_dropped;
 		}
 	}
+}
+
+/* A worker's cycles by what they were spent on (struct worker_cycles), for both outputs. */
+static const struct {
+	const char *name;
+	size_t off;
+} worker_cycle_kinds[] = {
+	{"ports", offsetof(struct worker_cycles, ports)},
+	{"apps", offsetof(struct worker_cycles, apps)},
+	{"timers", offsetof(struct worker_cycles, timers)},
+	{"tx", offsetof(struct worker_cycles, tx)},
+	{"polling", offsetof(struct worker_cycles, polling)},
+	{"asleep", offsetof(struct worker_cycles, asleep)},
+};
+#define WORKER_CYCLE_KINDS (sizeof(worker_cycle_kinds) / sizeof(worker_cycle_kinds[0]))
+
+static uint64_t worker_cycles_of(const struct worker *wk, unsigned kind)
+{
+	return *(const uint64_t *)((const char *)&wk->cycles + worker_cycle_kinds[kind].off);
+}
+
+/* "12.3% ports, 4.0% apps, ...": the share of the loop's time each kind took. */
+static void worker_cycles_text(struct ctl_out *o, const struct worker *wk)
+{
+	uint64_t total = 0;
+	for (unsigned k = 0; k < WORKER_CYCLE_KINDS; k++)
+		total += worker_cycles_of(wk, k);
+	ctl_printf(o, "    time:");
+	for (unsigned k = 0; k < WORKER_CYCLE_KINDS; k++)
+		ctl_printf(o, "%s %.1f%% %s", k == 0 ? "" : ",",
+			   total == 0 ? 0.0 : 100.0 * (double)worker_cycles_of(wk, k) / (double)total,
+			   worker_cycle_kinds[k].name);
+	ctl_printf(o, "\n");
 }
 
 /* The application channel's counters, by name, for both outputs. */
@@ -93,6 +128,7 @@ static void stats_apps(struct daemon *d, struct ctl_out *o)
 static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl_out *o)
 {
 	json_obj_begin(o, NULL);
+	json_u64(o, "tsc_hz", rte_get_tsc_hz()); /* the unit of the workers' cycles */
 	json_obj_begin(o, "ports");
 	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++) {
 		if (!d->master.ifaces[p].present)
@@ -115,6 +151,10 @@ static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl
 		json_u64(o, "polls", wk->polls);
 		json_u64(o, "busy_polls", wk->busy_polls);
 		json_u64(o, "idle_sleeps", wk->idle_sleeps);
+		json_obj_begin(o, "cycles");
+		for (unsigned k = 0; k < WORKER_CYCLE_KINDS; k++)
+			json_u64(o, worker_cycle_kinds[k].name, worker_cycles_of(wk, k));
+		json_obj_end(o);
 		json_u64(o, "rx_frames", wk->stack->events[STACK_EV_ETH_RX]);
 		json_u64(o, "handoff_full", wk->handoff_full);
 		json_u64(o, "tcp_listeners", tcp_listen_used(wk->stack));
@@ -196,6 +236,7 @@ static void stats_text(struct daemon *d, const struct stats_sum *sum, struct ctl
 			   w, wk->lcore, wk->stack->events[STACK_EV_ETH_RX], wk->polls,
 			   wk->busy_polls, wk->idle_sleeps, tcp_listen_used(wk->stack),
 			   tcp_listen_capacity(wk->stack));
+		worker_cycles_text(o, wk);
 	}
 	/* With a few workers each one's count follows the total, so an uneven spread shows. */
 	unsigned cols = d->nb_workers > 1 && d->nb_workers <= STATS_WORKER_COLUMNS ? d->nb_workers

@@ -337,8 +337,8 @@ int worker_main(void *arg)
 	uint64_t last_work = rte_rdtsc();
 	struct rte_mbuf *burst[WORKER_BURST];
 
+	uint64_t now = rte_rdtsc();
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
-		uint64_t now = rte_rdtsc();
 		w->stack->now_ms = now / per_ms;
 		w->stack->now_us = now / per_us;
 		unsigned got = 0;
@@ -357,6 +357,8 @@ int worker_main(void *arg)
 			got += n;
 		}
 		got += worker_run_handoffs(w);
+		uint64_t t_ports = rte_rdtsc();
+		*(got != 0 ? &w->cycles.ports : &w->cycles.polling) += t_ports - now;
 		w->polls++;
 		if (now - last_tick >= per_ms * WORKER_TICK_MS) {
 			stack_tick(w->stack, now / per_ms);
@@ -370,7 +372,11 @@ int worker_main(void *arg)
 			worker_run_mailbox(w);
 		if (rte_ring_count(w->neigh_in) != 0)
 			worker_run_neigh_news(w);
+		uint64_t t_timers = rte_rdtsc();
+		w->cycles.timers += t_timers - t_ports;
 		unsigned app_work = w->hooks.poll != NULL ? w->hooks.poll(w->hooks.ctx) : 0;
+		uint64_t t_apps = rte_rdtsc();
+		*(app_work != 0 ? &w->cycles.apps : &w->cycles.polling) += t_apps - t_timers;
 		if (w->wake_peers != 0)
 			worker_wake_peers(w);
 		/* Send at once when the queues are quiet (latency), batch while they are busy
@@ -379,6 +385,9 @@ int worker_main(void *arg)
 			worker_drain(w);
 			last_drain = now;
 		}
+		uint64_t t_tx = rte_rdtsc();
+		w->cycles.tx += t_tx - t_apps;
+		uint64_t naps = w->idle_sleeps;
 		if (got + app_work != 0) {
 			w->busy_polls++;
 			empty_polls = 0;
@@ -388,6 +397,8 @@ int worker_main(void *arg)
 			worker_idle(w, &empty_polls, &sleep_us,
 				    now - last_work > per_ms * WORKER_DEEP_IDLE_MS);
 		}
+		now = rte_rdtsc();
+		*(w->idle_sleeps != naps ? &w->cycles.asleep : &w->cycles.polling) += now - t_tx;
 	}
 	worker_drain(w);
 	return 0;

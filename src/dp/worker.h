@@ -58,6 +58,18 @@ struct worker_hooks {
 	void *ctx;
 };
 
+/* Where a worker's time goes, in TSC cycles: the stack's own profile (`stats`). Every cycle
+ * of the loop lands in exactly one of these, so their sum is the time the loop ran. */
+struct worker_cycles {
+	uint64_t ports;         /* receiving and processing frames (rx bursts that got some),
+				 * frames other workers handed over */
+	uint64_t apps;          /* applications' commands and calls (hook polls that did work) */
+	uint64_t timers;        /* stack timers, control-thread calls, neighbour news */
+	uint64_t tx;            /* draining TX buffers to the ports, waking peers */
+	uint64_t polling;       /* looking at queues that were empty */
+	uint64_t asleep;        /* idle naps */
+};
+
 struct worker {
 	unsigned index;
 	unsigned lcore;
@@ -87,6 +99,7 @@ struct worker {
 	struct worker_hooks hooks;
 	atomic_bool stop;
 	/* Loop statistics, read by the control thread. */
+	struct worker_cycles cycles;
 	uint64_t polls;
 	uint64_t busy_polls;
 	uint64_t idle_sleeps;

@@ -29,6 +29,7 @@ import json as jsonlib
 import os
 import queue
 import random
+import re
 import select
 import selectors
 import signal
@@ -663,6 +664,41 @@ def test_two_apps_tcp_over_loopback_20mb_echoed_exactly(st):
             assert small.seen[-1] == "ok 1"
         assert echo.wait() == 0, echo.output()
     wait_apps_gone(st.daemon)
+
+
+def test_worker_time_accounts_for_every_cycle_and_names_the_data_moved(st):
+    """The stack's own profile (stats: each worker's time by what it was spent on): the
+    kinds add up to the time that passed, and moving 8 MB between two applications shows
+    as application work, not as polling."""
+    d = st.daemon
+
+    def snapshot():
+        s = d.stats()
+        return time.monotonic(), s["tsc_hz"], [w["cycles"] for w in s["workers"]]
+
+    t0, hz, before = snapshot()
+    port = 7130
+    with dps_echo(d, "epoll-et", port, maxconn=1) as echo:
+        with apptest(d, "connect-echo", st.stack_ip, port, 8 * MB) as app:
+            assert app.wait(120) == 0, app.output()
+        assert echo.wait() == 0, echo.output()
+    t1, _, after = snapshot()
+    for b, a in zip(before, after):
+        grew = {k: a[k] - b[k] for k in a}
+        assert all(v >= 0 for v in grew.values()), grew
+        # Each worker adds its last poll's cycles when the poll ends: a nap (at most a
+        # few ms) may be missing from the second snapshot.
+        seconds = sum(grew.values()) / hz
+        assert abs(seconds - (t1 - t0)) < 0.1 + 0.1 * (t1 - t0), (seconds, t1 - t0, grew)
+    moved = [a["apps"] - b["apps"] for b, a in zip(before, after)]
+    assert max(moved) > 0, moved
+    text = d.ctl("stats")
+    shares = re.findall(r"time: ([\d.]+)% ports, ([\d.]+)% apps, ([\d.]+)% timers, "
+                        r"([\d.]+)% tx, ([\d.]+)% polling, ([\d.]+)% asleep", text)
+    assert len(shares) == len(after), text
+    for row in shares:
+        assert abs(sum(float(v) for v in row) - 100) < 0.5, row
+    wait_apps_gone(d)
 
 
 def test_bytes_written_before_close_and_exit_reach_the_peer(st):
