@@ -512,6 +512,18 @@ static unsigned chan_worker_udp_continue(struct chan_worker *cw)
 	return n;
 }
 
+int chan_worker_udp_finish(struct stack *s, void *arg)
+{
+	struct chan_worker *cw = arg;
+	struct chan_dsock *ds;
+	while ((ds = TAILQ_FIRST(&cw->udp_tx_list)) != NULL) {
+		TAILQ_REMOVE(&cw->udp_tx_list, ds, udp_tx_link);
+		ds->on_udp_tx_list = false;
+		chan_udp_drain(cw, ds, UINT32_MAX);
+	}
+	return 0;
+}
+
 unsigned chan_worker_poll(void *ctx)
 {
 	struct chan_worker *cw = ctx;

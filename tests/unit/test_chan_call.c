@@ -322,6 +322,21 @@ static void test_chan_udp_closing_socket_outlives_its_application(void **state)
 	assert_int_equal(atomic_load(&f->ch->live_apps), 0); /* with its last datagram */
 }
 
+static void test_chan_udp_closing_sockets_end_at_once_when_the_daemon_stops(void **state)
+{
+	struct fixture *f = *state;
+	struct chan_worker *cw = &f->ch->cw[0];
+	uint32_t s = udp_with_queue(f, 300);
+	queue(f, CHAN_CMD_CLOSE, 0, s);
+	run(f);
+	assert_int_equal(cw->st.udp_tx, 64);
+	assert_int_equal(chan_worker_udp_finish(f->stack, cw), 0);
+	assert_int_equal(cw->st.udp_tx, 300);
+	assert_true(TAILQ_EMPTY(&cw->udp_tx_list));
+	assert_int_equal(f->a->socks[s].kind, CHAN_SOCK_FREE);
+	assert_int_equal(atomic_load(&f->ch->live_socks), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +350,7 @@ int main(void)
 		T(test_chan_call_listen_answers_a_socket_and_close_gives_it_back),
 		T(test_chan_udp_close_sends_its_queue_a_budget_per_round_then_frees),
 		T(test_chan_udp_closing_socket_outlives_its_application),
+		T(test_chan_udp_closing_sockets_end_at_once_when_the_daemon_stops),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
