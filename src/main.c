@@ -23,6 +23,7 @@
 #include "ctl/ctl_server.h"
 #include "ctl/daemon.h"
 #include "chan/chan.h"
+#include "proto/tcp.h"
 
 #define DEFAULT_MBUFS 16383          /* 2^n - 1 fills a mempool best */
 #define DEFAULT_IDLE_SLEEP_US 200
@@ -53,6 +54,10 @@ static void usage(FILE *f)
 		"  idle-sleep-us N          longest nap of an idle worker, 0 = busy poll\n"
 		"                           (default %d; ten times that after 100 ms without\n"
 		"                           work; applications wake a napping worker at once)\n"
+		"  tcp-listeners N          entries of each worker's TCP listener table, one per\n"
+		"                           address listened on (default %u, at most %u; a\n"
+		"                           listen beyond: ENOBUFS, tcp.listen_table_full);\n"
+		"                           listeners-per-user defaults to 1/%u of it\n"
 		"  then any dpstackctl command, e.g.\n"
 		"    ip addr add 10.0.0.2/24 dev port0\n"
 		"    ip route add default via 10.0.0.1\n"
@@ -71,7 +76,8 @@ static void usage(FILE *f)
 		"  " DPSTACK_SOCK_ENV "  application socket (default " DPSTACK_SOCK_DEFAULT ")\n"
 		"\n"
 		"SIGINT or SIGTERM stops the daemon cleanly.\n",
-		DEFAULT_MBUFS, DEFAULT_IDLE_SLEEP_US);
+		DEFAULT_MBUFS, DEFAULT_IDLE_SLEEP_US, TCP_LISTEN_MAX_DEFAULT, TCP_LISTEN_MAX_LIMIT,
+		CHAN_LISTENERS_PER_USER_SHARE);
 }
 
 static bool eal_has(const struct daemon *d, const char *const *opts)
@@ -241,7 +247,7 @@ static int start_dataplane(struct daemon *d)
 	}
 	for (unsigned w = 0; w < d->nb_workers; w++) {
 		rc = worker_init(&d->workers[w], w, d->worker_lcores[w], d->ports, d->nb_ports,
-				 d->pool, d->idle_sleep_max_us, &d->steer);
+				 d->pool, d->idle_sleep_max_us, &d->steer, d->tcp_listen_max);
 		if (rc != 0) {
 			fprintf(stderr, "dpstackd: worker %u: %s\n", w, strerror(-rc));
 			return -1;
@@ -378,6 +384,7 @@ int main(int argc, char **argv)
 	d.nb_workers = 1;
 	d.nb_mbufs = DEFAULT_MBUFS;
 	d.idle_sleep_max_us = DEFAULT_IDLE_SLEEP_US;
+	d.tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
 	d.chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT};
 	struct config cfg;
 	char err[512];

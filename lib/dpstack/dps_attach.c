@@ -539,8 +539,7 @@ unsigned dps_next_worker(struct dps_attach *at)
 static void dps_call_slot_give(struct dps_attach *at, int slot);
 
 /* An answer that came after its caller gave up: what the call made is not wanted, so the
- * sockets it opened are closed (a bind's reservation stays until the process ends: giving
- * it up would take another call). */
+ * sockets it opened are closed. */
 static void dps_call_late_drop(struct dps_attach *at, const struct chan_call *c)
 {
 	uint32_t op = c->req.op;
@@ -550,6 +549,28 @@ static void dps_call_late_drop(struct dps_attach *at, const struct chan_call *c)
 	for (uint32_t i = 0; i < c->rep.count && i < CHAN_MAX_WORKERS; i++)
 		if (c->rep.socks[i] < at->lay.max_socks)
 			dps_cmd(at, c->rep.socks[i], CHAN_CMD_CLOSE, 0);
+}
+
+/* A late bind's reservation is given up as dps_unbind gives up a bound socket's at its
+ * close: with CHAN_OP_UNBIND to the worker that keeps the port's reservations. That is a
+ * call, so it goes out in the late slot itself, which stays late until its answer is in
+ * (taking another slot here could wait for the very slots being reclaimed). True when the
+ * slot went out again. */
+static bool dps_call_late_unbind(struct dps_attach *at, struct chan_call *c, int slot)
+{
+	if (c->req.op != CHAN_OP_BIND || c->rep.err != 0 || c->req.lport == 0)
+		return false;
+	unsigned w = chan_bind_worker_of(&at->lay, c->req.lport);
+	c->req = (struct chan_req){.op = CHAN_OP_UNBIND, .sock = c->rep.socks[0],
+				   .pid = getpid()};
+	atomic_store_explicit(&c->state, CHAN_CALL_POSTED, memory_order_release);
+	atomic_fetch_or_explicit(&at->calls_late, 1ull << slot, memory_order_release);
+	if (dps_cmd_to(at, w, chan_cmd(CHAN_CMD_CALL, (uint32_t)slot, 0)) == 0)
+		return true;
+	/* Not queued (the daemon is gone or stuck): nobody will answer, and a daemon that
+	 * comes back has no reservations of ours. */
+	atomic_fetch_and_explicit(&at->calls_late, ~(1ull << slot), memory_order_relaxed);
+	return false;
 }
 
 /* Slots whose callers timed out come back once their answer is in: until then the
@@ -566,6 +587,8 @@ static void dps_calls_reclaim(struct dps_attach *at)
 			continue;
 		if (!(atomic_fetch_and(&at->calls_late, ~bit) & bit))
 			continue; /* another thread took it */
+		if (dps_call_late_unbind(at, c, slot))
+			continue;
 		dps_call_late_drop(at, c);
 		atomic_store_explicit(&c->state, CHAN_CALL_IDLE, memory_order_relaxed);
 		dps_call_slot_give(at, slot);

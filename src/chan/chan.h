@@ -12,7 +12,12 @@
 #include "chan_limit.h"
 
 #define CHAN_MAX_APPS 256              /* attached at once, all users together */
-#define CHAN_MAX_SOCKS_DEFAULT 16384
+#define CHAN_MAX_SOCKS_DEFAULT CHAN_SOCKS_PER_APP_DEFAULT
+/* socks-per-app's bound. An application's segment holds socks-per-app as it is when the
+ * application attaches (rounded up to a power of two, at least chan_config.max_socks): each
+ * socket number costs a record and event-ring entries in the segment and 1 MiB of arena
+ * address space on its worker (CHAN_ARENA_KB_PER_SOCK), RAM only as touched. */
+#define CHAN_MAX_SOCKS_LIMIT (1u << 18)
 /* A worker's arena in each application's segment is address space, RAM only as touched:
  * by default big enough that every socket number of the worker can be a connection with
  * twice the default buffers (two 256 KiB FIFOs, room for SO_SNDBUF and receive autotuning
@@ -25,7 +30,7 @@ struct stack;
 struct chan;
 
 struct chan_config {
-	uint32_t max_socks;             /* sockets per application (a power of two) */
+	uint32_t max_socks;             /* sockets of the smallest segment (a power of two) */
 	uint64_t arena_mb;              /* per worker and application (a power of two); 0: the
 					 * default for max_socks (CHAN_ARENA_KB_PER_SOCK) */
 };

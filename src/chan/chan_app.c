@@ -75,6 +75,29 @@ void chan_app_unref(struct chan_app *a)
 		chan_app_destroy(a);
 }
 
+uint64_t chan_arena_mb(const struct chan *ch, uint32_t max_socks)
+{
+	if (ch->cfg.arena_mb != 0)
+		return ch->cfg.arena_mb;
+	uint64_t socks = (max_socks + ch->nb_workers - 1) / ch->nb_workers;
+	uint64_t want = socks * CHAN_ARENA_KB_PER_SOCK >> 10, mb = CHAN_ARENA_MB_MIN;
+	while (mb < want)
+		mb <<= 1;
+	return mb;
+}
+
+/* Room for socks-per-app as it is now: raising it at run time serves the applications
+ * that attach afterwards, as a raised RLIMIT_NOFILE serves the processes started
+ * afterwards; a segment never shrinks below the configured one. */
+static uint32_t chan_app_max_socks(const struct chan *ch)
+{
+	uint32_t want = chan_limit_get(&ch->limits, CHAN_LIMIT_SOCKS_PER_APP);
+	uint32_t n = ch->cfg.max_socks;
+	while (n < want && n < CHAN_MAX_SOCKS_LIMIT)
+		n <<= 1;
+	return n;
+}
+
 struct chan_app *chan_app_create(struct chan *ch, struct chan_user *user, char *err,
 				 size_t errlen)
 {
@@ -92,7 +115,8 @@ struct chan_app *chan_app_create(struct chan *ch, struct chan_user *user, char *
 	for (unsigned p = 0; p < CHAN_MAX_PROCS; p++)
 		a->procs[p] = (struct chan_proc_priv){.fd = -1, .efd = -1};
 	const unsigned nw = ch->nb_workers;
-	chan_layout(&a->lay, nw, ch->cfg.max_socks, ch->cfg.arena_mb << 20);
+	uint32_t max_socks = chan_app_max_socks(ch);
+	chan_layout(&a->lay, nw, max_socks, chan_arena_mb(ch, max_socks) << 20);
 	a->socks = calloc(a->lay.max_socks, sizeof(*a->socks));
 	a->w = calloc(nw, sizeof(*a->w));
 	if (a->socks == NULL || a->w == NULL)
@@ -173,6 +197,7 @@ struct chan_dsock *chan_dsock_alloc(struct chan_app_worker *aw, uint8_t kind)
 	ds->listener = NULL;
 	ds->acc = NULL;
 	ds->on_udp_tx_list = false;
+	ds->udp_closing = false;
 	return ds;
 }
 

@@ -262,4 +262,7 @@ void chan_drop_all(struct chan *ch)
 				if (last)
 					break;
 			}
+	/* Closed UDP sockets still sending keep their segments: they end now. */
+	for (unsigned w = 0; w < ch->nb_workers; w++)
+		worker_call(&ch->workers[w], chan_worker_udp_finish, &ch->cw[w]);
 }

@@ -21,12 +21,13 @@ void chan_limits_default(struct chan_limits *l, const struct chan_limit_bounds *
 		atomic_init(&l->v[k], b->max[k]);
 	uint32_t apps = b->max[CHAN_LIMIT_APPS_PER_USER] / 8;
 	atomic_init(&l->v[CHAN_LIMIT_APPS_PER_USER], apps == 0 ? 1 : apps);
+	uint32_t socks = min_u32(CHAN_SOCKS_PER_APP_DEFAULT, b->max[CHAN_LIMIT_SOCKS_PER_APP]);
+	atomic_init(&l->v[CHAN_LIMIT_SOCKS_PER_APP], socks);
 	atomic_init(&l->v[CHAN_LIMIT_SOCKS_PER_USER],
-		    min_u32(4ull * b->max[CHAN_LIMIT_SOCKS_PER_APP],
-			    b->max[CHAN_LIMIT_SOCKS_PER_USER]));
+		    min_u32(4ull * socks, b->max[CHAN_LIMIT_SOCKS_PER_USER]));
+	uint32_t listeners = b->max[CHAN_LIMIT_LISTENERS_PER_USER] / CHAN_LISTENERS_PER_USER_SHARE;
 	atomic_init(&l->v[CHAN_LIMIT_LISTENERS_PER_USER],
-		    min_u32(CHAN_LISTENERS_PER_USER_DEFAULT,
-			    b->max[CHAN_LIMIT_LISTENERS_PER_USER]));
+		    min_u32(listeners == 0 ? 1 : listeners, b->max[CHAN_LIMIT_LISTENERS_PER_USER]));
 	uint64_t half_ram_mb = ram_bytes / 2 >> 20;
 	if (half_ram_mb == 0)
 		half_ram_mb = 1;

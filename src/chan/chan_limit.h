@@ -23,10 +23,10 @@
 #define CHAN_LIMIT_LIST(X) \
 	X(APPS_PER_USER, "apps-per-user", true, "applications one user may attach") \
 	X(SOCKS_PER_APP, "socks-per-app", false, \
-	  "sockets of one application (a listener is one on each worker)") \
+	  "sockets of one application (a listener is one on each worker); raised: for the next attaches") \
 	X(SOCKS_PER_USER, "socks-per-user", true, "sockets of all applications of one user") \
 	X(LISTENERS_PER_USER, "listeners-per-user", true, \
-	  "listening sockets of one user (each worker's listener table holds 1024)") \
+	  "listening sockets of one user on each worker (at most its listener table, tcp-listeners)") \
 	X(ARENA_MB_PER_APP, "arena-mb-per-app", false, \
 	  "MiB of socket buffers one application may have allocated (whole blocks)") \
 	X(ARENA_MB_PER_USER, "arena-mb-per-user", true, \
@@ -58,11 +58,18 @@ struct chan_limit_bounds {
 	uint32_t max[CHAN_LIMIT_COUNT];
 };
 
-#define CHAN_LISTENERS_PER_USER_DEFAULT 256    /* a quarter of a worker's listener table */
+/* One user's default share of a worker's listener table (the bound of listeners-per-user):
+ * 1/64, 256 of the default 16384 entries, so that many users reach their limit long before
+ * the table is full and nobody's listen fails for what others hold. */
+#define CHAN_LISTENERS_PER_USER_SHARE 64
 #define CHAN_BINDS_PER_APP_DEFAULT 1024
+/* What an application's segment holds unless socks-per-app is raised (CHAN_MAX_SOCKS_DEFAULT
+ * in chan.h), and what socks-per-user's default is four times. */
+#define CHAN_SOCKS_PER_APP_DEFAULT 16384
 
-/* The defaults: the bounds, except that one user gets an eighth of the application table
- * (at least one), a quarter of a worker's listener table, four applications' worth of
+/* The defaults: the bounds, except that an application gets CHAN_SOCKS_PER_APP_DEFAULT
+ * sockets, one user an eighth of the application table (at least one), 1/64 of a
+ * worker's listener table (at least one), four applications' worth of
  * sockets, and one application as well as all of one user's half of ram_bytes in socket
  * buffers (counted as whole allocated blocks, an upper bound of the memory they touch). */
 void chan_limits_default(struct chan_limits *l, const struct chan_limit_bounds *b,

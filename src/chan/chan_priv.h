@@ -36,6 +36,7 @@ struct chan_dsock {
 	uint32_t acc_mask;
 	TAILQ_ENTRY(chan_dsock) accept_link;
 	bool on_udp_tx_list;            /* UDP: datagrams left for the next round */
+	bool udp_closing;               /* UDP: closed, sending what was queued before */
 	TAILQ_ENTRY(chan_dsock) udp_tx_link;
 };
 
@@ -179,6 +180,10 @@ void chan_drop_killed(struct chan *ch);
 void chan_drop_all(struct chan *ch);
 
 /* --- chan_app.c --- */
+/* MiB of each worker's arena in a segment of max_socks sockets: chan_config.arena_mb, or
+ * CHAN_ARENA_KB_PER_SOCK for each socket number of a worker (socket s is worker
+ * s % nb_workers's) as a power of two of at least CHAN_ARENA_MB_MIN. */
+uint64_t chan_arena_mb(const struct chan *ch, uint32_t max_socks);
 /* Takes over the reference to user (given back when the segment is freed). */
 struct chan_app *chan_app_create(struct chan *ch, struct chan_user *user, char *err,
 				 size_t errlen);

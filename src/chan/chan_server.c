@@ -20,6 +20,7 @@
 #include "chan_priv.h"
 #include "chan_worker.h"
 #include "../dp/worker.h"
+#include "../proto/tcp.h"
 
 #define CHAN_MAX_PENDING 64      /* connections that have not attached yet */
 
@@ -155,28 +156,18 @@ static void *chan_thread(void *arg)
 	return NULL;
 }
 
-/* CHAN_ARENA_KB_PER_SOCK for each socket number of a worker (socket s is worker
- * s % nb_workers's), as a power of two of at least CHAN_ARENA_MB_MIN. */
-static uint64_t chan_arena_mb_default(uint32_t max_socks, unsigned nb_workers)
-{
-	uint64_t socks = (max_socks + nb_workers - 1) / nb_workers;
-	uint64_t want = socks * CHAN_ARENA_KB_PER_SOCK >> 10, mb = CHAN_ARENA_MB_MIN;
-	while (mb < want)
-		mb <<= 1;
-	return mb;
-}
-
 /* The most each limit may be: what the tables and a segment's layout hold. */
 static void chan_limit_bounds_of(const struct chan *ch, struct chan_limit_bounds *b)
 {
-	uint64_t arena_mb = ch->cfg.arena_mb * ch->nb_workers;
+	uint64_t arena_mb = chan_arena_mb(ch, ch->cfg.max_socks) * ch->nb_workers;
 	uint64_t all_arenas_mb = arena_mb * CHAN_MAX_APPS;
-	uint64_t all_socks = (uint64_t)ch->cfg.max_socks * CHAN_MAX_APPS;
+	uint64_t all_socks = (uint64_t)CHAN_MAX_SOCKS_LIMIT * CHAN_MAX_APPS;
 	*b = (struct chan_limit_bounds){.max = {
 		[CHAN_LIMIT_APPS_PER_USER] = CHAN_MAX_APPS,
-		[CHAN_LIMIT_SOCKS_PER_APP] = ch->cfg.max_socks,
+		[CHAN_LIMIT_SOCKS_PER_APP] = CHAN_MAX_SOCKS_LIMIT,
 		[CHAN_LIMIT_SOCKS_PER_USER] = all_socks > UINT32_MAX ? UINT32_MAX : (uint32_t)all_socks,
-		[CHAN_LIMIT_LISTENERS_PER_USER] = ch->cfg.max_socks,
+		/* Each worker counts a user's listeners against its own table. */
+		[CHAN_LIMIT_LISTENERS_PER_USER] = tcp_listen_capacity(ch->workers[0].stack),
 		[CHAN_LIMIT_ARENA_MB_PER_APP] = arena_mb > UINT32_MAX ? UINT32_MAX : (uint32_t)arena_mb,
 		[CHAN_LIMIT_ARENA_MB_PER_USER] = all_arenas_mb > UINT32_MAX ? UINT32_MAX
 									     : (uint32_t)all_arenas_mb,
@@ -227,8 +218,6 @@ struct chan *chan_create(const struct chan_config *cfg, struct worker *workers, 
 		return NULL;
 	}
 	ch->cfg = *cfg;
-	if (ch->cfg.arena_mb == 0)
-		ch->cfg.arena_mb = chan_arena_mb_default(cfg->max_socks, n);
 	ch->workers = workers;
 	ch->nb_workers = n;
 	chan_limit_bounds_of(ch, &ch->bounds);

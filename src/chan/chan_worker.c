@@ -233,8 +233,29 @@ static void chan_accept_pump(struct chan_worker *cw, struct chan_dsock *l)
 		chan_dsock_queue_events(l);
 }
 
+/* A socket every holder closed is gone for the applications: its number comes back. */
+static void chan_dsock_closed(struct chan_dsock *ds)
+{
+	atomic_fetch_or(&chan_dsock_shm(ds)->state, CHAN_SS_CLOSED | CHAN_SS_HUP);
+	chan_dsock_release(ds);
+}
+
+/* The end of a closed UDP socket whose send FIFO is empty now. */
+static void chan_udp_close_now(struct chan_worker *cw, struct chan_dsock *ds)
+{
+	struct chan_app_worker *aw = &ds->app->w[cw->index];
+	struct fifo *tx = ds->udp_tx;
+	udp_close(ds->udp);
+	ds->udp_tx = NULL;
+	ds->udp_closing = false;
+	chan_dsock_closed(ds);
+	/* Last: the FIFO may hold the last reference to a segment whose processes are gone. */
+	sock_fifo_free(&aw->mem, tx);
+}
+
 /* Sends up to budget of the datagrams the application queued in a UDP socket's send FIFO;
- * a FIFO with more goes on the worker's list for the next round. */
+ * a FIFO with more goes on the worker's list for the next round. A closed socket whose
+ * FIFO is empty ends here. */
 static void chan_udp_drain(struct chan_worker *cw, struct chan_dsock *ds, unsigned budget)
 {
 	struct fifo *f = ds->udp_tx;
@@ -249,7 +270,7 @@ static void chan_udp_drain(struct chan_worker *cw, struct chan_dsock *ds, unsign
 				TAILQ_INSERT_TAIL(&cw->udp_tx_list, ds, udp_tx_link);
 				cw->st.budget_yields++;
 			}
-			break;
+			return;
 		}
 		/* The application may move the FIFO's tail back between our reads of it: each
 		 * copy must have got all it asked for, or the header or datagram is stale. */
@@ -276,6 +297,10 @@ static void chan_udp_drain(struct chan_worker *cw, struct chan_dsock *ds, unsign
 			cw->st.udp_tx++;
 		}
 	}
+	if (ds->udp_closing) {
+		chan_udp_close_now(cw, ds);
+		return;
+	}
 	/* Room in the FIFO again: a writer waiting for it must hear. */
 	chan_dsock_queue_events(ds);
 }
@@ -295,7 +320,6 @@ static void chan_listener_drop_children(struct chan_worker *cw, struct chan_dsoc
 void chan_dsock_close(struct chan_worker *cw, struct chan_dsock *ds)
 {
 	struct chan_app_worker *aw = &ds->app->w[cw->index];
-	struct chan_sock *ss = chan_dsock_shm(ds);
 	switch (ds->kind) {
 	case CHAN_SOCK_TCP:
 		if (!ds->claimed) {
@@ -319,22 +343,24 @@ void chan_dsock_close(struct chan_worker *cw, struct chan_dsock *ds)
 		break;
 	case CHAN_SOCK_UDP:
 		/* Datagrams queued before the close were sent as far as the application knows
-		 * (Linux sends in sendto): send them now. A process that exits right after its
+		 * (Linux sends in sendto): they go out first, at a KICK's pace (CHAN_UDP_BUDGET
+		 * a round, so a full SO_SNDBUF does not hold the worker), and the socket ends
+		 * with its FIFO's last (chan_udp_drain). A process that exits right after its
 		 * last sendto has its holds dropped before the worker reads its ring's kick. */
-		if (ds->on_udp_tx_list) {
-			TAILQ_REMOVE(&cw->udp_tx_list, ds, udp_tx_link);
-			ds->on_udp_tx_list = false;
+		if (ds->udp_closing)
+			return; /* closed already, still sending (the application goes now) */
+		if (ds->udp_tx == NULL) {
+			chan_udp_close_now(cw, ds);
+			return;
 		}
-		if (ds->udp_tx != NULL)
-			chan_udp_drain(cw, ds, UINT32_MAX);
-		udp_close(ds->udp);
-		sock_fifo_free(&aw->mem, ds->udp_tx);
-		break;
+		ds->udp_closing = true;
+		if (!ds->on_udp_tx_list) /* else it goes on there, in its turn */
+			chan_udp_drain(cw, ds, CHAN_UDP_BUDGET);
+		return;
 	default:
 		return;
 	}
-	atomic_fetch_or(&ss->state, CHAN_SS_CLOSED | CHAN_SS_HUP);
-	chan_dsock_release(ds);
+	chan_dsock_closed(ds);
 }
 
 void chan_proc_kill(struct chan_app *a, unsigned proc)
@@ -484,6 +510,18 @@ static unsigned chan_worker_udp_continue(struct chan_worker *cw)
 		n++;
 	}
 	return n;
+}
+
+int chan_worker_udp_finish(struct stack *s, void *arg)
+{
+	struct chan_worker *cw = arg;
+	struct chan_dsock *ds;
+	while ((ds = TAILQ_FIRST(&cw->udp_tx_list)) != NULL) {
+		TAILQ_REMOVE(&cw->udp_tx_list, ds, udp_tx_link);
+		ds->on_udp_tx_list = false;
+		chan_udp_drain(cw, ds, UINT32_MAX);
+	}
+	return 0;
 }
 
 unsigned chan_worker_poll(void *ctx)

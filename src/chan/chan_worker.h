@@ -17,6 +17,10 @@ unsigned chan_worker_poll(void *ctx);
 /* Tells the applications that the worker sleeps (on) or woke. With on, returns false when
  * a command arrived meanwhile: the worker must not sleep. */
 bool chan_worker_sleeping(void *ctx, bool on);
+/* The daemon stops (worker_call, arg: the struct chan_worker): the send FIFOs left for
+ * later rounds, those of closed UDP sockets among them, are sent whole now, since no
+ * application waits for the worker any more, and the closed sockets end. Returns 0. */
+int chan_worker_udp_finish(struct stack *s, void *arg);
 
 /* A change of process proc of app, run on worker w's thread (worker_call). */
 struct chan_job {

@@ -10,6 +10,7 @@
 #include <rte_mempool.h>
 
 #include "cmd.h"
+#include "../proto/tcp.h"
 
 #define STATS_WORKER_COLUMNS 8 /* the text output shows each worker's count up to this many */
 
@@ -156,6 +157,8 @@ static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl
 		json_obj_end(o);
 		json_u64(o, "rx_frames", wk->stack->events[STACK_EV_ETH_RX]);
 		json_u64(o, "handoff_full", wk->handoff_full);
+		json_u64(o, "tcp_listeners", tcp_listen_used(wk->stack));
+		json_u64(o, "tcp_listeners_max", tcp_listen_capacity(wk->stack));
 		json_obj_begin(o, "events");
 		for (unsigned i = 0; i < STACK_EV_COUNT; i++)
 			json_u64(o, stack_event_info[i].name, wk->stack->events[i]);
@@ -229,9 +232,10 @@ static void stats_text(struct daemon *d, const struct stats_sum *sum, struct ctl
 	for (unsigned w = 0; w < d->nb_workers; w++) {
 		const struct worker *wk = &d->workers[w];
 		ctl_printf(o, "  worker %u (lcore %u): %" PRIu64 " frames, %" PRIu64 " polls, %" PRIu64
-			      " busy, %" PRIu64 " idle sleeps\n",
+			      " busy, %" PRIu64 " idle sleeps, listener table %u of %u\n",
 			   w, wk->lcore, wk->stack->events[STACK_EV_ETH_RX], wk->polls,
-			   wk->busy_polls, wk->idle_sleeps);
+			   wk->busy_polls, wk->idle_sleeps, tcp_listen_used(wk->stack),
+			   tcp_listen_capacity(wk->stack));
 		worker_cycles_text(o, wk);
 	}
 	/* With a few workers each one's count follows the total, so an uneven spread shows. */

@@ -3,10 +3,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../proto/tcp.h"
 #include "../wire/ipv4.h"
 
 #define CONFIG_MAX_LINE 4096
@@ -142,6 +144,29 @@ static int config_port_add(struct daemon *d, int argc, char **argv, char *err, s
 	return 0;
 }
 
+/* The start-up directives that take one number: where it goes in struct daemon. */
+static const struct {
+	const char *name;
+	const char *unit;               /* "is not UNIT from MIN to MAX" */
+	unsigned long min, max;
+	size_t offset;                  /* of a uint32_t */
+} config_numbers[] = {
+	{"mbufs", "a count", 1024, 1u << 24, offsetof(struct daemon, nb_mbufs)},
+	{"idle-sleep-us", "microseconds", 0, 1000000, offsetof(struct daemon, idle_sleep_max_us)},
+	{"tcp-listeners", "a count", 1, TCP_LISTEN_MAX_LIMIT,
+	 offsetof(struct daemon, tcp_listen_max)},
+};
+
+#define CONFIG_NUMBERS (sizeof(config_numbers) / sizeof(config_numbers[0]))
+
+static int config_number(const char *kw)
+{
+	for (size_t i = 0; i < CONFIG_NUMBERS; i++)
+		if (strcmp(kw, config_numbers[i].name) == 0)
+			return (int)i;
+	return -1;
+}
+
 /* A start-up directive: returns 1 when the line was one, 0 when it is a command, -1 on
  * error. */
 static int config_directive(struct daemon *d, int argc, char **argv, bool commands_seen,
@@ -149,8 +174,9 @@ static int config_directive(struct daemon *d, int argc, char **argv, bool comman
 {
 	const char *kw = argv[0];
 	bool is_port_add = strcmp(kw, "port") == 0 && argc >= 2 && strcmp(argv[1], "add") == 0;
+	int number = config_number(kw);
 	bool directive = is_port_add || strcmp(kw, "eal") == 0 || strcmp(kw, "workers") == 0 ||
-			 strcmp(kw, "mbufs") == 0 || strcmp(kw, "idle-sleep-us") == 0;
+			 number >= 0;
 	if (!directive)
 		return 0;
 	if (commands_seen)
@@ -173,19 +199,11 @@ static int config_directive(struct daemon *d, int argc, char **argv, bool comman
 		return config_fail(err, errlen, lineno, "usage: %s VALUE", kw);
 	if (strcmp(kw, "workers") == 0)
 		return parse_workers(d, argv[1], err, errlen, lineno) == 0 ? 1 : -1;
-	if (strcmp(kw, "mbufs") == 0) {
-		if (!parse_uint(argv[1], 1u << 24, &v) || v < 1024)
-			return config_fail(err, errlen, lineno,
-					   "mbufs: '%s' is not a count from 1024 to %u", argv[1],
-					   1u << 24);
-		d->nb_mbufs = (uint32_t)v;
-		return 1;
-	}
-	if (!parse_uint(argv[1], 1000000, &v))
-		return config_fail(err, errlen, lineno,
-				   "idle-sleep-us: '%s' is not microseconds from 0 to 1000000",
-				   argv[1]);
-	d->idle_sleep_max_us = (uint32_t)v;
+	unsigned long min = config_numbers[number].min, max = config_numbers[number].max;
+	if (!parse_uint(argv[1], max, &v) || v < min)
+		return config_fail(err, errlen, lineno, "%s: '%s' is not %s from %lu to %lu", kw,
+				   argv[1], config_numbers[number].unit, min, max);
+	*(uint32_t *)((char *)d + config_numbers[number].offset) = (uint32_t)v;
 	return 1;
 }
 

@@ -29,6 +29,7 @@ struct daemon {
 	bool worker_lcores_given;        /* `workers LIST` rather than `workers N` */
 	uint32_t idle_sleep_max_us;
 	uint32_t nb_mbufs;
+	uint32_t tcp_listen_max;         /* `tcp-listeners`: each worker's listener table */
 	struct port ports[NETCFG_MAX_PORTS];
 	unsigned nb_ports;
 	struct chan_config chan_cfg;     /* the applications' segment layout */

@@ -163,7 +163,7 @@ static struct rte_ring *worker_ring(const char *what, unsigned index, unsigned s
 
 int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,
 		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us,
-		const struct steer *steer)
+		const struct steer *steer, uint32_t tcp_listen_max)
 {
 	memset(w, 0, sizeof(*w));
 	w->wake_fd = -1;
@@ -178,6 +178,7 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	sp.socket_id = socket;
 	sp.pool = pool;
 	sp.steer = steer;
+	sp.tcp_listen_max = tcp_listen_max;
 	sp.ops = (struct stack_ops){.xmit = worker_xmit, .neigh_learnt = worker_neigh_learnt,
 				    .steer = worker_steer, .ctx = w};
 	w->stack = stack_create(&sp);

@@ -23,6 +23,7 @@ void stack_params_default(struct stack_params *p)
 	 * (Linux bounds this queue by bytes, 212992 by default). */
 	p->neigh.queue_len = 128;
 	ip4_reass_params_default(&p->reass);
+	p->tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
 	/* Linux's icmp_msgs_per_sec / icmp_msgs_burst defaults. */
 	p->icmp_rate = 1000;
 	p->icmp_burst = 50;
@@ -58,7 +59,7 @@ struct stack *stack_create(const struct stack_params *p)
 	unsigned lo_size = rte_align32pow2((p->pool != NULL ? p->pool->size : 1023) + 1);
 	s->loopback = calloc(lo_size, sizeof(*s->loopback));
 	s->lo_mask = lo_size - 1;
-	rc = s->loopback != NULL ? tcp_stack_init(s) : -ENOMEM;
+	rc = s->loopback != NULL ? tcp_stack_init(s, p->tcp_listen_max) : -ENOMEM;
 	if (rc == 0)
 		rc = udp_stack_init(s);
 	if (rc < 0) {

@@ -85,10 +85,20 @@ int tcp_set_params(struct stack *s, const struct tcp_params *p);
  * as it reads counters: an aligned load that may be a moment old. */
 unsigned tcp_conn_count(const struct stack *s);
 
+/* Entries of a worker's listener table (stack_params.tcp_listen_max): one per address
+ * listened on (SO_REUSEPORT listeners sharing one take one). The default leaves one user's
+ * listeners-per-user a small share of it (chan_limit.h). */
+#define TCP_LISTEN_MAX_DEFAULT 16384
+#define TCP_LISTEN_MAX_LIMIT (1u << 20)
+uint32_t tcp_listen_capacity(const struct stack *s);
+/* Addresses listened on now; read by other threads as tcp_conn_count. */
+uint32_t tcp_listen_used(const struct stack *s);
+
 /* A listening socket on laddr:lport (laddr 0 = every address). backlog bounds the accept
  * queue and, doubled, the SYN queue; beyond that SYN cookies answer (RFC 4987 §3.6). New
  * connections inherit opts and owner; the listener's owner gets SOCK_EV_IN when one is ready
- * to accept. -EADDRINUSE when another listener holds the address. */
+ * to accept. -EADDRINUSE when another listener holds the address, -ENOBUFS when the listener
+ * table is full (counted tcp.listen_table_full). */
 int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog,
 	       const struct tcp_sockopts *opts, const struct sock_owner *owner,
 	       struct tcp_conn **out);

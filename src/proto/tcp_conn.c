@@ -13,7 +13,9 @@
 #include "tcp_priv.h"
 
 #define TCP_CONN_MAX 65536
-#define TCP_LISTEN_MAX 1024
+/* rte_hash refuses fewer entries than a bucket holds (RTE_HASH_BUCKET_ENTRIES, private to
+ * lib/hash/rte_cuckoo_hash.h). */
+#define TCP_HASH_MIN_ENTRIES 8u
 
 struct tcp_key {
 	uint32_t laddr;
@@ -53,8 +55,11 @@ void tcp_sockopts_default(struct tcp_sockopts *o)
 	};
 }
 
+/* extra_flag RTE_HASH_EXTRA_FLAGS_EXT_TABLE: chained buckets beside the cuckoo ones, so an
+ * insertion fails only when all entries are taken (without, the 1024-entry listener table
+ * refused its 1013th key). */
 static struct rte_hash *tcp_hash_create(const char *what, unsigned id, uint32_t entries,
-					uint32_t key_len)
+					uint32_t key_len, uint8_t extra_flag)
 {
 	char name[RTE_HASH_NAMESIZE];
 	snprintf(name, sizeof(name), "tcp_%s_w%u", what, id);
@@ -64,12 +69,15 @@ static struct rte_hash *tcp_hash_create(const char *what, unsigned id, uint32_t 
 		.key_len = key_len,
 		.hash_func = rte_jhash,
 		.socket_id = SOCKET_ID_ANY,
+		.extra_flag = extra_flag,
 	};
 	return rte_hash_create(&p);
 }
 
-int tcp_stack_init(struct stack *s)
+int tcp_stack_init(struct stack *s, uint32_t listen_max)
 {
+	if (listen_max == 0 || listen_max > TCP_LISTEN_MAX_LIMIT)
+		return -EINVAL;
 	struct tcp_stack *t = calloc(1, sizeof(*t));
 	if (t == NULL)
 		return -ENOMEM;
@@ -77,9 +85,11 @@ int tcp_stack_init(struct stack *s)
 	TAILQ_INIT(&t->all);
 	TAILQ_INIT(&t->reap);
 	TAILQ_INIT(&t->notify_q);
-	t->conns = tcp_hash_create("conns", s->id, TCP_CONN_MAX, sizeof(struct tcp_key));
-	t->listeners = tcp_hash_create("listen", s->id, TCP_LISTEN_MAX,
-				       sizeof(struct tcp_listen_key));
+	t->conns = tcp_hash_create("conns", s->id, TCP_CONN_MAX, sizeof(struct tcp_key), 0);
+	/* listen_used bounds it; rte_hash wants at least a bucket's worth of entries. */
+	t->listeners = tcp_hash_create("listen", s->id, RTE_MAX(listen_max, TCP_HASH_MIN_ENTRIES),
+				       sizeof(struct tcp_listen_key), RTE_HASH_EXTRA_FLAGS_EXT_TABLE);
+	t->listen_max = listen_max;
 	t->timers = timer_wheel_create(s->now_ms);
 	if (t->conns == NULL || t->listeners == NULL || t->timers == NULL) {
 		tcp_stack_fini(s);
@@ -151,6 +161,16 @@ unsigned tcp_conn_count(const struct stack *s)
 	return *(const volatile unsigned *)&s->tcp->nconns;
 }
 
+uint32_t tcp_listen_capacity(const struct stack *s)
+{
+	return s->tcp->listen_max;
+}
+
+uint32_t tcp_listen_used(const struct stack *s)
+{
+	return *(const volatile uint32_t *)&s->tcp->listen_used;
+}
+
 int tcp_conn_buffers_alloc(struct tcp_conn *c)
 {
 	if (c->sk.rx == NULL)
@@ -194,8 +214,12 @@ int tcp_conn_insert(struct tcp_conn *c)
 			c->reuse_next = first->reuse_next;
 			first->reuse_next = c;
 			rc = 0;
+		} else if (c->s->tcp->listen_used == c->s->tcp->listen_max) {
+			stack_count(c->s, STACK_EV_TCP_LISTEN_TABLE_FULL);
+			rc = -ENOBUFS;
 		} else {
 			rc = rte_hash_add_key_data(c->s->tcp->listeners, &lk, c);
+			c->s->tcp->listen_used += rc == 0;
 		}
 	} else {
 		struct tcp_key k;
@@ -218,8 +242,8 @@ static void tcp_conn_unhash(struct tcp_conn *c)
 						 ? data : NULL;
 		if (first == c && c->reuse_next != NULL)
 			rte_hash_add_key_data(c->s->tcp->listeners, &lk, c->reuse_next); /* replaces */
-		else if (first == c)
-			rte_hash_del_key(c->s->tcp->listeners, &lk);
+		else if (first == c && rte_hash_del_key(c->s->tcp->listeners, &lk) >= 0)
+			c->s->tcp->listen_used--;
 		for (struct tcp_conn *prev = first; prev != NULL && prev != c; prev = prev->reuse_next)
 			if (prev->reuse_next == c) {
 				prev->reuse_next = c->reuse_next;

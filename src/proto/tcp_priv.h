@@ -178,6 +178,7 @@ struct tcp_conn {
 struct tcp_stack {
 	struct rte_hash *conns;           /* 4-tuple → tcp_conn */
 	struct rte_hash *listeners;       /* (laddr, lport) → listening tcp_conn */
+	uint32_t listen_max, listen_used; /* its entries; those taken */
 	struct timer_wheel *timers;
 	TAILQ_HEAD(, tcp_conn) all;
 	TAILQ_HEAD(, tcp_conn) reap;      /* freed, memory released by tcp_reap */
@@ -192,7 +193,7 @@ struct tcp_stack {
 	struct tcp_secret secret;
 };
 
-int tcp_stack_init(struct stack *s);
+int tcp_stack_init(struct stack *s, uint32_t listen_max);
 void tcp_stack_fini(struct stack *s);
 void tcp_stack_tick(struct stack *s);
 

@@ -38,6 +38,18 @@ BAD_CONFIGS = [
     ("mbufs_too_few", "mbufs 10\n" + PORT, r"line 1: mbufs: '10' is not a count"),
     ("idle_sleep_not_a_number", "idle-sleep-us soon\n" + PORT,
      r"line 1: idle-sleep-us: 'soon' is not microseconds"),
+    ("tcp_listeners_zero", "tcp-listeners 0\n" + PORT,
+     r"line 1: tcp-listeners: '0' is not a count from 1 to 1048576"),
+    ("tcp_listeners_beyond_limit", "tcp-listeners 1048577\n" + PORT,
+     r"line 1: tcp-listeners: '1048577' is not a count from 1 to 1048576"),
+    ("tcp_listeners_not_a_number", "tcp-listeners 16k\n" + PORT,
+     r"line 1: tcp-listeners: '16k' is not a count"),
+    ("tcp_listeners_negative", "tcp-listeners -5\n" + PORT,
+     r"line 1: tcp-listeners: '-5' is not a count"),
+    ("tcp_listeners_missing_value", "tcp-listeners\n" + PORT,
+     r"line 1: usage: tcp-listeners VALUE"),
+    ("tcp_listeners_after_command", "workers 1\n" + PORT + ADDR + "tcp-listeners 64\n",
+     r"line 4: 'tcp-listeners' must come before the first command"),
     ("no_port", "workers 1\n# nothing else\n", r"no 'port add NAME DEVICE' line"),
     ("nul_byte", b"workers 1\nport add port0 net_af_xdp0\x00,iface=x\n",
      r"line 2: NUL byte in line"),
@@ -55,7 +67,7 @@ BAD_CONFIGS = [
     ("route_host_bits", "workers 1\n" + PORT + ADDR + "ip route add 10.1.1.1/24 via 10.0.0.1\n",
      r"dpstackd\.conf:4: '10\.1\.1\.1/24' has host bits set"),
     ("apps_limit_beyond_bound", "workers 1\n" + PORT + "apps limits socks-per-app 99999999\n",
-     r"dpstackd\.conf:3: socks-per-app must be a number from 0 to 16384, not '99999999'"),
+     r"dpstackd\.conf:3: socks-per-app must be a number from 0 to 262144, not '99999999'"),
     ("apps_limit_unknown", "workers 1\n" + PORT + "apps limits sockets 10\n",
      r"dpstackd\.conf:3: unknown limit 'sockets'"),
     ("apps_limit_missing_value", "workers 1\n" + PORT + "apps limits apps-per-user\n",
@@ -133,7 +145,8 @@ def test_help_documents_every_directive():
     with open(os.path.join(topo.ROOT, "src", "ctl", "config.c")) as f:
         src = f.read()
     directives = set(re.findall(r'strcmp\(kw, "([a-z-]+)"\)', src))
-    assert {"eal", "workers", "port"} <= directives, directives
+    directives |= set(re.findall(r'^\t\{"([a-z-]+)", "', src, re.M))  # config_numbers
+    assert {"eal", "workers", "port", "mbufs", "tcp-listeners"} <= directives, directives
     for kw in directives:
         assert re.search(r"^\s+%s\b" % re.escape(kw), help_text, re.M), \
             "directive '%s' not documented in --help:\n%s" % (kw, help_text)
@@ -141,6 +154,28 @@ def test_help_documents_every_directive():
     assert "dpstackctl command" in help_text
     for word in ("DPSTACK_CTL", "DPSTACK_SOCK", "SIGTERM", "--config", "--help"):
         assert word in help_text, word
+
+
+def test_listener_table_size_from_config_refuses_beyond_it_counted(lab, veth):
+    """`tcp-listeners 3`: each worker's listener table holds three addresses (the built-in
+    services listen there too); a fourth listen is refused with ENOBUFS and counted, stats
+    shows the use, and a closed listener gives its entry back. listeners-per-user's default
+    follows the table (1/64 of it, at least one)."""
+    d = lab.start_daemon("tcp-listeners 3\n" + PORT.format(iface=veth.root_ifname) + ADDR)
+    for port in (7, 9, 19):
+        d.ctl("service", "add", "echo", "tcp", port)
+    worker = d.stats()["workers"][0]
+    assert (worker["tcp_listeners"], worker["tcp_listeners_max"]) == (3, 3)
+    assert "listener table 3 of 3" in d.ctl("stats")
+    r = d.ctl_result("service", "add", "echo", "tcp", 80)
+    assert r.rc != 0 and "No buffer space available" in r.err, r
+    st = d.stats()
+    assert st["events"]["tcp.listen_table_full"] == 1
+    assert st["workers"][0]["tcp_listeners"] == 3
+    assert d.ctl("apps", "limits", json=True)["limits"]["listeners-per-user"] == 1
+    d.ctl("service", "del", "tcp", 19)
+    d.ctl("service", "add", "echo", "tcp", 80)
+    assert d.stats()["workers"][0]["tcp_listeners"] == 3
 
 
 def test_version():
@@ -156,6 +191,7 @@ def test_config_with_every_directive_comments_and_blank_lines_starts(lab, veth):
         "workers 1",
         "mbufs 4095",
         "idle-sleep-us 50",
+        "tcp-listeners 65536",
         "   port add   port0   net_af_xdp0,iface=%s  " % veth.root_ifname,
         "",
         "ip addr add 10.0.0.2/24 dev port0 # trailing comment",
@@ -166,6 +202,7 @@ def test_config_with_every_directive_comments_and_blank_lines_starts(lab, veth):
     d = lab.start_daemon(config)
     st = d.stats()
     assert st["mempool"]["size"] == 4095
+    assert st["workers"][0]["tcp_listeners_max"] == 65536
     assert any(r["dst"] == "10.8.0.0/16" for r in d.ctl("ip", "route", "show", json=True))
     assert d.neigh("10.0.0.7")["state"] == "permanent"
     assert d.ctl("neigh", "params", json=True)["reachable-ms"] == 20000

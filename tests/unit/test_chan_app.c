@@ -153,6 +153,52 @@ static void test_chan_app_socks_per_app_limit_refuses_and_counts(void **state)
 	chan_app_unref(a);
 }
 
+static void test_chan_app_segment_holds_socks_per_app_as_at_its_attach(void **state)
+{
+	struct chan *ch = *state;
+	ch->bounds.max[CHAN_LIMIT_SOCKS_PER_APP] = CHAN_MAX_SOCKS_LIMIT;
+	struct chan_app *before = app_of(ch, USER_UID);
+	assert_int_equal(before->lay.max_socks, MAX_SOCKS);
+	/* Raised: the next application's segment has room for it (a power of two); the one
+	 * attached before keeps its own, as a process keeps the RLIMIT_NOFILE it started with. */
+	chan_limit_set(ch, CHAN_LIMIT_SOCKS_PER_APP, 3 * MAX_SOCKS);
+	struct chan_app *after = app_of(ch, USER_UID);
+	assert_int_equal(after->lay.max_socks, 4 * MAX_SOCKS);
+	assert_int_equal(after->w[1].nfree, 2 * MAX_SOCKS); /* every number on its worker */
+	assert_int_equal(before->lay.max_socks, MAX_SOCKS);
+	struct chan_dsock *ds[3 * MAX_SOCKS + 1];
+	unsigned n = 0;
+	while (n < 3 * MAX_SOCKS + 1 && (ds[n] = chan_dsock_alloc(&after->w[n % NB_WORKERS],
+								  CHAN_SOCK_UDP)) != NULL)
+		n++;
+	assert_int_equal(n, 3 * MAX_SOCKS); /* the limit, not the segment, refuses */
+	for (unsigned i = 0; i < n; i++)
+		chan_dsock_release(ds[i]);
+	/* Lowered: segments never shrink below the configured size. */
+	chan_limit_set(ch, CHAN_LIMIT_SOCKS_PER_APP, 1);
+	struct chan_app *low = app_of(ch, USER_UID);
+	assert_int_equal(low->lay.max_socks, MAX_SOCKS);
+	/* At the bound: no more than CHAN_MAX_SOCKS_LIMIT, however small the base. */
+	chan_limit_set(ch, CHAN_LIMIT_SOCKS_PER_APP, CHAN_MAX_SOCKS_LIMIT);
+	struct chan_app *top = app_of(ch, USER_UID);
+	assert_int_equal(top->lay.max_socks, CHAN_MAX_SOCKS_LIMIT);
+	chan_app_unref(before);
+	chan_app_unref(after);
+	chan_app_unref(low);
+	chan_app_unref(top);
+}
+
+static void test_chan_app_arena_default_grows_with_the_segment(void **state)
+{
+	struct chan *ch = *state;
+	ch->cfg.arena_mb = 0; /* the default: 1 MiB per socket number of a worker */
+	assert_int_equal(chan_arena_mb(ch, 16384), 8192);          /* two workers */
+	assert_int_equal(chan_arena_mb(ch, 8), CHAN_ARENA_MB_MIN);  /* never below */
+	assert_int_equal(chan_arena_mb(ch, 1u << 18), 131072);
+	ch->cfg.arena_mb = 1;
+	assert_int_equal(chan_arena_mb(ch, 1u << 18), 1);         /* configured: as it is */
+}
+
 static void test_chan_app_socks_per_user_limit_spans_applications(void **state)
 {
 	struct chan *ch = *state;
@@ -322,6 +368,8 @@ int main(void)
 		T(test_chan_app_released_number_is_handed_out_next),
 		T(test_chan_app_new_socket_record_is_clean_but_keeps_queued_bits),
 		T(test_chan_app_socks_per_app_limit_refuses_and_counts),
+		T(test_chan_app_segment_holds_socks_per_app_as_at_its_attach),
+		T(test_chan_app_arena_default_grows_with_the_segment),
 		T(test_chan_app_socks_per_user_limit_spans_applications),
 		T(test_chan_app_arena_blocks_keep_the_segment_until_freed),
 		T(test_chan_app_arena_limit_refuses_and_counts),

@@ -20,6 +20,7 @@
 #include "test_eal.h"
 #include "../../src/chan/chan_priv.h"
 #include "../../src/chan/chan_worker.h"
+#include "../../src/proto/fifo.h"
 #include "../../src/proto/stack.h"
 #include "../../src/proto/tcp_priv.h"
 
@@ -84,9 +85,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	struct chan_job j = {.app = f->a, .proc = 0, .worker = 0};
-	chan_job_app_remove(f->stack, &j);
-	chan_app_unref(f->a);
+	if (f->a != NULL) { /* a test may have removed it as the channel does */
+		struct chan_job j = {.app = f->a, .proc = 0, .worker = 0};
+		chan_job_app_remove(f->stack, &j);
+		chan_app_unref(f->a);
+	}
 	assert_int_equal(atomic_load(&f->ch->live_socks), 0);
 	assert_int_equal(atomic_load(&f->ch->live_apps), 0);
 	assert_int_equal(f->stack->tcp->nconns, 0);
@@ -247,6 +250,93 @@ static void test_chan_call_listen_answers_a_socket_and_close_gives_it_back(void 
 	assert_true(disconnected(f));
 }
 
+/* A UDP socket of the application on ADDR:5000 whose send FIFO holds n datagrams of 32
+ * bytes to a neighbour the stack knows (so each goes straight out). */
+static uint32_t udp_with_queue(struct fixture *f, unsigned n)
+{
+	const struct eth_addr peer_mac = {{0x02, 0, 0, 0, 0, 9}};
+	assert_int_equal(neigh_add_static(f->stack->neigh, 0, ADDR + 7, &peer_mac), 0);
+	post(f, 0, &(struct chan_req){.op = CHAN_OP_UDP_OPEN, .laddr = htonl(ADDR),
+				      .lport = htons(5000)});
+	queue(f, CHAN_CMD_CALL, 0, 0);
+	run(f);
+	assert_int_equal(slot_at(f, 0)->rep.err, 0);
+	uint32_t s = slot_at(f, 0)->rep.socks[0];
+	struct fifo *tx = f->a->socks[s].udp_tx;
+	char dgram[sizeof(struct chan_udp_tx_hdr) + 32] = {0};
+	struct chan_udp_tx_hdr h = {.len = 32, .raddr = htonl(ADDR + 7), .rport = htons(9)};
+	memcpy(dgram, &h, sizeof(h));
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(fifo_enqueue(tx, dgram, sizeof(dgram)), sizeof(dgram));
+	return s;
+}
+
+static void test_chan_udp_close_sends_its_queue_a_budget_per_round_then_frees(void **state)
+{
+	struct fixture *f = *state;
+	struct chan_worker *cw = &f->ch->cw[0];
+	const unsigned n = 150; /* CHAN_UDP_BUDGET 64: two rounds and a bit */
+	uint32_t s = udp_with_queue(f, n);
+	queue(f, CHAN_CMD_CLOSE, 0, s);
+	run(f);
+	assert_int_equal(cw->st.udp_tx, 64);
+	assert_int_equal(cw->st.budget_yields, 1);
+	/* Closed for the application, but its number is not handed out while it sends. */
+	assert_int_equal(f->a->socks[s].kind, CHAN_SOCK_UDP);
+	assert_int_equal(atomic_load(&f->ch->live_socks), 1);
+	chan_worker_poll(cw);
+	assert_int_equal(cw->st.udp_tx, 128);
+	chan_worker_poll(cw);
+	assert_int_equal(cw->st.udp_tx, n);
+	assert_int_equal(cw->st.udp_tx_err, 0);
+	assert_true(TAILQ_EMPTY(&cw->udp_tx_list));
+	assert_int_equal(f->a->socks[s].kind, CHAN_SOCK_FREE);
+	assert_true(atomic_load(&chan_sock_at(f->a->base, &f->a->lay, s)->state) & CHAN_SS_CLOSED);
+	assert_int_equal(atomic_load(&f->ch->live_socks), 0);
+	/* The number is this process's no more: a KICK of it is a bad command. */
+	queue(f, CHAN_CMD_KICK, 0, s);
+	run(f);
+	assert_true(disconnected(f));
+}
+
+static void test_chan_udp_closing_socket_outlives_its_application(void **state)
+{
+	struct fixture *f = *state;
+	struct chan_worker *cw = &f->ch->cw[0];
+	uint32_t s = udp_with_queue(f, 100);
+	queue(f, CHAN_CMD_CLOSE, 0, s);
+	run(f);
+	assert_int_equal(cw->st.udp_tx, 64);
+	/* The process and the application go, as chan_proc_drop does it: the socket goes on
+	 * sending from the segment, which its FIFO keeps. */
+	struct chan_job j = {.app = f->a, .proc = 0, .worker = 0};
+	chan_job_proc_gone(f->stack, &j);
+	chan_job_app_remove(f->stack, &j);
+	chan_app_unref(f->a);
+	f->a = NULL;
+	assert_int_equal(cw->napps, 0);
+	assert_int_equal(atomic_load(&f->ch->live_apps), 1);
+	chan_worker_poll(cw);
+	assert_int_equal(cw->st.udp_tx, 100);
+	assert_int_equal(atomic_load(&f->ch->live_socks), 0);
+	assert_int_equal(atomic_load(&f->ch->live_apps), 0); /* with its last datagram */
+}
+
+static void test_chan_udp_closing_sockets_end_at_once_when_the_daemon_stops(void **state)
+{
+	struct fixture *f = *state;
+	struct chan_worker *cw = &f->ch->cw[0];
+	uint32_t s = udp_with_queue(f, 300);
+	queue(f, CHAN_CMD_CLOSE, 0, s);
+	run(f);
+	assert_int_equal(cw->st.udp_tx, 64);
+	assert_int_equal(chan_worker_udp_finish(f->stack, cw), 0);
+	assert_int_equal(cw->st.udp_tx, 300);
+	assert_true(TAILQ_EMPTY(&cw->udp_tx_list));
+	assert_int_equal(f->a->socks[s].kind, CHAN_SOCK_FREE);
+	assert_int_equal(atomic_load(&f->ch->live_socks), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +348,9 @@ int main(void)
 		T(test_chan_call_unknown_operation_disconnects_and_keeps_the_slot),
 		T(test_chan_call_failure_answers_errno_without_sockets),
 		T(test_chan_call_listen_answers_a_socket_and_close_gives_it_back),
+		T(test_chan_udp_close_sends_its_queue_a_budget_per_round_then_frees),
+		T(test_chan_udp_closing_socket_outlives_its_application),
+		T(test_chan_udp_closing_sockets_end_at_once_when_the_daemon_stops),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);

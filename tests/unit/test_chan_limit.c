@@ -32,6 +32,32 @@ static void test_defaults_leave_most_of_every_table_to_other_users(void **state)
 	assert_int_equal(chan_limit_get(&l, CHAN_LIMIT_BINDS_PER_APP), 1024);
 }
 
+static void test_listeners_per_user_default_is_a_sixty_fourth_of_the_table(void **state)
+{
+	struct chan_limit_bounds b = bounds;
+	struct chan_limits l;
+	b.max[CHAN_LIMIT_LISTENERS_PER_USER] = 65536; /* tcp-listeners 65536 */
+	chan_limits_default(&l, &b, 4ull << 30);
+	assert_int_equal(chan_limit_get(&l, CHAN_LIMIT_LISTENERS_PER_USER), 1024);
+	b.max[CHAN_LIMIT_LISTENERS_PER_USER] = 1024; /* the table of old */
+	chan_limits_default(&l, &b, 4ull << 30);
+	assert_int_equal(chan_limit_get(&l, CHAN_LIMIT_LISTENERS_PER_USER), 16);
+	b.max[CHAN_LIMIT_LISTENERS_PER_USER] = 10;
+	chan_limits_default(&l, &b, 4ull << 30);
+	assert_int_equal(chan_limit_get(&l, CHAN_LIMIT_LISTENERS_PER_USER), 1); /* never 0 */
+}
+
+static void test_socks_per_app_default_stays_below_its_raised_bound(void **state)
+{
+	struct chan_limit_bounds b = bounds;
+	struct chan_limits l;
+	b.max[CHAN_LIMIT_SOCKS_PER_APP] = 1u << 18;
+	chan_limits_default(&l, &b, 4ull << 30);
+	assert_int_equal(chan_limit_get(&l, CHAN_LIMIT_SOCKS_PER_APP), CHAN_SOCKS_PER_APP_DEFAULT);
+	assert_int_equal(chan_limit_get(&l, CHAN_LIMIT_SOCKS_PER_USER),
+			 4 * CHAN_SOCKS_PER_APP_DEFAULT);
+}
+
 static void test_defaults_never_exceed_the_bounds(void **state)
 {
 	struct chan_limit_bounds tiny = {.max = {1, 2, 3, 4, 5, 6, 7}};
@@ -103,6 +129,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults_leave_most_of_every_table_to_other_users),
+		cmocka_unit_test(test_listeners_per_user_default_is_a_sixty_fourth_of_the_table),
+		cmocka_unit_test(test_socks_per_app_default_stays_below_its_raised_bound),
 		cmocka_unit_test(test_defaults_never_exceed_the_bounds),
 		cmocka_unit_test(test_names_round_trip_and_unknown_is_minus_one),
 		cmocka_unit_test(test_root_and_daemon_user_exempt_from_per_user_limits_only),

@@ -3,6 +3,7 @@
  * answer comes, and a late answer that made a socket has that socket closed before the slot
  * serves another call. The daemon is played by the test: an attachment over a plain
  * anonymous segment, whose command ring and call slots the test reads and answers. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -89,13 +90,17 @@ static void answer(struct fixture *f, int slot, int err, uint32_t sock)
 	atomic_store(&c->state, CHAN_CALL_DONE);
 }
 
-static int post(struct fixture *f, uint32_t op)
+static int post_req(struct fixture *f, const struct chan_req *rq)
 {
-	struct chan_req rq = {.op = op};
-	int slot = dps_call_post(&f->at, 0, &rq);
+	int slot = dps_call_post(&f->at, 0, rq);
 	assert_true(slot >= 0);
 	assert_int_equal(next_cmd(f), chan_cmd(CHAN_CMD_CALL, (uint32_t)slot, 0));
 	return slot;
+}
+
+static int post(struct fixture *f, uint32_t op)
+{
+	return post_req(f, &(struct chan_req){.op = op});
 }
 
 static void test_dps_call_answer_in_time_frees_the_slot(void **state)
@@ -141,18 +146,46 @@ static void test_dps_call_late_answer_closes_the_socket_it_made(void **state)
 	assert_int_equal(atomic_load(&f->at.calls_late), 0);
 }
 
-static void test_dps_call_late_refusal_or_bind_closes_nothing(void **state)
+static void test_dps_call_late_refusal_or_portless_bind_closes_nothing(void **state)
 {
 	struct fixture *f = *state;
 	struct chan_reply rep;
 	int refused = post(f, CHAN_OP_LISTEN), bound = post(f, CHAN_OP_BIND);
+	int refused_bind = post_req(f, &(struct chan_req){.op = CHAN_OP_BIND, .lport = htons(80)});
 	assert_int_equal(dps_call_wait(&f->at, refused, &rep), -ETIMEDOUT);
 	assert_int_equal(dps_call_wait(&f->at, bound, &rep), -ETIMEDOUT);
+	assert_int_equal(dps_call_wait(&f->at, refused_bind, &rep), -ETIMEDOUT);
 	answer(f, refused, EMFILE, 0);
-	answer(f, bound, 0, 7); /* a reservation id, not a socket */
-	int a = post(f, CHAN_OP_LINKS), b = post(f, CHAN_OP_LINKS);
+	answer(f, bound, 0, 7); /* port 0: the daemon reserves nothing until listen or connect */
+	answer(f, refused_bind, EADDRINUSE, 0);
+	int a = post(f, CHAN_OP_LINKS), b = post(f, CHAN_OP_LINKS), c = post(f, CHAN_OP_LINKS);
 	assert_int_equal(a, 0);
 	assert_int_equal(b, 1);
+	assert_int_equal(c, 2);
+	assert_int_equal(next_cmd(f), 0);
+}
+
+static void test_dps_call_late_bind_gives_up_its_reservation_in_the_same_slot(void **state)
+{
+	struct fixture *f = *state;
+	struct chan_reply rep;
+	int slot = post_req(f, &(struct chan_req){.op = CHAN_OP_BIND, .lport = htons(8080)});
+	assert_int_equal(dps_call_wait(&f->at, slot, &rep), -ETIMEDOUT);
+	answer(f, slot, 0, 7); /* reservation 7 */
+	/* The next call reclaims the slot: it goes out again, as the reservation's UNBIND. */
+	int other = dps_call_post(&f->at, 0, &(struct chan_req){.op = CHAN_OP_LINKS});
+	assert_int_not_equal(other, slot);
+	assert_int_equal(next_cmd(f), chan_cmd(CHAN_CMD_CALL, (uint32_t)slot, 0));
+	assert_int_equal(next_cmd(f), chan_cmd(CHAN_CMD_CALL, (uint32_t)other, 0));
+	struct chan_call *c = chan_call_at(f->at.base, &f->at.lay, 0, (unsigned)slot);
+	assert_int_equal(c->req.op, CHAN_OP_UNBIND);
+	assert_int_equal(c->req.sock, 7);
+	assert_int_equal(atomic_load(&f->at.calls_late), 1ull << slot);
+	assert_int_equal(atomic_load(&f->at.calls_free) & (1ull << slot), 0);
+	/* Its answer frees the slot, and an unbind's answer asks for nothing more. */
+	answer(f, slot, 0, 0);
+	assert_int_equal(post(f, CHAN_OP_LINKS), slot);
+	assert_int_equal(atomic_load(&f->at.calls_late), 0);
 	assert_int_equal(next_cmd(f), 0);
 }
 
@@ -174,7 +207,8 @@ int main(void)
 		T(test_dps_call_answer_in_time_frees_the_slot),
 		T(test_dps_call_timed_out_slot_stays_taken_until_answered),
 		T(test_dps_call_late_answer_closes_the_socket_it_made),
-		T(test_dps_call_late_refusal_or_bind_closes_nothing),
+		T(test_dps_call_late_refusal_or_portless_bind_closes_nothing),
+		T(test_dps_call_late_bind_gives_up_its_reservation_in_the_same_slot),
 		T(test_dps_call_late_answer_naming_no_socket_of_ours_is_ignored),
 #undef T
 	};

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include <rte_errno.h>
+
 #include "test_tcp_util.h"
 #include "../../src/proto/tcp_syncookie.h"
 
@@ -631,6 +633,55 @@ static void test_listen_specific_closed_wildcard_takes_over(void **state)
 	assert_non_null(tcp_accept(any, &tp_owner));
 }
 
+/* ---- the listener table (stack_params.tcp_listen_max) ---- */
+
+static int listen_port(uint16_t port, bool reuseport, struct tcp_conn **l)
+{
+	struct tcp_sockopts o;
+	tcp_sockopts_default(&o);
+	o.reuseport = reuseport;
+	return tcp_listen(ts_s, 0, port, 8, &o, &tp_owner, l);
+}
+
+static void test_listen_table_full_refuses_with_enobufs_counted_until_one_closes(void **state)
+{
+	struct stack_params p;
+	ts_params(&p);
+	p.tcp_listen_max = 4;
+	ts_restart(&p, true);
+	assert_int_equal(tcp_listen_capacity(ts_s), 4);
+	struct tcp_conn *l[4], *extra;
+	for (uint16_t i = 0; i < 4; i++)
+		assert_int_equal(listen_port((uint16_t)(1000 + i), true, &l[i]), 0);
+	assert_int_equal(tcp_listen_used(ts_s), 4);
+	assert_int_equal(listen_port(2000, false, &extra), -ENOBUFS);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_LISTEN_TABLE_FULL], 1);
+	/* A listener sharing an address (SO_REUSEPORT) takes no entry of its own. */
+	assert_int_equal(listen_port(1000, true, &extra), 0);
+	assert_int_equal(tcp_listen_used(ts_s), 4);
+	tcp_close(extra);
+	assert_int_equal(tcp_listen_used(ts_s), 4);
+	tcp_close(l[3]);
+	assert_int_equal(tcp_listen_used(ts_s), 3);
+	assert_int_equal(listen_port(2000, false, &extra), 0);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_LISTEN_TABLE_FULL], 1);
+}
+
+static void test_listen_table_of_no_entries_or_beyond_the_limit_refused(void **state)
+{
+	stack_destroy(ts_s); /* its tables' names are the ones a new stack 0 would take */
+	ts_s = NULL;
+	struct stack_params p;
+	ts_params(&p);
+	assert_int_equal(p.tcp_listen_max, TCP_LISTEN_MAX_DEFAULT);
+	p.tcp_listen_max = 0;
+	assert_null(stack_create(&p));
+	assert_int_equal(rte_errno, EINVAL);
+	p.tcp_listen_max = TCP_LISTEN_MAX_LIMIT + 1;
+	assert_null(stack_create(&p));
+	assert_int_equal(rte_errno, EINVAL);
+}
+
 /* ---- SO_REUSEPORT ---- */
 
 static int listen_reuseport(uint32_t uid, struct tcp_conn **l)
@@ -902,6 +953,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_listen_accept_on_empty_queue_returns_null),
+		T(test_listen_table_full_refuses_with_enobufs_counted_until_one_closes),
+		T(test_listen_table_of_no_entries_or_beyond_the_limit_refused),
 		T(test_listen_accept_returns_connections_in_order),
 		T(test_listen_accept_queue_full_syn_dropped_and_counted),
 		T(test_listen_syn_queue_full_answers_with_cookie_keeping_no_state),

@@ -7,6 +7,11 @@
  *   udp-blast ADDR PORT SNDBUF   sends 512-byte datagrams through a SNDBUF-byte send FIFO
  *                                (blocking: as fast as the worker takes them) until stdin
  *                                ends; prints "blasting" once the first went
+ *   udp-fill-close ADDR PORT     sends datagram 0 to ADDR:PORT ("ready"), then on a stdin
+ *                                line queues datagrams 1, 2, ... (each 64 bytes, its number
+ *                                in the first 4, network order) without waiting until the
+ *                                send FIFO is full, prints "queued K" (K in all, datagram 0
+ *                                included), closes the socket and exits
  *   ping-pong ADDR PORT N        N one-byte round trips to a TCP echo server ("done N")
  *   hold ADDR PORT N             connects up to N TCP connections to an echo server (stops
  *                                at the first refusal: "refused ERRNO"), prints "opened K",
@@ -153,6 +158,36 @@ static int cmd_udp_blast(char **argv)
 	return dps_close(fd) == 0 ? 0 : 1;
 }
 
+static int cmd_udp_fill_close(char **argv)
+{
+	struct sockaddr_in to = addr_of(argv[0], atoi(argv[1]));
+	int fd = dps_socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || dps_connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0) {
+		out("FAIL socket %s", errname(errno));
+		return 1;
+	}
+	unsigned char buf[64] = {0};
+	uint32_t n = 0;
+	for (bool first = true;; first = false) {
+		uint32_t be = htonl(n);
+		memcpy(buf, &be, sizeof(be));
+		if (dps_send(fd, buf, sizeof(buf), first ? 0 : MSG_DONTWAIT) != (ssize_t)sizeof(buf))
+			break;
+		n++;
+		if (first) {
+			out("ready");
+			if (!stdin_line())
+				return 1;
+		}
+	}
+	if (errno != EAGAIN) {
+		out("FAIL send %s", errname(errno));
+		return 1;
+	}
+	out("queued %u", n);
+	return dps_close(fd) == 0 ? 0 : 1;
+}
+
 static int cmd_ping_pong(char **argv)
 {
 	struct sockaddr_in to = addr_of(argv[0], atoi(argv[1]));
@@ -277,6 +312,7 @@ static const struct {
 } cmds[] = {
 	{"open", 3, cmd_open},
 	{"udp-blast", 3, cmd_udp_blast},
+	{"udp-fill-close", 2, cmd_udp_fill_close},
 	{"ping-pong", 3, cmd_ping_pong},
 	{"late-call", 1, cmd_late_call},
 	{"flood", 2, cmd_flood},
@@ -290,7 +326,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], cmds[i].name) == 0 && argc - 2 == cmds[i].nargs)
 			return cmds[i].fn(argv + 2);
 	fprintf(stderr, "usage: dps_limits open tcp-listen|udp PORT N | udp-blast ADDR PORT SNDBUF"
-			" | ping-pong ADDR PORT N | late-call PORT | flood PORT N"
+			" | udp-fill-close ADDR PORT | ping-pong ADDR PORT N | late-call PORT | flood PORT N"
 			" | hold ADDR PORT N\n");
 	return 2;
 }
