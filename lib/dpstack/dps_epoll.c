@@ -311,10 +311,7 @@ static int dps_ep_collect(struct dps_epoll *ep, struct epoll_event *evs, int max
 		}
 		dps_ep_unready(it);
 		if (r != 0) {
-			/* Once the daemon is gone every socket reports it, once: told again
-			 * and again, a server's event loop would spin on sockets that can
-			 * never change. */
-			if ((it->events & EPOLLONESHOT) || dps_attach_dead(it->file->at))
+			if (it->events & EPOLLONESHOT)
 				it->disabled = true;
 			else if (!(it->events & EPOLLET))
 				dps_ep_mark_ready(it); /* level: asked again next time */
@@ -327,9 +324,8 @@ static int dps_ep_collect(struct dps_epoll *ep, struct epoll_event *evs, int max
 	return n;
 }
 
-/* The daemon went away: every connection of the instance reports it (once, see
- * dps_ep_collect), so that a server's event loop sees them end; listeners stay quiet
- * (dps_file_ready). */
+/* The daemon went away: every item is looked at again, so that a server's event loop sees
+ * its connections end as reset ones (dps_orphan.c); listeners stay quiet (dps_file_ready). */
 static void dps_ep_daemon_gone(struct dps_epoll *ep)
 {
 	pthread_mutex_lock(&dps_ep_lock);

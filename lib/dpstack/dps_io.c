@@ -56,16 +56,12 @@ static void dps_rx_consumed(struct dps_file *f, const struct fifo *rx, uint32_t 
 static ssize_t dps_stream_empty(struct dps_file *f)
 {
 	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-	uint32_t st = atomic_load(&ss->state);
+	uint32_t st = dps_sock_state(f);
 	if (st & CHAN_SS_ERR) {
 		uint32_t err = atomic_exchange(&ss->error, 0);
 		if (err != 0)
 			return -(ssize_t)err;
 	}
-	/* The daemon let go of a socket this process still holds (it stopped, or dropped us):
-	 * that is no end of stream, whatever the last state it published says. */
-	if ((st & CHAN_SS_CLOSED) || dps_attach_dead(f->at))
-		return -ECONNRESET;
 	if ((st & (CHAN_SS_RDHUP | CHAN_SS_HUP)) || f->shut_rd)
 		return 0;
 	return -EAGAIN;
@@ -210,13 +206,13 @@ static bool dps_tx_ask_room(struct dps_file *f)
 static ssize_t dps_stream_blocked(struct dps_file *f)
 {
 	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-	uint32_t st = atomic_load(&ss->state);
+	uint32_t st = dps_sock_state(f);
 	if (st & CHAN_SS_ERR) {
 		uint32_t err = atomic_exchange(&ss->error, 0);
 		if (err != 0)
 			return -(ssize_t)err;
 	}
-	if ((st & (CHAN_SS_HUP | CHAN_SS_WRSHUT)) || f->shut_wr || dps_attach_dead(f->at))
+	if ((st & (CHAN_SS_HUP | CHAN_SS_WRSHUT)) || f->shut_wr)
 		return -EPIPE;
 	return -EAGAIN;
 }
@@ -334,6 +330,8 @@ static ssize_t dps_dgram_send(struct dps_file *f, const struct iovec *iov, int c
 		return rc;
 	if (to == NULL && dps_sock(f->at, f->socks[0])->raddr == 0)
 		return -EDESTADDRREQ;
+	if (dps_sock_state(f) & CHAN_SS_HUP)
+		return -EPIPE; /* shut down for writing: its daemon is gone (dps_orphan.c) */
 	h.len = (uint32_t)len;
 	const uint32_t need = (uint32_t)(sizeof(h) + len);
 	if (need > f->tx.size)
@@ -398,7 +396,8 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 	ssize_t out;
 	for (;;) {
 		/* A pending ICMP error comes first, once (Linux, IP_RECVERR off). */
-		if ((atomic_load(&ss->state) & CHAN_SS_ERR) && atomic_load(&ss->error) != 0) {
+		uint32_t st = dps_sock_state(f);
+		if ((st & CHAN_SS_ERR) && atomic_load(&ss->error) != 0) {
 			out = -(ssize_t)atomic_exchange(&ss->error, 0);
 			break;
 		}
@@ -446,7 +445,11 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 		}
 		if (dps_nonblock(f, flags)) {
 			dps_attach_check_lazy(f->at);
-			out = dps_attach_dead(f->at) ? -ENOTCONN : -EAGAIN;
+			out = -EAGAIN;
+			break;
+		}
+		if (st & CHAN_SS_HUP) {
+			out = 0; /* shut down for reading: its daemon is gone (dps_orphan.c) */
 			break;
 		}
 		out = dps_wait_unlocked(f, &f->rx_lock, EPOLLIN, f->rcvtimeo_ms);
@@ -736,7 +739,7 @@ bool dps_error_pending(int fd)
 	bool pending = false;
 	if (f->nsocks > 0 && (f->kind == DPS_UDP || f->kind == DPS_TCP)) {
 		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-		pending = (atomic_load(&ss->state) & CHAN_SS_ERR) && atomic_load(&ss->error) != 0;
+		pending = (dps_sock_state(f) & CHAN_SS_ERR) && atomic_load(&ss->error) != 0;
 	}
 	dps_file_put(f);
 	return pending;

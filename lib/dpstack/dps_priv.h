@@ -146,6 +146,9 @@ static inline struct chan_sock *dps_sock(struct dps_attach *at, uint32_t s)
 {
 	return chan_sock_at(at->base, &at->lay, s);
 }
+/* The state (CHAN_SS_*) of f's first socket; once the daemon is gone, that of a socket it
+ * reset (dps_orphan.c). */
+uint32_t dps_sock_state(struct dps_file *f);
 /* FIFO views from a socket's record (positions at pos_off, data at off); false when the
  * record points outside the segment's arenas. */
 bool dps_fifo_view(struct dps_attach *at, struct fifo *f, uint64_t pos_off, uint64_t off,
@@ -186,6 +189,8 @@ void dps_file_bind_sock(struct dps_file *f, uint32_t sock);
 void dps_events_drain(struct dps_attach *at);
 /* True when a worker queued events not yet taken (ctx: the attach; a doorbell_spin test). */
 bool dps_events_pending(void *ctx);
+/* The daemon ended, as dps_attach_dead knows or the segment says (two loads, no call). */
+bool dps_attach_gone(struct dps_attach *at);
 /* What f is ready for now (EPOLL* bits). */
 uint32_t dps_file_ready(struct dps_file *f);
 /* Waits until f is ready for one of want (or error/hang-up); 0, -EAGAIN at the deadline

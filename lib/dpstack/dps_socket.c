@@ -464,7 +464,7 @@ int dps_accept(int fd, struct sockaddr *addr, socklen_t *len)
 static int dps_connect_result(struct dps_file *f)
 {
 	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-	uint32_t st = atomic_load(&ss->state);
+	uint32_t st = dps_sock_state(f);
 	uint32_t err = atomic_exchange(&ss->error, 0);
 	if (err != 0)
 		return -(int)err;
@@ -478,7 +478,7 @@ static int dps_connect_result(struct dps_file *f)
 static int dps_connect_tcp(struct dps_file *f, const struct sockaddr_in *to)
 {
 	if (f->nsocks > 0) {
-		uint32_t st = atomic_load(&dps_sock(f->at, f->socks[0])->state);
+		uint32_t st = dps_sock_state(f);
 		if (st & CHAN_SS_CONNECTED) {
 			/* Linux: the first connect(2) after a non-blocking one completed reports
 			 * the success; later ones EISCONN. */

@@ -75,14 +75,16 @@ static bool dps_rx_ready(const struct dps_file *f)
 static uint32_t dps_stream_ready(struct dps_file *f)
 {
 	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-	uint32_t st = atomic_load_explicit(&ss->state, memory_order_acquire);
+	uint32_t st = dps_sock_state(f);
 	uint32_t ev = 0;
 	if (dps_rx_ready(f) || (st & (CHAN_SS_RDHUP | CHAN_SS_HUP)) || f->shut_rd)
 		ev |= EPOLLIN | EPOLLRDNORM;
-	if (st & CHAN_SS_RDHUP)
+	/* Linux (tcp_poll): a connection over both ways is shut both ways (tcp_done sets
+	 * SHUTDOWN_MASK): readable (the end), RDHUP, writable (EPIPE) and hung up. */
+	if (st & (CHAN_SS_RDHUP | CHAN_SS_HUP))
 		ev |= EPOLLRDHUP;
 	if (st & CHAN_SS_HUP)
-		ev |= EPOLLHUP | EPOLLOUT;
+		ev |= EPOLLHUP | EPOLLOUT | EPOLLWRNORM;
 	if ((st & CHAN_SS_CONNECTED) && !(st & CHAN_SS_WRSHUT)) {
 		if (chan_tx_writable(fifo_used(&f->tx), fifo_free(&f->tx))) {
 			ev |= EPOLLOUT | EPOLLWRNORM;
@@ -102,13 +104,13 @@ static uint32_t dps_stream_ready(struct dps_file *f)
 
 uint32_t dps_file_ready(struct dps_file *f)
 {
+	/* The sockets of a dead daemon: a connection as one that was reset, a datagram socket
+	 * as one shut down both ways (dps_orphan.c); a listener never has a connection again,
+	 * so it is not readable (as a Linux listener with an empty queue) and accept says
+	 * EINVAL (as on a listener that was shut down). A Linux listener shut down also polls
+	 * OUT|HUP (tcp_poll of TCP_CLOSE), but HUP, which epoll reports unasked, would make a
+	 * level-triggered server spin on accepts that fail (nginx does). */
 	bool dead = f->at != NULL && dps_attach_dead(f->at);
-	/* The sockets of a dead daemon: a connection or datagram socket as one that was reset;
-	 * a listener never has a connection again, so it is not readable (as a Linux listener
-	 * with an empty queue) and accept says EINVAL (as on a listener that was shut down).
-	 * Reported readable, a level-triggered event loop would spin on accepts that fail. */
-	if (dead && (f->kind == DPS_TCP || f->kind == DPS_UDP))
-		return EPOLLIN | EPOLLOUT | EPOLLHUP | EPOLLERR | EPOLLRDHUP;
 	switch (f->kind) {
 	case DPS_TCP:
 		/* Linux: a socket that never connected polls as writable and hung up. */
@@ -125,12 +127,16 @@ uint32_t dps_file_ready(struct dps_file *f)
 		if (f->nsocks == 0)
 			return EPOLLOUT | EPOLLWRNORM;
 		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+		uint32_t st = dps_sock_state(f);
 		uint32_t ev = 0;
 		if (dps_rx_ready(f))
 			ev |= EPOLLIN | EPOLLRDNORM;
 		if (fifo_free(&f->tx) >= sizeof(struct chan_udp_tx_hdr) + 1500)
 			ev |= EPOLLOUT | EPOLLWRNORM;
-		if ((atomic_load(&ss->state) & CHAN_SS_ERR) && atomic_load(&ss->error) != 0)
+		/* Shut down both ways (net/core/datagram.c datagram_poll). */
+		if (st & CHAN_SS_HUP)
+			ev |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP | EPOLLOUT | EPOLLWRNORM | EPOLLHUP;
+		if ((st & CHAN_SS_ERR) && atomic_load(&ss->error) != 0)
 			ev |= EPOLLERR;
 		return ev;
 	}
@@ -260,6 +266,13 @@ static bool dps_daemon_ended(struct dps_attach *at, uint32_t life)
 	return true;
 }
 
+bool dps_attach_gone(struct dps_attach *at)
+{
+	return dps_attach_dead(at) ||
+	       dps_daemon_ended(at, atomic_load_explicit(&at->hdr->daemon_life,
+							 memory_order_acquire));
+}
+
 /* An untimed wait of a blocking socket call sleeps on the process's bell as a futex, beside
  * the daemon's life word (src/chan/chan_vigil.c), so that signals act on it as on a kernel
  * socket's sleep (src/base/doorbell.h): after an SA_RESTART handler the kernel resumes it,
@@ -296,9 +309,12 @@ int dps_wait(struct dps_file *f, uint32_t want, int timeout_ms)
 	bool restartable = deadline < 0;
 	for (;;) {
 		uint32_t seen = doorbell_seq(dps_bell(at));
+		/* Asked before readiness: a connection of a daemon that died in between is
+		 * ready (reset), never -ENOTCONN. */
+		bool dead = dps_attach_dead(at);
 		if (dps_file_wait_ready(&fw))
 			return 0;
-		if (dps_attach_dead(at))
+		if (dead)
 			return -ENOTCONN;
 		int rc;
 		if (restartable) {

@@ -333,7 +333,9 @@ void chan_dsock_close(struct chan_worker *cw, struct chan_dsock *ds)
 	default:
 		return;
 	}
-	atomic_fetch_or(&ss->state, CHAN_SS_CLOSED | CHAN_SS_HUP);
+	/* A process that still holds it was let go of (dropped, or the daemon stops): what it
+	 * sees of the socket from now on is the library's to say (lib/dpstack/dps_orphan.c). */
+	atomic_fetch_or(&ss->state, CHAN_SS_CLOSED);
 	chan_dsock_release(ds);
 }
 

@@ -618,7 +618,7 @@ static const char *errname(int e)
 }
 
 /* Connects to a kernel echo server, blocks in a read that the test ends by stopping the
- * daemon, tries a write on the dead connection, then waits for FLAGFILE (the test makes it
+ * daemon, tries a write and another read on the dead connection, then waits for FLAGFILE (the test makes it
  * once a new daemon serves the same DPSTACK_SOCK) and echoes over a new socket. */
 static int cmd_restart_probe(char **argv)
 {
@@ -634,6 +634,8 @@ static int cmd_restart_probe(char **argv)
 	out("read %zd %s", n, errname(n < 0 ? errno : 0));
 	n = dps_send(fd, "x", 1, MSG_NOSIGNAL);
 	out("write %zd %s", n, errname(n < 0 ? errno : 0));
+	n = dps_read(fd, buf, sizeof(buf));
+	out("read again %zd %s", n, errname(n < 0 ? errno : 0));
 	struct pollfd p = {.fd = fd, .events = POLLIN | POLLOUT};
 	int r = dps_poll(&p, 1, 1000);
 	out("poll %d%s%s", r, (p.revents & POLLHUP) ? " HUP" : "", (p.revents & POLLERR) ? " ERR" : "");
