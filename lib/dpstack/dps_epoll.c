@@ -143,13 +143,10 @@ static int dps_ep_add_internal(int kfd, struct dps_epoll *ep)
 	return 0;
 }
 
-/* Makes the kernel epoll instance kfd one of ours: 0, or -1 with errno and kfd left as it
- * was. */
-static int dps_epoll_wrap(int kfd, bool cloexec, int nkernel)
+/* Makes the kernel epoll instance kfd one of ours, serving at (whose reference it takes): 0,
+ * or -1 with errno and kfd left as it was. */
+static int dps_epoll_wrap(int kfd, bool cloexec, int nkernel, struct dps_attach *at)
 {
-	struct dps_attach *at = dps_attach_get();
-	if (at == NULL)
-		return -1;
 	struct dps_epoll *ep = calloc(1, sizeof(*ep));
 	struct dps_file *f = ep != NULL ? dps_file_new(DPS_EPOLL, kfd) : NULL;
 	if (f == NULL) {
@@ -183,7 +180,8 @@ int dps_epoll_create1(int flags)
 	int kfd = epoll_create1(flags);
 	if (kfd < 0)
 		return -1;
-	if (dps_epoll_wrap(kfd, (flags & EPOLL_CLOEXEC) != 0, 0) < 0) {
+	struct dps_attach *at = dps_attach_get();
+	if (at == NULL || dps_epoll_wrap(kfd, (flags & EPOLL_CLOEXEC) != 0, 0, at) < 0) {
 		int e = errno;
 		close(kfd);
 		return DPS_FAIL(e);
@@ -191,12 +189,22 @@ int dps_epoll_create1(int flags)
 	return kfd;
 }
 
-int dps_epoll_adopt(int kfd)
+int dps_epoll_adopt(int kfd, int fd)
 {
 	int fl = fcntl(kfd, F_GETFD);
 	if (fl < 0)
 		return -1;
-	return dps_epoll_wrap(kfd, (fl & FD_CLOEXEC) != 0, 1);
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL || f->at == NULL) {
+		dps_file_put(f);
+		return DPS_FAIL(EBADF);
+	}
+	/* The socket's attachment, not a new one: a socket of a daemon that ended can still be
+	 * watched (as a reset one), as Linux adds a reset socket to an epoll instance. */
+	struct dps_attach *at = f->at;
+	atomic_fetch_add(&at->refs, 1);
+	dps_file_put(f);
+	return dps_epoll_wrap(kfd, (fl & FD_CLOEXEC) != 0, 1, at);
 }
 
 int dps_epoll_create(int size)

@@ -288,8 +288,9 @@ int dps_release_to_kernel(int fd);
 /* The lowest number in [from, last] that names a stack file (socket or epoll instance), or
  * -1: close_range and closefrom close those first. */
 int dps_fd_next(int from, int last);
-/* Makes an existing kernel epoll instance able to watch stack sockets too. */
-int dps_epoll_adopt(int kfd);
+/* Makes an existing kernel epoll instance able to watch stack sockets too, beginning with
+ * the stack socket fd (the instance serves its attachment). */
+int dps_epoll_adopt(int kfd, int fd);
 /* dup(2) family for stack files: a second number naming the same file (newfd < 0: the
  * lowest free number >= minfd; else exactly newfd, closing what was there). Returns the
  * number, or -1 with errno. */

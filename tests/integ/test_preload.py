@@ -888,11 +888,13 @@ LINUX_RESET = {
     "recv-first": ["connected", "poll IN|OUT|ERR|HUP|RDHUP"] + ["epoll IN|OUT|ERR|HUP|RDHUP"] * 2 +
                   ["recv ECONNRESET", "poll IN|OUT|HUP|RDHUP"] +
                   ["epoll IN|OUT|HUP|RDHUP"] * 2 +
-                  ["recv 0", "SO_ERROR 0", "send EPIPE", "send EPIPE sigpipe yes"],
+                  ["recv 0", "SO_ERROR 0", "send EPIPE", "send EPIPE sigpipe yes",
+                   "new epoll IN|OUT|HUP|RDHUP"],
     "soerror-first": ["connected", "SO_ERROR ECONNRESET"] +
                      (["poll IN|OUT|HUP|RDHUP"] + ["epoll IN|OUT|HUP|RDHUP"] * 2 +
                       ["recv 0"]) * 2 +
-                     ["SO_ERROR 0", "send EPIPE", "send EPIPE sigpipe yes"],
+                     ["SO_ERROR 0", "send EPIPE", "send EPIPE sigpipe yes",
+                      "new epoll IN|OUT|HUP|RDHUP"],
     # A UDP socket is never reset: one that stops for good is shut down both ways
     # (inet_shutdown; datagram_poll, __skb_wait_for_more_packets).
     "udp": ["connected", "poll IN|OUT|HUP|RDHUP"] + ["epoll IN|OUT|HUP|RDHUP"] * 2 +

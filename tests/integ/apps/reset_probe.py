@@ -7,7 +7,8 @@ killed, so that a test can say both print the same.
 MODE `recv-first`: connects, prints "connected", waits for a line on stdin (the test resets
 the connection meanwhile), then prints one line per step: poll, epoll, recv, poll, epoll,
 recv, SO_ERROR, send with MSG_NOSIGNAL, send without it (and whether SIGPIPE came); each
-epoll line is one wait of a level-triggered instance made before the reset.
+epoll line is one wait of a level-triggered instance made before the reset, the last ("new
+epoll") of one made after it.
 MODE `soerror-first`: the same, with SO_ERROR read before anything else.
 MODE `connecting`: a non-blocking connect (its result is the first line), then after the
 line on stdin: poll, SO_ERROR, SO_ERROR, recv, send with MSG_NOSIGNAL.
@@ -52,6 +53,13 @@ def epoll_once(ep):
     again and again while the socket stays so."""
     ev = ep.poll(2)
     return names(ev[0][1] if ev else 0, EPOLL_NAMES)
+
+
+def new_epoll_once(s):
+    """One wait of an instance made now (after the reset), level-triggered."""
+    with select.epoll() as ep:
+        ep.register(s, select.EPOLLIN | select.EPOLLOUT | select.EPOLLRDHUP)
+        return epoll_once(ep)
 
 
 def so_error(s):
@@ -123,6 +131,7 @@ def main():
     say("SO_ERROR", so_error(s))
     say("send", outcome(lambda: s.send(b"x", socket.MSG_NOSIGNAL)))
     say("send", send_signalling(s))
+    say("new epoll", new_epoll_once(s))
 
 
 main()
