@@ -7,11 +7,11 @@
  * reset the unclaimed connection, then took the CLAIM for a bad command and dropped the
  * whole process.
  *
- * Both sides run in this process over one segment: the daemon's (one worker with a real
- * stack on the test EAL, an application made as the channel makes one; tests/unit/
- * test_chan_call.c) and the library's (an attachment over that segment, files made as
- * dps_listen and dps_accept make them). The worker never wakes the process (no eventfd is
- * given to it): the test wakes the accepting thread itself, after the close. */
+ * Both sides run in this process over one segment: the daemon's (test_chan_util.h: one
+ * worker with a real stack on the test EAL, an application made as the channel makes one)
+ * and the library's (an attachment over that segment, files made as dps_listen and
+ * dps_accept make them). The worker never wakes the process (it has no eventfd of it): the
+ * test wakes the accepting thread itself, after the close. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -31,68 +31,17 @@
 
 #include <dpstack/dpstack.h>
 
+#include "test_chan_util.h"
 #include "test_eal.h"
 #include "../../lib/dpstack/dps_priv.h"
-#include "../../src/chan/chan_priv.h"
-#include "../../src/chan/chan_worker.h"
-#include "../../src/proto/stack.h"
 
-#define ADDR 0x0a000002u        /* 10.0.0.2 */
 #define PORT 8080
-#define MAX_SOCKS 16
 
 struct fixture {
-	struct chan *ch;
-	struct stack *stack;
-	struct chan_app *a;             /* the daemon's side of the application */
+	struct chan_test d;             /* the daemon's side of the application */
 	struct dps_attach at;           /* the library's, over the same segment */
 	int peer_fd;                    /* the daemon's end of the unix connection */
 };
-
-static void drop_frame(void *ctx, uint16_t port, struct rte_mbuf *m)
-{
-	(void)ctx;
-	(void)port;
-	rte_pktmbuf_free(m);
-}
-
-static void daemon_side(struct fixture *fx)
-{
-	struct stack_params p;
-	stack_params_default(&p);
-	p.pool = test_pool();
-	p.ops.xmit = drop_frame;
-	fx->stack = stack_create(&p);
-	assert_non_null(fx->stack);
-	const struct eth_addr mac = {{0x02, 0, 0, 0, 0, 1}};
-	assert_int_equal(netcfg_iface_add(&fx->stack->cfg, 0, "port0", &mac, 1500), 0);
-	assert_int_equal(stack_addr_add(fx->stack, 0, ADDR, 24, false), 0);
-
-	struct chan *ch = fx->ch = calloc(1, sizeof(*ch));
-	assert_non_null(ch);
-	ch->cfg = (struct chan_config){.max_socks = MAX_SOCKS, .arena_mb = 4};
-	ch->nb_workers = 1;
-	ch->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	assert_true(ch->wake_fd >= 0);
-	ch->bounds = (struct chan_limit_bounds){.max = {
-		[CHAN_LIMIT_APPS_PER_USER] = CHAN_MAX_APPS, [CHAN_LIMIT_SOCKS_PER_APP] = MAX_SOCKS,
-		[CHAN_LIMIT_SOCKS_PER_USER] = MAX_SOCKS, [CHAN_LIMIT_LISTENERS_PER_USER] = MAX_SOCKS,
-		[CHAN_LIMIT_ARENA_MB_PER_APP] = 4, [CHAN_LIMIT_ARENA_MB_PER_USER] = 4 * CHAN_MAX_APPS,
-		[CHAN_LIMIT_BINDS_PER_APP] = 16}};
-	chan_limits_default(&ch->limits, &ch->bounds, 1ull << 34);
-	struct chan_worker *cw = &ch->cw[0];
-	*cw = (struct chan_worker){.chan = ch, .stack = fx->stack, .udp_buf = malloc(65536)};
-	TAILQ_INIT(&cw->accept_list);
-	TAILQ_INIT(&cw->udp_tx_list);
-	char err[128];
-	fx->a = chan_app_create(ch, chan_user_get(ch, 1000), err, sizeof(err));
-	assert_non_null(fx->a);
-	fx->a->procs[0] = (struct chan_proc_priv){.fd = -1, .efd = -1, .pid = getpid(),
-						  .uid = 1000};
-	atomic_store(&fx->a->hdr->procs[0].attached, 1);
-	struct chan_job j = {.app = fx->a, .proc = 0, .worker = 0};
-	assert_int_equal(chan_job_app_add(fx->stack, &j), 0);
-}
 
 /* As dps_attach.c makes one from the daemon's reply, without the unix socket's exchange. */
 static void library_side(struct fixture *fx)
@@ -105,9 +54,9 @@ static void library_side(struct fixture *fx)
 	at->ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	at->worker_fd[0] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	at->mem_fd = -1;
-	at->base = fx->a->base;
-	at->hdr = fx->a->hdr;
-	at->lay = fx->a->lay;
+	at->base = fx->d.a->base;
+	at->hdr = fx->d.a->hdr;
+	at->lay = fx->d.a->lay;
 	at->sock_file = calloc(at->lay.max_socks, sizeof(*at->sock_file));
 	assert_non_null(at->sock_file);
 	atomic_init(&at->refs, 1);
@@ -122,7 +71,7 @@ static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
 	assert_non_null(fx);
-	daemon_side(fx);
+	chan_test_start(&fx->d);
 	library_side(fx);
 	*state = fx;
 	return 0;
@@ -131,14 +80,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
-	struct chan_job j = {.app = fx->a, .proc = 0, .worker = 0};
-	chan_job_app_remove(fx->stack, &j);
-	chan_app_unref(fx->a);
-	free(fx->ch->cw[0].udp_buf);
-	free(fx->ch->cw[0].binds);
-	close(fx->ch->wake_fd);
-	free(fx->ch);
-	stack_destroy(fx->stack);
+	chan_test_app_end(&fx->d);
+	chan_test_free(&fx->d);
 	close(fx->at.sock_fd);
 	close(fx->peer_fd);
 	close(fx->at.ev_fd);
@@ -153,12 +96,12 @@ static int teardown(void **state)
 /* A call the library would post, run on the worker; the socket it answered. */
 static uint32_t daemon_call(struct fixture *fx, const struct chan_req *rq)
 {
-	struct chan_call *c = chan_call_at(fx->a->base, &fx->a->lay, 0, 0);
+	struct chan_call *c = chan_call_at(fx->d.a->base, &fx->d.a->lay, 0, 0);
 	c->req = *rq;
 	atomic_store(&c->state, CHAN_CALL_POSTED);
-	assert_true(chan_ring_put(chan_cmd_ring(fx->a->base, &fx->a->lay, 0, 0),
-				  fx->a->lay.cmd_mask, chan_cmd(CHAN_CMD_CALL, 0, 0)));
-	chan_worker_run_proc(&fx->ch->cw[0], fx->a, 0, 256);
+	assert_true(chan_ring_put(chan_cmd_ring(fx->d.a->base, &fx->d.a->lay, 0, 0),
+				  fx->d.a->lay.cmd_mask, chan_cmd(CHAN_CMD_CALL, 0, 0)));
+	chan_worker_run_proc(&fx->d.ch->cw[0], fx->d.a, 0, 256);
 	assert_int_equal(atomic_load(&c->state), CHAN_CALL_DONE);
 	assert_int_equal(c->rep.err, 0);
 	assert_int_equal(c->rep.count, 1);
@@ -170,18 +113,18 @@ static uint32_t daemon_call(struct fixture *fx, const struct chan_req *rq)
 /* A worker round: the process's commands, then the loopback, then the accept pumps. */
 static void worker_round(struct fixture *fx)
 {
-	chan_worker_poll(&fx->ch->cw[0]);
+	chan_worker_poll(&fx->d.ch->cw[0]);
 }
 
 static bool disconnected(struct fixture *fx)
 {
-	return atomic_load(&fx->a->procs[0].kill);
+	return atomic_load(&fx->d.a->procs[0].kill);
 }
 
 static unsigned accept_ring_count(struct fixture *fx, uint32_t ls)
 {
-	const struct chan_sock *ss = chan_sock_at(fx->a->base, &fx->a->lay, ls);
-	return chan_ring_count((struct chan_ring *)((char *)fx->a->base + ss->acc_off));
+	const struct chan_sock *ss = chan_sock_at(fx->d.a->base, &fx->d.a->lay, ls);
+	return chan_ring_count((struct chan_ring *)((char *)fx->d.a->base + ss->acc_off));
 }
 
 /* ---- the library's side ---- */
@@ -247,7 +190,7 @@ static void test_accept_takes_connection_of_listener_closed_meanwhile_and_nothin
 	struct fixture *fx = *state;
 	fx->at.spin_ns = 0;
 	uint32_t ls = daemon_call(fx, &(struct chan_req){.op = CHAN_OP_LISTEN,
-							 .laddr = htonl(ADDR), .lport = htons(PORT),
+							 .laddr = htonl(CT_ADDR), .lport = htons(PORT),
 							 .backlog = 8});
 	int lfd = library_listener(fx, ls);
 
@@ -261,7 +204,7 @@ static void test_accept_takes_connection_of_listener_closed_meanwhile_and_nothin
 	 * reaches its accept ring; the worker tells nobody (no eventfd), so the accepting
 	 * thread sleeps on. */
 	uint32_t cs = daemon_call(fx, &(struct chan_req){.op = CHAN_OP_CONNECT,
-							 .raddr = htonl(ADDR), .rport = htons(PORT)});
+							 .raddr = htonl(CT_ADDR), .rport = htons(PORT)});
 	for (int i = 0; i < 8 && accept_ring_count(fx, ls) == 0; i++)
 		worker_round(fx);
 	assert_int_equal(accept_ring_count(fx, ls), 1);
@@ -285,20 +228,20 @@ static void test_accept_takes_connection_of_listener_closed_meanwhile_and_nothin
 	assert_non_null(f);
 	uint32_t ns = f->socks[0];
 	dps_file_put(f);
-	assert_int_equal(fx->a->socks[ls].kind, CHAN_SOCK_FREE);
-	assert_int_equal(fx->a->socks[ns].kind, CHAN_SOCK_TCP);
-	assert_true(fx->a->socks[ns].claimed);
-	assert_true(atomic_load(&chan_sock_at(fx->a->base, &fx->a->lay, ns)->state) &
+	assert_int_equal(fx->d.a->socks[ls].kind, CHAN_SOCK_FREE);
+	assert_int_equal(fx->d.a->socks[ns].kind, CHAN_SOCK_TCP);
+	assert_true(fx->d.a->socks[ns].claimed);
+	assert_true(atomic_load(&chan_sock_at(fx->d.a->base, &fx->d.a->lay, ns)->state) &
 		    CHAN_SS_CONNECTED);
 
 	/* 6. Nothing in limbo: closing the accepted connection and the client frees every
 	 * socket of the process. */
 	assert_int_equal(dps_close(ac.fd), 0);
-	assert_true(chan_ring_put(chan_cmd_ring(fx->a->base, &fx->a->lay, 0, 0),
-				  fx->a->lay.cmd_mask, chan_cmd(CHAN_CMD_CLOSE, 0, cs)));
+	assert_true(chan_ring_put(chan_cmd_ring(fx->d.a->base, &fx->d.a->lay, 0, 0),
+				  fx->d.a->lay.cmd_mask, chan_cmd(CHAN_CMD_CLOSE, 0, cs)));
 	worker_round(fx);
 	assert_false(disconnected(fx));
-	assert_int_equal(atomic_load(&fx->ch->live_socks), 0);
+	assert_int_equal(atomic_load(&fx->d.ch->live_socks), 0);
 }
 
 int main(void)
