@@ -39,6 +39,8 @@
 
 #include <dpstack/dpstack.h>
 
+#include "app_cmd.h"
+
 #define IO_TIMEOUT_S 30
 
 static void out(const char *fmt, ...)
@@ -270,11 +272,7 @@ static int cmd_flood(char **argv)
 	return dps_close(fd) == 0 ? 0 : 1;
 }
 
-static const struct {
-	const char *name;
-	int nargs;
-	int (*fn)(char **argv);
-} cmds[] = {
+static const struct app_cmd cmds[] = {
 	{"open", 3, cmd_open},
 	{"udp-blast", 3, cmd_udp_blast},
 	{"ping-pong", 3, cmd_ping_pong},
@@ -286,11 +284,8 @@ static const struct {
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
-	for (size_t i = 0; argc >= 2 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (strcmp(argv[1], cmds[i].name) == 0 && argc - 2 == cmds[i].nargs)
-			return cmds[i].fn(argv + 2);
-	fprintf(stderr, "usage: dps_limits open tcp-listen|udp PORT N | udp-blast ADDR PORT SNDBUF"
-			" | ping-pong ADDR PORT N | late-call PORT | flood PORT N"
-			" | hold ADDR PORT N\n");
-	return 2;
+	return app_cmd_run(cmds, sizeof(cmds) / sizeof(cmds[0]), argc, argv,
+			   "dps_limits open tcp-listen|udp PORT N | udp-blast ADDR PORT SNDBUF"
+			   " | ping-pong ADDR PORT N | late-call PORT | flood PORT N"
+			   " | hold ADDR PORT N");
 }
