@@ -80,18 +80,29 @@ def say(*words):
     print(*words, flush=True)
 
 
-def udp(ip, port, shut):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+def connected(kind, ip, port):
+    """A socket of kind connected to ip:port and a level-triggered epoll instance watching
+    it, made before the line on stdin, which this waits for."""
+    s = socket.socket(socket.AF_INET, kind)
     s.connect((ip, port))
     ep = select.epoll()
     ep.register(s, select.EPOLLIN | select.EPOLLOUT | select.EPOLLRDHUP)
     say("connected")
     sys.stdin.readline()
-    if shut:
-        s.shutdown(socket.SHUT_RDWR)
+    return s, ep
+
+
+def say_readiness(s, ep):
     say("poll", poll_once(s))
     say("epoll", epoll_once(ep))
     say("epoll", epoll_once(ep))
+
+
+def udp(ip, port, shut):
+    s, ep = connected(socket.SOCK_DGRAM, ip, port)
+    if shut:
+        s.shutdown(socket.SHUT_RDWR)
+    say_readiness(s, ep)
     say("recv", outcome(lambda: s.recv(16, socket.MSG_DONTWAIT)))
     say("recv", outcome(lambda: s.recv(16)))
     say("SO_ERROR", so_error(s))
@@ -104,29 +115,22 @@ def main():
     if mode == "udp":
         udp(ip, port, sys.argv[4:] == ["shutdown"])
         return
-    s = socket.socket()
     if mode == "connecting":
+        s = socket.socket()
         s.setblocking(False)
         say("connect", errno.errorcode.get(s.connect_ex((ip, port)), "0"))
-    else:
-        s.connect((ip, port))
-        ep = select.epoll()
-        ep.register(s, select.EPOLLIN | select.EPOLLOUT | select.EPOLLRDHUP)
-        say("connected")
-    sys.stdin.readline()
-    if mode == "connecting":
+        sys.stdin.readline()
         say("poll", poll_once(s))
         say("SO_ERROR", so_error(s))
         say("SO_ERROR", so_error(s))
         say("recv", outcome(lambda: s.recv(16)))
         say("send", outcome(lambda: s.send(b"x", socket.MSG_NOSIGNAL)))
         return
+    s, ep = connected(socket.SOCK_STREAM, ip, port)
     if mode == "soerror-first":
         say("SO_ERROR", so_error(s))
     for _ in range(2):
-        say("poll", poll_once(s))
-        say("epoll", epoll_once(ep))
-        say("epoll", epoll_once(ep))
+        say_readiness(s, ep)
         say("recv", outcome(lambda: s.recv(16)))
     say("SO_ERROR", so_error(s))
     say("send", outcome(lambda: s.send(b"x", socket.MSG_NOSIGNAL)))
