@@ -50,18 +50,24 @@ static void dps_rx_consumed(struct dps_file *f, const struct fifo *rx, uint32_t 
 		dps_kick(f->at, f->socks[0]);
 }
 
+/* The socket's pending error, taken, or 0 (st: its state): once, by whichever call finds
+ * it first (net/core/sock.c sock_error). */
+static ssize_t dps_error_take(struct dps_file *f, uint32_t st)
+{
+	if (!(st & CHAN_SS_ERR))
+		return 0;
+	return -(ssize_t)atomic_exchange(&dps_sock(f->at, f->socks[0])->error, 0);
+}
+
 /* ---- streams ---- */
 
 /* What a read that found no data returns: 0 at end of stream, an error, or -EAGAIN (wait). */
 static ssize_t dps_stream_empty(struct dps_file *f)
 {
-	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
 	uint32_t st = dps_sock_state(f);
-	if (st & CHAN_SS_ERR) {
-		uint32_t err = atomic_exchange(&ss->error, 0);
-		if (err != 0)
-			return -(ssize_t)err;
-	}
+	ssize_t err = dps_error_take(f, st);
+	if (err != 0)
+		return err;
 	if ((st & (CHAN_SS_RDHUP | CHAN_SS_HUP)) || f->shut_rd)
 		return 0;
 	return -EAGAIN;
@@ -205,13 +211,10 @@ static bool dps_tx_ask_room(struct dps_file *f)
 /* Why a write cannot go on: -EPIPE (SIGPIPE follows), a pending error, or -EAGAIN. */
 static ssize_t dps_stream_blocked(struct dps_file *f)
 {
-	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
 	uint32_t st = dps_sock_state(f);
-	if (st & CHAN_SS_ERR) {
-		uint32_t err = atomic_exchange(&ss->error, 0);
-		if (err != 0)
-			return -(ssize_t)err;
-	}
+	ssize_t err = dps_error_take(f, st);
+	if (err != 0)
+		return err;
 	if ((st & (CHAN_SS_HUP | CHAN_SS_WRSHUT)) || f->shut_wr)
 		return -EPIPE;
 	return -EAGAIN;
@@ -391,16 +394,14 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 	int rc = dps_udp_ensure_open(f);
 	if (rc < 0)
 		return rc;
-	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
 	pthread_mutex_lock(&f->rx_lock);
 	ssize_t out;
 	for (;;) {
 		/* A pending ICMP error comes first, once (Linux, IP_RECVERR off). */
 		uint32_t st = dps_sock_state(f);
-		if ((st & CHAN_SS_ERR) && atomic_load(&ss->error) != 0) {
-			out = -(ssize_t)atomic_exchange(&ss->error, 0);
+		out = dps_error_take(f, st);
+		if (out != 0)
 			break;
-		}
 		struct udp_rx_hdr h;
 		struct fifo rx;
 		uint32_t gen;
