@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,7 +32,7 @@
 
 #include "test_chan_util.h"
 #include "test_eal.h"
-#include "../../lib/dpstack/dps_priv.h"
+#include "test_dps_util.h"
 
 #define PORT 8080
 
@@ -43,36 +42,12 @@ struct fixture {
 	int peer_fd;                    /* the daemon's end of the unix connection */
 };
 
-/* As dps_attach.c makes one from the daemon's reply, without the unix socket's exchange. */
-static void library_side(struct fixture *fx)
-{
-	struct dps_attach *at = &fx->at;
-	int sv[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
-	at->sock_fd = sv[0];
-	fx->peer_fd = sv[1];
-	at->ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	at->worker_fd[0] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	at->mem_fd = -1;
-	at->base = fx->d.a->base;
-	at->hdr = fx->d.a->hdr;
-	at->lay = fx->d.a->lay;
-	at->sock_file = calloc(at->lay.max_socks, sizeof(*at->sock_file));
-	assert_non_null(at->sock_file);
-	atomic_init(&at->refs, 1);
-	at->gen = 1u << 29; /* a wait set of its own */
-	atomic_init(&at->calls_free, ~0ull);
-	doorbell_init(&at->calls_bell);
-	pthread_mutex_init(&at->cmd_lock[0], NULL);
-	pthread_mutex_init(&at->ev_lock, NULL);
-}
-
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
 	assert_non_null(fx);
 	chan_test_start(&fx->d);
-	library_side(fx);
+	fx->peer_fd = dps_test_attach_init(&fx->at, fx->d.a->base, &fx->d.a->lay);
 	*state = fx;
 	return 0;
 }
@@ -82,11 +57,7 @@ static int teardown(void **state)
 	struct fixture *fx = *state;
 	chan_test_app_end(&fx->d);
 	chan_test_free(&fx->d);
-	close(fx->at.sock_fd);
-	close(fx->peer_fd);
-	close(fx->at.ev_fd);
-	close(fx->at.worker_fd[0]);
-	free(fx->at.sock_file);
+	dps_test_attach_fini(&fx->at, fx->peer_fd);
 	free(fx);
 	return 0;
 }
