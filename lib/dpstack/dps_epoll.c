@@ -405,19 +405,15 @@ int dps_epoll_pwait(int epfd, struct epoll_event *evs, int maxevents, int timeou
 	if (ep->gen != at->gen)
 		dps_ep_add_internal(e->fd, ep);
 	_Atomic uint32_t *sleepers = &dps_bell(at)->fd_sleepers;
-	const int64_t deadline = timeout > 0 ? dps_now_ms() + timeout : -1;
+	const int64_t deadline = dps_deadline_ms(timeout);
 	int n;
 	for (;;) {
 		n = dps_ep_gather(ep, e->fd, evs, maxevents);
 		if (n != 0 || timeout == 0)
 			break;
-		int left = -1;
-		if (deadline >= 0) {
-			int64_t now = dps_now_ms();
-			if (now >= deadline)
-				break;
-			left = (int)(deadline - now);
-		}
+		int left = dps_ms_left(deadline);
+		if (left == 0)
+			break;
 		/* The doorbell (src/base/doorbell.h): spin briefly on the event rings, then
 		 * announce and look again before sleeping; the kernel instance holds this
 		 * process's eventfd, which the workers write once we announced. */

@@ -216,6 +216,11 @@ struct pollfd;
 int dps_sleep_poll(struct dps_attach *at, struct pollfd *kfds, unsigned nk, int timeout_ms,
 		   const sigset_t *mask);
 int64_t dps_now_ms(void);
+/* A deadline timeout_ms from now in dps_now_ms's clock, for timeout_ms > 0; else -1 (none). */
+int64_t dps_deadline_ms(int64_t timeout_ms);
+/* The milliseconds left until deadline (from dps_deadline_ms): -1 when there is none, 0 once
+ * it has passed, at most INT_MAX. */
+int dps_ms_left(int64_t deadline);
 /* A ppoll/pselect/epoll_pwait2 timeout in poll's milliseconds, rounded up (NULL: -1, none);
  * -EINVAL for a negative or malformed one, -EFAULT for one that cannot be read, as the
  * kernel says. */

@@ -26,6 +26,19 @@ int64_t dps_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t dps_deadline_ms(int64_t timeout_ms)
+{
+	return timeout_ms > 0 ? dps_now_ms() + timeout_ms : -1;
+}
+
+int dps_ms_left(int64_t deadline)
+{
+	if (deadline < 0)
+		return -1;
+	int64_t left = deadline - dps_now_ms();
+	return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+}
+
 void dps_events_drain(struct dps_attach *at)
 {
 	pthread_mutex_lock(&at->ev_lock);
@@ -302,7 +315,7 @@ static int dps_sleep_restartable(struct dps_attach *at, uint32_t seen)
 int dps_wait(struct dps_file *f, uint32_t want, int timeout_ms)
 {
 	struct dps_attach *at = f->at;
-	const int64_t deadline = timeout_ms > 0 ? dps_now_ms() + timeout_ms : -1;
+	const int64_t deadline = dps_deadline_ms(timeout_ms);
 	struct dps_file_wait fw = {.f = f, .want = want | EPOLLERR | EPOLLHUP, .timeout_ms = -1};
 	/* With SO_RCVTIMEO/SO_SNDTIMEO the kernel's sleep ends with EINTR after any handler
 	 * (sock_intr_errno): the eventfd way does the same. */
@@ -324,12 +337,9 @@ int dps_wait(struct dps_file *f, uint32_t want, int timeout_ms)
 				continue;
 			}
 		} else {
-			if (deadline >= 0) {
-				int64_t now = dps_now_ms();
-				if (now >= deadline)
-					return -EAGAIN;
-				fw.timeout_ms = (int)(deadline - now);
-			}
+			fw.timeout_ms = dps_ms_left(deadline);
+			if (fw.timeout_ms == 0)
+				return -EAGAIN;
 			rc = doorbell_wait_fd(dps_bell(at), at->spin_ns, dps_file_wait_ready,
 					      dps_file_wait_sleep, &fw);
 		}
