@@ -318,6 +318,7 @@ static void dps_fork_child(void)
 	g_fork.ready = false;
 	dps_files_after_fork();
 	dps_links_after_fork();
+	dps_orphan_after_fork();
 }
 
 static void dps_once(void)

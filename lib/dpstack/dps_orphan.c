@@ -2,14 +2,15 @@
  *
  * When dpstackd ends, however it ends, the sockets it served end with it while the
  * application still holds them; so do those it frees while a process it let go of (dropped
- * for misbehaving, or as it stops) still holds them (CHAN_SS_CLOSED). Linux has one model for a connection that ends under a
- * program without its doing: the peer's reset (net/ipv4/tcp_input.c tcp_reset). Its error
- * goes in sk_err and is reported once, by the first recv, send or SO_ERROR that finds it
- * (net/core/sock.c sock_error); after it the socket is shut both ways (tcp_done): recv
- * returns 0, send EPIPE with SIGPIPE, poll IN|OUT|HUP|RDHUP without ERR (net/ipv4/tcp.c
- * tcp_poll). So the first look at a socket of a dead daemon makes its shared record what the
- * daemon itself publishes for a reset (chan_dsock_publish: HUP, and the error under
- * CHAN_SS_ERR), with tcp_reset's error for the state it was in:
+ * for misbehaving, or as it stops) still holds them (CHAN_SS_CLOSED). Linux has one model
+ * for a connection that ends under a program without its doing: the peer's reset
+ * (net/ipv4/tcp_input.c tcp_reset). Its error goes in sk_err and is reported once, by the
+ * first recv, send or SO_ERROR that finds it (net/core/sock.c sock_error); after it the
+ * socket is shut both ways (tcp_done): recv returns 0, send EPIPE with SIGPIPE, poll
+ * IN|OUT|HUP|RDHUP without ERR (net/ipv4/tcp.c tcp_poll). So the first look at a socket
+ * of a dead daemon makes its shared record what the daemon itself publishes for a reset
+ * (chan_dsock_publish: HUP, and the error under CHAN_SS_ERR), with tcp_reset's error for
+ * the state it was in:
  *   - connected: ECONNRESET; in CLOSE_WAIT (the peer's FIN came, we may still write) EPIPE;
  *   - connecting (not yet connected): ECONNREFUSED, as an RST answering the SYN;
  *   - already over (reset, closed): nothing more, as tcp_reset ignores TCP_CLOSE.
@@ -54,6 +55,12 @@ static void dps_orphan(struct dps_file *f, struct chan_sock *ss)
 		atomic_fetch_or(&ss->state, set);
 	}
 	pthread_mutex_unlock(&dps_orphan_lock);
+}
+
+void dps_orphan_after_fork(void)
+{
+	/* Only the forking thread exists now: a lock another thread held is reset. */
+	pthread_mutex_init(&dps_orphan_lock, NULL);
 }
 
 uint32_t dps_sock_state(struct dps_file *f)

@@ -149,6 +149,8 @@ static inline struct chan_sock *dps_sock(struct dps_attach *at, uint32_t s)
 /* The state (CHAN_SS_*) of f's first socket; once the daemon is gone, that of a socket it
  * reset (dps_orphan.c). */
 uint32_t dps_sock_state(struct dps_file *f);
+/* In a forked child: the lock under which dps_sock_state turns a record, free again. */
+void dps_orphan_after_fork(void);
 /* FIFO views from a socket's record (positions at pos_off, data at off); false when the
  * record points outside the segment's arenas. */
 bool dps_fifo_view(struct dps_attach *at, struct fifo *f, uint64_t pos_off, uint64_t off,

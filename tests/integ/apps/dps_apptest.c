@@ -620,8 +620,9 @@ static const char *errname(int e)
 }
 
 /* Connects to a kernel echo server, blocks in a read that the test ends by stopping the
- * daemon, tries a write and another read on the dead connection, then waits for FLAGFILE (the test makes it
- * once a new daemon serves the same DPSTACK_SOCK) and echoes over a new socket. */
+ * daemon, tries a write and another read on the dead connection, then waits for FLAGFILE
+ * (the test makes it once a new daemon serves the same DPSTACK_SOCK) and echoes over a new
+ * socket. */
 static int cmd_restart_probe(char **argv)
 {
 	struct sockaddr_in to = addr_of(argv[0], argv[1]);
