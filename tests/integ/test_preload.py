@@ -12,7 +12,10 @@ the Linux kernel in the peer's namespace and against each other over the stack:
    ping-pong (UDP and TCP);
 6. the shim's edges: stack sockets above FD_SETSIZE given to select (EINVAL, no
    corruption), loopback addresses left to the kernel, DPSTACK_PRELOAD=kernel, a missing
-   daemon (one clear line), DPSTACK_PRELOAD_LOG, dup/dup2/F_DUPFD numbers of one socket.
+   daemon (one clear line), DPSTACK_PRELOAD_LOG, dup/dup2/F_DUPFD numbers of one socket;
+7. connections reset by a kernel peer or ended with their daemon (SIGKILL, SIGTERM), and
+   UDP sockets of an ended daemon, against the same program on kernel sockets
+   (apps/reset_probe.py).
 
 Every program runs in its own session and is ended by PID (its process group: the programs
 it forked) at the end of its test; each test then waits until the daemon has no application
