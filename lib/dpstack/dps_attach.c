@@ -318,6 +318,7 @@ static void dps_fork_child(void)
 	g_fork.ready = false;
 	dps_files_after_fork();
 	dps_links_after_fork();
+	dps_orphan_after_fork();
 }
 
 static void dps_once(void)
@@ -451,16 +452,14 @@ bool dps_attach_check(struct dps_attach *at)
 /* A deadline DPSTACK_CALL_TIMEOUT_MS from now, in dps_now_ms's clock; -1: none. */
 static int64_t dps_call_deadline(struct dps_attach *at)
 {
-	return at->call_timeout_ms > 0 ? dps_now_ms() + at->call_timeout_ms : -1;
+	return dps_deadline_ms(at->call_timeout_ms);
 }
 
 /* Sleeps on this process's eventfd way until news, or until deadline_ms (-1: none). */
 static int dps_sleep_until(struct dps_attach *at, int64_t deadline_ms)
 {
-	if (deadline_ms < 0)
-		return dps_sleep(at, -1);
-	int64_t left = deadline_ms - dps_now_ms();
-	return left > 0 ? dps_sleep(at, (int)(left > INT32_MAX ? INT32_MAX : left)) : 0;
+	int left = dps_ms_left(deadline_ms);
+	return left != 0 ? dps_sleep(at, left) : 0;
 }
 
 /* Queues v on worker w's command ring of this process. A full ring (the worker takes
@@ -481,7 +480,7 @@ static bool dps_ring_has_room(void *ctx)
 {
 	struct dps_ring_wait *rw = ctx;
 	return chan_ring_count(rw->r) <= rw->at->lay.cmd_mask || dps_attach_dead(rw->at) ||
-	       (rw->deadline_ms >= 0 && dps_now_ms() >= rw->deadline_ms);
+	       dps_ms_left(rw->deadline_ms) == 0;
 }
 
 static int dps_ring_sleep(void *ctx)
@@ -511,7 +510,7 @@ static int dps_cmd_to(struct dps_attach *at, unsigned w, uint64_t v)
 		do {
 			if (dps_attach_dead(at))
 				return -ENOTCONN;
-			if (rw.deadline_ms >= 0 && dps_now_ms() >= rw.deadline_ms)
+			if (dps_ms_left(rw.deadline_ms) == 0)
 				return -ETIMEDOUT;
 			uint64_t one = 1;
 			if (write(at->worker_fd[w], &one, sizeof(one)) < 0) {
@@ -614,10 +613,11 @@ static int dps_call_slot_take(struct dps_attach *at)
 		}
 		if (dps_attach_dead(at))
 			return -ENOTCONN;
-		int64_t left_ms = deadline < 0 ? -1 : deadline - dps_now_ms();
-		if (deadline >= 0 && left_ms <= 0)
+		int left_ms = dps_ms_left(deadline);
+		if (left_ms == 0)
 			return -ETIMEDOUT;
-		doorbell_wait(&at->calls_bell, seen, at->spin_ns, left_ms < 0 ? -1 : left_ms * 1000000);
+		doorbell_wait(&at->calls_bell, seen, at->spin_ns,
+			      left_ms < 0 ? -1 : (int64_t)left_ms * 1000000);
 	}
 }
 
@@ -675,7 +675,7 @@ int dps_call_wait(struct dps_attach *at, int slot, struct chan_reply *rep)
 	 * does: the slot is left to dps_calls_reclaim, which takes the late answer (and closes
 	 * what it made) before the slot serves another call. */
 	while (!dps_call_done(&cw)) {
-		if (cw.deadline_ms >= 0 && dps_now_ms() >= cw.deadline_ms) {
+		if (dps_ms_left(cw.deadline_ms) == 0) {
 			atomic_fetch_or_explicit(&at->calls_late, 1ull << slot, memory_order_release);
 			dps_calls_reclaim(at); /* it may have come just now */
 			return -ETIMEDOUT;

@@ -143,13 +143,10 @@ static int dps_ep_add_internal(int kfd, struct dps_epoll *ep)
 	return 0;
 }
 
-/* Makes the kernel epoll instance kfd one of ours: 0, or -1 with errno and kfd left as it
- * was. */
-static int dps_epoll_wrap(int kfd, bool cloexec, int nkernel)
+/* Makes the kernel epoll instance kfd one of ours, serving at (whose reference it takes): 0,
+ * or -1 with errno and kfd left as it was. */
+static int dps_epoll_wrap(int kfd, bool cloexec, int nkernel, struct dps_attach *at)
 {
-	struct dps_attach *at = dps_attach_get();
-	if (at == NULL)
-		return -1;
 	struct dps_epoll *ep = calloc(1, sizeof(*ep));
 	struct dps_file *f = ep != NULL ? dps_file_new(DPS_EPOLL, kfd) : NULL;
 	if (f == NULL) {
@@ -183,7 +180,8 @@ int dps_epoll_create1(int flags)
 	int kfd = epoll_create1(flags);
 	if (kfd < 0)
 		return -1;
-	if (dps_epoll_wrap(kfd, (flags & EPOLL_CLOEXEC) != 0, 0) < 0) {
+	struct dps_attach *at = dps_attach_get();
+	if (at == NULL || dps_epoll_wrap(kfd, (flags & EPOLL_CLOEXEC) != 0, 0, at) < 0) {
 		int e = errno;
 		close(kfd);
 		return DPS_FAIL(e);
@@ -191,12 +189,22 @@ int dps_epoll_create1(int flags)
 	return kfd;
 }
 
-int dps_epoll_adopt(int kfd)
+int dps_epoll_adopt(int kfd, int fd)
 {
 	int fl = fcntl(kfd, F_GETFD);
 	if (fl < 0)
 		return -1;
-	return dps_epoll_wrap(kfd, (fl & FD_CLOEXEC) != 0, 1);
+	struct dps_file *f = dps_file_get(fd);
+	if (f == NULL || f->at == NULL) {
+		dps_file_put(f);
+		return DPS_FAIL(EBADF);
+	}
+	/* The socket's attachment, not a new one: a socket of a daemon that ended can still be
+	 * watched (as a reset one), as Linux adds a reset socket to an epoll instance. */
+	struct dps_attach *at = f->at;
+	atomic_fetch_add(&at->refs, 1);
+	dps_file_put(f);
+	return dps_epoll_wrap(kfd, (fl & FD_CLOEXEC) != 0, 1, at);
 }
 
 int dps_epoll_create(int size)
@@ -311,10 +319,7 @@ static int dps_ep_collect(struct dps_epoll *ep, struct epoll_event *evs, int max
 		}
 		dps_ep_unready(it);
 		if (r != 0) {
-			/* Once the daemon is gone every socket reports it, once: told again
-			 * and again, a server's event loop would spin on sockets that can
-			 * never change. */
-			if ((it->events & EPOLLONESHOT) || dps_attach_dead(it->file->at))
+			if (it->events & EPOLLONESHOT)
 				it->disabled = true;
 			else if (!(it->events & EPOLLET))
 				dps_ep_mark_ready(it); /* level: asked again next time */
@@ -327,9 +332,8 @@ static int dps_ep_collect(struct dps_epoll *ep, struct epoll_event *evs, int max
 	return n;
 }
 
-/* The daemon went away: every connection of the instance reports it (once, see
- * dps_ep_collect), so that a server's event loop sees them end; listeners stay quiet
- * (dps_file_ready). */
+/* The daemon went away: every item is looked at again, so that a server's event loop sees
+ * its connections end as reset ones (dps_orphan.c); listeners stay quiet (dps_file_ready). */
 static void dps_ep_daemon_gone(struct dps_epoll *ep)
 {
 	pthread_mutex_lock(&dps_ep_lock);
@@ -401,19 +405,15 @@ int dps_epoll_pwait(int epfd, struct epoll_event *evs, int maxevents, int timeou
 	if (ep->gen != at->gen)
 		dps_ep_add_internal(e->fd, ep);
 	_Atomic uint32_t *sleepers = &dps_bell(at)->fd_sleepers;
-	const int64_t deadline = timeout > 0 ? dps_now_ms() + timeout : -1;
+	const int64_t deadline = dps_deadline_ms(timeout);
 	int n;
 	for (;;) {
 		n = dps_ep_gather(ep, e->fd, evs, maxevents);
 		if (n != 0 || timeout == 0)
 			break;
-		int left = -1;
-		if (deadline >= 0) {
-			int64_t now = dps_now_ms();
-			if (now >= deadline)
-				break;
-			left = (int)(deadline - now);
-		}
+		int left = dps_ms_left(deadline);
+		if (left == 0)
+			break;
 		/* The doorbell (src/base/doorbell.h): spin briefly on the event rings, then
 		 * announce and look again before sleeping; the kernel instance holds this
 		 * process's eventfd, which the workers write once we announced. */

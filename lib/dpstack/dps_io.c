@@ -50,22 +50,24 @@ static void dps_rx_consumed(struct dps_file *f, const struct fifo *rx, uint32_t 
 		dps_kick(f->at, f->socks[0]);
 }
 
+/* The socket's pending error, taken, or 0 (st: its state): once, by whichever call finds
+ * it first (net/core/sock.c sock_error). */
+static ssize_t dps_error_take(struct dps_file *f, uint32_t st)
+{
+	if (!(st & CHAN_SS_ERR))
+		return 0;
+	return -(ssize_t)atomic_exchange(&dps_sock(f->at, f->socks[0])->error, 0);
+}
+
 /* ---- streams ---- */
 
 /* What a read that found no data returns: 0 at end of stream, an error, or -EAGAIN (wait). */
 static ssize_t dps_stream_empty(struct dps_file *f)
 {
-	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-	uint32_t st = atomic_load(&ss->state);
-	if (st & CHAN_SS_ERR) {
-		uint32_t err = atomic_exchange(&ss->error, 0);
-		if (err != 0)
-			return -(ssize_t)err;
-	}
-	/* The daemon let go of a socket this process still holds (it stopped, or dropped us):
-	 * that is no end of stream, whatever the last state it published says. */
-	if ((st & CHAN_SS_CLOSED) || dps_attach_dead(f->at))
-		return -ECONNRESET;
+	uint32_t st = dps_sock_state(f);
+	ssize_t err = dps_error_take(f, st);
+	if (err != 0)
+		return err;
 	if ((st & (CHAN_SS_RDHUP | CHAN_SS_HUP)) || f->shut_rd)
 		return 0;
 	return -EAGAIN;
@@ -209,14 +211,11 @@ static bool dps_tx_ask_room(struct dps_file *f)
 /* Why a write cannot go on: -EPIPE (SIGPIPE follows), a pending error, or -EAGAIN. */
 static ssize_t dps_stream_blocked(struct dps_file *f)
 {
-	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-	uint32_t st = atomic_load(&ss->state);
-	if (st & CHAN_SS_ERR) {
-		uint32_t err = atomic_exchange(&ss->error, 0);
-		if (err != 0)
-			return -(ssize_t)err;
-	}
-	if ((st & (CHAN_SS_HUP | CHAN_SS_WRSHUT)) || f->shut_wr || dps_attach_dead(f->at))
+	uint32_t st = dps_sock_state(f);
+	ssize_t err = dps_error_take(f, st);
+	if (err != 0)
+		return err;
+	if ((st & (CHAN_SS_HUP | CHAN_SS_WRSHUT)) || f->shut_wr)
 		return -EPIPE;
 	return -EAGAIN;
 }
@@ -334,6 +333,8 @@ static ssize_t dps_dgram_send(struct dps_file *f, const struct iovec *iov, int c
 		return rc;
 	if (to == NULL && dps_sock(f->at, f->socks[0])->raddr == 0)
 		return -EDESTADDRREQ;
+	if (dps_sock_state(f) & CHAN_SS_HUP)
+		return -EPIPE; /* shut down for writing: its daemon is gone (dps_orphan.c) */
 	h.len = (uint32_t)len;
 	const uint32_t need = (uint32_t)(sizeof(h) + len);
 	if (need > f->tx.size)
@@ -393,15 +394,14 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 	int rc = dps_udp_ensure_open(f);
 	if (rc < 0)
 		return rc;
-	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
 	pthread_mutex_lock(&f->rx_lock);
 	ssize_t out;
 	for (;;) {
 		/* A pending ICMP error comes first, once (Linux, IP_RECVERR off). */
-		if ((atomic_load(&ss->state) & CHAN_SS_ERR) && atomic_load(&ss->error) != 0) {
-			out = -(ssize_t)atomic_exchange(&ss->error, 0);
+		uint32_t st = dps_sock_state(f);
+		out = dps_error_take(f, st);
+		if (out != 0)
 			break;
-		}
 		struct udp_rx_hdr h;
 		struct fifo rx;
 		uint32_t gen;
@@ -446,7 +446,11 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 		}
 		if (dps_nonblock(f, flags)) {
 			dps_attach_check_lazy(f->at);
-			out = dps_attach_dead(f->at) ? -ENOTCONN : -EAGAIN;
+			out = -EAGAIN;
+			break;
+		}
+		if (st & CHAN_SS_HUP) {
+			out = 0; /* shut down for reading: its daemon is gone (dps_orphan.c) */
 			break;
 		}
 		out = dps_wait_unlocked(f, &f->rx_lock, EPOLLIN, f->rcvtimeo_ms);
@@ -736,7 +740,7 @@ bool dps_error_pending(int fd)
 	bool pending = false;
 	if (f->nsocks > 0 && (f->kind == DPS_UDP || f->kind == DPS_TCP)) {
 		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-		pending = (atomic_load(&ss->state) & CHAN_SS_ERR) && atomic_load(&ss->error) != 0;
+		pending = (dps_sock_state(f) & CHAN_SS_ERR) && atomic_load(&ss->error) != 0;
 	}
 	dps_file_put(f);
 	return pending;

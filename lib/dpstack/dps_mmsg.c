@@ -18,11 +18,28 @@
 
 #define DPS_UIO_MAXIOV 1024     /* UIO_MAXIOV */
 
-/* The count of a message into its entry; false when the entry cannot be written. */
-static bool dps_mmsg_len_out(struct mmsghdr *e, ssize_t n)
+/* The outcome n of message *done (its count, or -1 with errno): written into its entry and
+ * counted, true; or false with *err, the batch ends (an entry that cannot be written ends
+ * it too, its message not counted). */
+static bool dps_mmsg_count(struct mmsghdr *vec, unsigned *done, ssize_t n, int *err)
 {
+	if (n < 0) {
+		*err = errno;
+		return false;
+	}
 	unsigned len = (unsigned)n;
-	return dps_put_user(&e->msg_len, &len, sizeof(len)) == 0;
+	if (dps_put_user(&vec[*done].msg_len, &len, sizeof(len)) < 0) {
+		*err = EFAULT;
+		return false;
+	}
+	(*done)++;
+	return true;
+}
+
+/* The batch's answer: the count done, or the error when nothing was. */
+static int dps_mmsg_result(unsigned done, int err)
+{
+	return done == 0 && err != 0 ? DPS_FAIL(err) : (int)done;
 }
 
 int dps_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
@@ -34,21 +51,10 @@ int dps_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 	while (done < vlen) {
 		size_t want;
 		ssize_t n = dps_msg_send(fd, &vec[done].msg_hdr, flags, &want);
-		if (n < 0) {
-			err = errno;
-			break;
-		}
-		if (!dps_mmsg_len_out(&vec[done], n)) {
-			err = EFAULT;
-			break;
-		}
-		done++;
-		if ((size_t)n < want)
-			break; /* a stream took part of it */
+		if (!dps_mmsg_count(vec, &done, n, &err) || (size_t)n < want)
+			break; /* failed, or a stream took part of it */
 	}
-	if (done == 0 && err != 0)
-		return DPS_FAIL(err);
-	return (int)done;
+	return dps_mmsg_result(done, err);
 }
 
 static int64_t dps_ts_ns(const struct timespec *t)
@@ -80,15 +86,8 @@ int dps_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 		if (done > 0 && dps_error_pending(fd))
 			break;
 		ssize_t n = dps_recvmsg(fd, &vec[done].msg_hdr, flags);
-		if (n < 0) {
-			err = errno;
+		if (!dps_mmsg_count(vec, &done, n, &err))
 			break;
-		}
-		if (!dps_mmsg_len_out(&vec[done], n)) {
-			err = EFAULT;
-			break;
-		}
-		done++;
 		if (wait_for_one)
 			flags |= MSG_DONTWAIT;
 		if (timeout != NULL) {
@@ -102,9 +101,7 @@ int dps_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 				break;
 		}
 	}
-	if (done == 0 && err != 0)
-		return DPS_FAIL(err);
 	if (done > 0 && timeout != NULL && dps_put_user(timeout, &left_ts, sizeof(left_ts)) < 0)
 		return DPS_FAIL(EFAULT);
-	return (int)done;
+	return dps_mmsg_result(done, err);
 }

@@ -268,8 +268,10 @@ static int dps_get_socket_level(struct dps_file *f, int name, void *val, socklen
 	struct chan_sock *ss = f->nsocks > 0 ? dps_sock(f->at, f->socks[0]) : NULL;
 	switch (name) {
 	case SO_ERROR:
-		return dps_put_int(val, len, ss != NULL && f->kind != DPS_LISTEN
-						     ? (int)atomic_exchange(&ss->error, 0) : 0);
+		if (ss == NULL || f->kind == DPS_LISTEN)
+			return dps_put_int(val, len, 0);
+		dps_sock_state(f); /* a dead daemon's reset is armed first (dps_orphan.c) */
+		return dps_put_int(val, len, (int)atomic_exchange(&ss->error, 0));
 	case SO_TYPE:
 		return dps_put_int(val, len, f->kind == DPS_UDP ? SOCK_DGRAM : SOCK_STREAM);
 	case SO_DOMAIN:

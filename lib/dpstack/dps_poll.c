@@ -61,7 +61,7 @@ static int dps_poll_masked(struct pollfd *ufds, nfds_t n, int timeout_ms,
 			kidx[nk++] = i;
 		}
 	}
-	const int64_t deadline = timeout_ms > 0 ? dps_now_ms() + timeout_ms : -1;
+	const int64_t deadline = dps_deadline_ms(timeout_ms);
 	int ready, rc = 0;
 	for (;;) {
 		if (at != NULL)
@@ -74,13 +74,9 @@ static int dps_poll_masked(struct pollfd *ufds, nfds_t n, int timeout_ms,
 		}
 		if (ready + k > 0 || timeout_ms == 0)
 			break;
-		int left = -1;
-		if (deadline >= 0) {
-			int64_t now = dps_now_ms();
-			if (now >= deadline)
-				break;
-			left = (int)(deadline - now);
-		}
+		int left = dps_ms_left(deadline);
+		if (left == 0)
+			break;
 		if (at == NULL) {
 			struct timespec ts = {.tv_sec = left / 1000, .tv_nsec = left % 1000 * 1000000};
 			k = ppoll(kfds, nk, left < 0 ? NULL : &ts, mask);

@@ -146,6 +146,11 @@ static inline struct chan_sock *dps_sock(struct dps_attach *at, uint32_t s)
 {
 	return chan_sock_at(at->base, &at->lay, s);
 }
+/* The state (CHAN_SS_*) of f's first socket; once the daemon is gone, that of a socket it
+ * reset (dps_orphan.c). */
+uint32_t dps_sock_state(struct dps_file *f);
+/* In a forked child: the lock under which dps_sock_state turns a record, free again. */
+void dps_orphan_after_fork(void);
 /* FIFO views from a socket's record (positions at pos_off, data at off); false when the
  * record points outside the segment's arenas. */
 bool dps_fifo_view(struct dps_attach *at, struct fifo *f, uint64_t pos_off, uint64_t off,
@@ -186,6 +191,8 @@ void dps_file_bind_sock(struct dps_file *f, uint32_t sock);
 void dps_events_drain(struct dps_attach *at);
 /* True when a worker queued events not yet taken (ctx: the attach; a doorbell_spin test). */
 bool dps_events_pending(void *ctx);
+/* The daemon ended, as dps_attach_dead knows or the segment says (two loads, no call). */
+bool dps_attach_gone(struct dps_attach *at);
 /* What f is ready for now (EPOLL* bits). */
 uint32_t dps_file_ready(struct dps_file *f);
 /* Waits until f is ready for one of want (or error/hang-up); 0, -EAGAIN at the deadline
@@ -211,6 +218,11 @@ struct pollfd;
 int dps_sleep_poll(struct dps_attach *at, struct pollfd *kfds, unsigned nk, int timeout_ms,
 		   const sigset_t *mask);
 int64_t dps_now_ms(void);
+/* A deadline timeout_ms from now in dps_now_ms's clock, for timeout_ms > 0; else -1 (none). */
+int64_t dps_deadline_ms(int64_t timeout_ms);
+/* The milliseconds left until deadline (from dps_deadline_ms): -1 when there is none, 0 once
+ * it has passed, at most INT_MAX. */
+int dps_ms_left(int64_t deadline);
 /* A ppoll/pselect/epoll_pwait2 timeout in poll's milliseconds, rounded up (NULL: -1, none);
  * -EINVAL for a negative or malformed one, -EFAULT for one that cannot be read, as the
  * kernel says. */
@@ -283,8 +295,9 @@ int dps_release_to_kernel(int fd);
 /* The lowest number in [from, last] that names a stack file (socket or epoll instance), or
  * -1: close_range and closefrom close those first. */
 int dps_fd_next(int from, int last);
-/* Makes an existing kernel epoll instance able to watch stack sockets too. */
-int dps_epoll_adopt(int kfd);
+/* Makes an existing kernel epoll instance able to watch stack sockets too, beginning with
+ * the stack socket fd (the instance serves its attachment). */
+int dps_epoll_adopt(int kfd, int fd);
 /* dup(2) family for stack files: a second number naming the same file (newfd < 0: the
  * lowest free number >= minfd; else exactly newfd, closing what was there). Returns the
  * number, or -1 with errno. */

@@ -106,14 +106,18 @@ int dps_socket(int domain, int type, int protocol)
 	return f->fd;
 }
 
-/* A call that creates a socket (connect, a UDP socket): on the next worker in turn, or, when
- * the flow or port it names is another worker's (-EXDEV), on that one. */
-static int dps_call_anywhere(struct dps_attach *at, struct chan_req *rq, struct chan_reply *rep)
+/* A call that creates a socket (connect, a UDP socket), whose answer's socket becomes f's: on
+ * the next worker in turn, or, when the flow or port it names is another worker's (-EXDEV),
+ * on that one. */
+static int dps_call_new_sock(struct dps_file *f, struct chan_req *rq, struct chan_reply *rep)
 {
+	struct dps_attach *at = f->at;
 	int rc = dps_call(at, dps_next_worker(at), rq, rep);
 	if (rc == -EXDEV && rep->redirect < at->lay.nb_workers)
 		rc = dps_call(at, rep->redirect, rq, rep);
-	return rc == -EXDEV ? -EPROTO : rc;
+	if (rc < 0)
+		return rc == -EXDEV ? -EPROTO : rc;
+	return dps_file_attach_sock(f, rep->socks[0]);
 }
 
 /* Gives up the daemon's reservation of a TCP bind (the socket now listens or is connected,
@@ -140,10 +144,7 @@ static int dps_udp_open(struct dps_file *f, const struct sockaddr_in *local)
 		rq.lport = local->sin_port;
 	}
 	struct chan_reply rep;
-	int rc = dps_call_anywhere(f->at, &rq, &rep);
-	if (rc < 0)
-		return rc;
-	rc = dps_file_attach_sock(f, rep.socks[0]);
+	int rc = dps_call_new_sock(f, &rq, &rep);
 	if (rc < 0)
 		return rc;
 	f->local.sin_family = AF_INET;
@@ -464,7 +465,7 @@ int dps_accept(int fd, struct sockaddr *addr, socklen_t *len)
 static int dps_connect_result(struct dps_file *f)
 {
 	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-	uint32_t st = atomic_load(&ss->state);
+	uint32_t st = dps_sock_state(f);
 	uint32_t err = atomic_exchange(&ss->error, 0);
 	if (err != 0)
 		return -(int)err;
@@ -478,7 +479,7 @@ static int dps_connect_result(struct dps_file *f)
 static int dps_connect_tcp(struct dps_file *f, const struct sockaddr_in *to)
 {
 	if (f->nsocks > 0) {
-		uint32_t st = atomic_load(&dps_sock(f->at, f->socks[0])->state);
+		uint32_t st = dps_sock_state(f);
 		if (st & CHAN_SS_CONNECTED) {
 			/* Linux: the first connect(2) after a non-blocking one completed reports
 			 * the success; later ones EISCONN. */
@@ -502,10 +503,7 @@ static int dps_connect_tcp(struct dps_file *f, const struct sockaddr_in *to)
 				      .lport = f->local.sin_port, .raddr = to->sin_addr.s_addr,
 				      .rport = to->sin_port, .opts = f->opts};
 		struct chan_reply rep;
-		int rc = dps_call_anywhere(f->at, &rq, &rep);
-		if (rc < 0)
-			return rc;
-		rc = dps_file_attach_sock(f, rep.socks[0]);
+		int rc = dps_call_new_sock(f, &rq, &rep);
 		if (rc < 0)
 			return rc;
 		dps_unbind(f);

@@ -26,6 +26,19 @@ int64_t dps_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t dps_deadline_ms(int64_t timeout_ms)
+{
+	return timeout_ms > 0 ? dps_now_ms() + timeout_ms : -1;
+}
+
+int dps_ms_left(int64_t deadline)
+{
+	if (deadline < 0)
+		return -1;
+	int64_t left = deadline - dps_now_ms();
+	return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+}
+
 void dps_events_drain(struct dps_attach *at)
 {
 	pthread_mutex_lock(&at->ev_lock);
@@ -75,14 +88,16 @@ static bool dps_rx_ready(const struct dps_file *f)
 static uint32_t dps_stream_ready(struct dps_file *f)
 {
 	struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-	uint32_t st = atomic_load_explicit(&ss->state, memory_order_acquire);
+	uint32_t st = dps_sock_state(f);
 	uint32_t ev = 0;
 	if (dps_rx_ready(f) || (st & (CHAN_SS_RDHUP | CHAN_SS_HUP)) || f->shut_rd)
 		ev |= EPOLLIN | EPOLLRDNORM;
-	if (st & CHAN_SS_RDHUP)
+	/* Linux (tcp_poll): a connection over both ways is shut both ways (tcp_done sets
+	 * SHUTDOWN_MASK): readable (the end), RDHUP, writable (EPIPE) and hung up. */
+	if (st & (CHAN_SS_RDHUP | CHAN_SS_HUP))
 		ev |= EPOLLRDHUP;
 	if (st & CHAN_SS_HUP)
-		ev |= EPOLLHUP | EPOLLOUT;
+		ev |= EPOLLHUP | EPOLLOUT | EPOLLWRNORM;
 	if ((st & CHAN_SS_CONNECTED) && !(st & CHAN_SS_WRSHUT)) {
 		if (chan_tx_writable(fifo_used(&f->tx), fifo_free(&f->tx))) {
 			ev |= EPOLLOUT | EPOLLWRNORM;
@@ -102,13 +117,13 @@ static uint32_t dps_stream_ready(struct dps_file *f)
 
 uint32_t dps_file_ready(struct dps_file *f)
 {
+	/* The sockets of a dead daemon: a connection as one that was reset, a datagram socket
+	 * as one shut down both ways (dps_orphan.c); a listener never has a connection again,
+	 * so it is not readable (as a Linux listener with an empty queue) and accept says
+	 * EINVAL (as on a listener that was shut down). A Linux listener shut down also polls
+	 * OUT|HUP (tcp_poll of TCP_CLOSE), but HUP, which epoll reports unasked, would make a
+	 * level-triggered server spin on accepts that fail (nginx does). */
 	bool dead = f->at != NULL && dps_attach_dead(f->at);
-	/* The sockets of a dead daemon: a connection or datagram socket as one that was reset;
-	 * a listener never has a connection again, so it is not readable (as a Linux listener
-	 * with an empty queue) and accept says EINVAL (as on a listener that was shut down).
-	 * Reported readable, a level-triggered event loop would spin on accepts that fail. */
-	if (dead && (f->kind == DPS_TCP || f->kind == DPS_UDP))
-		return EPOLLIN | EPOLLOUT | EPOLLHUP | EPOLLERR | EPOLLRDHUP;
 	switch (f->kind) {
 	case DPS_TCP:
 		/* Linux: a socket that never connected polls as writable and hung up. */
@@ -125,12 +140,16 @@ uint32_t dps_file_ready(struct dps_file *f)
 		if (f->nsocks == 0)
 			return EPOLLOUT | EPOLLWRNORM;
 		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+		uint32_t st = dps_sock_state(f);
 		uint32_t ev = 0;
 		if (dps_rx_ready(f))
 			ev |= EPOLLIN | EPOLLRDNORM;
 		if (fifo_free(&f->tx) >= sizeof(struct chan_udp_tx_hdr) + 1500)
 			ev |= EPOLLOUT | EPOLLWRNORM;
-		if ((atomic_load(&ss->state) & CHAN_SS_ERR) && atomic_load(&ss->error) != 0)
+		/* Shut down both ways (net/core/datagram.c datagram_poll). */
+		if (st & CHAN_SS_HUP)
+			ev |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP | EPOLLOUT | EPOLLWRNORM | EPOLLHUP;
+		if ((st & CHAN_SS_ERR) && atomic_load(&ss->error) != 0)
 			ev |= EPOLLERR;
 		return ev;
 	}
@@ -260,6 +279,13 @@ static bool dps_daemon_ended(struct dps_attach *at, uint32_t life)
 	return true;
 }
 
+bool dps_attach_gone(struct dps_attach *at)
+{
+	return dps_attach_dead(at) ||
+	       dps_daemon_ended(at, atomic_load_explicit(&at->hdr->daemon_life,
+							 memory_order_acquire));
+}
+
 /* An untimed wait of a blocking socket call sleeps on the process's bell as a futex, beside
  * the daemon's life word (src/chan/chan_vigil.c), so that signals act on it as on a kernel
  * socket's sleep (src/base/doorbell.h): after an SA_RESTART handler the kernel resumes it,
@@ -289,16 +315,19 @@ static int dps_sleep_restartable(struct dps_attach *at, uint32_t seen)
 int dps_wait(struct dps_file *f, uint32_t want, int timeout_ms)
 {
 	struct dps_attach *at = f->at;
-	const int64_t deadline = timeout_ms > 0 ? dps_now_ms() + timeout_ms : -1;
+	const int64_t deadline = dps_deadline_ms(timeout_ms);
 	struct dps_file_wait fw = {.f = f, .want = want | EPOLLERR | EPOLLHUP, .timeout_ms = -1};
 	/* With SO_RCVTIMEO/SO_SNDTIMEO the kernel's sleep ends with EINTR after any handler
 	 * (sock_intr_errno): the eventfd way does the same. */
 	bool restartable = deadline < 0;
 	for (;;) {
 		uint32_t seen = doorbell_seq(dps_bell(at));
+		/* Asked before readiness: a connection of a daemon that died in between is
+		 * ready (reset), never -ENOTCONN. */
+		bool dead = dps_attach_dead(at);
 		if (dps_file_wait_ready(&fw))
 			return 0;
-		if (dps_attach_dead(at))
+		if (dead)
 			return -ENOTCONN;
 		int rc;
 		if (restartable) {
@@ -308,12 +337,9 @@ int dps_wait(struct dps_file *f, uint32_t want, int timeout_ms)
 				continue;
 			}
 		} else {
-			if (deadline >= 0) {
-				int64_t now = dps_now_ms();
-				if (now >= deadline)
-					return -EAGAIN;
-				fw.timeout_ms = (int)(deadline - now);
-			}
+			fw.timeout_ms = dps_ms_left(deadline);
+			if (fw.timeout_ms == 0)
+				return -EAGAIN;
 			rc = doorbell_wait_fd(dps_bell(at), at->spin_ns, dps_file_wait_ready,
 					      dps_file_wait_sleep, &fw);
 		}

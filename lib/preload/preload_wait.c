@@ -120,7 +120,7 @@ int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		return pl_libc.epoll_ctl(epfd, op, fd, ev);
 	bool ours = pl_is_stack(epfd);
 	if (!ours && pl_is_stack(fd)) {
-		if (dps_epoll_adopt(epfd) != 0)
+		if (dps_epoll_adopt(epfd, fd) != 0)
 			return -1;
 		ours = true;
 		PL_LOG("epoll %d now watches stack sockets", epfd);

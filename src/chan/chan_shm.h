@@ -122,7 +122,8 @@ static inline uint64_t chan_cmd(enum chan_cmd_op op, uint32_t arg, uint32_t sock
 	return (uint64_t)op << 56 | (uint64_t)(arg & 0xffffff) << 32 | sock;
 }
 
-/* chan_sock.state bits, set by the worker; readiness is computed from them and the FIFOs. */
+/* chan_sock.state bits, set by the worker (ORPHAN, and what comes with it, by the library);
+ * readiness is computed from them and the FIFOs. */
 #define CHAN_SS_CONNECTED 0x01   /* the connection was established (stays set) */
 #define CHAN_SS_RDHUP 0x02       /* the peer's FIN was received: reads end after the data */
 #define CHAN_SS_HUP 0x04         /* both directions are over (closed, reset) */
@@ -130,6 +131,8 @@ static inline uint64_t chan_cmd(enum chan_cmd_op op, uint32_t arg, uint32_t sock
 #define CHAN_SS_WRSHUT 0x10      /* our side is shut for writing */
 #define CHAN_SS_LISTEN 0x20
 #define CHAN_SS_CLOSED 0x40      /* the daemon freed the socket (after CLOSE) */
+#define CHAN_SS_ORPHAN 0x80      /* freed or its daemon gone: the library made it a socket
+				    that was reset (lib/dpstack/dps_orphan.c) */
 
 enum chan_sock_kind {
 	CHAN_SOCK_FREE = 0,

@@ -233,10 +233,12 @@ static void chan_accept_pump(struct chan_worker *cw, struct chan_dsock *l)
 		chan_dsock_queue_events(l);
 }
 
-/* A socket every holder closed is gone for the applications: its number comes back. */
+/* A socket every holder closed is gone for the applications: its number comes back. A
+ * process that still holds it was let go of (dropped, or the daemon stops): what it sees of
+ * the socket from now on is the library's to say (lib/dpstack/dps_orphan.c). */
 static void chan_dsock_closed(struct chan_dsock *ds)
 {
-	atomic_fetch_or(&chan_dsock_shm(ds)->state, CHAN_SS_CLOSED | CHAN_SS_HUP);
+	atomic_fetch_or(&chan_dsock_shm(ds)->state, CHAN_SS_CLOSED);
 	chan_dsock_release(ds);
 }
 

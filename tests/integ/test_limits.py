@@ -127,6 +127,20 @@ def test_listener_limit_changed_at_run_time_applies_to_the_next_listen(d):
             assert opened(e) == (5, "ENOBUFS")
 
 
+@contextlib.contextmanager
+def second_of_user_held_others_served(d, n, second_gets, root_n, other_n):
+    """While a first application of NOBODY holds its share: a second one of NOBODY asks for n
+    UDP sockets and gets second_gets (count, errno); root's (root_n) and OTHER_USER's
+    (other_n) get all they ask for. Yields while the three hold theirs."""
+    with app(d, "open", "udp", BASE_PORT + 100, n, uid=NOBODY) as b, \
+            app(d, "open", "udp", BASE_PORT + 200, root_n) as root, \
+            app(d, "open", "udp", BASE_PORT + 300, other_n, uid=OTHER_USER) as other:
+        assert opened(b) == second_gets
+        assert opened(root) == (root_n, None)
+        assert opened(other) == (other_n, None)
+        yield
+
+
 def test_sockets_per_application_refused_with_emfile_others_unaffected(d):
     before = apps_stats(d)
     d.ctl("apps", "limits", "socks-per-app", 5)
@@ -141,13 +155,8 @@ def test_sockets_per_user_shared_by_its_applications_root_exempt(d):
     d.ctl("apps", "limits", "socks-per-user", 6)
     with app(d, "open", "udp", BASE_PORT, 4, uid=NOBODY) as a:
         assert opened(a) == (4, None)
-        with app(d, "open", "udp", BASE_PORT + 100, 4, uid=NOBODY) as b, \
-                app(d, "open", "udp", BASE_PORT + 200, 8) as root, \
-                app(d, "open", "udp", BASE_PORT + 300, 4, uid=OTHER_USER) as other:
-            assert opened(b) == (2, "EMFILE")
-            assert opened(root) == (8, None)
-            assert opened(other) == (4, None)
-    assert delta(before, apps_stats(d), "user_sock_limit") >= 1
+        with second_of_user_held_others_served(d, 4, (2, "EMFILE"), 8, 4):
+            assert delta(before, apps_stats(d), "user_sock_limit") >= 1
 
 
 def test_applications_per_user_refused_with_eusers_until_one_exits(d):
@@ -217,12 +226,7 @@ def test_socket_buffers_per_user_shared_by_its_applications_root_exempt(d):
     users = lambda: {u["uid"]: u for u in apps_stats(d)["users"]}
     with app(d, "open", "udp", BASE_PORT, 3, uid=NOBODY) as a:
         assert opened(a) == (3, None)
-        with app(d, "open", "udp", BASE_PORT + 100, 3, uid=NOBODY) as b, \
-                app(d, "open", "udp", BASE_PORT + 200, 3) as root, \
-                app(d, "open", "udp", BASE_PORT + 300, 3, uid=OTHER_USER) as other:
-            assert opened(b) == (0, "ENOMEM")
-            assert opened(root) == (3, None)
-            assert opened(other) == (3, None)
+        with second_of_user_held_others_served(d, 3, (0, "ENOMEM"), 3, 3):
             assert users()[NOBODY]["arena_bytes"] <= 2 << 20
         assert delta(before, apps_stats(d), "user_arena_limit") >= 1
         a.send_line("close")

@@ -12,7 +12,10 @@ the Linux kernel in the peer's namespace and against each other over the stack:
    ping-pong (UDP and TCP);
 6. the shim's edges: stack sockets above FD_SETSIZE given to select (EINVAL, no
    corruption), loopback addresses left to the kernel, DPSTACK_PRELOAD=kernel, a missing
-   daemon (one clear line), DPSTACK_PRELOAD_LOG, dup/dup2/F_DUPFD numbers of one socket.
+   daemon (one clear line), DPSTACK_PRELOAD_LOG, dup/dup2/F_DUPFD numbers of one socket;
+7. connections reset by a kernel peer or ended with their daemon (SIGKILL, SIGTERM), and
+   UDP sockets of an ended daemon, against the same program on kernel sockets
+   (apps/reset_probe.py).
 
 Every program runs in its own session and is ended by PID (its process group: the programs
 it forked) at the end of its test; each test then waits until the daemon has no application
@@ -25,6 +28,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -876,6 +880,153 @@ def test_nginx_workers_idle_after_the_daemon_is_killed_and_quit_still_ends(lab, 
             c.close()
     finally:
         ngx.kill_all()
+
+
+RESET_PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "apps",
+                           "reset_probe.py")
+# What Linux shows of a connection its peer reset (net/ipv4/tcp_input.c tcp_reset): the error
+# once, in ERR and the first recv or SO_ERROR that takes it (sock_error); then the socket is
+# shut both ways: end of file, EPIPE with SIGPIPE, IN|OUT|HUP|RDHUP (tcp_poll).
+LINUX_RESET = {
+    "recv-first": ["connected", "poll IN|OUT|ERR|HUP|RDHUP"] + ["epoll IN|OUT|ERR|HUP|RDHUP"] * 2 +
+                  ["recv ECONNRESET", "poll IN|OUT|HUP|RDHUP"] +
+                  ["epoll IN|OUT|HUP|RDHUP"] * 2 +
+                  ["recv 0", "SO_ERROR 0", "send EPIPE", "send EPIPE sigpipe yes",
+                   "new epoll IN|OUT|HUP|RDHUP"],
+    "soerror-first": ["connected", "SO_ERROR ECONNRESET"] +
+                     (["poll IN|OUT|HUP|RDHUP"] + ["epoll IN|OUT|HUP|RDHUP"] * 2 +
+                      ["recv 0"]) * 2 +
+                     ["SO_ERROR 0", "send EPIPE", "send EPIPE sigpipe yes",
+                      "new epoll IN|OUT|HUP|RDHUP"],
+    # A UDP socket is never reset: one that stops for good is shut down both ways
+    # (inet_shutdown; datagram_poll, __skb_wait_for_more_packets).
+    "udp": ["connected", "poll IN|OUT|HUP|RDHUP"] + ["epoll IN|OUT|HUP|RDHUP"] * 2 +
+           ["recv EAGAIN", "recv 0", "SO_ERROR 0", "send EPIPE sigpipe no"],
+    # An RST answering the SYN: tcp_reset's ECONNREFUSED, once.
+    "connecting": ["connect EINPROGRESS", "poll IN|OUT|ERR|HUP|RDHUP", "SO_ERROR ECONNREFUSED",
+                   "SO_ERROR 0", "recv 0", "send EPIPE"],
+}
+
+
+class ResetProbe:
+    """reset_probe.py (see there) as a program of its own; env with LD_PRELOAD puts its
+    socket on the stack."""
+
+    def __init__(self, mode, ip, port, *extra, env=None):
+        self.proc = subprocess.Popen(
+            topo.dying_with_parent(["python3", RESET_PROBE, mode, ip, str(port)] +
+                                   list(extra)), env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, start_new_session=True)
+        self.first = self.proc.stdout.readline().strip()
+
+    def rest(self):
+        """Tells it the connection is reset: the lines it prints then."""
+        out, _ = self.proc.communicate("go\n", timeout=30)
+        assert self.proc.returncode == 0, out
+        return [self.first] + out.splitlines()
+
+
+def kernel_reset_sequence(mode):
+    """The probe on a kernel socket (loopback, no shim) after its peer's RST, or, connecting,
+    after the RST that refused its SYN."""
+    with socket.create_server(("127.0.0.1", 0)) as lst:
+        port = lst.getsockname()[1]
+        if mode == "connecting":
+            lst.close()
+            p = ResetProbe(mode, "127.0.0.1", port)
+        else:
+            p = ResetProbe(mode, "127.0.0.1", port)
+            c, _ = lst.accept()
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            c.close()   # linger 0: an RST
+        time.sleep(0.2)
+        return p.rest()
+
+
+# A kernel server that takes connections until the file argv[2] exists, then resets them all
+# (linger 0) and says so.
+RESETTING_SERVER = """
+import os, socket, struct, sys, time
+l = socket.create_server(("0.0.0.0", int(sys.argv[1])))
+l.settimeout(0.1)
+conns = []
+while not os.path.exists(sys.argv[2]):
+    try:
+        conns.append(l.accept()[0])
+    except socket.timeout:
+        pass
+l.setblocking(False)
+try:
+    while True:
+        conns.append(l.accept()[0])
+except BlockingIOError:
+    pass
+for c in conns:
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()
+print("reset", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("end", ["SIGKILL", "SIGTERM", "peer RST"])
+@pytest.mark.parametrize("mode", ["recv-first", "soerror-first", "connecting"])
+def test_reset_connections_read_as_linux_ones_also_when_the_daemon_ends(lab, tmp_path, mode,
+                                                                          end):
+    """A program's connection (or connect in progress) on the stack, reset by its kernel peer
+    or ended with its daemon: the same poll, epoll, recv, SO_ERROR and send results, in the
+    same order, as a kernel socket whose peer reset it (pinned first on the kernel,
+    LINUX_RESET). One mechanism: the daemon's end makes each socket one that was reset."""
+    assert kernel_reset_sequence(mode) == LINUX_RESET[mode]
+    s = topo.SinglePort(lab)
+    s.warm_up()
+    port, flag = 7193, tmp_path / "reset-now"
+    srv = Program(["python3", "-c", RESETTING_SERVER, str(port), str(flag)], ns=s.peer.ns,
+                  log=str(tmp_path / "server.log"))
+    try:
+        topo.wait_until(lambda: listening(s.peer.ns, s.peer_ip, port), timeout=10,
+                        what="peer server")
+        if mode == "connecting" and end != "peer RST":
+            # The peer drops the SYN: the connect stays in progress until the daemon ends.
+            s.peer.run("nft", "add table ip reset_probe")
+            s.peer.run("nft", "add chain ip reset_probe in "
+                       "{ type filter hook input priority 0 ; }")
+            s.peer.run("nft", "add rule ip reset_probe in tcp dport %d drop" % port)
+        # Refused: a port nobody listens on.
+        to = port + 1 if mode == "connecting" and end == "peer RST" else port
+        probe = ResetProbe(mode, s.peer_ip, to, env=dict(s.daemon.env, LD_PRELOAD=PRELOAD))
+        assert probe.first == LINUX_RESET[mode][0], probe.first
+        if end == "SIGKILL":
+            s.daemon.kill()
+        elif end == "SIGTERM":
+            s.daemon.stop()
+        else:
+            flag.touch()
+            topo.wait_until(lambda: "reset" in srv.output(), timeout=10,
+                            what="peer reset its connections")
+        time.sleep(0.5)     # the RST on its way (as in kernel_reset_sequence)
+        assert probe.rest() == LINUX_RESET[mode]
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize("end", ["SIGKILL", "SIGTERM"])
+def test_udp_socket_of_an_ended_daemon_reads_as_a_linux_one_shut_down(lab, end):
+    """A connected UDP socket on the stack, its daemon ended: the same results as a kernel
+    UDP socket shut down both ways (pinned first on the kernel, LINUX_RESET["udp"]): hung
+    up without an error, no datagram, end of file for a blocking read, EPIPE for a send."""
+    kernel = ResetProbe("udp", "127.0.0.1", 9, "shutdown")
+    assert kernel.rest() == LINUX_RESET["udp"]
+    s = topo.SinglePort(lab)
+    s.warm_up()
+    probe = ResetProbe("udp", s.peer_ip, 9, env=dict(s.daemon.env, LD_PRELOAD=PRELOAD))
+    assert probe.first == "connected", probe.first
+    if end == "SIGKILL":
+        s.daemon.kill()
+    else:
+        s.daemon.stop()
+    assert probe.rest() == LINUX_RESET["udp"]
 
 
 # The peer of preload_signals: 'r' → a byte back after a second; 's' → after a second, read

@@ -12,128 +12,67 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "test_chan_util.h"
 #include "test_eal.h"
-#include "../../src/chan/chan_priv.h"
-#include "../../src/chan/chan_worker.h"
 #include "../../src/proto/fifo.h"
-#include "../../src/proto/stack.h"
 #include "../../src/proto/tcp_priv.h"
-
-#define ADDR 0x0a000002u        /* 10.0.0.2 */
-#define MAX_SOCKS 16
-
-struct fixture {
-	struct chan *ch;
-	struct stack *stack;
-	struct chan_app *a;
-};
-
-static void drop_frame(void *ctx, uint16_t port, struct rte_mbuf *m)
-{
-	(void)ctx;
-	(void)port;
-	rte_pktmbuf_free(m);
-}
 
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
+	struct chan_test *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
-	struct stack_params p;
-	stack_params_default(&p);
-	p.pool = test_pool();
-	p.ops.xmit = drop_frame;
-	f->stack = stack_create(&p);
-	assert_non_null(f->stack);
-	const struct eth_addr mac = {{0x02, 0, 0, 0, 0, 1}};
-	assert_int_equal(netcfg_iface_add(&f->stack->cfg, 0, "port0", &mac, 1500), 0);
-	assert_int_equal(stack_addr_add(f->stack, 0, ADDR, 24, false), 0);
-
-	struct chan *ch = f->ch = calloc(1, sizeof(*ch));
-	assert_non_null(ch);
-	ch->cfg = (struct chan_config){.max_socks = MAX_SOCKS, .arena_mb = 4};
-	ch->nb_workers = 1;
-	ch->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	assert_true(ch->wake_fd >= 0);
-	ch->bounds = (struct chan_limit_bounds){.max = {
-		[CHAN_LIMIT_APPS_PER_USER] = CHAN_MAX_APPS, [CHAN_LIMIT_SOCKS_PER_APP] = MAX_SOCKS,
-		[CHAN_LIMIT_SOCKS_PER_USER] = MAX_SOCKS, [CHAN_LIMIT_LISTENERS_PER_USER] = MAX_SOCKS,
-		[CHAN_LIMIT_ARENA_MB_PER_APP] = 4, [CHAN_LIMIT_ARENA_MB_PER_USER] = 4 * CHAN_MAX_APPS,
-		[CHAN_LIMIT_BINDS_PER_APP] = 16}};
-	chan_limits_default(&ch->limits, &ch->bounds, 1ull << 34);
-	struct chan_worker *cw = &ch->cw[0];
-	*cw = (struct chan_worker){.chan = ch, .stack = f->stack, .udp_buf = malloc(65536)};
-	TAILQ_INIT(&cw->accept_list);
-	TAILQ_INIT(&cw->udp_tx_list);
-
-	char err[128];
-	f->a = chan_app_create(ch, chan_user_get(ch, 1000), err, sizeof(err));
-	assert_non_null(f->a);
-	f->a->procs[0] = (struct chan_proc_priv){.fd = -1, .efd = -1, .pid = getpid(),
-						 .uid = 1000};
-	struct chan_job j = {.app = f->a, .proc = 0, .worker = 0};
-	assert_int_equal(chan_job_app_add(f->stack, &j), 0);
+	chan_test_start(f);
 	*state = f;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	if (f->a != NULL) { /* a test may have removed it as the channel does */
-		struct chan_job j = {.app = f->a, .proc = 0, .worker = 0};
-		chan_job_app_remove(f->stack, &j);
-		chan_app_unref(f->a);
-	}
+	struct chan_test *f = *state;
+	chan_test_app_end(f);
 	assert_int_equal(atomic_load(&f->ch->live_socks), 0);
 	assert_int_equal(atomic_load(&f->ch->live_apps), 0);
 	assert_int_equal(f->stack->tcp->nconns, 0);
-	free(f->ch->cw[0].udp_buf);
-	free(f->ch->cw[0].binds);
-	close(f->ch->wake_fd);
-	free(f->ch);
-	stack_destroy(f->stack);
+	chan_test_free(f);
 	free(f);
 	return 0;
 }
 
-static struct chan_call *slot_at(struct fixture *f, unsigned slot)
+static struct chan_call *slot_at(struct chan_test *f, unsigned slot)
 {
 	return chan_call_at(f->a->base, &f->a->lay, 0, slot);
 }
 
 /* What the library does: the request into the slot, the slot posted, then the command. */
-static void post(struct fixture *f, unsigned slot, const struct chan_req *rq)
+static void post(struct chan_test *f, unsigned slot, const struct chan_req *rq)
 {
 	struct chan_call *c = slot_at(f, slot);
 	c->req = *rq;
 	atomic_store(&c->state, CHAN_CALL_POSTED);
 }
 
-static void queue(struct fixture *f, enum chan_cmd_op op, uint32_t arg, uint32_t sock)
+static void queue(struct chan_test *f, enum chan_cmd_op op, uint32_t arg, uint32_t sock)
 {
 	assert_true(chan_ring_put(chan_cmd_ring(f->a->base, &f->a->lay, 0, 0), f->a->lay.cmd_mask,
 				  chan_cmd(op, arg, sock)));
 }
 
-static void run(struct fixture *f)
+static void run(struct chan_test *f)
 {
 	chan_worker_run_proc(&f->ch->cw[0], f->a, 0, 256);
 }
 
-static bool disconnected(struct fixture *f)
+static bool disconnected(struct chan_test *f)
 {
 	return atomic_load(&f->a->procs[0].kill);
 }
 
 static void test_chan_call_posted_call_is_answered_once_and_rings_the_process(void **state)
 {
-	struct fixture *f = *state;
+	struct chan_test *f = *state;
 	post(f, 5, &(struct chan_req){.op = CHAN_OP_LINKS});
 	queue(f, CHAN_CMD_CALL, 5, 0);
 	run(f);
@@ -143,7 +82,7 @@ static void test_chan_call_posted_call_is_answered_once_and_rings_the_process(vo
 	assert_int_equal(c->rep.u.links.nlinks, 1);
 	assert_string_equal(c->rep.u.links.links[0].name, "port0");
 	assert_int_equal(c->rep.u.links.naddrs, 1);
-	assert_int_equal(c->rep.u.links.addrs[0].addr, htonl(ADDR));
+	assert_int_equal(c->rep.u.links.addrs[0].addr, htonl(CT_ADDR));
 	assert_int_equal(f->a->w[0].wake, 1); /* process 0's bell is due */
 	assert_int_equal(f->ch->cw[0].st.calls, 1);
 	assert_false(disconnected(f));
@@ -151,7 +90,7 @@ static void test_chan_call_posted_call_is_answered_once_and_rings_the_process(vo
 
 static void test_chan_call_idle_slot_disconnects_the_process(void **state)
 {
-	struct fixture *f = *state;
+	struct chan_test *f = *state;
 	struct chan_call *c = slot_at(f, 2);
 	c->req = (struct chan_req){.op = CHAN_OP_LINKS};
 	c->rep.err = 77; /* untouched by a refused call */
@@ -172,7 +111,7 @@ static void test_chan_call_idle_slot_disconnects_the_process(void **state)
 
 static void test_chan_call_answered_slot_is_not_run_again(void **state)
 {
-	struct fixture *f = *state;
+	struct chan_test *f = *state;
 	post(f, 0, &(struct chan_req){.op = CHAN_OP_SETOPT, .sock = 9});
 	queue(f, CHAN_CMD_CALL, 0, 0);
 	run(f);
@@ -190,7 +129,7 @@ static void test_chan_call_answered_slot_is_not_run_again(void **state)
 
 static void test_chan_call_slot_beyond_the_table_disconnects(void **state)
 {
-	struct fixture *f = *state;
+	struct chan_test *f = *state;
 	queue(f, CHAN_CMD_CALL, CHAN_CALL_SLOTS, 0);
 	run(f);
 	assert_true(disconnected(f));
@@ -198,7 +137,7 @@ static void test_chan_call_slot_beyond_the_table_disconnects(void **state)
 
 static void test_chan_call_unknown_operation_disconnects_and_keeps_the_slot(void **state)
 {
-	struct fixture *f = *state;
+	struct chan_test *f = *state;
 	post(f, 1, &(struct chan_req){.op = CHAN_OP_ATTACH}); /* the unix socket's, not a call */
 	queue(f, CHAN_CMD_CALL, 1, 0);
 	run(f);
@@ -208,10 +147,10 @@ static void test_chan_call_unknown_operation_disconnects_and_keeps_the_slot(void
 
 static void test_chan_call_failure_answers_errno_without_sockets(void **state)
 {
-	struct fixture *f = *state;
+	struct chan_test *f = *state;
 	/* A port below 1024 for a user that is not root: EACCES, as without
 	 * CAP_NET_BIND_SERVICE. */
-	post(f, 4, &(struct chan_req){.op = CHAN_OP_LISTEN, .laddr = htonl(ADDR),
+	post(f, 4, &(struct chan_req){.op = CHAN_OP_LISTEN, .laddr = htonl(CT_ADDR),
 				      .lport = htons(80), .backlog = 4});
 	queue(f, CHAN_CMD_CALL, 4, 0);
 	run(f);
@@ -225,8 +164,8 @@ static void test_chan_call_failure_answers_errno_without_sockets(void **state)
 
 static void test_chan_call_listen_answers_a_socket_and_close_gives_it_back(void **state)
 {
-	struct fixture *f = *state;
-	post(f, 0, &(struct chan_req){.op = CHAN_OP_LISTEN, .laddr = htonl(ADDR),
+	struct chan_test *f = *state;
+	post(f, 0, &(struct chan_req){.op = CHAN_OP_LISTEN, .laddr = htonl(CT_ADDR),
 				      .lport = htons(8080), .backlog = 100});
 	queue(f, CHAN_CMD_CALL, 0, 0);
 	run(f);
@@ -250,13 +189,13 @@ static void test_chan_call_listen_answers_a_socket_and_close_gives_it_back(void 
 	assert_true(disconnected(f));
 }
 
-/* A UDP socket of the application on ADDR:5000 whose send FIFO holds n datagrams of 32
+/* A UDP socket of the application on CT_ADDR:5000 whose send FIFO holds n datagrams of 32
  * bytes to a neighbour the stack knows (so each goes straight out). */
-static uint32_t udp_with_queue(struct fixture *f, unsigned n)
+static uint32_t udp_with_queue(struct chan_test *f, unsigned n)
 {
 	const struct eth_addr peer_mac = {{0x02, 0, 0, 0, 0, 9}};
-	assert_int_equal(neigh_add_static(f->stack->neigh, 0, ADDR + 7, &peer_mac), 0);
-	post(f, 0, &(struct chan_req){.op = CHAN_OP_UDP_OPEN, .laddr = htonl(ADDR),
+	assert_int_equal(neigh_add_static(f->stack->neigh, 0, CT_ADDR + 7, &peer_mac), 0);
+	post(f, 0, &(struct chan_req){.op = CHAN_OP_UDP_OPEN, .laddr = htonl(CT_ADDR),
 				      .lport = htons(5000)});
 	queue(f, CHAN_CMD_CALL, 0, 0);
 	run(f);
@@ -264,7 +203,7 @@ static uint32_t udp_with_queue(struct fixture *f, unsigned n)
 	uint32_t s = slot_at(f, 0)->rep.socks[0];
 	struct fifo *tx = f->a->socks[s].udp_tx;
 	char dgram[sizeof(struct chan_udp_tx_hdr) + 32] = {0};
-	struct chan_udp_tx_hdr h = {.len = 32, .raddr = htonl(ADDR + 7), .rport = htons(9)};
+	struct chan_udp_tx_hdr h = {.len = 32, .raddr = htonl(CT_ADDR + 7), .rport = htons(9)};
 	memcpy(dgram, &h, sizeof(h));
 	for (unsigned i = 0; i < n; i++)
 		assert_int_equal(fifo_enqueue(tx, dgram, sizeof(dgram)), sizeof(dgram));
@@ -273,7 +212,7 @@ static uint32_t udp_with_queue(struct fixture *f, unsigned n)
 
 static void test_chan_udp_close_sends_its_queue_a_budget_per_round_then_frees(void **state)
 {
-	struct fixture *f = *state;
+	struct chan_test *f = *state;
 	struct chan_worker *cw = &f->ch->cw[0];
 	const unsigned n = 150; /* CHAN_UDP_BUDGET 64: two rounds and a bit */
 	uint32_t s = udp_with_queue(f, n);
@@ -301,7 +240,7 @@ static void test_chan_udp_close_sends_its_queue_a_budget_per_round_then_frees(vo
 
 static void test_chan_udp_closing_socket_outlives_its_application(void **state)
 {
-	struct fixture *f = *state;
+	struct chan_test *f = *state;
 	struct chan_worker *cw = &f->ch->cw[0];
 	uint32_t s = udp_with_queue(f, 100);
 	queue(f, CHAN_CMD_CLOSE, 0, s);
@@ -324,7 +263,7 @@ static void test_chan_udp_closing_socket_outlives_its_application(void **state)
 
 static void test_chan_udp_closing_sockets_end_at_once_when_the_daemon_stops(void **state)
 {
-	struct fixture *f = *state;
+	struct chan_test *f = *state;
 	struct chan_worker *cw = &f->ch->cw[0];
 	uint32_t s = udp_with_queue(f, 300);
 	queue(f, CHAN_CMD_CLOSE, 0, s);

@@ -11,14 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#include "../../lib/dpstack/dps_priv.h"
+#include "test_dps_util.h"
 
 #define MAX_SOCKS 16
 #define TIMEOUT_MS 20
@@ -32,28 +30,14 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
-	struct dps_attach *at = &f->at;
-	int sv[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
-	at->sock_fd = sv[0];
-	f->peer_fd = sv[1];
-	at->ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	at->worker_fd[0] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	at->mem_fd = -1;
-	chan_layout(&at->lay, 1, MAX_SOCKS, 1u << 21);
-	at->base = mmap(NULL, at->lay.seg_size, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	assert_true(at->base != MAP_FAILED);
-	at->hdr = at->base;
-	atomic_init(&at->refs, 1);
-	static unsigned gen = 1u << 30;
-	at->gen = ++gen; /* a wait set of its own: each fixture has new descriptors */
-	atomic_init(&at->calls_free, ~0ull);
-	at->call_timeout_ms = TIMEOUT_MS;
-	doorbell_init(&at->calls_bell);
-	doorbell_init(&at->hdr->procs[0].bell);
-	pthread_mutex_init(&at->cmd_lock[0], NULL);
-	pthread_mutex_init(&at->ev_lock, NULL);
+	struct chan_layout lay;
+	chan_layout(&lay, 1, MAX_SOCKS, 1u << 21);
+	void *base = mmap(NULL, lay.seg_size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	assert_true(base != MAP_FAILED);
+	f->peer_fd = dps_test_attach_init(&f->at, base, &lay);
+	f->at.call_timeout_ms = TIMEOUT_MS;
+	doorbell_init(&f->at.hdr->procs[0].bell);
 	*state = f;
 	return 0;
 }
@@ -61,11 +45,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
+	dps_test_attach_fini(&f->at, f->peer_fd);
 	munmap(f->at.base, f->at.lay.seg_size);
-	close(f->at.sock_fd);
-	close(f->peer_fd);
-	close(f->at.ev_fd);
-	close(f->at.worker_fd[0]);
 	free(f);
 	return 0;
 }

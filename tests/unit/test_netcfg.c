@@ -63,6 +63,13 @@ static const struct route *expect_route(uint32_t prefix, uint8_t plen, enum rout
 	return r;
 }
 
+/* 10.0.0.0/24 is port's: its connected route and its broadcast route, both from src. */
+static void expect_subnet_on(uint16_t port, uint32_t src)
+{
+	assert_int_equal(expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, port)->src, src);
+	assert_int_equal(expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, port)->src, src);
+}
+
 static struct route gw_route(uint32_t prefix, uint8_t plen, uint32_t gw, uint16_t port)
 {
 	struct route r = {.prefix = prefix, .plen = plen, .type = ROUTE_GATEWAY, .port = port,
@@ -294,10 +301,7 @@ static void test_addr_del_same_subnet_on_other_port_keeps_connected(void **state
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
 	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 0, 3), 24), 0);
 	assert_int_equal(netcfg_addr_del(&c, 1, IP(10, 0, 0, 3), 24), 0);
-	const struct route *r = expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
-	assert_int_equal(r->src, IP(10, 0, 0, 2));
-	r = expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, 0);
-	assert_int_equal(r->src, IP(10, 0, 0, 2));
+	expect_subnet_on(0, IP(10, 0, 0, 2));
 	assert_int_equal(route_count(), 3);
 }
 
@@ -309,10 +313,7 @@ static void test_addr_del_same_subnet_routes_pass_to_other_port(void **state)
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
 	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 0, 3), 24), 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
-	const struct route *r = expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 1);
-	assert_int_equal(r->src, IP(10, 0, 0, 3));
-	r = expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, 1);
-	assert_int_equal(r->src, IP(10, 0, 0, 3));
+	expect_subnet_on(1, IP(10, 0, 0, 3));
 	assert_int_equal(route_lookup(c.routes, IP(10, 0, 0, 1))->port, 1);
 	assert_int_equal(netcfg_addr_del(&c, 1, IP(10, 0, 0, 3), 24), 0);
 	assert_int_equal(route_count(), 0);
@@ -327,10 +328,7 @@ static void test_addr_del_routes_prefer_remaining_address_on_same_port(void **st
 	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 0, 3), 24), 0);
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 4), 24), 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
-	const struct route *r = expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
-	assert_int_equal(r->src, IP(10, 0, 0, 4));
-	r = expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, 0);
-	assert_int_equal(r->src, IP(10, 0, 0, 4));
+	expect_subnet_on(0, IP(10, 0, 0, 4));
 }
 
 /* A /32 address makes no connected route: it neither keeps nor takes over one. */

@@ -187,12 +187,8 @@ static void test_active_open_syn_then_established(void **state)
 static void test_active_open_rst_refuses(void **state)
 {
 	(void)state;
-	struct tcp_sockopts o;
-	tcp_sockopts_default(&o);
-	struct tcp_conn *c;
-	assert_int_equal(tcp_connect(ts_s, 0, TP_LPORT, TS_HOST_A, TP_PPORT, &o, &tp_owner, &c), 0);
 	struct tp_seg g;
-	tp_expect_one(&g);
+	struct tcp_conn *c = tp_connect(NULL, TP_PPORT, &g);
 	struct tp_peer p;
 	tp_peer_init(&p);
 	tp_send_at(&p, 0, g.th.seq + 1, TCP_FLAG_RST | TCP_FLAG_ACK, NULL, 0, NULL);
@@ -205,12 +201,8 @@ static void test_active_open_rst_refuses(void **state)
 static void test_active_open_syn_retransmitted_with_backoff_then_times_out(void **state)
 {
 	(void)state;
-	struct tcp_sockopts o;
-	tcp_sockopts_default(&o);
-	struct tcp_conn *c;
-	assert_int_equal(tcp_connect(ts_s, 0, TP_LPORT, TS_HOST_A, TP_PPORT, &o, &tp_owner, &c), 0);
 	struct tp_seg g;
-	tp_expect_one(&g);
+	struct tcp_conn *c = tp_connect(NULL, TP_PPORT, &g);
 	uint32_t iss = g.th.seq;
 	uint64_t wait = TCP_RTO_INIT_MS;
 	for (unsigned i = 0; i < TCP_SYN_RETRIES; i++) {

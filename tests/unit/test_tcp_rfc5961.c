@@ -534,12 +534,8 @@ static void test_established_limited_syn_challenge_still_survives(void **state)
 
 static struct tcp_conn *connect_to_peer(uint32_t *iss)
 {
-	struct tcp_sockopts o;
-	tcp_sockopts_default(&o);
-	struct tcp_conn *c;
-	assert_int_equal(tcp_connect(ts_s, 0, TP_LPORT, TS_HOST_A, TP_PPORT, &o, &tp_owner, &c), 0);
 	struct tp_seg g;
-	tp_expect_one(&g);
+	struct tcp_conn *c = tp_connect(NULL, TP_PPORT, &g);
 	*iss = g.th.seq;
 	return c;
 }

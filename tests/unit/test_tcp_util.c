@@ -177,14 +177,23 @@ struct tcp_conn *tp_open_passive(struct tp_peer *p)
 	return tp_open_passive_opts(p, &o);
 }
 
+struct tcp_conn *tp_connect(const struct tcp_sockopts *o, uint16_t pport, struct tp_seg *syn)
+{
+	struct tcp_sockopts def;
+	if (o == NULL) {
+		tcp_sockopts_default(&def);
+		o = &def;
+	}
+	struct tcp_conn *c;
+	assert_int_equal(tcp_connect(ts_s, 0, TP_LPORT, TS_HOST_A, pport, o, &tp_owner, &c), 0);
+	tp_expect_one(syn);
+	return c;
+}
+
 struct tcp_conn *tp_open_active(struct tp_peer *p, const struct tcp_options *syn_opts)
 {
-	struct tcp_sockopts o;
-	tcp_sockopts_default(&o);
-	struct tcp_conn *c;
-	assert_int_equal(tcp_connect(ts_s, 0, TP_LPORT, TS_HOST_A, p->port, &o, &tp_owner, &c), 0);
 	struct tp_seg g;
-	tp_expect_one(&g);
+	struct tcp_conn *c = tp_connect(NULL, p->port, &g);
 	assert_int_equal(g.th.flags & (TCP_FLAG_SYN | TCP_FLAG_ACK), TCP_FLAG_SYN);
 	tp_peer_learn(p, &g);
 	struct tcp_options none = {0};

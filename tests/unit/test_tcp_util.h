@@ -75,6 +75,9 @@ struct tcp_conn *tp_listen(unsigned backlog);
 struct tcp_conn *tp_open_passive(struct tp_peer *p);
 /* The same with chosen SYN options (NULL: none at all). */
 struct tcp_conn *tp_open_passive_opts(struct tp_peer *p, const struct tcp_options *syn_opts);
+/* An active open from the stack to the peer's port pport with options o (NULL: the
+ * defaults): the connection once its SYN has gone out, which *syn gets. */
+struct tcp_conn *tp_connect(const struct tcp_sockopts *o, uint16_t pport, struct tp_seg *syn);
 /* An active open from the stack to the peer, answered by the peer's SYN-ACK with
  * syn_opts (NULL: none). Returns the connection in ESTABLISHED. */
 struct tcp_conn *tp_open_active(struct tp_peer *p, const struct tcp_options *syn_opts);

@@ -46,6 +46,7 @@
 
 /* The channel's contract, to play a hostile application that attaches without the
  * library (garbage-ring) and to tell Python the message layout (sizes). */
+#include "app_cmd.h"
 #include "../../../src/chan/chan_shm.h"
 #include "../../../src/proto/fifo.h"
 
@@ -143,8 +144,9 @@ static void stream_fill(struct stream *st, uint8_t *buf, size_t n)
 #define FIELD(type, f) out(#type "." #f " %zu %zu", offsetof(struct type, f), \
 			   sizeof(((struct type *)0)->f))
 
-static int cmd_sizes(void)
+static int cmd_sizes(char **args)
 {
+	(void)args;
 	out("chan_req %zu", sizeof(struct chan_req));
 	out("chan_reply %zu", sizeof(struct chan_reply));
 	FIELD(chan_req, op);
@@ -618,8 +620,9 @@ static const char *errname(int e)
 }
 
 /* Connects to a kernel echo server, blocks in a read that the test ends by stopping the
- * daemon, tries a write on the dead connection, then waits for FLAGFILE (the test makes it
- * once a new daemon serves the same DPSTACK_SOCK) and echoes over a new socket. */
+ * daemon, tries a write and another read on the dead connection, then waits for FLAGFILE
+ * (the test makes it once a new daemon serves the same DPSTACK_SOCK) and echoes over a new
+ * socket. */
 static int cmd_restart_probe(char **argv)
 {
 	struct sockaddr_in to = addr_of(argv[0], argv[1]);
@@ -634,6 +637,8 @@ static int cmd_restart_probe(char **argv)
 	out("read %zd %s", n, errname(n < 0 ? errno : 0));
 	n = dps_send(fd, "x", 1, MSG_NOSIGNAL);
 	out("write %zd %s", n, errname(n < 0 ? errno : 0));
+	n = dps_read(fd, buf, sizeof(buf));
+	out("read again %zd %s", n, errname(n < 0 ? errno : 0));
 	struct pollfd p = {.fd = fd, .events = POLLIN | POLLOUT};
 	int r = dps_poll(&p, 1, 1000);
 	out("poll %d%s%s", r, (p.revents & POLLHUP) ? " HUP" : "", (p.revents & POLLERR) ? " ERR" : "");
@@ -1087,11 +1092,8 @@ static int cmd_errno_checks(char **argv)
 
 /* ---- main ---- */
 
-static const struct {
-	const char *name;
-	int nargs;
-	int (*fn)(char **argv);
-} cmds[] = {
+static const struct app_cmd cmds[] = {
+	{"sizes", 0, cmd_sizes},
 	{"connect-echo", 3, cmd_connect_echo},
 	{"zc-echo", 3, cmd_zc_echo},
 	{"write-close", 3, cmd_write_close},
@@ -1112,21 +1114,13 @@ int main(int argc, char **argv)
 {
 	/* SIGPIPE would end a check that expects EPIPE. */
 	signal(SIGPIPE, SIG_IGN);
-	if (argc == 2 && strcmp(argv[1], "sizes") == 0)
-		return cmd_sizes();
-	for (size_t i = 0; argc >= 2 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (strcmp(argv[1], cmds[i].name) == 0) {
-			if (argc - 2 != cmds[i].nargs)
-				break;
-			return cmds[i].fn(argv + 2);
-		}
-	fprintf(stderr, "usage: dps_apptest sizes | connect-echo ADDR PORT BYTES | "
-			"zc-echo ADDR PORT BYTES | write-close ADDR PORT BYTES | "
-			"udp-echo PORT COUNT | udp-ping ADDR PORT COUNT SIZE | "
-			"fork-server PORT N per-conn|prefork | accept-later PORT BACKLOG N | "
-			"listen-close PORT | many-sockets ADDR PORT N | "
-			"restart-probe ADDR PORT FLAGFILE | garbage-ring random|tail | raw-calls | "
-			"scribble ADDR PORT | errno-checks dps|kernel REFUSED_ADDR PORT "
-			"LISTEN_ADDR PORT RESET_ADDR PORT BIND_ADDR PORT\n");
-	return 2;
+	return app_cmd_run(cmds, sizeof(cmds) / sizeof(cmds[0]), argc, argv,
+			   "dps_apptest sizes | connect-echo ADDR PORT BYTES | "
+			   "zc-echo ADDR PORT BYTES | write-close ADDR PORT BYTES | "
+			   "udp-echo PORT COUNT | udp-ping ADDR PORT COUNT SIZE | "
+			   "fork-server PORT N per-conn|prefork | accept-later PORT BACKLOG N | "
+			   "listen-close PORT | many-sockets ADDR PORT N | "
+			   "restart-probe ADDR PORT FLAGFILE | garbage-ring random|tail | raw-calls | "
+			   "scribble ADDR PORT | errno-checks dps|kernel REFUSED_ADDR PORT "
+			   "LISTEN_ADDR PORT RESET_ADDR PORT BIND_ADDR PORT");
 }

@@ -44,6 +44,8 @@
 
 #include <dpstack/dpstack.h>
 
+#include "app_cmd.h"
+
 #define IO_TIMEOUT_S 30
 
 static void out(const char *fmt, ...)
@@ -99,21 +101,26 @@ static int open_one(bool udp, int port)
 	return fd;
 }
 
-static int cmd_open(char **argv)
+/* Up to n sockets from open_nth(ctx, i) (a descriptor, or -errno, which ends it with
+ * "refused ERRNO"); prints "opened K" and returns them, K in *k. */
+static int *open_many(long n, int (*open_nth)(void *ctx, long i), void *ctx, long *k)
 {
-	bool udp = strcmp(argv[0], "udp") == 0;
-	int port = atoi(argv[1]);
-	long n = atol(argv[2]), k = 0;
 	int *fds = calloc((size_t)n, sizeof(int));
-	for (; k < n; k++) {
-		int fd = open_one(udp, port + (int)k);
+	for (*k = 0; *k < n; (*k)++) {
+		int fd = open_nth(ctx, *k);
 		if (fd < 0) {
 			out("refused %s", errname(-fd));
 			break;
 		}
-		fds[k] = fd;
+		fds[*k] = fd;
 	}
-	out("opened %ld", k);
+	out("opened %ld", *k);
+	return fds;
+}
+
+/* Prints "ready"; a stdin line closes the k sockets ("closed K"); returns at EOF. */
+static int hold_until_eof(int *fds, long k)
+{
 	out("ready");
 	if (stdin_line()) {
 		for (long i = 0; i < k; i++)
@@ -124,6 +131,25 @@ static int cmd_open(char **argv)
 	}
 	free(fds);
 	return 0;
+}
+
+struct open_args {
+	bool udp;
+	int port;
+};
+
+static int open_nth_port(void *ctx, long i)
+{
+	const struct open_args *o = ctx;
+	return open_one(o->udp, o->port + (int)i);
+}
+
+static int cmd_open(char **argv)
+{
+	struct open_args o = {.udp = strcmp(argv[0], "udp") == 0, .port = atoi(argv[1])};
+	long k;
+	int *fds = open_many(atol(argv[2]), open_nth_port, &o, &k);
+	return hold_until_eof(fds, k);
 }
 
 static int cmd_udp_blast(char **argv)
@@ -210,24 +236,28 @@ static int cmd_ping_pong(char **argv)
 }
 
 /* Many connections at once, each passing a few bytes both ways. */
+/* A TCP connection to *ctx (a struct sockaddr_in): its descriptor, or -errno. */
+static int connect_nth(void *ctx, long i)
+{
+	(void)i;
+	const struct sockaddr_in *to = ctx;
+	int fd = dps_socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -errno;
+	set_timeouts(fd);
+	if (dps_connect(fd, (const struct sockaddr *)to, sizeof(*to)) != 0) {
+		int e = errno;
+		dps_close(fd);
+		return -e;
+	}
+	return fd;
+}
+
 static int cmd_hold(char **argv)
 {
 	struct sockaddr_in to = addr_of(argv[0], atoi(argv[1]));
-	long n = atol(argv[2]), k = 0, echoed = 0;
-	int *fds = calloc((size_t)n, sizeof(int));
-	for (; k < n; k++) {
-		int fd = dps_socket(AF_INET, SOCK_STREAM, 0);
-		if (fd >= 0)
-			set_timeouts(fd);
-		if (fd < 0 || dps_connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0) {
-			out("refused %s", errname(errno));
-			if (fd >= 0)
-				dps_close(fd);
-			break;
-		}
-		fds[k] = fd;
-	}
-	out("opened %ld", k);
+	long k, echoed = 0;
+	int *fds = open_many(atol(argv[2]), connect_nth, &to, &k);
 	/* All the requests first, then all the answers: the echo server works meanwhile. */
 	for (long i = 0; i < k; i++) {
 		uint32_t v = (uint32_t)i;
@@ -244,16 +274,7 @@ static int cmd_hold(char **argv)
 			echoed++;
 	}
 	out("echoed %ld", echoed);
-	out("ready");
-	if (stdin_line()) {
-		for (long i = 0; i < k; i++)
-			dps_close(fds[i]);
-		out("closed %ld", k);
-		while (stdin_line())
-			;
-	}
-	free(fds);
-	return 0;
+	return hold_until_eof(fds, k);
 }
 
 /* Each stdin line is "bind" (a new TCP socket bound to the next port from PORT) or
@@ -305,11 +326,7 @@ static int cmd_flood(char **argv)
 	return dps_close(fd) == 0 ? 0 : 1;
 }
 
-static const struct {
-	const char *name;
-	int nargs;
-	int (*fn)(char **argv);
-} cmds[] = {
+static const struct app_cmd cmds[] = {
 	{"open", 3, cmd_open},
 	{"udp-blast", 3, cmd_udp_blast},
 	{"udp-fill-close", 2, cmd_udp_fill_close},
@@ -322,11 +339,8 @@ static const struct {
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
-	for (size_t i = 0; argc >= 2 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (strcmp(argv[1], cmds[i].name) == 0 && argc - 2 == cmds[i].nargs)
-			return cmds[i].fn(argv + 2);
-	fprintf(stderr, "usage: dps_limits open tcp-listen|udp PORT N | udp-blast ADDR PORT SNDBUF"
-			" | udp-fill-close ADDR PORT | ping-pong ADDR PORT N | late-call PORT | flood PORT N"
-			" | hold ADDR PORT N\n");
-	return 2;
+	return app_cmd_run(cmds, sizeof(cmds) / sizeof(cmds[0]), argc, argv,
+			   "dps_limits open tcp-listen|udp PORT N | udp-blast ADDR PORT SNDBUF"
+			   " | udp-fill-close ADDR PORT | ping-pong ADDR PORT N | late-call PORT | flood PORT N"
+			   " | hold ADDR PORT N");
 }

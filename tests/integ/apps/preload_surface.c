@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app_cmd.h"
+
 static const char *errname(int e)
 {
 	const char *n = strerrorname_np(e);
@@ -104,8 +106,9 @@ static int bound(int type, int port)
 #define KEY(what) (snprintf(key, sizeof(key), "%s.%s", kinds[k].name, what), key)
 
 /* IP-level options of fresh TCP and UDP sockets: defaults, checks, truncation. */
-static int cmd_ipopts(void)
+static int cmd_ipopts(char **a)
 {
+	(void)a;
 	const struct { const char *name; int type; } kinds[] = {
 		{"tcp", SOCK_STREAM}, {"udp", SOCK_DGRAM}};
 	for (unsigned k = 0; k < 2; k++) {
@@ -340,8 +343,9 @@ static int cmd_bcastself(char **a)
 
 /* What a socket says it is: fstat's file type and SO_TYPE/SO_DOMAIN/SO_PROTOCOL/SO_ACCEPTCONN,
  * for a stream, a datagram and a listening socket. */
-static int cmd_fstat(void)
+static int cmd_fstat(char **a)
 {
+	(void)a;
 	const struct { const char *name; int type, proto; bool listen; } kinds[] = {
 		{"tcp", SOCK_STREAM, 0, false}, {"udp", SOCK_DGRAM, IPPROTO_UDP, false},
 		{"listen", SOCK_STREAM | SOCK_NONBLOCK, IPPROTO_TCP, true}};
@@ -560,8 +564,9 @@ static int cmd_ifioctl(char **a)
 
 /* How many addresses SIOCGIFCONF lists, asked once, then again after each line on stdin: a
  * long-lived process must see the stack's changes. */
-static int cmd_ifwatch(void)
+static int cmd_ifwatch(char **a)
 {
+	(void)a;
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	char line[64];
 	do {
@@ -849,13 +854,15 @@ static void fault_once(void)
 	*(volatile unsigned char *)(h_page + 3) = 1;
 }
 
+static const char *argv0; /* this program, which segv runs again (exec) as sigign */
+
 /* Its own handlers see its faults as on the kernel, a bad pointer to a socket call is not a
  * fault of its, and an unhandled fault kills with SIGSEGV: ARGV0 segv SELF_IP PORT (ARGV0
  * runs "sigign" after an exec). */
 static int cmd_segv(char **a)
 {
-	int s = bound(SOCK_DGRAM, atoi(a[3])); /* the stack's, under the shim */
-	struct sockaddr_in self = addr_of(a[2], atoi(a[3]));
+	int s = bound(SOCK_DGRAM, atoi(a[1])); /* the stack's, under the shim */
+	struct sockaddr_in self = addr_of(a[0], atoi(a[1]));
 	connect(s, (struct sockaddr *)&self, sizeof(self));
 	send(s, "x", 1, 0);
 	set_timeout(s, 2000);
@@ -892,7 +899,7 @@ static int cmd_segv(char **a)
 	signal(SIGSEGV, SIG_IGN);
 	pid = fork();
 	if (pid == 0) {
-		execl(a[0], a[0], "sigign", (char *)NULL);
+		execl(argv0, argv0, "sigign", (char *)NULL);
 		_exit(3);
 	}
 	waitpid(pid, &st, 0);
@@ -900,50 +907,41 @@ static int cmd_segv(char **a)
 	return 0;
 }
 
-static int cmd_sigign(void)
+static int cmd_sigign(char **a)
 {
+	(void)a;
 	struct sigaction old;
 	sigaction(SIGSEGV, NULL, &old);
 	printf("exec.sigsegv_ignored %d\n", old.sa_handler == SIG_IGN);
 	return 0;
 }
 
+static const struct app_cmd cmds[] = {
+	{"ipopts", 0, cmd_ipopts},
+	{"efault", 2, cmd_efault},
+	{"segv", 2, cmd_segv},
+	{"sigign", 0, cmd_sigign},
+	{"fstat", 0, cmd_fstat},
+	{"closerange", 1, cmd_closerange},
+	{"mmsg", 2, cmd_mmsg},
+	{"ifioctl", 1, cmd_ifioctl},
+	{"bcastself", 2, cmd_bcastself},
+	{"ifwatch", 0, cmd_ifwatch},
+	{"sendcmsg", 3, cmd_sendcmsg},
+	{"udpsend", 4, cmd_udpsend},
+	{"tcpconnect", 4, cmd_tcpconnect},
+	{"udprecv", 1, cmd_udprecv},
+	{"bcast", 4, cmd_bcast},
+};
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc >= 2 && strcmp(argv[1], "ipopts") == 0)
-		return cmd_ipopts();
-	if (argc >= 4 && strcmp(argv[1], "efault") == 0)
-		return cmd_efault(argv + 2);
-	if (argc >= 4 && strcmp(argv[1], "segv") == 0)
-		return cmd_segv(argv);
-	if (argc >= 2 && strcmp(argv[1], "sigign") == 0)
-		return cmd_sigign();
-	if (argc >= 2 && strcmp(argv[1], "fstat") == 0)
-		return cmd_fstat();
-	if (argc >= 3 && strcmp(argv[1], "closerange") == 0)
-		return cmd_closerange(argv + 2);
-	if (argc >= 4 && strcmp(argv[1], "mmsg") == 0)
-		return cmd_mmsg(argv + 2);
-	if (argc >= 3 && strcmp(argv[1], "ifioctl") == 0)
-		return cmd_ifioctl(argv + 2);
-	if (argc >= 4 && strcmp(argv[1], "bcastself") == 0)
-		return cmd_bcastself(argv + 2);
-	if (argc >= 2 && strcmp(argv[1], "ifwatch") == 0)
-		return cmd_ifwatch();
-	if (argc >= 5 && strcmp(argv[1], "sendcmsg") == 0)
-		return cmd_sendcmsg(argv + 2);
-	if (argc >= 6 && strcmp(argv[1], "udpsend") == 0)
-		return cmd_udpsend(argv + 2);
-	if (argc >= 6 && strcmp(argv[1], "tcpconnect") == 0)
-		return cmd_tcpconnect(argv + 2);
-	if (argc >= 3 && strcmp(argv[1], "udprecv") == 0)
-		return cmd_udprecv(argv + 2);
-	if (argc >= 6 && strcmp(argv[1], "bcast") == 0)
-		return cmd_bcast(argv + 2);
-	fprintf(stderr, "usage: preload_surface ipopts | fstat | closerange PORT | "
-			"mmsg SELF_IP PORT | efault SELF_IP PORT | segv SELF_IP PORT | ifioctl IFNAME | ifwatch | sendcmsg IP PORT SRC | udpsend IP PORT TTL TOS | "
-			"tcpconnect IP PORT TTL TOS | udprecv PORT | "
-			"bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY | bcastself PORT SUBNET_BCAST\n");
-	return 2;
+	argv0 = argv[0];
+	return app_cmd_run(cmds, sizeof(cmds) / sizeof(cmds[0]), argc, argv,
+			   "preload_surface ipopts | fstat | closerange PORT | "
+			   "mmsg SELF_IP PORT | efault SELF_IP PORT | segv SELF_IP PORT | "
+			   "ifioctl IFNAME | ifwatch | sendcmsg IP PORT SRC | udpsend IP PORT TTL TOS | "
+			   "tcpconnect IP PORT TTL TOS | udprecv PORT | "
+			   "bcast SPORT CPORT SUBNET_BCAST WAIT_REPLY | bcastself PORT SUBNET_BCAST");
 }
