@@ -220,40 +220,6 @@ static void test_active_open_syn_retransmitted_with_backoff_then_times_out(void 
 	tcp_close(c);
 }
 
-/* Both ends on this stack (10.0.0.2 to itself): the handshake, data both ways and the close
- * go through the loopback path without a frame leaving. */
-static void test_loopback_connect_to_own_address_transfers_and_closes(void **state)
-{
-	(void)state;
-	struct tcp_conn *l = tp_listen(4);
-	struct tcp_sockopts o;
-	tcp_sockopts_default(&o);
-	struct tcp_conn *c;
-	assert_int_equal(tcp_connect(ts_s, 0, 0, TS_ADDR0, TP_LPORT, &o, &tp_owner, &c), 0);
-	tp_advance(1);
-	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
-	struct tcp_conn *a = tcp_accept(l, &tp_owner);
-	assert_non_null(a);
-	assert_int_equal(tcp_send(c, "ping", 4), 4);
-	tp_advance(1);
-	char b[8];
-	assert_int_equal(tcp_recv(a, b, sizeof(b)), 4);
-	assert_memory_equal(b, "ping", 4);
-	assert_int_equal(tcp_send(a, "pong", 4), 4);
-	tp_advance(1);
-	assert_int_equal(tcp_recv(c, b, sizeof(b)), 4);
-	assert_memory_equal(b, "pong", 4);
-	tcp_close(c);
-	tp_advance(1);
-	assert_int_equal(tcp_recv(a, b, sizeof(b)), 0);
-	tcp_close(a);
-	tp_advance(2 * TCP_MSL_MS + 1000);
-	assert_int_equal(ts_nframes, 0);
-	tcp_close(l);
-	tp_advance(1);
-	assert_int_equal(ts_s->tcp->nconns, 0);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,7 +236,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_active_open_syn_then_established, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_active_open_rst_refuses, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_active_open_syn_retransmitted_with_backoff_then_times_out, tp_setup, tp_teardown),
-		cmocka_unit_test_setup_teardown(test_loopback_connect_to_own_address_transfers_and_closes, tp_setup, tp_teardown),
 	};
 	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }
