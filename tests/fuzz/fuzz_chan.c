@@ -73,6 +73,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define PEER IP4(10, 0, 0, 1)
 #define NB_WORKERS 2
 #define MAX_SOCKS 64
+#define MAX_SOCKS_RAISED (4 * MAX_SOCKS) /* the most socks-per-app a run sets */
 #define ARENA_MB 4
 #define POOL_MBUFS 2047u
 #define FUZZ_APPS 2
@@ -328,7 +329,10 @@ static void app_attach(uint8_t how)
 		return;
 	FUZZ_CHECK(len == sizeof(rq) && got == 2 + NB_WORKERS);
 	const struct chan_attach_reply *ar = &rep.u.attach;
-	FUZZ_CHECK(ar->nb_workers == NB_WORKERS && ar->max_socks == MAX_SOCKS && ar->proc == 0);
+	/* Room for socks-per-app as it was at the attach: a power of two, never below the
+	 * configured size (chan_app_max_socks). */
+	FUZZ_CHECK(ar->nb_workers == NB_WORKERS && ar->proc == 0 && ar->max_socks >= MAX_SOCKS &&
+		   ar->max_socks <= MAX_SOCKS_RAISED && (ar->max_socks & (ar->max_socks - 1)) == 0);
 	chan_layout(&fa->lay, ar->nb_workers, ar->max_socks, ar->arena_size);
 	fa->base = mmap(NULL, fa->lay.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 	FUZZ_CHECK(fa->base != MAP_FAILED);
@@ -622,7 +626,9 @@ static void record(struct reader *r, uint8_t op)
 	case OP_LIMIT:
 		if (take_u8(r, &b0) && take_u32(r, &v32)) {
 			enum chan_limit k = (enum chan_limit)(b0 % CHAN_LIMIT_COUNT);
-			FUZZ_CHECK(chan_limit_set(ch, k, v32 % (limit_bounds.max[k] + 1u)) == 0);
+			uint32_t most = k == CHAN_LIMIT_SOCKS_PER_APP ? MAX_SOCKS_RAISED
+								    : limit_bounds.max[k];
+			FUZZ_CHECK(chan_limit_set(ch, k, v32 % (most + 1u)) == 0);
 		}
 		return;
 	case OP_JOIN:
@@ -775,6 +781,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	/* Nobody connects there (the harness passes its connections to chan_hello): gone at
 	 * once, so that a crashed run leaves nothing in /tmp. */
 	unlink(sock_path);
+	/* Segments for MAX_SOCKS sockets, not for the daemon's default 16384: runs stay fast. */
+	FUZZ_CHECK(chan_limit_set(ch, CHAN_LIMIT_SOCKS_PER_APP, MAX_SOCKS) == 0);
 	chan_limits_read(ch, limits_default, &limit_bounds);
 	pool_baseline = rte_mempool_in_use_count(pool);
 	return 0;

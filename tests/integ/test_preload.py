@@ -30,6 +30,7 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 
@@ -914,7 +915,7 @@ class ResetProbe:
 
     def __init__(self, mode, ip, port, *extra, env=None):
         self.proc = subprocess.Popen(
-            topo.dying_with_parent(["python3", RESET_PROBE, mode, ip, str(port)] +
+            topo.dying_with_parent([sys.executable, RESET_PROBE, mode, ip, str(port)] +
                                    list(extra)), env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, start_new_session=True)

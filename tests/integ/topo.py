@@ -26,7 +26,9 @@ import time
 import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("DPSTACK_BUILD", os.path.join(ROOT, "build"))
+# Absolute: programs the tests start may run elsewhere (LD_PRELOAD of a relative path is
+# looked up from their working directory).
+BUILD = os.path.abspath(os.environ.get("DPSTACK_BUILD", os.path.join(ROOT, "build")))
 DPSTACKD = os.path.join(BUILD, "dpstackd")
 DPSTACKCTL = os.path.join(BUILD, "tools", "dpstackctl", "dpstackctl")
 
