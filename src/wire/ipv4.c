@@ -60,6 +60,13 @@ enum wire_status ip4_parse(const uint8_t *buf, size_t len, bool verify_csum,
 	/* RFC 1122 §3.2.1.3, RFC 1812 §5.3.7: no multicast, broadcast or loopback source. */
 	if (ip4_is_multicast(r.src) || ip4_is_limited_broadcast(r.src) || ip4_is_loopback(r.src))
 		return WIRE_BAD_FIELD;
+	/* Nor one on network 0 ("this host on this network", RFC 1122 §3.2.1.3 (a), (b)): only
+	 * a host learning its address sends from 0.0.0.0, and only to the limited broadcast
+	 * (BOOTP and DHCP, RFC 2131 §4.1; Linux's ip_route_input_slow makes the same one
+	 * exception). A SYN from 0.0.0.0 would leave a half-open connection, an echo request
+	 * a reply to nobody. */
+	if ((r.src >> 24) == 0 && !(r.src == 0 && ip4_is_limited_broadcast(r.dst)))
+		return WIRE_BAD_FIELD;
 
 	*out = r;
 	return WIRE_OK;

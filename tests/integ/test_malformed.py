@@ -5,7 +5,7 @@ mbuf stays held."""
 import random
 
 import pytest
-from scapy.layers.inet import ICMP, IP, IPOption_LSRR, IPOption_SSRR
+from scapy.layers.inet import ICMP, IP, TCP, IPOption_LSRR, IPOption_SSRR
 from scapy.layers.l2 import ARP, Dot1Q
 from scapy.packet import Raw
 
@@ -86,6 +86,14 @@ CASES = [
      lambda s, i: [s.raw_ip(echo(), src="10.0.0.255")]),
     ("ip_source_our_own_address", "ip.bad_field", 1,
      lambda s, i: [s.raw_ip(echo(), src=s.stack_ip)]),
+    # RFC 1122 §3.2.1.3: 0.0.0.0 only to the limited broadcast (a DHCP client): an echo
+    # request from it is not answered, a SYN from it opens nothing.
+    ("ip_source_this_host", "ip.bad_field", 1,
+     lambda s, i: [s.raw_ip(echo(), src="0.0.0.0")]),
+    ("ip_source_this_host_syn", "ip.bad_field", 1,
+     lambda s, i: [s.eth() / s.ip(src="0.0.0.0") / TCP(sport=40000 + i, dport=80, flags="S")]),
+    ("ip_source_network_zero", "ip.bad_field", 1,
+     lambda s, i: [s.raw_ip(echo(), src="0.1.2.3")]),
     ("ip_fragment_not_multiple_of_8", "ip.bad_field", 1,
      lambda s, i: [s.raw_ip(b"\x00" * 13, flags_frag=0x2000, ident=0x1000 + i)]),
     ("ip_fragment_past_65535", "ip.bad_field", 1,

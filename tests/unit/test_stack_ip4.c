@@ -340,8 +340,10 @@ static void test_ip_martian_source_dropped_bad_field(void **state)
 	expect_martian_source(IP4(224, 0, 0, 5));
 	expect_martian_source(IP4(239, 255, 255, 250));
 	expect_martian_source(0xffffffffu);
+	expect_martian_source(0);               /* RFC 1122 §3.2.1.3 (a), to a unicast */
+	expect_martian_source(IP4(0, 1, 2, 3)); /* (b): a host on "this network" */
 	assert_int_equal(ts_nframes, 0);
-	ts_expect_drop(STACK_DROP_IP_BAD_FIELD, 5);
+	ts_expect_drop(STACK_DROP_IP_BAD_FIELD, 7);
 }
 
 /* RFC 1122 §3.2.1.3: {<Network-number>, -1} is no source; such datagrams are discarded

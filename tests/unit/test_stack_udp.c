@@ -950,6 +950,24 @@ static void test_udp_broadcasts_delivered_to_wildcard_socket(void **state)
 	udp_close(u);
 }
 
+/* A host that has no address yet (a DHCP client, RFC 2131 §4.1) sends from 0.0.0.0 to the
+ * limited broadcast: the one datagram from network 0 that is taken (RFC 1122 §3.2.1.3). */
+static void test_udp_from_this_host_to_limited_broadcast_delivered(void **state)
+{
+	(void)state;
+	struct udp_sock *u = bind_ok(0, PORT_S);
+	size_t n = udp_dgram(0, 0xffffffffu, PORT_P, PORT_S, 8);
+	input_link_bcast(n);
+	expect_recv(u, 8, 0, PORT_P);
+	/* To a directed broadcast or to us it is a martian. */
+	n = udp_dgram(0, TS_BCAST0, PORT_P, PORT_S, 9);
+	input_link_bcast(n);
+	send_udp(0, 0, TS_ADDR0, PORT_P, PORT_S, 7);
+	expect_nothing(u);
+	ts_expect_drop(STACK_DROP_IP_BAD_FIELD, 2);
+	udp_close(u);
+}
+
 static void test_udp_broadcast_delivered_to_socket_bound_to_it(void **state)
 {
 	(void)state;
@@ -1521,6 +1539,7 @@ int main(void)
 		T(test_udp_closed_port_subnet_broadcast_not_answered),
 		T(test_udp_closed_port_limited_broadcast_not_answered),
 		T(test_udp_broadcasts_delivered_to_wildcard_socket),
+		T(test_udp_from_this_host_to_limited_broadcast_delivered),
 		T(test_udp_broadcast_delivered_to_socket_bound_to_it),
 		T(test_udp_broadcast_not_delivered_to_unicast_binding),
 		T(test_udp_fragmented_datagram_reassembled_and_delivered),

@@ -594,9 +594,9 @@ static void test_ip4_parse_loopback_source_rejected_bad_field(void **state)
 
 static void test_ip4_parse_unusual_unicast_sources_accepted(void **state)
 {
-	/* 0.0.0.0 is a DHCP client's source (RFC 1122 §3.2.1.3 (a)); class E is not refused
-	 * here; 126.x and 128.x border 127/8. */
-	static const uint32_t srcs[] = { 0, 0xf0000001u, 0x7effffffu, 0x80000000u, 0xdfffffffu };
+	/* Class E is not refused here; 126.x and 128.x border 127/8, 1.0.0.0 network 0. */
+	static const uint32_t srcs[] = { 0xf0000001u, 0x7effffffu, 0x80000000u, 0xdfffffffu,
+					 0x01000000u };
 	uint8_t pkt[84];
 	struct ip4_repr r;
 	size_t i;
@@ -607,6 +607,28 @@ static void test_ip4_parse_unusual_unicast_sources_accepted(void **state)
 		assert_int_equal(parse_exact(pkt, sizeof(pkt), true, &r), WIRE_OK);
 		assert_int_equal(r.src, srcs[i]);
 	}
+}
+
+/* RFC 1122 §3.2.1.3 (a), (b): network 0 is no source, except 0.0.0.0 of a host learning its
+ * address (a DHCP client) to the limited broadcast. */
+static void test_ip4_parse_network_zero_source_only_to_limited_broadcast(void **state)
+{
+	uint8_t pkt[84];
+	struct ip4_repr r;
+
+	(void)state;
+	echo_with_src(pkt, 0);
+	assert_int_equal(parse_exact(pkt, sizeof(pkt), true, &r), WIRE_BAD_FIELD);
+	echo_with_src(pkt, 0x00010203u);
+	assert_int_equal(parse_exact(pkt, sizeof(pkt), true, &r), WIRE_BAD_FIELD);
+	echo_with_src(pkt, 0);
+	wire_put_be32(pkt + IP4_OFF_DST, 0xffffffffu);
+	fix_csum(pkt);
+	assert_int_equal(parse_exact(pkt, sizeof(pkt), true, &r), WIRE_OK);
+	assert_int_equal(r.src, 0);
+	wire_put_be32(pkt + IP4_OFF_SRC, 0x00010203u);
+	fix_csum(pkt);
+	assert_int_equal(parse_exact(pkt, sizeof(pkt), true, &r), WIRE_BAD_FIELD);
 }
 
 static void test_ip4_parse_broadcast_and_multicast_destination_accepted(void **state)
@@ -1201,6 +1223,7 @@ int main(void)
 		cmocka_unit_test(test_ip4_parse_limited_broadcast_source_rejected_bad_field),
 		cmocka_unit_test(test_ip4_parse_loopback_source_rejected_bad_field),
 		cmocka_unit_test(test_ip4_parse_unusual_unicast_sources_accepted),
+		cmocka_unit_test(test_ip4_parse_network_zero_source_only_to_limited_broadcast),
 		cmocka_unit_test(test_ip4_parse_broadcast_and_multicast_destination_accepted),
 		cmocka_unit_test(test_ip4_build_golden_echo_request_matches_capture),
 		cmocka_unit_test(test_ip4_build_golden_fragments_match_capture),
