@@ -174,6 +174,7 @@ void tcp_cc_set_ops(struct tcp_cc *cc, const struct tcp_cc_ops *ops)
 {
 	cc->ops = ops != NULL ? ops : tcp_cc_default();
 	memset(&cc->u, 0, sizeof(cc->u));
+	cc->pacing_rate = 0;	/* a loss-based controller does not pace */
 	if (cc->ops->init != NULL)
 		cc->ops->init(cc);
 }

@@ -63,8 +63,42 @@ struct tcp_cc_ack {
 	bool app_limited;
 };
 
-/* A congestion controller. All hooks are non-NULL in the built-in controllers; an outside
- * controller may leave on_rtt and on_idle NULL (the core checks those two). */
+/* Where the core's loss recovery stands; the core writes cc->state before each hook call.
+ * A model-based controller (cong_control) reads it to hold cwnd during recovery and to
+ * restore it after (Linux's tcp_ca_state, reduced to what a controller needs). */
+enum tcp_cc_state {
+	TCP_CC_OPEN,		/* no loss being repaired */
+	TCP_CC_RECOVERY,	/* fast recovery: RACK/SACK found a loss, or three duplicate ACKs */
+	TCP_CC_LOSS,		/* after a retransmission timeout, until everything sent then is
+				 * acknowledged */
+};
+
+/* A delivery rate sample (draft-cheng-iccrg-delivery-rate-estimation §3): what one ACK
+ * delivered and over what interval. The core makes one for every ACK that acknowledged or
+ * SACKed data or marked data lost, and hands it to cong_control. All amounts in bytes. */
+struct tcp_rate_sample {
+	uint64_t now_us;
+	uint64_t delivered;	  /* C.delivered: bytes delivered (acked or SACKed) since the
+				   * connection opened, this ACK included */
+	uint64_t prior_delivered; /* C.delivered when the most recently sent packet this ACK
+				   * delivered was sent: a round trip ends once it passes the
+				   * value of delivered at the round's start */
+	uint32_t delivered_bytes; /* rs.delivered: bytes delivered over interval_us */
+	uint32_t interval_us;	  /* rs.interval: max(send elapsed, ack elapsed); 0 = no rate
+				   * sample from this ACK (delivered_bytes then means nothing) */
+	uint32_t rtt_us;	  /* RTT of the most recently sent packet this ACK delivered
+				   * (never a retransmission, Karn), 0 = none */
+	uint32_t acked_sacked;	  /* bytes newly acknowledged or SACKed by this ACK */
+	uint32_t newly_lost;	  /* bytes this ACK's processing marked lost */
+	uint32_t prior_in_flight; /* bytes in flight (the pipe) before this ACK */
+	uint32_t in_flight;	  /* bytes in flight after it, losses marked */
+	bool is_app_limited;	  /* the sample's packet was sent while the application, not
+				   * cwnd, limited the sender: its rate is a lower bound only */
+};
+
+/* A congestion controller. All hooks of the built-in loss-based controllers are non-NULL;
+ * an outside controller may leave on_rtt and on_idle NULL (the core checks those two), and
+ * cong_control is NULL except in a model-based controller (BBR). */
 struct tcp_cc_ops {
 	const char *name;	/* "cubic", "newreno", "vegas": what tcp_cc_find takes */
 
@@ -115,6 +149,14 @@ struct tcp_cc_ops {
 	 * RW = min(IW, cwnd) (RFC 5681 §4.1), keeping ssthresh; in every case CUBIC takes the
 	 * idle time out of its clock (RFC 9438 §5.8). */
 	void (*on_idle)(struct tcp_cc *cc, uint32_t rto_ms, uint64_t idle_ms);
+
+	/* A model-based controller (Linux's cong_control): when non-NULL the core calls it with
+	 * every rate sample, in and out of recovery, after on_rtt, and calls neither on_ack nor
+	 * applies its own recovery window (PRR): the controller alone sets cwnd and
+	 * pacing_rate. ssthresh, on_rto and on_recovery_exit are still called at their points;
+	 * such a controller leaves ssthresh as it is (returns cc->ssthresh) and keeps the
+	 * window it wants to return to after recovery itself. */
+	void (*cong_control)(struct tcp_cc *cc, const struct tcp_rate_sample *rs);
 };
 
 /* NewReno: the congestion-avoidance byte counter (RFC 3465 §2.1). */
@@ -157,6 +199,10 @@ struct tcp_cc {
 	uint32_t cwnd;		/* congestion window, bytes */
 	uint32_t ssthresh;	/* slow-start threshold, bytes; TCP_CC_SSTHRESH_INF at first */
 	uint32_t min_rtt_us;	/* smallest RTT sample so far (on_rtt keeps it), 0 = none */
+	/* Bytes per second the core spaces this connection's segments at, 0 = unpaced (sends as
+	 * the window opens). Only cong_control controllers set it. */
+	uint64_t pacing_rate;
+	uint8_t state;		/* enum tcp_cc_state, written by the core */
 	union {
 		struct tcp_cc_newreno newreno;
 		struct tcp_cc_cubic cubic;
