@@ -57,6 +57,11 @@
 	X(TCP_DUPACKS,        "tcp.dupacks",          "duplicate ACKs received") \
 	X(TCP_DUPACKS_AFTER_RTO, "tcp.dupacks_after_rto", "dupACK threshold reached for an already repaired loss (RFC 6582)") \
 	X(TCP_DSACKS_RX,      "tcp.dsacks_rx",        "D-SACKs received (spurious retransmissions, RFC 2883)") \
+	X(TCP_RACK_LOST,      "tcp.rack_lost",        "segments RACK marked lost (RFC 8985 §6.2)") \
+	X(TCP_RACK_REO_TIMEOUTS, "tcp.rack_reo_timeouts", "RACK reordering timer expiries (RFC 8985 §6.3)") \
+	X(TCP_TLP_PROBES,     "tcp.tlp_probes",       "tail loss probes sent (RFC 8985 §7.3)") \
+	X(TCP_TLP_RECOVERIES, "tcp.tlp_recoveries",   "tail losses a probe repaired (RFC 8985 §7.4)") \
+	X(TCP_UNDOS,          "tcp.undos",            "window reductions undone as spurious (D-SACK, Eifel)") \
 	X(TCP_DUPLICATE_SEGS, "tcp.duplicate_segs",   "segments entirely already received") \
 	X(TCP_PARTIAL_DUPLICATES, "tcp.partial_duplicates", "segments partly already received") \
 	X(TCP_OOO_SEGS,       "tcp.ooo_segs",         "out-of-order segments kept") \

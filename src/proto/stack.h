@@ -120,6 +120,11 @@ static inline void stack_count(struct stack *s, enum stack_event e)
 	s->events[e]++;
 }
 
+static inline void stack_count_n(struct stack *s, enum stack_event e, uint64_t n)
+{
+	s->events[e] += n;
+}
+
 static inline void stack_drop(struct stack *s, enum stack_drop d, struct rte_mbuf *m)
 {
 	s->drops[d]++;

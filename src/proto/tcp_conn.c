@@ -177,6 +177,8 @@ int tcp_conn_buffers_alloc(struct tcp_conn *c)
 		c->sk.rx = sock_fifo_alloc(c->sk.mem, c->opts.rcvbuf, 4096);
 	if (c->sk.tx == NULL)
 		c->sk.tx = sock_fifo_alloc(c->sk.mem, c->opts.sndbuf, 4096);
+	if (c->sm.r == NULL && tcp_sm_init(&c->sm) < 0)
+		return -ENOMEM;
 	return c->sk.rx != NULL && c->sk.tx != NULL ? 0 : -ENOMEM;
 }
 
@@ -193,6 +195,7 @@ void tcp_conn_buffers_free(struct tcp_conn *c)
 	sock_fifo_free(c->sk.mem, c->sk.tx);
 	c->sk.rx = NULL;
 	c->sk.tx = NULL;
+	tcp_sm_fini(&c->sm);
 }
 
 static void tcp_key_of(const struct tcp_conn *c, struct tcp_key *k)
@@ -387,6 +390,8 @@ void tcp_conn_enter_time_wait(struct tcp_conn *c)
 	tcp_set_state(c, TCP_TIME_WAIT);
 	tcp_timer_cancel(c, TCP_T_RTX);
 	tcp_timer_cancel(c, TCP_T_DELACK);
+	tcp_timer_cancel(c, TCP_T_REO);
+	tcp_timer_cancel(c, TCP_T_TLP);
 	/* RFC 9293 §3.10.7.4: 2 MSL. The FIFOs are no longer needed, unless the owner still
 	 * has data to read. */
 	tcp_timer_arm(c, TCP_T_KEEP, c->s->tcp->params.time_wait_ms);
@@ -460,6 +465,7 @@ int tcp_conn_established(struct tcp_conn *c)
 	 * those connections would neither enter fast recovery nor react to ECE. */
 	c->recover = c->iss;
 	c->ecn_recover = c->iss;
+	tcp_rack_init(&c->rack, c->snd_una);
 	if (c->srtt_us != 0 && c->cc.ops->on_rtt != NULL)
 		c->cc.ops->on_rtt(&c->cc, c->srtt_us, c->s->now_us); /* the handshake's sample */
 	c->backoff = 0;

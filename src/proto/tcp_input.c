@@ -434,9 +434,9 @@ static bool tcp_fin_acked(const struct tcp_conn *c)
 	return c->flags & TCPF_FIN_SENT && c->snd_una == c->snd_max;
 }
 
-/* Enters fast recovery on the third duplicate ACK (RFC 5681 §3.2) or when the SACK scoreboard
- * says the first segment is lost (RFC 6675 §5), unless the ACK covers no more than "recover"
- * (RFC 6582 §3.2 step 1: a loss already being repaired). */
+/* Without SACK: enters fast recovery on the third duplicate ACK (RFC 5681 §3.2), unless the
+ * ACK covers no more than "recover" (RFC 6582 §3.2 step 1: a loss already being repaired).
+ * With SACK, RACK decides (tcp_recovery.c). */
 static void tcp_enter_recovery(struct tcp_conn *c)
 {
 	struct stack *s = c->s;
@@ -445,31 +445,13 @@ static void tcp_enter_recovery(struct tcp_conn *c)
 	c->cc.ssthresh = c->cc.ops->ssthresh(&c->cc, flight, s->now_us);
 	c->flags |= TCPF_IN_RECOVERY;
 	c->flags &= ~TCPF_RTT_TIMING;
-	c->high_rxt = c->snd_una;
+	c->cc.state = TCP_CC_RECOVERY;
 	stack_count(s, STACK_EV_TCP_FAST_RETRANS);
 	if (c->flags & TCPF_ECN_OK)
 		c->flags |= TCPF_CWR;
-	uint32_t len = tcp_flight(c) < c->snd_mss ? tcp_flight(c) : c->snd_mss;
+	uint32_t len = flight < c->snd_mss ? flight : c->snd_mss;
 	if (c->snd_una + len == c->snd_max && c->flags & TCPF_FIN_SENT && len > 0)
 		len--; /* the FIN is resent by output, not as data */
-	if (c->flags & TCPF_SACK_OK) {
-		c->cc.cwnd = c->cc.ssthresh;
-		/* RFC 6675 §5 step 4.3: the first segment presumed lost is resent now, whatever
-		 * the pipe (it may exceed the new cwnd when many segments lie above the hole);
-		 * NextSeg() and the pipe govern only what follows (step 4.4). */
-		uint32_t seq = c->snd_una, n = len;
-		tcp_sb_next_seg(&c->sb, c->snd_una, c->snd_max, c->high_rxt, c->snd_mss, true,
-				&seq, &n);
-		if (n > len)
-			n = len;
-		if (n > 0 && tcp_send_segment(c, seq, n, TCP_FLAG_ACK) >= 0) {
-			c->high_rxt = seq + n;
-			c->retransmits++;
-			stack_count(s, STACK_EV_TCP_RETRANS_SEGS);
-		}
-		tcp_recovery_send(c);
-		return;
-	}
 	/* RFC 6582 §3.2 step 2: retransmit, cwnd = ssthresh + 3*SMSS. */
 	c->cc.cwnd = c->cc.ssthresh + 3 * c->snd_mss;
 	if (len > 0 && tcp_send_segment(c, c->snd_una, len, TCP_FLAG_ACK) >= 0) {
@@ -483,21 +465,21 @@ static void tcp_dupack(struct tcp_conn *c, const struct tcp_seg *g)
 {
 	c->dupacks++;
 	stack_count(c->s, STACK_EV_TCP_DUPACKS);
+	if (c->flags & TCPF_SACK_OK)
+		return; /* RACK decides what is lost (tcp_recovery.c) */
 	if (c->flags & TCPF_IN_RECOVERY) {
-		if (!(c->flags & TCPF_SACK_OK))
-			c->cc.cwnd += c->snd_mss; /* RFC 6582 §3.2 step 4: inflate */
-		tcp_recovery_send(c);
+		c->cc.cwnd += c->snd_mss; /* RFC 6582 §3.2 step 4: inflate; output follows */
 		return;
 	}
-	bool lost = c->flags & TCPF_SACK_OK && tcp_sb_is_lost(&c->sb, c->snd_una, c->snd_mss);
-	if ((c->dupacks >= TCP_DUPTHRESH || lost) && seq_gt(g->th.ack, c->recover))
+	if (c->dupacks >= TCP_DUPTHRESH && seq_gt(g->th.ack, c->recover))
 		tcp_enter_recovery(c);
-	else if (c->dupacks >= TCP_DUPTHRESH && !seq_gt(g->th.ack, c->recover))
+	else if (c->dupacks >= TCP_DUPTHRESH)
 		stack_count(c->s, STACK_EV_TCP_DUPACKS_AFTER_RTO);
 }
 
 /* An ACK that moved SND.UNA. */
-static void tcp_new_ack(struct tcp_conn *c, const struct tcp_seg *g, uint32_t acked)
+static void tcp_new_ack(struct tcp_conn *c, const struct tcp_seg *g, uint32_t acked,
+			const struct tcp_sm_delivery *d)
 {
 	struct stack *s = c->s;
 	uint32_t flight = tcp_flight(c);
@@ -507,12 +489,14 @@ static void tcp_new_ack(struct tcp_conn *c, const struct tcp_seg *g, uint32_t ac
 	uint32_t queued = fifo_used(c->sk.tx);
 	fifo_consume(c->sk.tx, data < queued ? data : queued);
 	c->bytes_acked += data;
-	/* RTT: the timestamp echo, else the timed segment (Karn: never across a resend). */
-	uint32_t rtt_us = 0;
+	/* RTT (Karn: never across a resend): the sent map's µs sample of the newest segment
+	 * delivered, else the timed segment, else the timestamp echo (ms). */
+	uint32_t rtt_us = d->karn_rtt_us;
 	if (c->flags & TCPF_RTT_TIMING && seq_gt(g->th.ack, c->rtt_seq)) {
-		rtt_us = (uint32_t)(s->now_us - c->rtt_start_us);
+		if (rtt_us == 0)
+			rtt_us = (uint32_t)(s->now_us - c->rtt_start_us);
 		c->flags &= ~TCPF_RTT_TIMING;
-	} else if (c->flags & TCPF_TS_OK && g->th.options.has_timestamps &&
+	} else if (rtt_us == 0 && c->flags & TCPF_TS_OK && g->th.options.has_timestamps &&
 		   g->th.options.tsecr != 0 && c->backoff == 0) {
 		uint32_t ms = tcp_now_ts(s) + c->ts_offset - g->th.options.tsecr;
 		if (ms < TCP_RTO_MAX_MS)
@@ -530,12 +514,11 @@ static void tcp_new_ack(struct tcp_conn *c, const struct tcp_seg *g, uint32_t ac
 	if (seq_lt(c->high_rxt, c->snd_una))
 		c->high_rxt = c->snd_una;
 
-	if (c->flags & TCPF_IN_RECOVERY) {
-		if (seq_ge(g->th.ack, c->recover)) {
-			/* Full ACK (RFC 6582 §3.2 step 3, RFC 6675 §5 step 4): leave recovery. */
-			c->flags &= ~TCPF_IN_RECOVERY;
-			c->cc.ops->on_recovery_exit(&c->cc, tcp_flight(c), s->now_us);
-		} else if (!(c->flags & TCPF_SACK_OK)) {
+	if (c->flags & (TCPF_IN_RECOVERY | TCPF_LOSS) && seq_ge(g->th.ack, c->recover)) {
+		/* Full ACK (RFC 6582 §3.2 step 3, RFC 6675 §5 step 4): leave recovery. */
+		tcp_recovery_exit(c);
+	} else if (c->flags & TCPF_IN_RECOVERY) {
+		if (!(c->flags & TCPF_SACK_OK)) {
 			/* Partial ACK (RFC 6582 §3.2 step 5): resend the next hole, deflate. */
 			uint32_t len = tcp_flight(c) < c->snd_mss ? tcp_flight(c) : c->snd_mss;
 			if (len > 0 && tcp_send_segment(c, c->snd_una, len, TCP_FLAG_ACK) >= 0) {
@@ -546,7 +529,9 @@ static void tcp_new_ack(struct tcp_conn *c, const struct tcp_seg *g, uint32_t ac
 			c->cc.cwnd += c->snd_mss;
 			tcp_timer_rtx_arm(c);
 		}
-	} else {
+	} else if (c->cc.ops->cong_control == NULL) {
+		/* Open, or slow start after an RTO (RFC 5681 §3.1). A model-based controller
+		 * takes its rate sample in tcp_recovery_ack instead. */
 		struct tcp_cc_ack a = {
 			.acked = data,
 			.in_flight = flight,
@@ -607,17 +592,21 @@ static bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg *g)
 		}
 	}
 	uint32_t newly_sacked = 0;
-	if (c->flags & TCPF_SACK_OK && g->th.options.sack_count != 0) {
-		struct tcp_sb_result r;
+	struct tcp_sb_result sb_res;
+	const struct tcp_sack_block *dsack = NULL;
+	if (c->flags & TCPF_SACK_OK) {
 		tcp_sb_update(&c->sb, c->snd_una, ack, c->snd_max, g->th.options.sack_blocks,
-			      g->th.options.sack_count, &r);
-		if (r.dsack)
+			      g->th.options.sack_count, &sb_res);
+		if (sb_res.dsack) {
 			stack_count(s, STACK_EV_TCP_DSACKS_RX);
-		newly_sacked = r.newly_sacked;
-	} else if (c->flags & TCPF_SACK_OK) {
-		struct tcp_sb_result r;
-		tcp_sb_update(&c->sb, c->snd_una, ack, c->snd_max, NULL, 0, &r);
+			dsack = &sb_res.dsack_block;
+		}
+		newly_sacked = sb_res.newly_sacked;
 	}
+	/* What this ACK delivered, segment by segment, before SND.UNA moves. */
+	uint32_t prior_in_flight = tcp_pipe(c);
+	struct tcp_sm_delivery delivered;
+	tcp_recovery_ack_deliveries(c, &g->th, &delivered);
 	uint32_t acked = ack - c->snd_una;
 	/* RFC 9293 §3.10.7.4: take the window from the newest segment only (SND.WL1/WL2), and
 	 * only when SND.UNA =< SEG.ACK: an old ACK's window is relative to that old ACK (Linux:
@@ -647,12 +636,13 @@ static bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg *g)
 	bool dup_5681 = g->len == 0 && !window_changed &&
 			!(g->th.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN));
 	if (acked != 0 && seq_gt(ack, c->snd_una)) {
-		tcp_new_ack(c, g, acked);
+		tcp_new_ack(c, g, acked, &delivered);
 	} else if (ack == c->snd_una && c->snd_una != c->snd_max &&
 		   (newly_sacked != 0 || (dup_5681 && !(c->flags & TCPF_SACK_OK)) ||
 		    (dup_5681 && c->flags & TCPF_SACK_OK && g->th.options.sack_count == 0))) {
 		tcp_dupack(c, g);
 	}
+	tcp_recovery_ack(c, &g->th, &delivered, prior_in_flight, dsack);
 	switch (c->state) {
 	case TCP_FIN_WAIT_1:
 		if (tcp_fin_acked(c)) {

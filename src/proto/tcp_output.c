@@ -145,6 +145,11 @@ uint32_t tcp_unsent(const struct tcp_conn *c)
 	return off < queued ? queued - off : 0;
 }
 
+uint32_t tcp_tsval(const struct tcp_conn *c)
+{
+	return tcp_now_ts(c->s) + c->ts_offset;
+}
+
 uint32_t tcp_flight(const struct tcp_conn *c)
 {
 	return c->snd_max - c->snd_una;
@@ -212,7 +217,7 @@ static void tcp_fill_common(const struct tcp_conn *c, struct tcp_seg_out *o, uin
 	};
 	if (c->flags & TCPF_TS_OK || (flags & TCP_FLAG_SYN && c->state == TCP_SYN_SENT)) {
 		o->opts.has_timestamps = true;
-		o->opts.tsval = tcp_now_ts(c->s) + c->ts_offset;
+		o->opts.tsval = tcp_tsval(c);
 		o->opts.tsecr = c->ts_recent;
 	}
 }
@@ -299,6 +304,15 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 	if (rc < 0)
 		return rc;
 	c->segs_out++;
+	/* Data and FINs go on the sent map (probes below SND.UNA carry nothing to track). */
+	if (c->sm.r != NULL && !(flags & TCP_FLAG_SYN) && (len != 0 || flags & TCP_FLAG_FIN) &&
+	    seq_ge(seq, c->snd_una)) {
+		bool fin = flags & TCP_FLAG_FIN;
+
+		tcp_sm_sent(&c->sm, seq, seq + len + fin, fin, (uint32_t)c->s->now_us);
+		if (c->flags & TCPF_IN_RECOVERY)
+			c->prr_out += len + fin;
+	}
 	if (flags & TCP_FLAG_ACK) {
 		c->rcv_adv = c->rcv_nxt + (flags & TCP_FLAG_SYN ? o.window
 								 : (uint32_t)o.window << c->rcv_wscale);
@@ -482,13 +496,17 @@ void tcp_output(struct tcp_conn *c, bool force_ack)
 	    c->s->now_ms > c->last_send_ms && c->cc.ops->on_idle != NULL)
 		c->cc.ops->on_idle(&c->cc, c->rto_ms, c->s->now_ms - c->last_send_ms);
 	unsigned sent;
-	if ((c->flags & (TCPF_IN_RECOVERY | TCPF_SACK_OK)) == (TCPF_IN_RECOVERY | TCPF_SACK_OK)) {
+	if (c->flags & (TCPF_IN_RECOVERY | TCPF_LOSS) && c->flags & TCPF_SACK_OK &&
+	    c->sm.r != NULL) {
 		uint32_t before = c->segs_out;
 		tcp_recovery_send(c);
 		sent = c->segs_out != before;
 	} else {
 		sent = tcp_output_data(c);
 	}
+	/* draft-cheng §3.4: the application, not cwnd, is what holds the sender back now. */
+	if (c->sm.r != NULL && tcp_unsent(c) == 0 && tcp_pipe(c) + c->snd_mss < c->cc.cwnd)
+		tcp_sm_app_limited(&c->sm);
 	if (sent == 0 && (force_ack || c->flags & TCPF_ACK_NOW))
 		tcp_send_ack(c);
 	if (c->snd_una != c->snd_max) {
@@ -501,64 +519,21 @@ void tcp_output(struct tcp_conn *c, bool force_ack)
 		tcp_timer_arm(c, TCP_T_RTX, c->rto_ms < TCP_PERSIST_MIN_MS ? TCP_PERSIST_MIN_MS
 									  : c->rto_ms);
 	}
+	tcp_tlp_arm(c);
 }
 
 /* RFC 6675 NextSeg rule 1 (rule3 false: a lost segment) or rule 3 (an unSACKed one that may
  * be lost), resent. Returns 1 when a segment went, 0 when there was none, -1 on failure. */
-static int tcp_resend_next_seg(struct tcp_conn *c, bool rule3)
+unsigned tcp_output_probe_new(struct tcp_conn *c)
 {
-	uint32_t seq, len;
-	if (!tcp_sb_next_seg(&c->sb, c->snd_una, c->snd_max, c->high_rxt, c->snd_mss, rule3, &seq,
-			     &len))
+	if (tcp_unsent(c) == 0 || c->snd_nxt != c->snd_max)
 		return 0;
-	if (tcp_send_segment(c, seq, len, TCP_FLAG_ACK) < 0)
-		return -1;
-	c->high_rxt = seq + len;
-	c->retransmits++;
-	stack_count(c->s, STACK_EV_TCP_RETRANS_SEGS);
-	return 1;
-}
-
-/* RFC 6675 §5 (with SACK): while the pipe leaves room for a segment, send NextSeg: a lost
- * segment, else new data, else an unsacked one that may be lost. Without SACK (RFC 6582),
- * the segment at snd_una is resent once per partial ACK by the caller and new data follows
- * the inflated window. */
-void tcp_recovery_send(struct tcp_conn *c)
-{
-	if (!(c->flags & TCPF_SACK_OK)) {
-		tcp_output_data(c);
-		return;
-	}
-	for (unsigned guard = 0; guard < 64; guard++) {
-		uint32_t pipe = tcp_sb_pipe(&c->sb, c->snd_una, c->snd_max, c->high_rxt, c->snd_mss);
-		if (pipe + c->snd_mss > c->cc.cwnd)
-			break;
-		int rc = tcp_resend_next_seg(c, false);
-		if (rc < 0)
-			break;
-		if (rc > 0)
-			continue;
-		if (tcp_unsent(c) != 0 && c->snd_nxt == c->snd_max) {
-			/* Rule 2, one new segment. The pipe checked above is the measure of the
-			 * flight here (RFC 6675 §5 step C), not SND.NXT - SND.UNA, which still
-			 * counts SACKed and lost segments and would hold new data back for the
-			 * whole recovery: give output a window of one segment past SND.NXT (the
-			 * peer's window still applies). */
-			uint32_t cwnd = c->cc.cwnd;
-			c->cc.cwnd = c->snd_nxt - c->snd_una + c->snd_mss;
-			unsigned n = tcp_output_data(c);
-			c->cc.cwnd = cwnd;
-			if (n == 0)
-				break;
-			continue;
-		}
-		rc = tcp_resend_next_seg(c, true);
-		if (rc < 0)
-			break;
-		if (rc > 0)
-			continue;
-		break;
-	}
+	/* One segment past SND.NXT whatever cwnd says (the peer's window still applies). */
+	uint32_t cwnd = c->cc.cwnd;
+	c->cc.cwnd = c->snd_nxt - c->snd_una + c->snd_mss;
+	unsigned n = tcp_output_data(c);
+	c->cc.cwnd = cwnd;
+	return n;
 }
 
 bool tcp_window_update_due(const struct tcp_conn *c)

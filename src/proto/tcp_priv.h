@@ -12,7 +12,9 @@
 #include "tcp_cc.h"
 #include "tcp_isn.h"
 #include "tcp_ooo.h"
+#include "tcp_rack.h"
 #include "tcp_sack.h"
+#include "tcp_sentmap.h"
 #include "tcp_seq.h"
 #include "timer_wheel.h"
 #include "../wire/tcp.h"
@@ -56,6 +58,7 @@
 #define TCPF_FREED 0x4000          /* closed inside a callback: free after it returns */
 #define TCPF_RTT_TIMING 0x8000     /* rtt_seq is being timed (no timestamps) */
 #define TCPF_SWS_OVERRIDE 0x10000  /* the persist timer fired into an open window */
+#define TCPF_LOSS 0x20000          /* RTO recovery: resending what the timeout marked lost */
 
 /* The timers of one connection (RFC 9293 §3.8, RFC 1122 §4.2.3.6). The kind is stored with
  * the wheel entry so one fire function finds its connection. */
@@ -63,6 +66,8 @@ enum tcp_timer_kind {
 	TCP_T_RTX,       /* retransmission, or persist when the peer's window is zero */
 	TCP_T_DELACK,    /* delayed ACK */
 	TCP_T_KEEP,      /* keepalive; FIN-WAIT-2 and TIME-WAIT expiry */
+	TCP_T_REO,       /* RACK's reordering window ends for a segment (RFC 8985 §6.3) */
+	TCP_T_TLP,       /* tail loss probe (RFC 8985 §7.2) */
 	TCP_T_COUNT
 };
 
@@ -159,6 +164,16 @@ struct tcp_conn {
 	uint32_t recover;                 /* RFC 6582 "recover" */
 	uint32_t high_rxt;                /* RFC 6675 HighRxt */
 	uint32_t ecn_recover;             /* one ECN reaction per window (RFC 3168 §6.1.2) */
+	struct tcp_sentmap sm;            /* each segment in flight; r NULL without buffers */
+	struct tcp_rack rack;             /* RFC 8985 loss detection and tail loss probe */
+	uint32_t prr_delivered, prr_out;  /* RFC 6937 PRR over this recovery */
+	uint32_t recover_fs;              /* RFC 6937 RecoverFS */
+	/* Undo of a reduction the losses did not warrant (RFC 2883 D-SACK, RFC 3522 Eifel). */
+	bool undo_ok;                     /* prior_* hold the window before this episode */
+	uint32_t prior_cwnd, prior_ssthresh;
+	uint32_t undo_retrans;            /* bytes resent this episode, not D-SACKed yet */
+	uint32_t undo_marker;             /* SND.UNA when the episode began */
+	uint32_t retrans_tsval;           /* TSval of the episode's first resend, 0 none */
 	uint64_t last_send_ms;            /* idle restart (RFC 5681 §4.1) */
 
 	/* ACK policy */
@@ -229,8 +244,37 @@ uint32_t tcp_cur_mss(const struct tcp_conn *c);
  * the data bytes sent, or -errno. */
 int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags);
 int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o);
-/* Retransmits during loss recovery (RFC 6675 §5 with SACK, RFC 6582 without). */
+/* The TSval this connection puts in a segment sent now (RFC 7323 §7.1 offset included). */
+uint32_t tcp_tsval(const struct tcp_conn *c);
+
+/* tcp_recovery.c: loss detection and recovery with SACK (RFC 8985 RACK-TLP, RFC 6937 PRR,
+ * undo by D-SACK and timestamps); without SACK, RFC 6582 NewReno in tcp_input.c. */
+/* Takes one ACK's cumulative acknowledgement and SACK blocks into the sent map and RACK,
+ * before SND.UNA moves; *d receives what it delivered. */
+void tcp_recovery_ack_deliveries(struct tcp_conn *c, const struct tcp_repr *th,
+				 struct tcp_sm_delivery *d);
+/* After SND.UNA moved: undo, RACK loss marking, recovery entry, PRR, the controller's rate
+ * sample. prior_in_flight: the pipe before the ACK; dsack: the ACK's D-SACK, or NULL. */
+void tcp_recovery_ack(struct tcp_conn *c, const struct tcp_repr *th,
+		      const struct tcp_sm_delivery *d, uint32_t prior_in_flight,
+		      const struct tcp_sack_block *dsack);
+/* SND.UNA reached the recovery point: recovery or RTO recovery is over. */
+void tcp_recovery_exit(struct tcp_conn *c);
+/* The retransmission timer expired with data outstanding (RFC 8985 §6.3, RFC 6675 §5.1):
+ * everything unSACKed is lost; the resends follow from the sent map. */
+void tcp_recovery_on_rto(struct tcp_conn *c);
+/* tcp_output.c: sends one segment of new data past cwnd (recovery's RFC 6675 rule 2, a tail
+ * loss probe); the number of segments sent, 0 when there is no new data or no window. */
+unsigned tcp_output_probe_new(struct tcp_conn *c);
+/* Retransmits during loss recovery: the sent map's lost segments first, then new data, as
+ * far as cwnd allows over the pipe (RFC 6675 §5, with RACK's marks); without SACK, output. */
 void tcp_recovery_send(struct tcp_conn *c);
+/* After output: arms the tail loss probe when it applies (RFC 8985 §7.2). */
+void tcp_tlp_arm(struct tcp_conn *c);
+void tcp_tlp_fire(struct tcp_conn *c);
+void tcp_rack_timer_fire(struct tcp_conn *c);
+/* The bytes in flight: the sent map's pipe with SACK, else SND.MAX - SND.UNA. */
+uint32_t tcp_pipe(const struct tcp_conn *c);
 /* A reset answering the segment th/ip that reached no connection (RFC 9293 §3.10.7.1). */
 void tcp_send_rst_reply(struct stack *s, const struct ip4_repr *ip, const struct tcp_repr *th,
 			uint32_t payload_len);

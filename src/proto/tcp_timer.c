@@ -1,5 +1,6 @@
 /* TCP timers on the worker's timer wheel: retransmission with exponential backoff and the
- * retry/user-timeout limits (RFC 6298 §5, RFC 9293 §3.8.3, RFC 5482), the persist timer
+ * retry/user-timeout limits (RFC 6298 §5, RFC 9293 §3.8.3, RFC 5482), RACK's reorder timer
+ * and the tail loss probe (RFC 8985 §6.3, §7; their work is in tcp_recovery.c), the persist timer
  * (§3.8.6.1), delayed ACKs (§3.8.6.3), keepalive (RFC 1122 §4.2.3.6), FIN-WAIT-2 and
  * TIME-WAIT expiry (§3.10.7.4), and the RTT estimator that sets the RTO (RFC 6298 §2). */
 #include <errno.h>
@@ -137,6 +138,8 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c)
 		c->snd_nxt = c->iss;
 		c->retransmits++;
 		stack_count(s, STACK_EV_TCP_RETRANS_SEGS);
+	} else if (c->flags & TCPF_SACK_OK && c->sm.r != NULL) {
+		tcp_recovery_on_rto(c);
 	} else {
 		/* RFC 5681 §3.1 eq. 4 once per loss episode, cwnd to the loss window; RFC 6582:
 		 * recover = highest sent, so dupACKs of the old window start no fast retransmit. */
@@ -220,6 +223,12 @@ static void tcp_timer_fire(struct tw_timer *tw, void *ctx)
 		break;
 	case TCP_T_KEEP:
 		tcp_timer_keep_fire(c);
+		break;
+	case TCP_T_REO:
+		tcp_rack_timer_fire(c);
+		break;
+	case TCP_T_TLP:
+		tcp_tlp_fire(c);
 		break;
 	}
 }
