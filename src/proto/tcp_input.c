@@ -605,6 +605,7 @@ static bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg *g)
 	}
 	/* What this ACK delivered, segment by segment, before SND.UNA moves. */
 	uint32_t prior_in_flight = tcp_pipe(c);
+	uint32_t prior_una = c->snd_una;
 	struct tcp_sm_delivery delivered;
 	tcp_recovery_ack_deliveries(c, &g->th, &delivered);
 	uint32_t acked = ack - c->snd_una;
@@ -642,7 +643,7 @@ static bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg *g)
 		    (dup_5681 && c->flags & TCPF_SACK_OK && g->th.options.sack_count == 0))) {
 		tcp_dupack(c, g);
 	}
-	tcp_recovery_ack(c, &g->th, &delivered, prior_in_flight, dsack);
+	tcp_recovery_ack(c, &g->th, prior_una, &delivered, prior_in_flight, dsack);
 	switch (c->state) {
 	case TCP_FIN_WAIT_1:
 		if (tcp_fin_acked(c)) {

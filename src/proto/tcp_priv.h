@@ -254,8 +254,9 @@ uint32_t tcp_tsval(const struct tcp_conn *c);
 void tcp_recovery_ack_deliveries(struct tcp_conn *c, const struct tcp_repr *th,
 				 struct tcp_sm_delivery *d);
 /* After SND.UNA moved: undo, RACK loss marking, recovery entry, PRR, the controller's rate
- * sample. prior_in_flight: the pipe before the ACK; dsack: the ACK's D-SACK, or NULL. */
-void tcp_recovery_ack(struct tcp_conn *c, const struct tcp_repr *th,
+ * sample. prior_una, prior_in_flight: SND.UNA and the pipe before the ACK; dsack: the ACK's
+ * D-SACK, or NULL. */
+void tcp_recovery_ack(struct tcp_conn *c, const struct tcp_repr *th, uint32_t prior_una,
 		      const struct tcp_sm_delivery *d, uint32_t prior_in_flight,
 		      const struct tcp_sack_block *dsack);
 /* SND.UNA reached the recovery point: recovery or RTO recovery is over. */

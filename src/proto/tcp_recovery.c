@@ -28,33 +28,6 @@ uint32_t tcp_pipe(const struct tcp_conn *c)
 	return tcp_uses_rack(c) ? c->sm.in_flight : tcp_flight(c);
 }
 
-void tcp_recovery_ack_deliveries(struct tcp_conn *c, const struct tcp_repr *th,
-				 struct tcp_sm_delivery *d)
-{
-	tcp_sm_delivery_begin(&c->sm, d, tcp_now32(c), c->rack.min_rtt_us);
-	if (c->sm.r == NULL)
-		return;
-	d->fack = c->rack.fack;
-	if (seq_gt(th->ack, c->snd_una))
-		tcp_sm_cum_ack(&c->sm, th->ack, d);
-	if (c->flags & TCPF_SACK_OK) {
-		uint32_t base = seq_max(th->ack, c->snd_una);
-		uint32_t span = c->snd_max - base;
-
-		for (unsigned k = 0; k < th->options.sack_count; k++) {
-			const struct tcp_sack_block *b = &th->options.sack_blocks[k];
-
-			/* Within [ack, SND.MAX] only (tcp_sb_update counts the others). A
-			 * D-SACK block there names data the receiver holds: marking it is
-			 * right too. */
-			if (b->left - base < b->right - base && b->right - base <= span)
-				tcp_sm_sack(&c->sm, b->left, b->right, d);
-		}
-	}
-	tcp_sm_delivery_end(&c->sm, d);
-	tcp_rack_update(&c->rack, d);
-}
-
 /* --- Undo ------------------------------------------------------------------------------ */
 
 /* A loss episode starts: remember the window to return to if it proves spurious. */
@@ -120,6 +93,36 @@ static void tcp_undo_eifel(struct tcp_conn *c, const struct tcp_repr *th)
 	tcp_undo(c);
 }
 
+void tcp_recovery_ack_deliveries(struct tcp_conn *c, const struct tcp_repr *th,
+				 struct tcp_sm_delivery *d)
+{
+	tcp_sm_delivery_begin(&c->sm, d, tcp_now32(c), c->rack.min_rtt_us);
+	if (c->sm.r == NULL)
+		return;
+	d->fack = c->rack.fack;
+	if (seq_gt(th->ack, c->snd_una))
+		tcp_sm_cum_ack(&c->sm, th->ack, d);
+	if (c->flags & TCPF_SACK_OK) {
+		uint32_t base = seq_max(th->ack, c->snd_una);
+		uint32_t span = c->snd_max - base;
+
+		for (unsigned k = 0; k < th->options.sack_count; k++) {
+			const struct tcp_sack_block *b = &th->options.sack_blocks[k];
+
+			/* Within [ack, SND.MAX] only (tcp_sb_update counts the others). A
+			 * D-SACK block there names data the receiver holds: marking it is
+			 * right too. */
+			if (b->left - base < b->right - base && b->right - base <= span)
+				tcp_sm_sack(&c->sm, b->left, b->right, d);
+		}
+	}
+	tcp_sm_delivery_end(&c->sm, d);
+	tcp_rack_update(&c->rack, d);
+	/* Before SND.UNA moves, and before this ACK can end the episode. */
+	if (c->flags & TCPF_SACK_OK)
+		tcp_undo_eifel(c, th);
+}
+
 /* --- Entering and leaving recovery -------------------------------------------------------- */
 
 static void tcp_recovery_enter(struct tcp_conn *c)
@@ -146,11 +149,14 @@ static void tcp_recovery_enter(struct tcp_conn *c)
 
 void tcp_recovery_exit(struct tcp_conn *c)
 {
-	if (c->flags & TCPF_IN_RECOVERY)
-		c->cc.ops->on_recovery_exit(&c->cc, tcp_flight(c), c->s->now_us);
-	/* After an RTO the controller's on_rto ended the episode already (tcp_cc.h). */
+	bool fast = c->flags & TCPF_IN_RECOVERY;
+
 	c->flags &= ~(TCPF_IN_RECOVERY | TCPF_LOSS);
+	/* The controller sees the state it is leaving to (tcp_cc.h); after an RTO its on_rto
+	 * ended the episode already. */
 	c->cc.state = TCP_CC_OPEN;
+	if (fast)
+		c->cc.ops->on_recovery_exit(&c->cc, tcp_flight(c), c->s->now_us);
 	tcp_rack_recovery_done(&c->rack);
 }
 
@@ -240,22 +246,29 @@ static void tcp_prr(struct tcp_conn *c, uint32_t delivered)
 
 /* --- Tail loss probe ------------------------------------------------------------------- */
 
-/* RFC 8985 §7.4: what the ACK says about an outstanding probe. A resent tail that the ACK
- * covers without a D-SACK was a real loss, repaired by the probe: the window is reduced
- * once, as for a loss, without a recovery episode. */
+/* RFC 8985 §7.4: what the ACKs say about an outstanding probe. A D-SACK of the resent tail
+ * means the original arrived too: no loss. An ACK beyond the probe without such a D-SACK
+ * means the probe repaired a real loss: the window is reduced once, as for a loss, without
+ * a recovery episode. A duplicate ACK at the probe's end means both copies arrived. Until
+ * one of these is seen (as Linux waits for it), no other probe goes. */
 static void tcp_tlp_ack(struct tcp_conn *c, const struct tcp_repr *th,
-			const struct tcp_sack_block *dsack)
+			const struct tcp_sack_block *dsack, uint32_t prior_in_flight, bool dup)
 {
 	struct tcp_rack *rk = &c->rack;
 
 	if (!rk->tlp_out || seq_lt(th->ack, rk->tlp_end_seq))
 		return;
-	rk->tlp_out = false;
-	if (!rk->tlp_retrans)
+	if (!rk->tlp_retrans || (dsack != NULL && seq_le(dsack->right, rk->tlp_end_seq))) {
+		rk->tlp_out = false;
 		return;
-	if (dsack != NULL && seq_le(dsack->right, rk->tlp_end_seq))
-		return;         /* the original arrived as well: no loss */
-	c->cc.ssthresh = c->cc.ops->ssthresh(&c->cc, tcp_flight(c), c->s->now_us);
+	}
+	if (th->ack == rk->tlp_end_seq) {
+		if (dup)
+			rk->tlp_out = false;
+		return;
+	}
+	rk->tlp_out = false;
+	c->cc.ssthresh = c->cc.ops->ssthresh(&c->cc, prior_in_flight, c->s->now_us);
 	if (c->cc.ops->cong_control == NULL)
 		c->cc.cwnd = c->cc.ssthresh;
 	if (c->flags & TCPF_ECN_OK)
@@ -365,7 +378,7 @@ void tcp_rack_timer_fire(struct tcp_conn *c)
 
 /* --- Per ACK ---------------------------------------------------------------------------- */
 
-void tcp_recovery_ack(struct tcp_conn *c, const struct tcp_repr *th,
+void tcp_recovery_ack(struct tcp_conn *c, const struct tcp_repr *th, uint32_t prior_una,
 		      const struct tcp_sm_delivery *d, uint32_t prior_in_flight,
 		      const struct tcp_sack_block *dsack)
 {
@@ -378,8 +391,8 @@ void tcp_recovery_ack(struct tcp_conn *c, const struct tcp_repr *th,
 			tcp_rack_dsack(&c->rack, th->ack, c->snd_max);
 			tcp_undo_dsack(c, dsack);
 		}
-		tcp_undo_eifel(c, th);
-		tcp_tlp_ack(c, th, dsack);
+		tcp_tlp_ack(c, th, dsack, prior_in_flight,
+			    th->ack == prior_una && d->bytes == 0);
 		if (c->snd_una != c->snd_max)
 			newly_lost = tcp_rack_mark_losses(c);
 		else

@@ -1,9 +1,11 @@
 /* Loss and liveness on an established connection: the retransmission timer (RFC 6298:
  * initial RTO, RTT estimation, the 200 ms floor, Karn's rule, exponential backoff), the retry
  * limit and the user timeout (RFC 5482), fast retransmit and NewReno recovery without SACK
- * (RFC 5681 §3.2, RFC 6582), SACK-based recovery (RFC 6675), go-back after a timeout and the
- * "recover" guard against a second fast retransmit, keepalive (RFC 1122 §4.2.3.6), and the
- * congestion controller chosen per socket. */
+ * (RFC 5681 §3.2, RFC 6582), with SACK RACK-TLP (RFC 8985: time-based loss marking, the
+ * reorder timer, lost retransmissions, tail loss probes), PRR (RFC 6937), RTO recovery from
+ * the sent map, undo by D-SACK and timestamps (RFC 2883, RFC 3522), the "recover" guard
+ * against a second fast retransmit, keepalive (RFC 1122 §4.2.3.6), and the congestion
+ * controller chosen per socket. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -186,7 +188,8 @@ static void test_established_rto_resends_only_the_first_unacked_segment(void **s
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
-	struct tcp_conn *c = open_conn(&p, &cfg_sack);
+	/* Without SACK: no tail loss probe comes before the timer (see the TLP tests). */
+	struct tcp_conn *c = open_conn(&p, &cfg_newreno);
 	assert_int_equal(c->rto_ms, 300);
 	uint32_t mss = c->snd_mss;
 	uint32_t una = send_segs(&p, c, 3, 3);
@@ -221,7 +224,7 @@ static void test_established_retry_limit_resets_with_etimedout(void **state)
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
-	struct tcp_conn *c = open_conn(&p, &cfg_sack);
+	struct tcp_conn *c = open_conn(&p, &cfg_newreno);
 	uint32_t una = send_segs(&p, c, 2, 2);
 	uint64_t rto = c->rto_ms;
 	for (unsigned i = 0; i < TCP_DATA_RETRIES; i++) {
@@ -507,42 +510,120 @@ static const unsigned b1_2[][2] = {{1, 2}};
 static const unsigned b1_3[][2] = {{1, 3}};
 static const unsigned b1_4[][2] = {{1, 4}};
 
-static void test_established_sack_third_dupack_resends_first_hole_at_once(void **state)
+/* ============================ RACK (RFC 8985 §6) ============================ */
+
+/* The sender's ACKs come one RTT (the handshake's 100 ms) after what they acknowledge. */
+static uint32_t send_then_wait_rtt(struct tp_peer *p, struct tcp_conn *c, unsigned queued,
+				   unsigned sent)
+{
+	uint32_t una = send_segs(p, c, queued, sent);
+	tp_advance(100);
+	tp_expect_none();
+	return una;
+}
+
+static unsigned count_sent_at(unsigned n, uint32_t seq)
+{
+	unsigned k = 0;
+	for (unsigned i = 0; i < n; i++)
+		k += segs[i].th.seq == seq;
+	return k;
+}
+
+static void test_established_rack_three_sacked_segments_mark_the_hole_lost_at_once(void **state)
 {
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
 	struct tcp_conn *c = open_conn(&p, &cfg_sack);
 	uint32_t mss = c->snd_mss;
-	uint32_t una = send_segs(&p, c, 20, 10);
+	uint32_t una = send_then_wait_rtt(&p, c, 20, 10);
 	peer_ack_sack(&p, una, una, mss, b1_2, 1);
 	peer_ack_sack(&p, una, una, mss, b1_3, 1);
+	/* One or two segments above a hole may be reordering: RACK waits (§6.2 step 4). */
 	tp_expect_none();
+	assert_true(tcp_timer_armed(c, TCP_T_REO));
 	peer_ack_sack(&p, una, una, mss, b1_4, 1);
-	/* RFC 6675 §5 step 4.3: the first segment presumed lost goes now, whatever the pipe
-	 * (here six unSACKed segments above the hole keep the pipe above cwnd). */
-	unsigned n = collect(&p);
-	assert_true(n >= 1);
-	assert_int_equal(segs[0].th.seq, una);
-	assert_int_equal(segs[0].len, mss);
+	/* Three SACKed: no reordering window (DupThresh's equivalent); the hole goes now, one
+	 * segment whatever the pipe (RFC 6675 §5 step 4.3 through PRR's first send). */
+	expect_one_seg(&p, una, mss);
+	assert_memory_equal(segs[0].data, pat, mss);
 	assert_true(c->flags & TCPF_IN_RECOVERY);
 	assert_int_equal(c->cc.ssthresh, 5 * mss);
-	assert_int_equal(c->cc.cwnd, 5 * mss);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RACK_LOST], 1);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_FAST_RETRANS], 1);
 }
 
-/* Segments sent in the whole episode, by offset in segments from una. */
-static void expect_resent_only(uint32_t una, uint32_t mss, unsigned n_all,
-			       const unsigned *allowed, unsigned n_allowed)
+static void test_established_rack_reorder_timer_marks_a_lone_hole_lost_after_a_quarter_rtt(
+	void **state)
 {
-	for (unsigned i = 0; i < n_all; i++) {
-		uint32_t off = segs[i].th.seq - una;
-		if (off >= 10 * mss)
-			continue; /* new data */
-		bool ok = false;
-		for (unsigned k = 0; k < n_allowed; k++)
-			ok |= off == allowed[k] * mss;
-		assert_true(ok);
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = open_conn(&p, &cfg_sack);
+	uint32_t mss = c->snd_mss;
+	uint32_t una = send_then_wait_rtt(&p, c, 20, 10);
+	peer_ack_sack(&p, una, una, mss, b1_2, 1);
+	/* RACK.reo_wnd = min_RTT / 4 = 25 ms past the RTT of the segment SACKed (§6.3). */
+	tp_advance(24);
+	tp_expect_none();
+	tp_advance(1);
+	expect_one_seg(&p, una, mss);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RACK_REO_TIMEOUTS], 1);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RTO], 0);
+	assert_true(c->flags & TCPF_IN_RECOVERY);
+}
+
+static void test_established_rack_reordered_original_is_no_loss(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = open_conn(&p, &cfg_sack);
+	uint32_t mss = c->snd_mss;
+	uint32_t una = send_then_wait_rtt(&p, c, 20, 10);
+	peer_ack_sack(&p, una, una, mss, b1_2, 1);
+	/* Segment 0 was only late: its ACK comes inside the reordering window. */
+	tp_advance(10);
+	peer_ack(&p, una + 2 * mss);
+	tp_advance(100);
+	unsigned n = collect(&p);
+	assert_int_equal(count_sent_at(n, una), 0);
+	assert_false(c->flags & TCPF_IN_RECOVERY);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RACK_LOST], 0);
+	assert_true(c->rack.reordering_seen);
+}
+
+static void test_established_rack_resends_a_lost_retransmission_without_an_rto(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = open_conn(&p, &cfg_sack);
+	uint32_t mss = c->snd_mss;
+	uint32_t una = send_then_wait_rtt(&p, c, 40, 10);
+	struct tp_seg all[TS_MAX_FRAMES];
+	unsigned n_all = 0;
+	/* Segment 0 is lost; 1-9 arrive: the hole is resent, then new data as PRR allows. */
+	for (unsigned k = 2; k <= 10; k++) {
+		unsigned blk[1][2] = {{1, k}};
+		peer_ack_sack(&p, una, una, mss, (const unsigned (*)[2])blk, 1);
+		unsigned n = collect(&p);
+		memcpy(all + n_all, segs, n * sizeof(segs[0]));
+		n_all += n;
 	}
+	memcpy(segs, all, n_all * sizeof(segs[0]));
+	assert_int_equal(count_sent_at(n_all, una), 1);
+	assert_true(seq_gt(c->snd_max, una + 10 * mss));
+	/* The resend is lost too. A round trip later new data sent after it is SACKed: RACK
+	 * knows the resend should have arrived by then (§6.2), and sends it again. */
+	tp_advance(100);
+	static const unsigned past[][2] = {{1, 11}};
+	peer_ack_sack(&p, una, una, mss, past, 1);
+	unsigned n = collect(&p);
+	assert_int_equal(count_sent_at(n, una), 1);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RTO], 0);
+	assert_int_equal(c->retransmits, 2);
 }
 
 static void test_established_sack_recovery_resends_holes_never_sacked_data(void **state)
@@ -552,7 +633,7 @@ static void test_established_sack_recovery_resends_holes_never_sacked_data(void 
 	tp_peer_init(&p);
 	struct tcp_conn *c = open_conn(&p, &cfg_sack);
 	uint32_t mss = c->snd_mss;
-	uint32_t una = send_segs(&p, c, 20, 10);
+	uint32_t una = send_then_wait_rtt(&p, c, 20, 10);
 	/* Segments 0 and 2 are lost; 1 and 3-9 arrive. */
 	static const unsigned acks[][2][2] = {
 		{{1, 2}, {0, 0}}, {{3, 4}, {1, 2}}, {{3, 5}, {1, 2}}, {{3, 6}, {1, 2}},
@@ -567,15 +648,12 @@ static void test_established_sack_recovery_resends_holes_never_sacked_data(void 
 		n_all += n;
 	}
 	memcpy(segs, all, n_all * sizeof(segs[0]));
-	static const unsigned holes[] = {0, 2};
-	expect_resent_only(una, mss, n_all, holes, 2);
-	bool seen0 = false, seen2 = false;
 	for (unsigned i = 0; i < n_all; i++) {
-		seen0 |= segs[i].th.seq == una;
-		seen2 |= segs[i].th.seq == una + 2 * mss;
+		uint32_t off = segs[i].th.seq - una;
+		assert_true(off == 0 || off == 2 * mss || off >= 10 * mss);
 	}
-	assert_true(seen0);
-	assert_true(seen2);
+	assert_int_equal(count_sent_at(n_all, una), 1);
+	assert_int_equal(count_sent_at(n_all, una + 2 * mss), 1);
 	assert_int_equal(c->retransmits, 2);
 	/* Both holes filled: the full ACK ends recovery. */
 	peer_ack(&p, una + 10 * mss);
@@ -583,26 +661,29 @@ static void test_established_sack_recovery_resends_holes_never_sacked_data(void 
 	assert_true(c->cc.cwnd <= c->cc.ssthresh);
 }
 
-static void test_established_sack_recovery_is_pipe_limited(void **state)
+/* ============================ PRR (RFC 6937) ============================ */
+
+static void test_established_prr_resends_as_segments_leave_the_network(void **state)
 {
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
 	struct tcp_conn *c = open_conn(&p, &cfg_sack);
 	uint32_t mss = c->snd_mss;
-	uint32_t una = send_segs(&p, c, 20, 10);
-	/* Segments 0-3 lost, 4-9 arrive. cwnd = ssthresh = 5 segments. */
+	uint32_t una = send_then_wait_rtt(&p, c, 20, 10);
+	/* Segments 0-3 lost, 4-9 arrive. ssthresh = 5 segments. */
 	static const unsigned d1[][2] = {{4, 5}}, d2[][2] = {{4, 6}}, d3[][2] = {{4, 7}},
 			      d4[][2] = {{4, 8}}, d5[][2] = {{4, 9}};
 	peer_ack_sack(&p, una, una, mss, d1, 1);
 	peer_ack_sack(&p, una, una, mss, d2, 1);
 	tp_expect_none();
 	peer_ack_sack(&p, una, una, mss, d3, 1);
-	/* pipe: 7-9 in flight (3); each resend adds one: two fit under cwnd = 5. */
+	/* The pipe (7-9) is below ssthresh: slow-start reduction bound, at most one segment
+	 * more than was delivered: two resends. */
 	assert_int_equal(collect(&p), 2);
 	assert_int_equal(segs[0].th.seq, una);
 	assert_int_equal(segs[1].th.seq, una + mss);
-	/* Each further SACKed segment leaves the pipe: one more resend per ACK. */
+	/* Each further SACKed segment lets one more go. */
 	peer_ack_sack(&p, una, una, mss, d4, 1);
 	expect_one_seg(&p, una + 2 * mss, mss);
 	peer_ack_sack(&p, una, una, mss, d5, 1);
@@ -610,7 +691,125 @@ static void test_established_sack_recovery_is_pipe_limited(void **state)
 	assert_int_equal(c->retransmits, 4);
 }
 
-static void test_established_sack_recovery_sends_new_data_when_pipe_allows(void **state)
+static void test_established_prr_sends_new_data_when_the_pipe_allows(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = open_conn(&p, &cfg_sack);
+	uint32_t mss = c->snd_mss;
+	uint32_t una = send_then_wait_rtt(&p, c, 20, 10);
+	/* Only segment 0 is lost. */
+	struct tp_seg all[64];
+	unsigned n_all = 0;
+	for (unsigned k = 2; k <= 10; k++) {
+		unsigned blk[1][2] = {{1, k}};
+		peer_ack_sack(&p, una, una, mss, (const unsigned (*)[2])blk, 1);
+		unsigned n = collect(&p);
+		memcpy(all + n_all, segs, n * sizeof(segs[0]));
+		n_all += n;
+	}
+	memcpy(segs, all, n_all * sizeof(segs[0]));
+	/* RFC 6675 §5 NextSeg rule 2: with the hole resent and the pipe below cwnd, new data
+	 * goes, whatever SND.NXT - SND.UNA says. */
+	bool new_data = false;
+	for (unsigned i = 0; i < n_all; i++)
+		new_data |= seq_ge(segs[i].th.seq, una + 10 * mss);
+	assert_int_equal(count_sent_at(n_all, una), 1);
+	assert_true(new_data);
+	assert_true(c->sm.in_flight <= c->cc.cwnd);
+	assert_true(c->sm.in_flight <= c->cc.ssthresh);
+}
+
+/* ============================ tail loss probe (RFC 8985 §7) ============================ */
+
+static void test_established_tlp_probes_the_last_segment_after_two_srtt(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = open_conn(&p, &cfg_sack);
+	uint32_t mss = c->snd_mss;
+	uint32_t una = send_segs(&p, c, 3, 3);
+	/* PTO = 2·SRTT + 2 ms = 202 ms, before the 300 ms RTO (§7.2). */
+	tp_advance(201);
+	tp_expect_none();
+	tp_advance(1);
+	expect_one_seg(&p, una + 2 * mss, mss);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_TLP_PROBES], 1);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RTO], 0);
+	/* One probe per episode; the RTO follows a full RTO after it (§7.3). */
+	tp_advance(299);
+	tp_expect_none();
+	tp_advance(1);
+	expect_one_seg(&p, una, mss);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RTO], 1);
+}
+
+static void test_established_tlp_one_segment_waits_for_a_delayed_ack_too(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct conn_cfg cfg = cfg_sack;
+	cfg.hs_rtt_ms = 10;     /* RTO at its 200 ms floor */
+	struct tcp_conn *c = open_conn(&p, &cfg);
+	send_segs(&p, c, 1, 1);
+	/* PTO = 2·SRTT + 2 ms + WCDelAckT (200 ms) > RTO: the RTO comes first (§7.2). */
+	tp_advance(199);
+	tp_expect_none();
+	tp_advance(1);
+	assert_int_equal(collect(&p), 1);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_TLP_PROBES] + ts_s->events[STACK_EV_TCP_RTO], 1);
+}
+
+static void test_established_tlp_probe_that_repairs_a_tail_loss_reduces_the_window_once(
+	void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = open_conn(&p, &cfg_sack);
+	uint32_t mss = c->snd_mss;
+	uint32_t una = send_segs(&p, c, 3, 3);
+	tp_advance(202);
+	expect_one_seg(&p, una + 2 * mss, mss);
+	/* The last segment had been lost: the probe's ACK covers everything, and no D-SACK
+	 * follows; the next ACK beyond the probe settles it (§7.4). */
+	peer_ack(&p, una + 3 * mss);
+	assert_true(c->rack.tlp_out);
+	assert_int_equal(tcp_send(c, pat, mss), mss);
+	expect_one_seg(&p, una + 3 * mss, mss);
+	peer_ack(&p, una + 4 * mss);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_TLP_RECOVERIES], 1);
+	assert_false(c->flags & (TCPF_IN_RECOVERY | TCPF_LOSS));
+	assert_int_equal(c->cc.ssthresh, 2 * mss);
+	assert_int_equal(c->cc.cwnd, c->cc.ssthresh);
+	assert_false(c->rack.tlp_out);
+}
+
+static void test_established_tlp_probe_answered_by_a_dsack_keeps_the_window(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = open_conn(&p, &cfg_sack);
+	uint32_t mss = c->snd_mss;
+	uint32_t una = send_segs(&p, c, 3, 3);
+	uint32_t cwnd = c->cc.cwnd;
+	tp_advance(202);
+	expect_one_seg(&p, una + 2 * mss, mss);
+	/* Nothing was lost, only slow: the ACK of everything, then the probe's D-SACK. */
+	peer_ack(&p, una + 3 * mss);
+	static const unsigned dup2[][2] = {{2, 3}};
+	peer_ack_sack(&p, una + 3 * mss, una, mss, dup2, 1);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_DSACKS_RX], 1);
+	assert_false(c->rack.tlp_out);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_TLP_RECOVERIES], 0);
+	assert_true(c->cc.cwnd >= cwnd);
+}
+
+static void test_established_tlp_sends_new_data_as_its_probe_when_there_is_some(void **state)
 {
 	(void)state;
 	struct tp_peer p;
@@ -618,28 +817,17 @@ static void test_established_sack_recovery_sends_new_data_when_pipe_allows(void 
 	struct tcp_conn *c = open_conn(&p, &cfg_sack);
 	uint32_t mss = c->snd_mss;
 	uint32_t una = send_segs(&p, c, 20, 10);
-	/* Only segment 0 is lost. */
-	for (unsigned k = 2; k <= 10; k++) {
-		unsigned blk[1][2] = {{1, k}};
-		peer_ack_sack(&p, una, una, mss, (const unsigned (*)[2])blk, 1);
-	}
-	unsigned n = collect(&p);
-	/* RFC 6675 §5 NextSeg rule 2: with the hole resent and the pipe below cwnd, new data
-	 * MUST go, whatever SND.NXT - SND.UNA says. */
-	bool resent = false, new_data = false;
-	for (unsigned i = 0; i < n; i++) {
-		resent |= segs[i].th.seq == una;
-		new_data |= seq_ge(segs[i].th.seq, una + 10 * mss);
-	}
-	assert_true(resent);
-	assert_true(new_data);
-	uint32_t pipe = tcp_sb_pipe(&c->sb, c->snd_una, c->snd_max, c->high_rxt, mss);
-	assert_true(pipe <= c->cc.cwnd);
+	tp_advance(202);
+	/* §7.3: new data when the peer's window takes it (cwnd is full). */
+	expect_one_seg(&p, una + 10 * mss, mss);
+	assert_memory_equal(segs[0].data, pat + 10 * mss, mss);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_TLP_PROBES], 1);
+	assert_int_equal(c->retransmits, 0);
 }
 
 /* ============================ after a timeout ============================ */
 
-static void test_established_rto_pulls_snd_nxt_back_and_cwnd_to_one_mss(void **state)
+static void test_established_rto_resends_from_the_map_not_go_back_n(void **state)
 {
 	(void)state;
 	struct tp_peer p;
@@ -647,35 +835,106 @@ static void test_established_rto_pulls_snd_nxt_back_and_cwnd_to_one_mss(void **s
 	struct tcp_conn *c = open_conn(&p, &cfg_sack);
 	uint32_t mss = c->snd_mss;
 	uint32_t una = send_segs(&p, c, 10, 10);
-	tp_advance(c->rto_ms);
+	tp_advance(202);
+	expect_one_seg(&p, una + 9 * mss, mss); /* the probe */
+	tp_advance(300);
 	expect_one_seg(&p, una, mss);
-	assert_int_equal(c->snd_nxt, una + mss);
-	assert_int_equal(c->snd_max, una + 10 * mss);
+	assert_true(c->flags & TCPF_LOSS);
+	assert_int_equal(c->snd_nxt, c->snd_max);
 	assert_int_equal(c->cc.cwnd, mss); /* RFC 5681 §3.1: the loss window */
 	assert_int_equal(c->cc.ssthresh, 5 * mss);
-	/* Slow start from one segment, resending what followed (go-back-N). */
-	peer_ack(&p, una + mss);
+	/* The probe had arrived: slow start resends 1 and 2, never the SACKed 9. */
+	static const unsigned b9[][2] = {{9, 10}};
+	peer_ack_sack(&p, una + mss, una, mss, b9, 1);
 	assert_int_equal(collect(&p), 2);
 	assert_int_equal(segs[0].th.seq, una + mss);
 	assert_int_equal(segs[1].th.seq, una + 2 * mss);
 	assert_memory_equal(segs[1].data, pat + 2 * mss, mss);
 	assert_int_equal(c->cc.cwnd, 2 * mss);
+	/* Everything up to 9 acknowledged: 9 was never sent again, RTO recovery ends. */
+	struct tp_seg all[64];
+	unsigned n_all = 0;
+	for (unsigned k = 2; k <= 9; k++) {
+		peer_ack_sack(&p, una + k * mss, una, mss, b9, 1);
+		unsigned n = collect(&p);
+		memcpy(all + n_all, segs, n * sizeof(segs[0]));
+		n_all += n;
+	}
+	assert_int_equal(count_sent_at(n_all, una + 9 * mss), 0);
+	peer_ack(&p, una + 10 * mss);
+	assert_false(c->flags & TCPF_LOSS);
 }
 
-static void test_established_rto_clears_the_sack_scoreboard(void **state)
+static void test_established_repeated_rto_forgets_sacks_the_receiver_may_have_reneged(
+	void **state)
 {
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
 	struct tcp_conn *c = open_conn(&p, &cfg_sack);
 	uint32_t mss = c->snd_mss;
-	uint32_t una = send_segs(&p, c, 10, 10);
-	peer_ack_sack(&p, una, una, mss, b1_2, 1);
-	assert_int_equal(tcp_sb_sacked_bytes(&c->sb), mss);
-	tp_advance(c->rto_ms);
-	expect_one_seg(&p, una, mss);
-	/* RFC 6675 §5.1: the receiver may have reneged; start afresh. */
+	uint32_t una = send_segs(&p, c, 2, 2);
+	tp_advance(202);
+	expect_one_seg(&p, una + mss, mss); /* the probe */
+	static const unsigned b1[][2] = {{1, 2}};
+	peer_ack_sack(&p, una, una, mss, b1, 1);
+	expect_one_seg(&p, una, mss); /* RACK: 0 was sent long before the probe arrived */
+	tp_advance(300);
+	expect_one_seg(&p, una, mss); /* the first RTO resends 0 only: 1 is SACKed */
+	assert_int_equal(c->sm.sacked, mss);
+	tp_advance(600);
+	assert_int_equal(collect(&p), 1);
+	/* RFC 2018 §8: after a second timeout the SACK may have been reneged on. */
+	assert_int_equal(c->sm.sacked, 0);
 	assert_int_equal(tcp_sb_sacked_bytes(&c->sb), 0);
+}
+
+/* ============================ undo ============================ */
+
+static void test_established_dsack_of_every_resend_undoes_the_reduction(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = open_conn(&p, &cfg_sack);
+	uint32_t mss = c->snd_mss;
+	uint32_t una = send_then_wait_rtt(&p, c, 10, 10);
+	uint32_t cwnd = c->cc.cwnd;
+	peer_ack_sack(&p, una, una, mss, b1_2, 1);
+	peer_ack_sack(&p, una, una, mss, b1_3, 1);
+	peer_ack_sack(&p, una, una, mss, b1_4, 1);
+	expect_one_seg(&p, una, mss);
+	assert_int_equal(c->cc.ssthresh, 5 * mss);
+	/* Segment 0 was only delayed: the peer got it twice and says so (RFC 2883). */
+	static const unsigned dup0[][2] = {{0, 1}};
+	peer_ack_sack(&p, una + 10 * mss, una, mss, dup0, 1);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_UNDOS], 1);
+	assert_int_equal(c->cc.cwnd, cwnd);
+	assert_int_equal(c->cc.ssthresh, cwnd - cwnd / 4);
+}
+
+static void test_established_eifel_timestamps_undo_a_spurious_rto(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = open_conn(&p, &cfg_sack);
+	uint32_t mss = c->snd_mss;
+	uint32_t una = send_segs(&p, c, 2, 2);
+	uint32_t cwnd = c->cc.cwnd;
+	uint32_t original_ts = p.tsecr;
+	tp_advance(202);
+	collect(&p); /* the probe */
+	tp_advance(300);
+	expect_one_seg(&p, una, mss);
+	assert_true(c->flags & TCPF_LOSS);
+	/* The ACK echoes the originals' timestamp: they arrived, the timeout was spurious
+	 * (RFC 3522 §3.2). */
+	p.tsecr = original_ts;
+	peer_ack_sack(&p, una + 2 * mss, una, mss, NULL, 0);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_UNDOS], 1);
+	assert_false(c->flags & TCPF_LOSS);
+	assert_true(c->cc.cwnd >= cwnd);
 }
 
 static void test_established_dupacks_after_rto_start_no_fast_retransmit(void **state)
@@ -912,12 +1171,22 @@ int main(void)
 		T(test_established_partial_ack_resends_next_hole_newreno),
 		T(test_established_full_ack_ends_recovery_cwnd_at_ssthresh_newreno),
 		T(test_established_fast_retransmit_whatever_the_iss),
-		T(test_established_sack_third_dupack_resends_first_hole_at_once),
+		T(test_established_rack_three_sacked_segments_mark_the_hole_lost_at_once),
+		T(test_established_rack_reorder_timer_marks_a_lone_hole_lost_after_a_quarter_rtt),
+		T(test_established_rack_reordered_original_is_no_loss),
+		T(test_established_rack_resends_a_lost_retransmission_without_an_rto),
 		T(test_established_sack_recovery_resends_holes_never_sacked_data),
-		T(test_established_sack_recovery_is_pipe_limited),
-		T(test_established_sack_recovery_sends_new_data_when_pipe_allows),
-		T(test_established_rto_pulls_snd_nxt_back_and_cwnd_to_one_mss),
-		T(test_established_rto_clears_the_sack_scoreboard),
+		T(test_established_prr_resends_as_segments_leave_the_network),
+		T(test_established_prr_sends_new_data_when_the_pipe_allows),
+		T(test_established_tlp_probes_the_last_segment_after_two_srtt),
+		T(test_established_tlp_one_segment_waits_for_a_delayed_ack_too),
+		T(test_established_tlp_probe_that_repairs_a_tail_loss_reduces_the_window_once),
+		T(test_established_tlp_probe_answered_by_a_dsack_keeps_the_window),
+		T(test_established_tlp_sends_new_data_as_its_probe_when_there_is_some),
+		T(test_established_rto_resends_from_the_map_not_go_back_n),
+		T(test_established_repeated_rto_forgets_sacks_the_receiver_may_have_reneged),
+		T(test_established_dsack_of_every_resend_undoes_the_reduction),
+		T(test_established_eifel_timestamps_undo_a_spurious_rto),
 		T(test_established_dupacks_after_rto_start_no_fast_retransmit),
 		T(test_established_loss_after_recover_fast_retransmits_again),
 		T(test_established_keepalive_off_by_default),
