@@ -148,7 +148,8 @@ struct tcp_cc_ops {
 	 * rto_ms is the current RTO. Call it for every idle period, long or short: when idle_ms
 	 * > rto_ms the controller sets cwnd = min(cwnd, RW) with the restart window
 	 * RW = min(IW, cwnd) (RFC 5681 §4.1), keeping ssthresh; in every case CUBIC takes the
-	 * idle time out of its clock (RFC 9438 §5.8). */
+	 * idle time out of its clock (RFC 9438 §5.8). BBR keeps cwnd (pacing spreads the restart)
+	 * and paces at its bandwidth estimate until data is delivered again. */
 	void (*on_idle)(struct tcp_cc *cc, uint32_t rto_ms, uint64_t idle_ms);
 
 	/* A model-based controller (Linux's cong_control): when non-NULL the core calls it with
@@ -213,6 +214,8 @@ struct tcp_cc_bbr {
 	uint64_t probe_rtt_done_us; /* PROBE_RTT may end at this time, 0 = not yet armed */
 	uint64_t cycle_stamp_us; /* start of the current PROBE_BW phase */
 	uint64_t last_now_us;	/* time of the last rate sample (on_idle has no clock) */
+	uint64_t probe_rtt_app_limited; /* data sent before C.delivered reached this was sent
+				 * in PROBE_RTT: its rate samples count as app-limited */
 	uint32_t min_rtt_us;	/* RTprop: windowed (10 s) minimum RTT, UINT32_MAX = none */
 	uint32_t prior_cwnd;	/* cwnd to return to after recovery, RTO or PROBE_RTT */
 	uint16_t pacing_gain;	/* gains in 1/256 */

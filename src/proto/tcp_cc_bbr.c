@@ -38,6 +38,10 @@
  *  - on_idle: BBR relies on pacing instead of the RFC 5681 §4.1 restart window, so cwnd is
  *    kept; in PROBE_BW the rate is the estimated bandwidth (gain 1) until data is delivered
  *    again, and PROBE_RTT ends at once if its time has passed.
+ *  - Data sent in PROBE_RTT is taken as application-limited (Linux sets the core's app_limited
+ *    mark; here the controller keeps the mark itself, by delivered count), so that a PROBE_RTT
+ *    lasting many rounds (short RTTs: 200 ms is 100 rounds at 2 ms) cannot age the bandwidth
+ *    estimate out.
  *  - The random PROBE_BW start phase is a hash of the sample's clock and delivered count:
  *    deterministic for a given input, different between connections.
  *  - Entering DRAIN sets ssthresh to the estimated BDP (as newer Linux does), so that
@@ -364,6 +368,11 @@ static void bbr_update_min_rtt(struct tcp_cc *cc, const struct tcp_rate_sample *
 		b->probe_rtt_done_us = 0;
 	}
 	if (b->mode == TCP_CC_BBR_PROBE_RTT) {
+		/* What is sent now goes out at 4 segments a round: its samples say nothing
+		 * about the bottleneck and must not age the estimate out (Linux marks the
+		 * connection application-limited for this; the interface has no way to ask
+		 * the core, so the mark is kept here). */
+		b->probe_rtt_app_limited = rs->delivered + rs->in_flight + 1;
 		if (b->probe_rtt_done_us == 0 &&
 		    rs->in_flight <= BBR_MIN_CWND_SEGS * cc->mss) {
 			/* the queue is drained: hold here 200 ms and at least a round */
@@ -460,10 +469,15 @@ done:
 
 /* --- Hooks -------------------------------------------------------------------------------- */
 
-static void bbr_cong_control(struct tcp_cc *cc, const struct tcp_rate_sample *rs)
+static void bbr_cong_control(struct tcp_cc *cc, const struct tcp_rate_sample *in)
 {
 	struct tcp_cc_bbr *b = &cc->u.bbr;
+	struct tcp_rate_sample sample = *in;
+	const struct tcp_rate_sample *rs = &sample;
 	uint64_t bw;
+
+	if (in->prior_delivered < b->probe_rtt_app_limited)
+		sample.is_app_limited = true;	/* sent during PROBE_RTT */
 
 	if (!b->started) {
 		b->started = 1;

@@ -174,6 +174,7 @@ struct sim {
 	uint64_t link_free_ns;	/* the bottleneck is busy until then */
 	uint64_t next_send_ns;	/* pacing: the next segment may leave then */
 	uint32_t min_rtt;	/* the sender's own, for the rate sample's validity */
+	uint32_t rtt_us;	/* propagation RTT, SIM_RTT unless a test changes it */
 	uint32_t head, tail;	/* segments in flight: ring[head..tail) */
 	uint32_t max_in_flight;	/* largest flight seen */
 	struct sim_pkt ring[SIM_RING];
@@ -190,6 +191,7 @@ static struct sim *sim_new(void)
 	tcp_cc_init(&s->cc, &tcp_cc_bbr_ops, MSS);
 	s->now = T0;
 	s->min_rtt = UINT32_MAX;
+	s->rtt_us = SIM_RTT;
 	return s;
 }
 
@@ -211,7 +213,7 @@ static void sim_send(struct sim *s)
 	p->first_sent_us = s->first_sent_us;
 	depart_ns = (now_ns > s->link_free_ns ? now_ns : s->link_free_ns) + SIM_SER_NS;
 	s->link_free_ns = depart_ns;
-	p->ack_us = (depart_ns + 999) / 1000 + SIM_RTT;
+	p->ack_us = (depart_ns + 999) / 1000 + s->rtt_us;
 	s->tail++;
 	if (sim_in_flight(s) > s->max_in_flight)
 		s->max_in_flight = sim_in_flight(s);
@@ -675,6 +677,24 @@ static void test_bbr_probe_rtt_after_10s_without_new_min_rtt_holds_4_segments_fo
 	sim_run_until(s, s->now + 500000);
 	assert_true(near(s->cc.cwnd, 2 * SIM_BDP + SEG(3), 5));
 	assert_true(near(tcp_cc_bbr_max_bw(&s->cc), SIM_BW, 2));
+}
+
+static void test_bbr_probe_rtt_of_many_short_rounds_keeps_the_bandwidth_estimate(void **state)
+{
+	struct sim *s = sim_new();
+	uint64_t bdp = SIM_BW * (2000 + SIM_SER_NS / 1000) / 1000000;
+
+	(void)state;
+	s->rtt_us = 2000;	/* 200 ms of PROBE_RTT is 100 rounds */
+	sim_run_until(s, T0 + 1000000);
+	assert_true(near(tcp_cc_bbr_max_bw(&s->cc), SIM_BW, 2));
+	sim_run_until_mode(s, TCP_CC_BBR_PROBE_RTT, 10000000);
+	sim_run_until_mode(s, TCP_CC_BBR_PROBE_BW, 1000000);
+	/* 4 segments a round for 100 rounds did not become the estimate */
+	assert_true(near(tcp_cc_bbr_max_bw(&s->cc), SIM_BW, 2));
+	sim_run_until(s, s->now + 100000);
+	assert_true(near(tcp_cc_bbr_max_bw(&s->cc), SIM_BW, 2));
+	assert_true(near(s->cc.cwnd, 2 * bdp + SEG(3), 8));
 }
 
 static void test_bbr_new_min_rtt_postpones_probe_rtt(void **state)
@@ -1197,6 +1217,7 @@ int main(void)
 		cmocka_unit_test(test_bbr_probe_bw_start_phase_is_deterministic),
 		cmocka_unit_test(
 			test_bbr_probe_rtt_after_10s_without_new_min_rtt_holds_4_segments_for_200ms),
+		cmocka_unit_test(test_bbr_probe_rtt_of_many_short_rounds_keeps_the_bandwidth_estimate),
 		cmocka_unit_test(test_bbr_new_min_rtt_postpones_probe_rtt),
 		cmocka_unit_test(test_bbr_probe_rtt_needs_a_round_as_well_as_200ms),
 		cmocka_unit_test(test_bbr_app_limited_samples_do_not_lower_max_bw),
