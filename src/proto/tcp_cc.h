@@ -211,7 +211,7 @@ struct tcp_cc_bbr {
 	uint64_t next_round_delivered; /* a round ends once prior_delivered reaches this */
 	uint64_t full_bw;	/* bw that the full-pipe test last saw grow by 25 % */
 	uint64_t min_rtt_stamp_us; /* when min_rtt_us was last set */
-	uint64_t probe_rtt_done_us; /* PROBE_RTT may end at this time, 0 = not yet armed */
+	uint64_t probe_rtt_done_us; /* PROBE_RTT may end at this time, once armed */
 	uint64_t cycle_stamp_us; /* start of the current PROBE_BW phase */
 	uint64_t last_now_us;	/* time of the last rate sample (on_idle has no clock) */
 	uint64_t probe_rtt_app_limited; /* data sent before C.delivered reached this was sent
@@ -228,6 +228,7 @@ struct tcp_cc_bbr {
 	uint8_t round_start : 1; /* this sample ended a round */
 	uint8_t packet_conservation : 1; /* first round of recovery */
 	uint8_t idle_restart : 1; /* restarted from idle, no data delivered since */
+	uint8_t probe_rtt_armed : 1; /* the queue drained: probe_rtt_done_us is set */
 	uint8_t probe_rtt_round_done : 1; /* a round passed since PROBE_RTT was armed */
 	uint8_t has_seen_rtt : 1; /* the initial pacing rate used a real RTT */
 	uint8_t started : 1;	/* the clocks above have been set by a first sample */

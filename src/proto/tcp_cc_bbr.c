@@ -80,6 +80,12 @@ static uint32_t bbr_max_u32(uint32_t a, uint32_t b)
 	return a > b ? a : b;
 }
 
+/* a is before b on a clock that may wrap (they are less than 2^63 apart) */
+static bool bbr_before(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) < 0;
+}
+
 static uint32_t bbr_sat32(uint64_t x)
 {
 	return x > TCP_CC_CWND_MAX ? TCP_CC_CWND_MAX : (uint32_t)x;
@@ -345,18 +351,18 @@ static void bbr_check_probe_rtt_done(struct tcp_cc *cc, uint64_t now_us, uint64_
 {
 	struct tcp_cc_bbr *b = &cc->u.bbr;
 
-	if (b->probe_rtt_done_us == 0 || now_us < b->probe_rtt_done_us)
+	if (!b->probe_rtt_armed || bbr_before(now_us, b->probe_rtt_done_us))
 		return;
 	b->min_rtt_stamp_us = now_us;	/* the RTT was measured: 10 s until the next probe */
 	cc->cwnd = bbr_max_u32(cc->cwnd, b->prior_cwnd);
-	b->probe_rtt_done_us = 0;
+	b->probe_rtt_armed = 0;
 	bbr_reset_mode(cc, now_us, delivered);
 }
 
 static void bbr_update_min_rtt(struct tcp_cc *cc, const struct tcp_rate_sample *rs)
 {
 	struct tcp_cc_bbr *b = &cc->u.bbr;
-	bool expired = rs->now_us > b->min_rtt_stamp_us + BBR_MIN_RTT_WINDOW_US;
+	bool expired = rs->now_us - b->min_rtt_stamp_us > BBR_MIN_RTT_WINDOW_US;
 
 	if (rs->rtt_us != 0 && (rs->rtt_us < b->min_rtt_us || expired)) {
 		b->min_rtt_us = rs->rtt_us;
@@ -365,7 +371,7 @@ static void bbr_update_min_rtt(struct tcp_cc *cc, const struct tcp_rate_sample *
 	if (expired && !b->idle_restart && b->mode != TCP_CC_BBR_PROBE_RTT) {
 		b->mode = TCP_CC_BBR_PROBE_RTT;
 		bbr_save_cwnd(cc);
-		b->probe_rtt_done_us = 0;
+		b->probe_rtt_armed = 0;
 	}
 	if (b->mode == TCP_CC_BBR_PROBE_RTT) {
 		/* What is sent now goes out at 4 segments a round: its samples say nothing
@@ -373,13 +379,14 @@ static void bbr_update_min_rtt(struct tcp_cc *cc, const struct tcp_rate_sample *
 		 * connection application-limited for this; the interface has no way to ask
 		 * the core, so the mark is kept here). */
 		b->probe_rtt_app_limited = rs->delivered + rs->in_flight + 1;
-		if (b->probe_rtt_done_us == 0 &&
+		if (!b->probe_rtt_armed &&
 		    rs->in_flight <= BBR_MIN_CWND_SEGS * cc->mss) {
 			/* the queue is drained: hold here 200 ms and at least a round */
 			b->probe_rtt_done_us = rs->now_us + BBR_PROBE_RTT_US;
+			b->probe_rtt_armed = 1;
 			b->probe_rtt_round_done = 0;
 			b->next_round_delivered = rs->delivered;
-		} else if (b->probe_rtt_done_us != 0) {
+		} else if (b->probe_rtt_armed) {
 			if (b->round_start)
 				b->probe_rtt_round_done = 1;
 			if (b->probe_rtt_round_done)

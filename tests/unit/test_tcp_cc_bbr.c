@@ -665,7 +665,7 @@ static void test_bbr_probe_rtt_after_10s_without_new_min_rtt_holds_4_segments_fo
 		if (s->cc.u.bbr.mode != TCP_CC_BBR_PROBE_RTT)
 			break;
 		assert_int_equal(s->cc.cwnd, SEG(4));
-		if (armed == 0 && s->cc.u.bbr.probe_rtt_done_us != 0) {
+		if (armed == 0 && s->cc.u.bbr.probe_rtt_armed) {
 			armed = s->now;
 			assert_true(sim_in_flight(s) <= SEG(4));
 		}
@@ -741,7 +741,7 @@ static void test_bbr_probe_rtt_needs_a_round_as_well_as_200ms(void **state)
 		fd_round_n(&f, 2, bw, 300000, false);
 	f.in_flight = SEG(4);
 	fd_ack(&f, MSS, f.delivered - MSS, bw, 300000, false, 0);	/* arms the timer */
-	assert_true(f.cc.u.bbr.probe_rtt_done_us != 0);
+	assert_true(f.cc.u.bbr.probe_rtt_armed);
 	/* 250 ms on, still inside the round that began at arming */
 	f.now += 250000;
 	fd_ack(&f, MSS, f.delivered - 2 * MSS, bw, 300000, false, 0);
@@ -785,7 +785,7 @@ static void test_bbr_idle_ends_a_probe_rtt_whose_time_has_passed(void **state)
 	f.in_flight = SEG(3);
 	fd_acks(&f, 1, 0, 10000000, 20000, false);
 	assert_int_equal(f.cc.u.bbr.mode, TCP_CC_BBR_PROBE_RTT);
-	assert_true(f.cc.u.bbr.probe_rtt_done_us != 0);
+	assert_true(f.cc.u.bbr.probe_rtt_armed);
 	assert_int_equal(f.cc.cwnd, SEG(4));
 	/* idle for 100 ms: not yet */
 	f.cc.ops->on_idle(&f.cc, 200, 100);
@@ -1177,6 +1177,41 @@ static void test_bbr_cwnd_never_below_4_segments_nor_above_max(void **state)
 	assert_true(f.cc.pacing_rate > 0);
 }
 
+static void test_bbr_clock_wrapping_past_2_64_keeps_its_timers(void **state)
+{
+	struct feed f;
+	uint64_t stamp;
+	int i;
+
+	(void)state;
+	fd_init(&f);
+	f.now = UINT64_MAX - 2000000;	/* 2 s before the clock wraps */
+	f.in_flight = 200000;
+	fd_fill_pipe(&f, 10000000, 20000);
+	fd_round(&f, 10000000, 20000);
+	assert_int_equal(f.cc.u.bbr.mode, TCP_CC_BBR_PROBE_BW);
+	stamp = f.cc.u.bbr.min_rtt_stamp_us;
+	while (f.now - stamp < 9900000) {
+		fd_round(&f, 10000000, 20000);
+		assert_int_equal(f.cc.u.bbr.mode, TCP_CC_BBR_PROBE_BW);
+	}
+	assert_true(f.now < stamp);	/* wrapped */
+	for (i = 0; i < 20 && f.cc.u.bbr.mode != TCP_CC_BBR_PROBE_RTT; i++)
+		fd_round(&f, 10000000, 20000);
+	assert_int_equal(f.cc.u.bbr.mode, TCP_CC_BBR_PROBE_RTT);
+	assert_true(f.now - stamp > 10000000);
+	f.in_flight = SEG(3);
+	fd_round(&f, 10000000, 20000);
+	stamp = f.cc.u.bbr.probe_rtt_done_us;
+	for (i = 0; i < 30 && f.cc.u.bbr.mode == TCP_CC_BBR_PROBE_RTT; i++) {
+		fd_round(&f, 10000000, 20000);
+		if (f.cc.u.bbr.mode == TCP_CC_BBR_PROBE_RTT)
+			assert_true(f.now - stamp > (1ull << 63) || f.now == stamp);
+	}
+	assert_int_equal(f.cc.u.bbr.mode, TCP_CC_BBR_PROBE_BW);
+	assert_true(f.now - stamp < 100000);
+}
+
 static void test_bbr_on_ack_is_a_harmless_no_op(void **state)
 {
 	struct feed f;
@@ -1310,6 +1345,7 @@ int main(void)
 		cmocka_unit_test(test_bbr_rto_then_ack_grows_back),
 		cmocka_unit_test(test_bbr_rto_during_recovery_keeps_the_larger_prior_cwnd),
 		cmocka_unit_test(test_bbr_cwnd_never_below_4_segments_nor_above_max),
+		cmocka_unit_test(test_bbr_clock_wrapping_past_2_64_keeps_its_timers),
 		cmocka_unit_test(test_bbr_on_ack_is_a_harmless_no_op),
 		cmocka_unit_test(test_bbr_switch_live_connection_to_bbr_and_away),
 		cmocka_unit_test(test_bbr_switch_during_recovery_conserves_then_restores),
