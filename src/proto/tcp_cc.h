@@ -224,7 +224,7 @@ struct tcp_cc_bbr {
 	uint8_t cycle_idx;	/* PROBE_BW phase, 0..7 (0: gain 1.25, 1: gain 0.75) */
 	uint8_t prev_state;	/* cc->state at the previous hook, to see recovery start/end */
 	uint8_t full_bw_cnt;	/* rounds in a row without 25 % growth */
-	uint8_t full_bw_reached : 1; /* STARTUP is over for good (until an RTO) */
+	uint8_t full_bw_reached : 1; /* the pipe was found full: STARTUP is over for good */
 	uint8_t round_start : 1; /* this sample ended a round */
 	uint8_t packet_conservation : 1; /* first round of recovery */
 	uint8_t idle_restart : 1; /* restarted from idle, no data delivered since */

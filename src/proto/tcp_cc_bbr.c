@@ -25,16 +25,16 @@
  *
  * Decisions where this differs from, or leaves out parts of, Linux's tcp_bbr.c:
  *  - No long-term bandwidth (policer detection, lt_bw) and no ACK-aggregation allowance
- *    (extra_acked): cwnd = cwnd_gain * BDP + 3 segments (the quantization allowance for one
- *    send burst on each side plus a delayed ACK; there is no TSO here).
+ *    (extra_acked): cwnd = cwnd_gain * BDP + 3 segments (room for a segment waiting at the
+ *    sender, one in the NIC and one held back by a delayed ACK; there is no TSO here).
  *  - A round trip can end on any sample that delivered data, also one without a valid rate
  *    interval; the bandwidth filter takes only valid ones.
  *  - on_rto: the prior cwnd is saved and cwnd becomes the loss window, 1 SMSS (the interface's
  *    rule and what Linux's core does). In the LOSS state that follows, cwnd grows by what each
  *    ACK delivers (at least 4 segments from the first ACK on) up to the model's target, and
  *    returns to at least the saved cwnd when the core leaves LOSS. Fast recovery entered from
- *    LOSS gets packet conservation as from OPEN. The full-pipe estimate is reset, as Linux
- *    does, so a path that shrank can be found again.
+ *    LOSS gets packet conservation as from OPEN. If STARTUP was still running, its growth
+ *    test starts over (Linux resets full_bw too); a pipe already found full stays so.
  *  - on_idle: BBR relies on pacing instead of the RFC 5681 §4.1 restart window, so cwnd is
  *    kept; in PROBE_BW the rate is the estimated bandwidth (gain 1) until data is delivered
  *    again, and PROBE_RTT ends at once if its time has passed.
@@ -44,7 +44,7 @@
  *    estimate out.
  *  - The random PROBE_BW start phase is a hash of the sample's clock and delivered count:
  *    deterministic for a given input, different between connections.
- *  - Entering DRAIN sets ssthresh to the estimated BDP (as newer Linux does), so that
+ *  - Entering DRAIN sets ssthresh to the BDP plus that allowance (as newer Linux does), so that
  *    "cwnd < ssthresh" still reads as "slow start" for whoever looks. */
 #include <stddef.h>
 
@@ -433,7 +433,8 @@ static bool bbr_recover_or_restore(struct tcp_cc *cc, const struct tcp_rate_samp
 	uint64_t conserve = (uint64_t)rs->in_flight + rs->acked_sacked;
 
 	if (rs->newly_lost != 0)
-		*cwnd = *cwnd > (uint64_t)rs->newly_lost + cc->mss ? *cwnd - rs->newly_lost : cc->mss;
+		*cwnd = *cwnd > (uint64_t)rs->newly_lost + cc->mss ? *cwnd - rs->newly_lost
+								   : cc->mss;
 	if (state == TCP_CC_RECOVERY && prev != TCP_CC_RECOVERY) {
 		b->packet_conservation = 1;
 		b->next_round_delivered = rs->delivered;	/* the round starts now */

@@ -688,7 +688,7 @@ static void test_bbr_probe_rtt_after_10s_without_new_min_rtt_holds_4_segments_fo
 	assert_true(near(tcp_cc_bbr_max_bw(&s->cc), SIM_BW, 2));
 }
 
-static void test_bbr_probe_rtt_of_many_short_rounds_keeps_the_bandwidth_estimate(void **state)
+static void test_bbr_probe_rtt_of_many_short_rounds_keeps_the_bw_estimate(void **state)
 {
 	struct sim *s = sim_new();
 	uint64_t bdp = SIM_BW * (2000 + SIM_SER_NS / 1000) / 1000000;
@@ -752,7 +752,7 @@ static void test_bbr_probe_rtt_needs_a_round_as_well_as_200ms(void **state)
 	assert_int_equal(f.cc.u.bbr.mode, TCP_CC_BBR_PROBE_BW);
 }
 
-static void test_bbr_probe_rtt_returns_to_startup_if_the_pipe_was_never_full(void **state)
+static void test_bbr_probe_rtt_returns_to_startup_if_pipe_never_full(void **state)
 {
 	struct feed f;
 	uint32_t cwnd;
@@ -1323,11 +1323,12 @@ int main(void)
 		cmocka_unit_test(test_bbr_probe_bw_start_phase_is_random_but_never_the_drain_phase),
 		cmocka_unit_test(test_bbr_probe_bw_start_phase_is_deterministic),
 		cmocka_unit_test(
-			test_bbr_probe_rtt_after_10s_without_new_min_rtt_holds_4_segments_for_200ms),
-		cmocka_unit_test(test_bbr_probe_rtt_of_many_short_rounds_keeps_the_bandwidth_estimate),
+		test_bbr_probe_rtt_after_10s_without_new_min_rtt_holds_4_segments_for_200ms),
+		cmocka_unit_test(
+			test_bbr_probe_rtt_of_many_short_rounds_keeps_the_bw_estimate),
 		cmocka_unit_test(test_bbr_new_min_rtt_postpones_probe_rtt),
 		cmocka_unit_test(test_bbr_probe_rtt_needs_a_round_as_well_as_200ms),
-		cmocka_unit_test(test_bbr_probe_rtt_returns_to_startup_if_the_pipe_was_never_full),
+		cmocka_unit_test(test_bbr_probe_rtt_returns_to_startup_if_pipe_never_full),
 		cmocka_unit_test(test_bbr_idle_ends_a_probe_rtt_whose_time_has_passed),
 		cmocka_unit_test(test_bbr_app_limited_samples_do_not_lower_max_bw),
 		cmocka_unit_test(test_bbr_app_limited_sample_above_max_raises_it),
