@@ -26,7 +26,8 @@
  * Every hook of the built-in controllers is non-NULL and keeps
  * mss <= cwnd <= TCP_CC_CWND_MAX and ssthresh >= 2 * mss once set. Controllers: "cubic"
  * (RFC 9438; the default, as in Linux), "newreno" (RFC 5681 with RFC 3465 byte counting),
- * "vegas" (Brakmo & Peterson 1995). */
+ * "vegas" (Brakmo & Peterson 1995), "bbr" (BBR v1, draft-cardwell-iccrg-bbr-congestion-control;
+ * model-based: it needs the core's cong_control, rate samples and pacing). */
 #ifndef DPS_PROTO_TCP_CC_H
 #define DPS_PROTO_TCP_CC_H
 
@@ -100,7 +101,7 @@ struct tcp_rate_sample {
  * an outside controller may leave on_rtt and on_idle NULL (the core checks those two), and
  * cong_control is NULL except in a model-based controller (BBR). */
 struct tcp_cc_ops {
-	const char *name;	/* "cubic", "newreno", "vegas": what tcp_cc_find takes */
+	const char *name;	/* "bbr", "cubic", "newreno", "vegas": what tcp_cc_find takes */
 
 	/* Called by tcp_cc_init and tcp_cc_set_ops only, never by the core: sets up cc->u.
 	 * mss, cwnd, ssthresh and min_rtt_us are already set (fresh connection: the initial
@@ -147,7 +148,8 @@ struct tcp_cc_ops {
 	 * rto_ms is the current RTO. Call it for every idle period, long or short: when idle_ms
 	 * > rto_ms the controller sets cwnd = min(cwnd, RW) with the restart window
 	 * RW = min(IW, cwnd) (RFC 5681 §4.1), keeping ssthresh; in every case CUBIC takes the
-	 * idle time out of its clock (RFC 9438 §5.8). */
+	 * idle time out of its clock (RFC 9438 §5.8). BBR keeps cwnd (pacing spreads the restart)
+	 * and paces at its bandwidth estimate until data is delivered again. */
 	void (*on_idle)(struct tcp_cc *cc, uint32_t rto_ms, uint64_t idle_ms);
 
 	/* A model-based controller (Linux's cong_control): when non-NULL the core calls it with
@@ -191,6 +193,47 @@ struct tcp_cc_vegas {
 	bool active;		/* the last round had enough samples: Vegas, not Reno, rules */
 };
 
+/* BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00 §4; tcp_cc_bbr.c). Its modes: */
+enum tcp_cc_bbr_mode {
+	TCP_CC_BBR_STARTUP,	/* doubling the sending rate each round to find the bandwidth */
+	TCP_CC_BBR_DRAIN,	/* emptying the queue STARTUP built */
+	TCP_CC_BBR_PROBE_BW,	/* cruising at the bandwidth, probing with the gain cycle */
+	TCP_CC_BBR_PROBE_RTT,	/* 4 segments in flight for a while, to measure the RTT again */
+};
+
+struct tcp_cc_bbr {
+	/* Windowed maximum of the delivery rate (BtlBw, bytes/s) over the last 10 rounds: the
+	 * best, second and third best candidates with the round each was seen in, so that
+	 * when the best ages out the next takes over (K. Nichols' windowed min/max). */
+	uint64_t bw[3];
+	uint32_t bw_round[3];
+	uint32_t round_count;	/* round trips since the start (wraps harmlessly) */
+	uint64_t next_round_delivered; /* a round ends once prior_delivered reaches this */
+	uint64_t full_bw;	/* bw that the full-pipe test last saw grow by 25 % */
+	uint64_t min_rtt_stamp_us; /* when min_rtt_us was last set */
+	uint64_t probe_rtt_done_us; /* PROBE_RTT may end at this time, once armed */
+	uint64_t cycle_stamp_us; /* start of the current PROBE_BW phase */
+	uint64_t last_now_us;	/* time of the last rate sample (on_idle has no clock) */
+	uint64_t probe_rtt_app_limited; /* data sent before C.delivered reached this was sent
+				 * in PROBE_RTT: its rate samples count as app-limited */
+	uint32_t min_rtt_us;	/* RTprop: windowed (10 s) minimum RTT, UINT32_MAX = none */
+	uint32_t prior_cwnd;	/* cwnd to return to after recovery, RTO or PROBE_RTT */
+	uint16_t pacing_gain;	/* gains in 1/256 */
+	uint16_t cwnd_gain;
+	uint8_t mode;		/* enum tcp_cc_bbr_mode */
+	uint8_t cycle_idx;	/* PROBE_BW phase, 0..7 (0: gain 1.25, 1: gain 0.75) */
+	uint8_t prev_state;	/* cc->state at the previous hook, to see recovery start/end */
+	uint8_t full_bw_cnt;	/* rounds in a row without 25 % growth */
+	uint8_t full_bw_reached : 1; /* the pipe was found full: STARTUP is over for good */
+	uint8_t round_start : 1; /* this sample ended a round */
+	uint8_t packet_conservation : 1; /* first round of recovery */
+	uint8_t idle_restart : 1; /* restarted from idle, no data delivered since */
+	uint8_t probe_rtt_armed : 1; /* the queue drained: probe_rtt_done_us is set */
+	uint8_t probe_rtt_round_done : 1; /* a round passed since PROBE_RTT was armed */
+	uint8_t has_seen_rtt : 1; /* the initial pacing rate used a real RTT */
+	uint8_t started : 1;	/* the clocks above have been set by a first sample */
+};
+
 struct tcp_cc {
 	const struct tcp_cc_ops *ops;
 	/* SMSS in bytes, 1..65535. tcp_cc_init sets it; the core may write it directly when
@@ -207,6 +250,7 @@ struct tcp_cc {
 		struct tcp_cc_newreno newreno;
 		struct tcp_cc_cubic cubic;
 		struct tcp_cc_vegas vegas;
+		struct tcp_cc_bbr bbr;
 	} u;
 };
 
@@ -239,6 +283,7 @@ unsigned tcp_cc_names(const char **out, unsigned max);
 /* --- For controllers and their tests ---------------------------------------------------- */
 
 #define TCP_CC_LIST(X) \
+	X(bbr) \
 	X(cubic) \
 	X(newreno) \
 	X(vegas)
@@ -284,5 +329,8 @@ uint32_t tcp_cc_cubic_k_ms(uint32_t w_max, uint32_t cwnd_epoch, uint32_t mss);
 /* CUBIC's W_cubic(t) (RFC 9438 §4.2 Figure 1) in bytes: C * (t - K)^3 * mss + w_max, t and K
  * in ms, clamped to [0, TCP_CC_CWND_MAX]; |t - K| counts as at most 2^21 ms (35 min). */
 uint32_t tcp_cc_cubic_window(uint64_t t_ms, uint32_t k_ms, uint32_t w_max, uint32_t mss);
+
+/* BBR's current bottleneck bandwidth estimate (the windowed maximum), bytes/s; 0 = none. */
+uint64_t tcp_cc_bbr_max_bw(const struct tcp_cc *cc);
 
 #endif

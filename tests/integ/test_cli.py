@@ -206,7 +206,7 @@ def test_tcp_params_set_show_and_restore(fresh_one_port):
     d = fresh_one_port.daemon
     before = d.ctl("tcp", "params", json=True)
     assert before["cc"] == "cubic"
-    assert set(before["cc_available"]) == {"cubic", "newreno", "vegas"}
+    assert set(before["cc_available"]) == {"bbr", "cubic", "newreno", "vegas"}
     d.ctl("tcp", "params", "retries", "3", "time-wait-ms", "1000", "cc", "newreno")
     after = d.ctl("tcp", "params", json=True)
     assert after["retries"] == 3 and after["time-wait-ms"] == 1000

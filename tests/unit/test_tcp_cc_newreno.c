@@ -536,12 +536,14 @@ static void test_registry_find_each_builtin(void **state)
 	assert_ptr_equal(tcp_cc_find("cubic"), &tcp_cc_cubic_ops);
 	assert_ptr_equal(tcp_cc_find("newreno"), &tcp_cc_newreno_ops);
 	assert_ptr_equal(tcp_cc_find("vegas"), &tcp_cc_vegas_ops);
+	assert_ptr_equal(tcp_cc_find("bbr"), &tcp_cc_bbr_ops);
 }
 
 static void test_registry_find_unknown_returns_null(void **state)
 {
 	(void)state;
-	assert_null(tcp_cc_find("bbr"));
+	assert_null(tcp_cc_find("bbr2"));
+	assert_null(tcp_cc_find("BBR"));
 	assert_null(tcp_cc_find("CUBIC"));
 	assert_null(tcp_cc_find("cubic "));
 	assert_null(tcp_cc_find("cub"));
@@ -581,10 +583,11 @@ static void test_registry_names_sorted_and_counted(void **state)
 
 	(void)state;
 	n = tcp_cc_names(names, 8);
-	assert_int_equal(n, 3);
-	assert_string_equal(names[0], "cubic");
-	assert_string_equal(names[1], "newreno");
-	assert_string_equal(names[2], "vegas");
+	assert_int_equal(n, 4);
+	assert_string_equal(names[0], "bbr");
+	assert_string_equal(names[1], "cubic");
+	assert_string_equal(names[2], "newreno");
+	assert_string_equal(names[3], "vegas");
 	for (i = 0; i + 1 < n; i++)
 		assert_true(strcmp(names[i], names[i + 1]) < 0);
 }
@@ -594,9 +597,9 @@ static void test_registry_names_truncated_returns_total(void **state)
 	const char *names[1] = { NULL };
 
 	(void)state;
-	assert_int_equal(tcp_cc_names(NULL, 0), 3);
-	assert_int_equal(tcp_cc_names(names, 1), 3);
-	assert_string_equal(names[0], "cubic");
+	assert_int_equal(tcp_cc_names(NULL, 0), 4);
+	assert_int_equal(tcp_cc_names(names, 1), 4);
+	assert_string_equal(names[0], "bbr");
 }
 
 static void test_registry_every_name_finds_itself_and_has_every_hook(void **state)
