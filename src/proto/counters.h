@@ -62,6 +62,7 @@
 	X(TCP_TLP_PROBES,     "tcp.tlp_probes",       "tail loss probes sent (RFC 8985 §7.3)") \
 	X(TCP_TLP_RECOVERIES, "tcp.tlp_recoveries",   "tail losses a probe repaired (RFC 8985 §7.4)") \
 	X(TCP_UNDOS,          "tcp.undos",            "window reductions undone as spurious (D-SACK, Eifel)") \
+	X(TCP_PACING_WAITS,   "tcp.pacing_waits",     "sends held back by the pacing rate") \
 	X(TCP_DUPLICATE_SEGS, "tcp.duplicate_segs",   "segments entirely already received") \
 	X(TCP_PARTIAL_DUPLICATES, "tcp.partial_duplicates", "segments partly already received") \
 	X(TCP_OOO_SEGS,       "tcp.ooo_segs",         "out-of-order segments kept") \

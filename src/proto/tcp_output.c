@@ -313,6 +313,16 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 		if (c->flags & TCPF_IN_RECOVERY)
 			c->prr_out += len + fin;
 	}
+	if (c->cc.pacing_rate != 0 && len != 0) {
+		/* The next segment may go once this one has left at the pacing rate. The timer
+		 * wheel ticks in ms, so up to one tick of unused time still counts: a send
+		 * after a wait may catch up by that much, never more (a pacing qdisc's
+		 * quantum); without it a wait would cost the whole tick. */
+		uint64_t now = c->s->now_us;
+		uint64_t floor = now > TCP_PACE_CREDIT_US ? now - TCP_PACE_CREDIT_US : 0;
+		uint64_t start = c->pace_next_us > floor ? c->pace_next_us : floor;
+		c->pace_next_us = start + (uint64_t)len * 1000000 / c->cc.pacing_rate;
+	}
 	if (flags & TCP_FLAG_ACK) {
 		c->rcv_adv = c->rcv_nxt + (flags & TCP_FLAG_SYN ? o.window
 								 : (uint32_t)o.window << c->rcv_wscale);
@@ -424,6 +434,8 @@ static unsigned tcp_output_data(struct tcp_conn *c)
 			break;
 		if (len < mss && !tcp_short_segment_ok(c, len, unsent))
 			break;
+		if (tcp_pace_wait(c))
+			break;
 		uint8_t flags = TCP_FLAG_ACK;
 		if (len == unsent)
 			flags |= TCP_FLAG_PSH;
@@ -524,6 +536,17 @@ void tcp_output(struct tcp_conn *c, bool force_ack)
 
 /* RFC 6675 NextSeg rule 1 (rule3 false: a lost segment) or rule 3 (an unSACKed one that may
  * be lost), resent. Returns 1 when a segment went, 0 when there was none, -1 on failure. */
+bool tcp_pace_wait(struct tcp_conn *c)
+{
+	if (c->cc.pacing_rate == 0 || c->pace_next_us <= c->s->now_us)
+		return false;
+	uint64_t wait_us = c->pace_next_us - c->s->now_us;
+	if (!tcp_timer_armed(c, TCP_T_PACE))
+		tcp_timer_arm(c, TCP_T_PACE, (wait_us + 999) / 1000);
+	stack_count(c->s, STACK_EV_TCP_PACING_WAITS);
+	return true;
+}
+
 unsigned tcp_output_probe_new(struct tcp_conn *c)
 {
 	if (tcp_unsent(c) == 0 || c->snd_nxt != c->snd_max)

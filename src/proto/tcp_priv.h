@@ -35,6 +35,7 @@
 #define TCP_DUPTHRESH 3            /* RFC 5681 §3.2 */
 #define TCPOLEN_TSTAMP_ALIGNED 12   /* NOP, NOP, timestamps */
 #define TCP_CHALLENGE_ACK_PER_S 1000 /* RFC 5961 §7: bounded */
+#define TCP_PACE_CREDIT_US 1000    /* pacing: unused time a burst may catch up (one tick) */
 
 #define TCP_EPHEMERAL_LO 32768     /* Linux ip_local_port_range */
 #define TCP_EPHEMERAL_HI 60999
@@ -68,6 +69,7 @@ enum tcp_timer_kind {
 	TCP_T_KEEP,      /* keepalive; FIN-WAIT-2 and TIME-WAIT expiry */
 	TCP_T_REO,       /* RACK's reordering window ends for a segment (RFC 8985 §6.3) */
 	TCP_T_TLP,       /* tail loss probe (RFC 8985 §7.2) */
+	TCP_T_PACE,      /* the pacing rate lets the next segment go */
 	TCP_T_COUNT
 };
 
@@ -175,6 +177,7 @@ struct tcp_conn {
 	uint32_t undo_marker;             /* SND.UNA when the episode began */
 	uint32_t retrans_tsval;           /* TSval of the episode's first resend, 0 none */
 	uint64_t last_send_ms;            /* idle restart (RFC 5681 §4.1) */
+	uint64_t pace_next_us;            /* no data segment before this (cc.pacing_rate) */
 
 	/* ACK policy */
 	uint8_t segs_unacked;             /* full segments received since our last ACK */
@@ -264,6 +267,8 @@ void tcp_recovery_exit(struct tcp_conn *c);
 /* The retransmission timer expired with data outstanding (RFC 8985 §6.3, RFC 6675 §5.1):
  * everything unSACKed is lost; the resends follow from the sent map. */
 void tcp_recovery_on_rto(struct tcp_conn *c);
+/* tcp_output.c: whether the pacing rate holds data back now (then the pacing timer is set). */
+bool tcp_pace_wait(struct tcp_conn *c);
 /* tcp_output.c: sends one segment of new data past cwnd (recovery's RFC 6675 rule 2, a tail
  * loss probe); the number of segments sent, 0 when there is no new data or no window. */
 unsigned tcp_output_probe_new(struct tcp_conn *c);

@@ -326,7 +326,7 @@ static int tcp_resend_record(struct tcp_conn *c, uint32_t i)
 void tcp_recovery_send(struct tcp_conn *c)
 {
 	for (unsigned guard = 0; guard < 256; guard++) {
-		if (tcp_pipe(c) + c->snd_mss > c->cc.cwnd)
+		if (tcp_pipe(c) + c->snd_mss > c->cc.cwnd || tcp_pace_wait(c))
 			break;
 		uint32_t i = tcp_sm_next_lost(&c->sm);
 		if (i != TCP_SM_NIL) {

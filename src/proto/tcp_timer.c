@@ -230,6 +230,9 @@ static void tcp_timer_fire(struct tw_timer *tw, void *ctx)
 	case TCP_T_TLP:
 		tcp_tlp_fire(c);
 		break;
+	case TCP_T_PACE:
+		tcp_output(c, false);
+		break;
 	}
 }
 
