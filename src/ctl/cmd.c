@@ -50,7 +50,8 @@ static const struct cmd cmds[] = {
 	{"service", cmd_service_show, NULL},
 	{"tcp params", cmd_tcp_params,
 	 "tcp params [{ syn-retries | synack-retries | retries | rto-min-ms | delack-ms | "
-	 "fin-timeout-ms | time-wait-ms | syncookies } N]... [cc { cubic | newreno | vegas }]"},
+	 "fin-timeout-ms | time-wait-ms | syncookies | max-orphans } N]... "
+	 "[cc { cubic | newreno | vegas | bbr }]"},
 	{"apps limits", cmd_apps_limits,
 	 "apps limits [{ apps-per-user | socks-per-app | socks-per-user | listeners-per-user | "
 	 "arena-mb-per-app | arena-mb-per-user | binds-per-app } N]..."},

@@ -34,6 +34,7 @@ static const struct {
 	{"fin-timeout-ms", offsetof(struct tcp_params, fin_timeout_ms), 1, 3600000},
 	{"time-wait-ms", offsetof(struct tcp_params, time_wait_ms), 1, 3600000},
 	{"syncookies", offsetof(struct tcp_params, syncookies), 0, 1},
+	{"max-orphans", offsetof(struct tcp_params, max_orphans), 0, 16777216},
 };
 
 #define TCP_TUNABLES (sizeof(tcp_tunables) / sizeof(tcp_tunables[0]))

@@ -63,6 +63,7 @@
 	X(TCP_TLP_RECOVERIES, "tcp.tlp_recoveries",   "tail losses a probe repaired (RFC 8985 §7.4)") \
 	X(TCP_UNDOS,          "tcp.undos",            "window reductions undone as spurious (D-SACK, Eifel)") \
 	X(TCP_PACING_WAITS,   "tcp.pacing_waits",     "sends held back by the pacing rate") \
+	X(TCP_ORPHANS_RESET,  "tcp.orphans_reset",    "closes reset because max-orphans connections were still finishing") \
 	X(TCP_DUPLICATE_SEGS, "tcp.duplicate_segs",   "segments entirely already received") \
 	X(TCP_PARTIAL_DUPLICATES, "tcp.partial_duplicates", "segments partly already received") \
 	X(TCP_OOO_SEGS,       "tcp.ooo_segs",         "out-of-order segments kept") \

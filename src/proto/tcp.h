@@ -74,6 +74,9 @@ struct tcp_params {
 	uint32_t fin_timeout_ms;    /* orphaned FIN-WAIT-2 lifetime (tcp_fin_timeout) */
 	uint32_t time_wait_ms;      /* TIME-WAIT, 2*MSL (RFC 9293 §3.4.2) */
 	uint32_t syncookies;        /* 1: SYN cookies when the SYN queue is full (RFC 4987) */
+	/* Connections closed by their owner but still finishing (FIN-WAIT, CLOSING, LAST-ACK)
+	 * a worker keeps; a close beyond it resets at once (Linux tcp_max_orphans). */
+	uint32_t max_orphans;
 };
 
 void tcp_params_default(struct tcp_params *p);

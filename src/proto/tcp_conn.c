@@ -306,11 +306,20 @@ struct tcp_conn *tcp_listener_select(struct tcp_conn *l, uint32_t raddr, uint16_
 }
 
 /* Frees c now. Children of a listener are reset first: nobody will accept them. */
+void tcp_orphan_uncount(struct tcp_conn *c)
+{
+	if (c->flags & TCPF_ORPHAN_COUNTED) {
+		c->flags &= ~TCPF_ORPHAN_COUNTED;
+		c->s->tcp->orphans--;
+	}
+}
+
 void tcp_conn_free(struct tcp_conn *c)
 {
 	struct stack *s = c->s;
 	if (c->flags & TCPF_FREED)
 		return;
+	tcp_orphan_uncount(c);
 	struct tcp_conn *child;
 	while ((child = TAILQ_FIRST(&c->syn_q)) != NULL ||
 	       (child = TAILQ_FIRST(&c->accept_q)) != NULL) {
@@ -388,6 +397,7 @@ void tcp_conn_done(struct tcp_conn *c, int err)
 void tcp_conn_enter_time_wait(struct tcp_conn *c)
 {
 	tcp_set_state(c, TCP_TIME_WAIT);
+	tcp_orphan_uncount(c); /* TIME-WAIT holds no buffers of an orphan */
 	tcp_timer_cancel(c, TCP_T_RTX);
 	tcp_timer_cancel(c, TCP_T_DELACK);
 	tcp_timer_cancel(c, TCP_T_REO);

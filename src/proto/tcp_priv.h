@@ -28,6 +28,8 @@
 #define TCP_SYNACK_RETRIES 5
 #define TCP_DATA_RETRIES 15        /* Linux tcp_retries2: ~15 min of backoff */
 #define TCP_ORPHAN_RETRIES 8       /* Linux's tcp_orphan_retries default */
+#define TCP_MAX_ORPHANS 65536      /* per worker; Linux sizes tcp_max_orphans by memory */
+#define TCP_MAX_ORPHANS_LIMIT (1u << 24)
 #define TCP_DELACK_MS 40           /* RFC 9293 §3.8.6.3: < 0.5 s; Linux's minimum */
 #define TCP_MSL_MS 30000           /* TIME-WAIT lasts 2*MSL = 60 s, as Linux */
 #define TCP_FIN_WAIT2_MS 60000     /* orphaned FIN-WAIT-2 (Linux tcp_fin_timeout) */
@@ -60,6 +62,7 @@
 #define TCPF_RTT_TIMING 0x8000     /* rtt_seq is being timed (no timestamps) */
 #define TCPF_SWS_OVERRIDE 0x10000  /* the persist timer fired into an open window */
 #define TCPF_LOSS 0x20000          /* RTO recovery: resending what the timeout marked lost */
+#define TCPF_ORPHAN_COUNTED 0x40000 /* in tcp_stack.orphans */
 
 /* The timers of one connection (RFC 9293 §3.8, RFC 1122 §4.2.3.6). The kind is stored with
  * the wheel entry so one fire function finds its connection. */
@@ -204,6 +207,7 @@ struct tcp_stack {
 	bool delivering;                  /* tcp_deliver_events is running */
 	unsigned nconns;
 	unsigned curr_estab;               /* ESTABLISHED + CLOSE-WAIT (RFC 4022 tcpCurrEstab) */
+	unsigned orphans;                 /* closed by their owner, still finishing (not TIME-WAIT) */
 	uint16_t next_ephemeral;
 	uint64_t challenge_window_ms;     /* RFC 5961 §7 challenge ACK budget */
 	unsigned challenge_acks;
@@ -305,6 +309,8 @@ void tcp_timers_cancel(struct tcp_conn *c);
 void tcp_rtt_sample(struct tcp_conn *c, uint32_t rtt_us);
 
 /* tcp_conn.c */
+/* An orphan stops counting against params.max_orphans (freed, or in TIME-WAIT). */
+void tcp_orphan_uncount(struct tcp_conn *c);
 /* Unlinks c from everything; its memory goes in tcp_reap. Idempotent. */
 void tcp_conn_free(struct tcp_conn *c);
 void tcp_reap(struct stack *s);

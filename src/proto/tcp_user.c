@@ -295,6 +295,17 @@ void tcp_close(struct tcp_conn *c)
 		tcp_conn_free(c);
 		return;
 	}
+	struct tcp_stack *t = c->s->tcp;
+	if (t->orphans >= t->params.max_orphans) {
+		/* Too many closed connections still finishing: this one would hold its buffers
+		 * for as long as its peer likes. Linux resets it (tcp_too_many_orphans). */
+		stack_count(c->s, STACK_EV_TCP_ORPHANS_RESET);
+		tcp_send_rst(c);
+		tcp_conn_free(c);
+		return;
+	}
+	t->orphans++;
+	c->flags |= TCPF_ORPHAN_COUNTED;
 	tcp_queue_fin(c);
 	/* Already half-closed and acknowledged: nobody will read what the peer still sends,
 	 * and the peer may never close; bound the wait as tcp_fin_timeout does. */
@@ -367,6 +378,7 @@ void tcp_params_default(struct tcp_params *p)
 		.fin_timeout_ms = TCP_FIN_WAIT2_MS,
 		.time_wait_ms = 2 * TCP_MSL_MS,
 		.syncookies = 1,
+		.max_orphans = TCP_MAX_ORPHANS,
 	};
 }
 
@@ -383,7 +395,7 @@ int tcp_set_params(struct stack *s, const struct tcp_params *p)
 	    p->synack_retries > 127 || p->retries < 1 || p->retries > 127 ||
 	    p->rto_min_ms < 1 || p->rto_min_ms > TCP_RTO_INIT_MS || p->delack_ms < 1 ||
 	    p->delack_ms >= 500 || p->fin_timeout_ms < 1 || p->time_wait_ms < 1 ||
-	    p->syncookies > 1)
+	    p->syncookies > 1 || p->max_orphans > TCP_MAX_ORPHANS_LIMIT)
 		return -EINVAL;
 	s->tcp->params = *p;
 	return 0;

@@ -366,6 +366,44 @@ static void test_data_after_close_is_answered_by_rst(void **state)
 	assert_int_equal(g.th.seq, p.rcv_nxt);
 }
 
+static void test_close_beyond_max_orphans_resets_instead_of_finishing(void **state)
+{
+	(void)state;
+	struct tcp_params prm;
+	tcp_get_params(ts_s, &prm);
+	prm.max_orphans = 2;
+	assert_int_equal(tcp_set_params(ts_s, &prm), 0);
+	struct tp_peer p[4];
+	struct tcp_conn *c[4];
+	struct tp_seg g;
+	for (unsigned i = 0; i < 4; i++) {
+		tp_peer_init(&p[i]);
+		p[i].port = (uint16_t)(TP_PPORT + 1 + i);
+		c[i] = tp_open_active(&p[i], NULL);
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		tcp_close(c[i]);
+		tp_expect_one(&g);
+		assert_true(g.th.flags & TCP_FLAG_FIN);
+		p[i].rcv_nxt = g.th.seq + 1;
+	}
+	/* Two closed connections still wait for their peers: a third close resets (Linux's
+	 * tcp_max_orphans), its buffers freed at once. */
+	tcp_close(c[2]);
+	tp_expect_one(&g);
+	assert_true(g.th.flags & TCP_FLAG_RST);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_ORPHANS_RESET], 1);
+	/* One of the two finishes (TIME-WAIT holds no buffers): a close may finish again. */
+	tp_send(&p[0], TCP_FLAG_FIN | TCP_FLAG_ACK, NULL, 0, NULL);
+	tp_expect_one(&g);
+	assert_int_equal(g.th.flags, TCP_FLAG_ACK);
+	assert_int_equal(tcp_conn_state(c[0]), TCP_TIME_WAIT);
+	tcp_close(c[3]);
+	tp_expect_one(&g);
+	assert_true(g.th.flags & TCP_FLAG_FIN);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_ORPHANS_RESET], 1);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, tp_setup, tp_teardown)
 
 int main(void)
@@ -391,6 +429,7 @@ int main(void)
 		T(test_fin_retransmitted_when_not_acked),
 		T(test_time_wait_new_syn_with_higher_seq_reopens),
 		T(test_time_wait_reused_while_owner_holds_it_stays_valid),
+		T(test_close_beyond_max_orphans_resets_instead_of_finishing),
 	};
 	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }
