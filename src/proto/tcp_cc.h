@@ -1,17 +1,19 @@
 /* Pluggable TCP congestion control: the interface between the TCP core and a congestion
  * controller, the registry of controllers, and the Reno arithmetic controllers share.
  *
- * Division of labour, as in Linux: the core detects loss and runs recovery (fast retransmit
- * after three duplicate ACKs or RFC 6675 SACK recovery, NewReno partial ACKs per RFC 6582,
- * the retransmission timer, the once-per-window ECN reaction of RFC 3168 §6.1.2) and calls
- * the connection's controller (cc->ops) at the points documented on each hook. The controller
- * owns how cwnd and ssthresh evolve outside recovery and picks ssthresh on congestion.
+ * Division of labour, as in Linux: the core detects loss and runs recovery (without SACK,
+ * fast retransmit after three duplicate ACKs and NewReno partial ACKs per RFC 6582; with
+ * SACK, RACK-TLP (RFC 8985) over the sent map with PRR (RFC 6937); the retransmission timer,
+ * the once-per-window ECN reaction of RFC 3168 §6.1.2) and calls the connection's controller
+ * (cc->ops) at the points documented on each hook. The controller owns how cwnd and ssthresh
+ * evolve outside recovery and picks ssthresh on congestion.
  *
  * Who writes cwnd and ssthresh when:
  *   open (no recovery)     the controller: on_ack, on_idle
  *   congestion signal      the core: ssthresh = ops->ssthresh(), then cwnd as its recovery
- *                          algorithm says (RFC 6675: ssthresh; RFC 5681: ssthresh + 3 SMSS,
- *                          inflated; RFC 6937 PRR; ECN: ssthresh)
+ *                          algorithm says (SACK: RFC 6937 PRR, or ssthresh when a tail loss
+ *                          probe revealed the loss, RFC 8985 §7.4; RFC 5681: ssthresh +
+ *                          3 SMSS, inflated; ECN: ssthresh)
  *   during recovery / CWR  the core; on_ack is not called
  *   recovery exit          the controller: on_recovery_exit
  *   retransmission timeout the controller: on_rto (first timeout of a segment); the core
@@ -117,8 +119,9 @@ struct tcp_cc_ops {
 	void (*on_ack)(struct tcp_cc *cc, const struct tcp_cc_ack *a);
 
 	/* A congestion signal, at most once per window of data (the core guards with RFC 6582's
-	 * "recover" or its ECN recovery point): entering fast recovery (RFC 5681 §3.2 step 2,
-	 * RFC 6675 §5 step 4.2) or reacting to ECN-Echo (RFC 3168 §6.1.2). in_flight is
+	 * "recover" or its ECN recovery point): entering fast recovery (RFC 5681 §3.2 step 2;
+	 * with SACK, when RACK marks a segment lost, RFC 8985 §6.2, or the ACK of a tail loss
+	 * probe reveals a loss, §7.4) or reacting to ECN-Echo (RFC 3168 §6.1.2). in_flight is
 	 * FlightSize (SND.NXT - SND.UNA) when the signal was detected; cc->cwnd must still be the
 	 * window from before the signal. Returns the new ssthresh, >= 2 * mss, and records what
 	 * the controller needs (CUBIC: W_max, RFC 9438 §4.6-4.7) but writes neither cwnd nor

@@ -511,8 +511,6 @@ static void tcp_new_ack(struct tcp_conn *c, const struct tcp_seg *g, uint32_t ac
 	c->retries = 0;
 	c->rtx_since_ms = 0;
 	c->dupacks = 0;
-	if (seq_lt(c->high_rxt, c->snd_una))
-		c->high_rxt = c->snd_una;
 
 	if (c->flags & (TCPF_IN_RECOVERY | TCPF_LOSS) && seq_ge(g->th.ack, c->recover)) {
 		/* Full ACK (RFC 6582 §3.2 step 3, RFC 6675 §5 step 4): leave recovery. */

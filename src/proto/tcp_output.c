@@ -534,8 +534,6 @@ void tcp_output(struct tcp_conn *c, bool force_ack)
 	tcp_tlp_arm(c);
 }
 
-/* RFC 6675 NextSeg rule 1 (rule3 false: a lost segment) or rule 3 (an unSACKed one that may
- * be lost), resent. Returns 1 when a segment went, 0 when there was none, -1 on failure. */
 bool tcp_pace_wait(struct tcp_conn *c)
 {
 	if (c->cc.pacing_rate == 0 || c->pace_next_us <= c->s->now_us)

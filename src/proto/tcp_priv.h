@@ -55,7 +55,7 @@
 #define TCPF_ACK_NOW 0x0100        /* send an ACK at the end of this input */
 #define TCPF_ECE 0x0200            /* echo ECE until the peer's CWR (RFC 3168 §6.1.3) */
 #define TCPF_CWR 0x0400            /* set CWR on the next data segment */
-#define TCPF_IN_RECOVERY 0x0800    /* fast recovery (RFC 6582 / RFC 6675) */
+#define TCPF_IN_RECOVERY 0x0800    /* fast recovery (RFC 6582; with SACK RACK, RFC 8985) */
 #define TCPF_COOKIE 0x1000         /* opened from a SYN cookie */
 #define TCPF_IN_TABLE 0x2000
 #define TCPF_FREED 0x4000          /* closed inside a callback: free after it returns */
@@ -167,7 +167,6 @@ struct tcp_conn {
 	struct tcp_scoreboard sb;
 	uint32_t dupacks;
 	uint32_t recover;                 /* RFC 6582 "recover" */
-	uint32_t high_rxt;                /* RFC 6675 HighRxt */
 	uint32_t ecn_recover;             /* one ECN reaction per window (RFC 3168 §6.1.2) */
 	struct tcp_sentmap sm;            /* each segment in flight; r NULL without buffers */
 	struct tcp_rack rack;             /* RFC 8985 loss detection and tail loss probe */

@@ -1,19 +1,16 @@
-/* Sender-side SACK scoreboard of one TCP connection: which octets above SND.UNA the peer has
- * selectively acknowledged (RFC 2018), D-SACK detection (RFC 2883 §4), and the queries of
- * SACK-based loss recovery (RFC 6675 §4: IsLost, SetPipe, NextSeg rules 1 and 3).
+/* Sender-side SACK scoreboard of one TCP connection: records which octets above SND.UNA the
+ * peer has selectively acknowledged (RFC 2018), validates each ACK's SACK blocks against what
+ * was sent, and detects D-SACK blocks (RFC 2883 §4). It decides nothing about loss: loss
+ * detection is RACK's, over the per-segment sent map (tcp_sentmap.h, tcp_rack.h).
  *
  * Layout: a fixed array of at most TCP_SB_MAX_RANGES half-open ranges [left, right), sorted,
  * disjoint and never adjacent, all within [SND.UNA, SND.MAX]. Sequence numbers compare
  * modulo 2^32 (tcp_seq.h); the flight is below 2^31, which keeps the ranges ordered.
  *
  * Conventions for the parameters below:
- * - snd_una: the oldest unacknowledged sequence number (RFC 6675 HighACK).
- * - snd_nxt: one past the highest octet ever sent (RFC 6675 HighData + 1; SND.MAX when
- *   SND.NXT was pulled back after a timeout).
- * - high_rxt: one past the highest octet retransmitted in this recovery (RFC 6675 HighRxt
- *   + 1), so the search for the next hole starts at high_rxt; set it to snd_una when recovery
- *   begins. Values below snd_una count as snd_una.
- * - smss: the sender maximum segment size (RFC 6675 SMSS), > 0.
+ * - snd_una: the oldest unacknowledged sequence number.
+ * - snd_nxt: one past the highest octet ever sent (SND.MAX when SND.NXT was pulled back
+ *   after a timeout).
  *
  * Reneging (RFC 2018 §8): SACKed octets stay SACKed until the cumulative ACK passes them or
  * the caller clears the board (on RTO, if it chooses: RFC 6675 §5.1); the caller keeps the
@@ -21,11 +18,11 @@
  * never dropped on that account.
  *
  * Capacity: when a new block would need a range beyond TCP_SB_MAX_RANGES, the highest range
- * (by sequence number, possibly the new block itself) is forgotten. Forgetting SACK
- * information is always safe: those octets count as in flight (pipe grows) and may be
- * retransmitted needlessly, never the reverse. The low ranges are the ones loss recovery
- * works on (it repairs holes from SND.UNA up), and the peer repeats its most recent blocks
- * in every ACK, so the top is learned again once the lower holes close. */
+ * (by sequence number, possibly the new block itself) is forgotten. Forgetting is safe: the
+ * sent map marks SACKed segments itself, from each ACK's blocks, so only this board's account
+ * gets coarser; a forgotten range that the peer reports again counts as newly SACKed once
+ * more, never the reverse. The peer repeats its most recent blocks in every ACK, so the top
+ * is learned again once the lower holes close. */
 #ifndef DPS_PROTO_TCP_SACK_H
 #define DPS_PROTO_TCP_SACK_H
 
@@ -35,7 +32,6 @@
 #include "../wire/tcp.h"
 
 #define TCP_SB_MAX_RANGES 32
-#define TCP_SB_DUPTHRESH 3        /* RFC 6675 §2 DupThresh */
 /* The largest receive window (65535 << 14, RFC 7323 §2.3), rounded up: a D-SACK block must
  * end at or below snd_nxt and start no further than this below it. */
 #define TCP_SB_DSACK_MAX_SPAN (1u << 30)
@@ -81,40 +77,10 @@ uint32_t tcp_sb_update(struct tcp_scoreboard *sb, uint32_t snd_una, uint32_t ack
 		       uint32_t snd_nxt, const struct tcp_sack_block *blocks, unsigned nblocks,
 		       struct tcp_sb_result *res);
 
-/* Whether octet seq is SACKed. */
-bool tcp_sb_is_sacked(const struct tcp_scoreboard *sb, uint32_t seq);
-
-/* RFC 6675 §4 IsLost(seq): true when at least DupThresh discontiguous SACKed ranges hold
- * octets above seq, or more than (DupThresh - 1) * smss SACKed octets lie above seq. Both
- * counts only fall as seq grows, so loss is decided per hole: every octet of a hole (a run
- * of unSACKed octets) gets the same answer. */
-bool tcp_sb_is_lost(const struct tcp_scoreboard *sb, uint32_t seq, uint32_t smss);
-
-/* RFC 6675 §4 SetPipe: the octets in flight over [snd_una, snd_nxt). Each unSACKed octet
- * adds 1 unless IsLost, and 1 more if it was retransmitted (below high_rxt). Computed per
- * hole, top down, in O(ranges); equal to the RFC's per-octet definition. */
-uint32_t tcp_sb_pipe(const struct tcp_scoreboard *sb, uint32_t snd_una, uint32_t snd_nxt,
-		     uint32_t high_rxt, uint32_t smss);
-
-/* RFC 6675 §4 NextSeg() rules 1 and 3; rule 2 (new data) and rule 4 (rescue) are the
- * caller's, who knows the send buffer and RescueRxt. Looks for the lowest unSACKed octet S
- * with S >= max(high_rxt, snd_una) (1.a) and below the highest SACKed octet (1.b).
- * Rule 1: if IsLost(S) (1.c), returns true with [*seq, *seq + *len) = S and up to smss
- * octets, stopping at the next SACKed range. Since IsLost only falls as S grows, no later
- * hole can qualify when S does not.
- * Rule 3 (only when rule3 is true: rules 1 and 2 have failed): the same S without 1.c.
- * Returns false, leaving *seq and *len alone, when no such octet exists (or smss is 0). */
-bool tcp_sb_next_seg(const struct tcp_scoreboard *sb, uint32_t snd_una, uint32_t snd_nxt,
-		     uint32_t high_rxt, uint32_t smss, bool rule3, uint32_t *seq, uint32_t *len);
-
 /* Octets SACKed above SND.UNA. */
 uint32_t tcp_sb_sacked_bytes(const struct tcp_scoreboard *sb);
 
 /* Number of ranges held. */
 unsigned tcp_sb_count(const struct tcp_scoreboard *sb);
-
-/* The right edge of the highest SACKed range (one past the highest SACKed octet) in *right;
- * false, with *right left alone, when nothing is SACKed. */
-bool tcp_sb_highest_sacked(const struct tcp_scoreboard *sb, uint32_t *right);
 
 #endif

@@ -152,7 +152,6 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c)
 		c->dupacks = 0;
 		/* RFC 6675 §5.1: the scoreboard may be stale (the receiver may renege). */
 		tcp_sb_clear(&c->sb);
-		c->high_rxt = c->snd_una;
 		c->snd_nxt = c->snd_una;
 	}
 	if (c->backoff < 16)
