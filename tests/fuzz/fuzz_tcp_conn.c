@@ -14,6 +14,12 @@
  *   1 CLOCK ms:be16 — advance the virtual clock by ms % 4096, in at most 64 ticks.
  *   2 APP   what:u8 arg:be16 — accept, send arg bytes, read up to arg bytes, shutdown
  *           (arg & 3), close, or connect again, on owned connection (arg >> 8) & 3.
+ *   3 SACK  who:u8 dack:be16 n:u8 then n (at most 4) times back:be16 len:be16 — the peer
+ *           on port (who & 3) sends a pure ACK (ack as for SEG) with SACK blocks
+ *           [stack's last seq+len - back, + len): loss recovery (RACK, PRR, the sent map)
+ *           sees holes, D-SACKs and bogus blocks where a real receiver would put them.
+ * After every record each connection's sent map must agree with its sequence space (it
+ * covers [SND.UNA, SND.MAX) and its SACKed, lost and in-flight bytes add up to that).
  * After each input every owned socket is closed, the clock runs for an hour of virtual time
  * (every retransmission, FIN-WAIT-2 and TIME-WAIT expires), and the harness aborts unless the
  * stack holds no connection and every mbuf is back in the pool. */
@@ -47,7 +53,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define MAX_OWNED 4
 #define SETTLE_MS (3600u * 1000u)
 
-enum { OP_SEG, OP_CLOCK, OP_APP, OP_COUNT };
+enum { OP_SEG, OP_CLOCK, OP_APP, OP_SACK, OP_COUNT };
 enum { APP_ACCEPT, APP_SEND, APP_RECV, APP_SHUTDOWN, APP_CLOSE, APP_CONNECT, APP_COUNT };
 
 static const struct eth_addr mac_port = {{0x02, 0x00, 0x00, 0x00, 0x00, 0x00}};
@@ -211,6 +217,38 @@ static void app_op(uint8_t what, uint16_t arg)
 	}
 }
 
+/* A pure ACK with SACK blocks given back from what the peer last heard (OP_SACK). */
+static void feed_sack(unsigned who, int16_t dack, const uint8_t *blocks, unsigned n)
+{
+	uint8_t opts[2 + 2 + 8 * 4] = {1, 1, 5, (uint8_t)(2 + 8 * n)}; /* NOP NOP SACK len */
+	uint32_t top = views[who].stack_next;
+	for (unsigned k = 0; k < n; k++) {
+		uint32_t left = top - wire_get_be16(blocks + 4 * k);
+		wire_put_be32(opts + 4 + 8 * k, left);
+		wire_put_be32(opts + 8 + 8 * k, left + wire_get_be16(blocks + 4 * k + 2));
+	}
+	feed_segment(who, TCP_FLAG_ACK, 0, dack, 65535, 0, opts, 4 + 8 * n, 0);
+}
+
+/* The sent map covers [SND.UNA, SND.MAX), and its states add up (tcp_sentmap.h). */
+static int check_sentmap(const struct tcp_conn *c, void *arg)
+{
+	(void)arg;
+	const struct tcp_sentmap *sm = &c->sm;
+	if (sm->r == NULL)
+		return 0;
+	if (sm->n == 0) {
+		FUZZ_CHECK(sm->in_flight == 0 && sm->lost == 0 && sm->sacked == 0);
+		return 0;
+	}
+	uint32_t head = tcp_sm_at(sm, 0)->seq;
+	FUZZ_CHECK(head == c->snd_una);
+	FUZZ_CHECK(tcp_sm_top(sm) == c->snd_max);
+	FUZZ_CHECK(sm->sacked + sm->lost + sm->in_flight == c->snd_max - head);
+	FUZZ_CHECK(sm->retrans <= sm->in_flight);
+	return 0;
+}
+
 /* What a connection that outlived the settle time looked like: the clue to the bug. */
 static int print_leftover(const struct tcp_conn *c, void *arg)
 {
@@ -275,7 +313,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			app_op(data[at], wire_get_be16(data + at + 1));
 			at += 3;
 			break;
+		case OP_SACK: {
+			if (size - at < 4)
+				goto done;
+			unsigned n = data[at + 3] % 5;
+			if (size - at < 4 + 4 * (size_t)n)
+				goto done;
+			feed_sack(data[at] & 3, (int16_t)wire_get_be16(data + at + 1), data + at + 4,
+				  n);
+			at += 4 + 4 * (size_t)n;
+			break;
 		}
+		}
+		tcp_walk(stk, check_sentmap, NULL);
 	}
 done:
 	for (unsigned i = 0; i < MAX_OWNED; i++)

@@ -458,6 +458,12 @@ def tcp_rec_app(what, arg):
     return bytes([2, what]) + struct.pack(">H", arg)
 
 
+def tcp_rec_sack(who, blocks, dack=0):
+    """A pure ACK with SACK blocks, each (back, length) from the stack's last seq+len."""
+    return (bytes([3, who]) + struct.pack(">hB", dack, len(blocks)) +
+            b"".join(struct.pack(">HH", back, length) for back, length in blocks))
+
+
 def tcp_conn_seeds():
     SYN, ACK, FIN, RST, PSH = 0x02, 0x10, 0x01, 0x04, 0x08
     passive = tcp_rec_seg(1, SYN, opts=LINUX_SYN_OPTS) + tcp_rec_seg(1, ACK)
@@ -481,6 +487,14 @@ def tcp_conn_seeds():
             tcp_rec_seg(0, ACK, dack=-8000) + tcp_rec_seg(0, ACK, dack=-8000) +
             tcp_rec_seg(0, ACK, dack=-8000) + tcp_rec_seg(0, ACK, dack=-8000) +
             tcp_rec_clock(3000),
+        # A send buffer's worth in flight (8 KB here), the first segment lost: SACKs of the
+        # rest, a clock step for RACK's reorder timer and the tail loss probe, a D-SACK.
+        "sack_recovery": active + tcp_rec_app(1, 8192) + tcp_rec_clock(20) +
+            tcp_rec_sack(0, [(6000, 1000)], dack=-8192) +
+            tcp_rec_sack(0, [(6000, 3000)], dack=-8192) +
+            tcp_rec_sack(0, [(6000, 5000)], dack=-8192) + tcp_rec_clock(30) +
+            tcp_rec_sack(0, [(8192, 1000), (6000, 6000)], dack=-8192) +
+            tcp_rec_clock(300) + tcp_rec_sack(0, [(200, 100)]) + tcp_rec_clock(600),
         "zero_window": active + tcp_rec_app(1, 30000) + tcp_rec_seg(0, ACK, window=0) +
             tcp_rec_clock(4000) + tcp_rec_seg(0, ACK),
     }
