@@ -69,8 +69,8 @@ static void worker_neigh_learnt(void *ctx, uint16_t port, uint32_t ip,
 	for (unsigned i = 0; i < w->nb_peers; i++) {
 		struct worker *peer = &w->peers[i];
 		/* A full ring loses the news, not correctness: that worker resolves by itself. */
-		if (peer != w)
-			rte_ring_mp_enqueue_elem(peer->neigh_in, &msg, sizeof(msg));
+		if (peer != w && rte_ring_mp_enqueue_elem(peer->neigh_in, &msg, sizeof(msg)) != 0)
+			w->neigh_news_lost++;
 	}
 }
 
