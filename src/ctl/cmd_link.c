@@ -107,12 +107,12 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			json_u64(o, "tx_packets", st.opackets);
 			json_u64(o, "tx_bytes", st.obytes);
 			json_u64(o, "tx_errors", st.oerrors);
-			json_obj_end(o);
 			/* Every frame lost at the port, by who counted it (cmd_port.c). */
 			json_obj_begin(o, "lost");
 			cmd_port_losses_json(o, &sc, &dc);
 			json_obj_end(o);
 			link_xstats(o, dp->eth_port);
+			json_obj_end(o);
 			json_obj_end(o);
 			continue;
 		}
