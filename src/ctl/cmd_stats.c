@@ -228,7 +228,7 @@ static void stats_text(struct daemon *d, const struct stats_sum *sum, struct ctl
 			continue;
 		const struct stack_port_counters *pc = &sum->ports[p];
 		ctl_printf(o, "  %-10s rx %" PRIu64 " packets %" PRIu64 " bytes, tx %" PRIu64
-			      " packets %" PRIu64 " bytes (%" PRIu64 " refused by the queue)\n",
+			      " packets %" PRIu64 " bytes (%" PRIu64 " not sent: tx_dropped)\n",
 			   d->master.ifaces[p].name, pc->rx_packets, pc->rx_bytes, pc->tx_packets,
 			   pc->tx_bytes, pc->tx_dropped);
 		struct stack_port_counters sc;

@@ -1,7 +1,8 @@
 /* Frames a worker loses between the stack and the port are counted (src/dp/worker.c, issue
  * 13): a TX queue that takes only part of what is flushed to it (net_ring, whose ring
  * holds 1023 frames and has no reader here), a peer's full tx_in ring for a worker without
- * a TX queue of its own on the port, and ARP news a peer's full ring cannot take. Real
+ * a TX queue of its own on the port, ARP news a peer's full ring cannot take, and a chained
+ * frame for a PMD that sends one segment when no mbuf is left to gather it into. Real
  * workers on the test EAL, driven without launching them. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -140,6 +141,48 @@ static void test_full_neigh_ring_counts_lost_news(void **state)
 	assert_int_equal(workers[1].neigh_news_lost, 0);
 }
 
+/* Two segments, the headers deep in their buffer (as after prepending), so the tail does
+ * not fit behind them: gathering them needs a fresh mbuf. */
+static struct rte_mbuf *chained_frame(void)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool()), *tail = frame();
+	assert_non_null(m);
+	m->data_off = (uint16_t)(m->buf_len - 200);
+	memset(rte_pktmbuf_append(m, ETH_MIN_FRAME_LEN), 0, ETH_MIN_FRAME_LEN);
+	memset(rte_pktmbuf_append(tail, 600), 0, 600);
+	assert_int_equal(rte_pktmbuf_chain(m, tail), 0);
+	return m;
+}
+
+/* A chained frame for a PMD without multi-segment TX, with no mbuf to gather it into: not
+ * sent, counted as the port's tx_dropped and tx.no_mbuf. */
+static void test_chained_frame_without_mbuf_to_gather_counted(void **state)
+{
+	(void)state;
+	start_workers(1);
+	struct worker *w = &workers[0];
+	w->tx_multi_seg[0] = false;
+	struct rte_mbuf *m = chained_frame();
+	struct rte_mbuf *hoard[TEST_POOL_MBUFS];
+	unsigned n = 0;
+	while ((hoard[n] = rte_pktmbuf_alloc(test_pool())) != NULL)
+		n++;
+	stack_xmit(w->stack, 0, m);
+	rte_pktmbuf_free_bulk(hoard, n);
+	drain(w);
+	assert_int_equal(w->stack->ports[0].tx_packets, 1);
+	assert_int_equal(w->stack->ports[0].tx_dropped, 1);
+	assert_int_equal(w->stack->drops[STACK_DROP_TX_NO_MBUF], 1);
+	assert_int_equal(test_pool_in_use(), 0);
+	/* With mbufs, the same frame is gathered and sent. */
+	stack_xmit(w->stack, 0, chained_frame());
+	drain(w);
+	struct rte_eth_stats st;
+	assert_int_equal(rte_eth_stats_get(ports[0].eth_port, &st), 0);
+	assert_int_equal(st.opackets, 1);
+	assert_int_equal(w->stack->ports[0].tx_dropped, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +192,8 @@ int main(void)
 			test_full_handoff_ring_counts_frames_of_worker_without_tx_queue,
 			ring_port_setup, ring_port_teardown),
 		cmocka_unit_test_setup_teardown(test_full_neigh_ring_counts_lost_news,
+						ring_port_setup, ring_port_teardown),
+		cmocka_unit_test_setup_teardown(test_chained_frame_without_mbuf_to_gather_counted,
 						ring_port_setup, ring_port_teardown),
 	};
 	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
