@@ -29,6 +29,8 @@ static bool port_counter_known(const struct port_dev_counters *dc, const char *n
 		return dc->xsk;
 	if (strncmp(name, "kernel_", 7) == 0)
 		return dc->kernel;
+	if (strncmp(name, "packet_", 7) == 0)
+		return dc->packet;
 	return true;
 }
 

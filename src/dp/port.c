@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <linux/if_packet.h>
 #include <linux/if_xdp.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,8 +88,9 @@ static int port_find_eth(const struct port *p, uint16_t *eth_port)
 	return -ENODEV;
 }
 
-/* Fills fds with the AF_XDP sockets the process has open; returns how many (up to max). */
-static unsigned port_xsk_list(int *fds, unsigned max)
+/* Fills fds with the sockets of family domain the process has open; returns how many (up
+ * to max). */
+static unsigned port_socket_list(int domain_wanted, int *fds, unsigned max)
 {
 	DIR *dir = opendir("/proc/self/fd");
 	if (dir == NULL)
@@ -102,7 +105,7 @@ static unsigned port_xsk_list(int *fds, unsigned max)
 		int domain;
 		socklen_t len = sizeof(domain);
 		if (getsockopt((int)fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
-		    domain == AF_XDP)
+		    domain == domain_wanted)
 			fds[n++] = (int)fd;
 	}
 	closedir(dir);
@@ -115,7 +118,7 @@ static unsigned port_xsk_list(int *fds, unsigned max)
 static void port_xsk_note_new(struct port *p, const int *before, unsigned nb_before)
 {
 	int now[PORT_MAX_XSK * 8];
-	unsigned n = port_xsk_list(now, RTE_DIM(now));
+	unsigned n = port_socket_list(AF_XDP, now, RTE_DIM(now));
 	p->nb_xsk = 0;
 	for (unsigned i = 0; i < n && p->nb_xsk < PORT_MAX_XSK; i++) {
 		bool old = false;
@@ -156,7 +159,28 @@ static bool port_read_sys_u64(const char *ifname, const char *stat, uint64_t *v)
 	return ok;
 }
 
-void port_dev_counters_get(const struct port *p, struct port_dev_counters *c)
+/* net_af_packet's sockets are bound to the interface, which getsockname tells (unlike
+ * AF_XDP's); their drops are read and cleared (PACKET_STATISTICS), so they add up in p. */
+static void port_packet_drops(struct port *p)
+{
+	unsigned ifindex = if_nametoindex(p->kernel_if);
+	int fds[64];
+	unsigned n = ifindex != 0 ? port_socket_list(AF_PACKET, fds, RTE_DIM(fds)) : 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct sockaddr_ll sll;
+		socklen_t len = sizeof(sll);
+		if (getsockname(fds[i], (struct sockaddr *)&sll, &len) != 0 ||
+		    sll.sll_ifindex != (int)ifindex)
+			continue;
+		struct tpacket_stats_v3 st; /* tp_drops where tpacket_stats has it */
+		len = sizeof(st);
+		memset(&st, 0, sizeof(st));
+		if (getsockopt(fds[i], SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+			p->packet_drops += st.tp_drops;
+	}
+}
+
+void port_dev_counters_get(struct port *p, struct port_dev_counters *c)
 {
 	memset(c, 0, sizeof(*c));
 	if (!p->used)
@@ -183,6 +207,11 @@ void port_dev_counters_get(const struct port *p, struct port_dev_counters *c)
 			c->xsk_rx_ring_full += xs.rx_ring_full;
 		if (len >= offsetof(struct xdp_statistics, tx_ring_empty_descs))
 			c->xsk_fill_empty += xs.rx_fill_ring_empty_descs;
+	}
+	if (strncmp(p->devargs, "net_af_packet", 13) == 0 && p->kernel_if[0] != '\0') {
+		port_packet_drops(p);
+		c->packet = true;
+		c->packet_rx_dropped = p->packet_drops;
 	}
 	if (p->kernel_if[0] != '\0')
 		c->kernel = port_read_sys_u64(p->kernel_if, "rx_dropped", &c->kernel_rx_dropped) &&
@@ -269,7 +298,7 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 		return rc;
 	}
 	int xsk_before[PORT_MAX_XSK * 8];
-	unsigned nb_xsk_before = port_xsk_list(xsk_before, RTE_DIM(xsk_before));
+	unsigned nb_xsk_before = port_socket_list(AF_XDP, xsk_before, RTE_DIM(xsk_before));
 	uint16_t rxd = PORT_RX_DESC, txd = PORT_TX_DESC;
 	rte_eth_dev_adjust_nb_rx_tx_desc(p->eth_port, &rxd, &txd);
 	int socket = rte_eth_dev_socket_id(p->eth_port);

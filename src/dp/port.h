@@ -20,7 +20,9 @@
 /* Frames lost at a port as the layers below the stack know them, X(field, "description"):
  * the ethdev counters (rte_eth_stats); for net_af_xdp the kernel's statistics of the
  * port's AF_XDP sockets (XDP_STATISTICS: DPDK 22.11 puts only rx_dropped into imissed, so a
- * full RX ring is counted nowhere else); and for a port on a kernel interface (net_af_xdp,
+ * full RX ring is counted nowhere else); for net_af_packet the kernel's PACKET_STATISTICS
+ * of its sockets (which DPDK 22.11 does not read at all); and for a port on a kernel
+ * interface (net_af_xdp,
  * net_af_packet) that interface's own drop counters, which see the same frames from
  * below (a veth counts a failed XDP redirect into the socket as rx_dropped). */
 #define PORT_DEV_COUNTER_LIST(X) \
@@ -33,6 +35,7 @@
 	X(xsk_fill_empty,   "times the kernel found the AF_XDP fill ring empty") \
 	X(xsk_rx_invalid,   "frames dropped: invalid AF_XDP RX descriptor") \
 	X(xsk_tx_invalid,   "frames dropped: invalid AF_XDP TX descriptor") \
+	X(packet_rx_dropped, "frames the kernel dropped: the AF_PACKET socket's RX ring was full (not in rx_missed)") \
 	X(kernel_rx_dropped, "frames the kernel interface dropped on receive (the xsk_rx_* drops among them)") \
 	X(kernel_tx_dropped, "frames the kernel interface dropped on transmit")
 
@@ -41,6 +44,7 @@ struct port_dev_counters {
 	PORT_DEV_COUNTER_LIST(PORT_DEV_FIELD)
 #undef PORT_DEV_FIELD
 	bool xsk;           /* the xsk_* counters are known */
+	bool packet;        /* packet_rx_dropped is known */
 	bool kernel;        /* the kernel_* counters are known */
 };
 
@@ -62,6 +66,8 @@ struct port {
 	char kernel_if[IF_NAMESIZE];    /* the kernel interface under the PMD, or "" */
 	unsigned nb_xsk;                /* net_af_xdp: its AF_XDP sockets (not ours to close) */
 	int xsk_fd[PORT_MAX_XSK];
+	uint64_t packet_drops;          /* net_af_packet: its sockets' drops so far (the kernel
+					 * clears them as they are read); control thread only */
 };
 
 /* The packet buffer pool every port receives into and the stacks send from: n mbufs of
@@ -80,7 +86,8 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 void port_stop(struct port *p);
 
 /* Fills c with what the device and the kernel know of p's lost frames (zeros where a
- * layer does not say). For the control thread. */
-void port_dev_counters_get(const struct port *p, struct port_dev_counters *c);
+ * layer does not say). For the control thread only (it adds up counters the kernel clears
+ * as they are read). */
+void port_dev_counters_get(struct port *p, struct port_dev_counters *c);
 
 #endif
