@@ -1016,6 +1016,33 @@ static void test_established_window_shut_with_data_in_flight_rto_resends_and_cou
 	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
 }
 
+/* The peer shrank its window to a sliver with data in flight: sender SWS avoidance would
+ * send nothing into it (less than half the largest window seen), but the timeout's resend
+ * goes, as much as the window takes, and counts. */
+static void test_established_window_shrunk_small_rto_resends_what_fits_and_counts(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	uint32_t una = p.rcv_nxt;
+	assert_int_equal(tcp_send(c, pat, 3000), 3000);
+	unsigned n = tp_collect(segs, TS_MAX_FRAMES);
+	assert_true(n >= 2);
+	p.window = 1; /* one unit of the window scale */
+	peer_ack(&p, una + segs[0].len);
+	tp_expect_none();
+	uint32_t wnd = c->snd_wnd;
+	assert_true(wnd > 0 && wnd < c->max_sndwnd / 2 && wnd < segs[1].len);
+	tp_advance(c->rto_ms);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	assert_int_equal(g.th.seq, una + segs[0].len);
+	assert_int_equal(g.len, wnd);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RTO], 1);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RETRANS_SEGS], 1);
+}
+
 static void test_established_peer_answering_zero_window_probes_keeps_connection(void **state)
 {
 	(void)state;
@@ -1238,6 +1265,7 @@ int main(void)
 		T(test_established_nodelay_second_small_write_goes_at_once),
 		T(test_established_peer_zero_window_probed_with_backoff),
 		T(test_established_window_shut_with_data_in_flight_rto_resends_and_counts),
+		T(test_established_window_shrunk_small_rto_resends_what_fits_and_counts),
 		T(test_established_peer_answering_zero_window_probes_keeps_connection),
 		T(test_established_silent_peer_zero_window_probes_give_up),
 		T(test_orphan_silent_peer_zero_window_freed_after_orphan_retries),
