@@ -71,7 +71,7 @@ def test_link_show_and_stats_name_the_same_port_losses(one_port):
 @pytest.mark.parametrize("driver", ["net_af_xdp", "net_af_packet"])
 def test_rx_ring_of_sleeping_worker_flooded_every_frame_counted(lab, driver):
     """The worker naps up to 100 ms (idle-sleep-us), so a burst of 6000 frames from the
-    kernel overflows the port's RX ring (AF_XDP: 2048 descriptors, AF_PACKET: 512 frames)
+    kernel overflows the port's RX ring (AF_XDP: 1024 descriptors, AF_PACKET: 512 frames)
     before it wakes: each frame the peer's veth sent is received by the stack or counted
     lost at the port, in link show (before, net_af_packet lost 5488 of 6000 so, and
     net_af_xdp its share, with every counter at 0)."""
