@@ -28,6 +28,16 @@ cmd_handler cmd_apps_limits;
 /* The applications' limits and each user's use (in `stats` and `apps limits`). */
 void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o);
 
+/* One port's counters (cmd_port.c): the stacks' on it and what its device and the kernel
+ * under it know of lost frames; printed alike by `link show` and `stats`. */
+void cmd_port_counters_get(struct daemon *d, uint16_t p, struct stack_port_counters *sc,
+			   struct port_dev_counters *dc);
+void cmd_port_losses_json(struct ctl_out *o, const struct stack_port_counters *sc,
+			  const struct port_dev_counters *dc);
+/* One "lost: name value, ..." line (wrapped), each line starting with indent. */
+void cmd_port_losses_text(struct ctl_out *o, const char *indent,
+			  const struct stack_port_counters *sc, const struct port_dev_counters *dc);
+
 /* Stops every built-in service on every worker (before the workers stop). */
 void cmd_service_fini(struct daemon *d);
 

@@ -1,11 +1,62 @@
 /* link show / link set: the ports, their DPDK devices and their state. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
 
 #include "cmd.h"
+
+/* The driver's extended statistics beyond the basic ones (rte_eth_stats and their
+ * per-queue split, shown above): in JSON all of them, as text the non-zero ones. */
+static bool link_xstat_is_basic(const char *name)
+{
+	static const char *const basic[] = {"rx_good_packets", "tx_good_packets",
+					     "rx_good_bytes", "tx_good_bytes", "rx_missed_errors",
+					     "rx_errors", "tx_errors", "rx_mbuf_allocation_errors"};
+	for (size_t i = 0; i < RTE_DIM(basic); i++)
+		if (strcmp(name, basic[i]) == 0)
+			return true;
+	unsigned q;
+	char what[16], tail;
+	return (sscanf(name, "rx_q%u_%15[a-z]%c", &q, what, &tail) == 2 ||
+		sscanf(name, "tx_q%u_%15[a-z]%c", &q, what, &tail) == 2) &&
+	       (strcmp(what, "packets") == 0 || strcmp(what, "bytes") == 0 ||
+		strcmp(what, "errors") == 0);
+}
+
+#define LINK_XSTATS_MAX 256
+
+static void link_xstats(struct ctl_out *o, uint16_t eth_port)
+{
+	static struct rte_eth_xstat_name names[LINK_XSTATS_MAX];
+	static struct rte_eth_xstat vals[LINK_XSTATS_MAX];
+	int n = rte_eth_xstats_get_names(eth_port, names, LINK_XSTATS_MAX);
+	int m = n > 0 && n <= LINK_XSTATS_MAX ? rte_eth_xstats_get(eth_port, vals, (unsigned)n)
+					      : 0;
+	if (m != n)
+		m = 0;
+	if (o->json)
+		json_obj_begin(o, "xstats");
+	bool any = false;
+	for (int i = 0; i < m; i++) {
+		if (vals[i].id >= (uint64_t)n)
+			continue;
+		const char *name = names[vals[i].id].name;
+		if (o->json) {
+			json_u64(o, name, vals[i].value);
+		} else if (vals[i].value != 0 && !link_xstat_is_basic(name)) {
+			ctl_printf(o, "%s%s %" PRIu64, any ? ", " : "    xstats: ", name,
+				   vals[i].value);
+			any = true;
+		}
+	}
+	if (o->json)
+		json_obj_end(o);
+	else if (any)
+		ctl_printf(o, "\n");
+}
 
 int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
@@ -29,6 +80,9 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		rte_eth_link_get_nowait(dp->eth_port, &link);
 		struct rte_eth_stats st = {0};
 		rte_eth_stats_get(dp->eth_port, &st);
+		struct stack_port_counters sc;
+		struct port_dev_counters dc;
+		cmd_port_counters_get(d, p, &sc, &dc);
 		char mac[18];
 		eth_addr_format(&i->mac, mac, sizeof(mac));
 		if (o->json) {
@@ -53,6 +107,11 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			json_u64(o, "tx_packets", st.opackets);
 			json_u64(o, "tx_bytes", st.obytes);
 			json_u64(o, "tx_errors", st.oerrors);
+			/* Every frame lost at the port, by who counted it (cmd_port.c). */
+			json_obj_begin(o, "lost");
+			cmd_port_losses_json(o, &sc, &dc);
+			json_obj_end(o);
+			link_xstats(o, dp->eth_port);
 			json_obj_end(o);
 			json_obj_end(o);
 			continue;
@@ -68,6 +127,8 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			   st.ipackets, st.ibytes, st.imissed, st.ierrors, st.rx_nombuf);
 		ctl_printf(o, "    TX: %" PRIu64 " packets %" PRIu64 " bytes %" PRIu64 " errors\n",
 			   st.opackets, st.obytes, st.oerrors);
+		cmd_port_losses_text(o, "    ", &sc, &dc);
+		link_xstats(o, dp->eth_port);
 	}
 	if (o->json)
 		json_arr_end(o);

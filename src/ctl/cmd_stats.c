@@ -138,7 +138,10 @@ static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl
 		json_u64(o, "rx_bytes", sum->ports[p].rx_bytes);
 		json_u64(o, "tx_packets", sum->ports[p].tx_packets);
 		json_u64(o, "tx_bytes", sum->ports[p].tx_bytes);
-		json_u64(o, "tx_dropped", sum->ports[p].tx_dropped);
+		struct stack_port_counters sc;
+		struct port_dev_counters dc;
+		cmd_port_counters_get(d, (uint16_t)p, &sc, &dc);
+		cmd_port_losses_json(o, &sum->ports[p], &dc); /* tx_dropped and the device's */
 		json_obj_end(o);
 	}
 	json_obj_end(o);
@@ -157,6 +160,7 @@ static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl
 		json_obj_end(o);
 		json_u64(o, "rx_frames", wk->stack->events[STACK_EV_ETH_RX]);
 		json_u64(o, "handoff_full", wk->handoff_full);
+		json_u64(o, "neigh_news_lost", wk->neigh_news_lost);
 		json_u64(o, "tcp_listeners", tcp_listen_used(wk->stack));
 		json_u64(o, "tcp_listeners_max", tcp_listen_capacity(wk->stack));
 		json_obj_begin(o, "events");
@@ -224,9 +228,13 @@ static void stats_text(struct daemon *d, const struct stats_sum *sum, struct ctl
 			continue;
 		const struct stack_port_counters *pc = &sum->ports[p];
 		ctl_printf(o, "  %-10s rx %" PRIu64 " packets %" PRIu64 " bytes, tx %" PRIu64
-			      " packets %" PRIu64 " bytes (%" PRIu64 " refused by the queue)\n",
+			      " packets %" PRIu64 " bytes (%" PRIu64 " not sent: tx_dropped)\n",
 			   d->master.ifaces[p].name, pc->rx_packets, pc->rx_bytes, pc->tx_packets,
 			   pc->tx_bytes, pc->tx_dropped);
+		struct stack_port_counters sc;
+		struct port_dev_counters dc;
+		cmd_port_counters_get(d, (uint16_t)p, &sc, &dc);
+		cmd_port_losses_text(o, "             ", pc, &dc);
 	}
 	ctl_printf(o, "Workers:\n");
 	for (unsigned w = 0; w < d->nb_workers; w++) {
@@ -236,6 +244,10 @@ static void stats_text(struct daemon *d, const struct stats_sum *sum, struct ctl
 			   w, wk->lcore, wk->stack->events[STACK_EV_ETH_RX], wk->polls,
 			   wk->busy_polls, wk->idle_sleeps, tcp_listen_used(wk->stack),
 			   tcp_listen_capacity(wk->stack));
+		if (wk->handoff_full != 0 || wk->neigh_news_lost != 0)
+			ctl_printf(o, "    lost: %" PRIu64 " frames (a peer's tx_in ring was full, in"
+				      " tx.queue_full), %" PRIu64 " ARP news (a peer's ring was full)\n",
+				   wk->handoff_full, wk->neigh_news_lost);
 		worker_cycles_text(o, wk);
 	}
 	/* With a few workers each one's count follows the total, so an uneven spread shows. */

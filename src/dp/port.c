@@ -1,8 +1,16 @@
 #include "port.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <linux/if_packet.h>
+#include <linux/if_xdp.h>
+#include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <rte_errno.h>
 #include <rte_mbuf_pool_ops.h>
@@ -78,6 +86,136 @@ static int port_find_eth(const struct port *p, uint16_t *eth_port)
 			return 0;
 	}
 	return -ENODEV;
+}
+
+/* Fills fds with the sockets of family domain the process has open; returns how many (up
+ * to max). */
+static unsigned port_socket_list(int domain_wanted, int *fds, unsigned max)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	if (dir == NULL)
+		return 0;
+	unsigned n = 0;
+	struct dirent *e;
+	while (n < max && (e = readdir(dir)) != NULL) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		if (*end != '\0' || end == e->d_name || fd == dirfd(dir))
+			continue;
+		int domain;
+		socklen_t len = sizeof(domain);
+		if (getsockopt((int)fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+		    domain == domain_wanted)
+			fds[n++] = (int)fd;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* net_af_xdp opens one AF_XDP socket per queue while the port is set up, and neither DPDK
+ * nor the kernel (no getsockname) says which socket is whose: the port's are the ones that
+ * appeared meanwhile (ports start one after the other). */
+static void port_xsk_note_new(struct port *p, const int *before, unsigned nb_before)
+{
+	int now[PORT_MAX_XSK * 8];
+	unsigned n = port_socket_list(AF_XDP, now, RTE_DIM(now));
+	p->nb_xsk = 0;
+	for (unsigned i = 0; i < n && p->nb_xsk < PORT_MAX_XSK; i++) {
+		bool old = false;
+		for (unsigned k = 0; k < nb_before && !old; k++)
+			old = before[k] == now[i];
+		if (!old)
+			p->xsk_fd[p->nb_xsk++] = now[i];
+	}
+}
+
+/* The kernel interface a vdev sits on (net_af_xdp, net_af_packet: "iface=NAME"), or "". */
+static void port_find_kernel_if(struct port *p)
+{
+	p->kernel_if[0] = '\0';
+	if (strncmp(p->devargs, "net_af_xdp", 10) != 0 &&
+	    strncmp(p->devargs, "net_af_packet", 13) != 0)
+		return;
+	const char *at = strstr(p->devargs, ",iface=");
+	if (at == NULL)
+		return;
+	at += strlen(",iface=");
+	size_t n = strcspn(at, ",");
+	if (n == 0 || n >= sizeof(p->kernel_if))
+		return;
+	memcpy(p->kernel_if, at, n);
+	p->kernel_if[n] = '\0';
+}
+
+static bool port_read_sys_u64(const char *ifname, const char *stat, uint64_t *v)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/%s", ifname, stat);
+	FILE *f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	bool ok = fscanf(f, "%" SCNu64, v) == 1;
+	fclose(f);
+	return ok;
+}
+
+/* net_af_packet's sockets are bound to the interface, which getsockname tells (unlike
+ * AF_XDP's); their drops are read and cleared (PACKET_STATISTICS), so they add up in p. */
+static void port_packet_drops(struct port *p)
+{
+	unsigned ifindex = if_nametoindex(p->kernel_if);
+	int fds[64];
+	unsigned n = ifindex != 0 ? port_socket_list(AF_PACKET, fds, RTE_DIM(fds)) : 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct sockaddr_ll sll;
+		socklen_t len = sizeof(sll);
+		if (getsockname(fds[i], (struct sockaddr *)&sll, &len) != 0 ||
+		    sll.sll_ifindex != (int)ifindex)
+			continue;
+		struct tpacket_stats_v3 st; /* tp_drops where tpacket_stats has it */
+		len = sizeof(st);
+		memset(&st, 0, sizeof(st));
+		if (getsockopt(fds[i], SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+			p->packet_drops += st.tp_drops;
+	}
+}
+
+void port_dev_counters_get(struct port *p, struct port_dev_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (!p->used)
+		return;
+	struct rte_eth_stats st;
+	if (rte_eth_stats_get(p->eth_port, &st) == 0) {
+		c->rx_missed = st.imissed;
+		c->rx_errors = st.ierrors;
+		c->rx_nombuf = st.rx_nombuf;
+		c->tx_errors = st.oerrors;
+	}
+	for (unsigned i = 0; i < p->nb_xsk; i++) {
+		struct xdp_statistics xs;
+		socklen_t len = sizeof(xs);
+		memset(&xs, 0, sizeof(xs));
+		if (getsockopt(p->xsk_fd[i], SOL_XDP, XDP_STATISTICS, &xs, &len) != 0)
+			continue;
+		c->xsk = true;
+		c->xsk_rx_dropped += xs.rx_dropped;
+		c->xsk_rx_invalid += xs.rx_invalid_descs;
+		c->xsk_tx_invalid += xs.tx_invalid_descs;
+		/* Older kernels return only the first three fields. */
+		if (len >= offsetof(struct xdp_statistics, rx_fill_ring_empty_descs))
+			c->xsk_rx_ring_full += xs.rx_ring_full;
+		if (len >= offsetof(struct xdp_statistics, tx_ring_empty_descs))
+			c->xsk_fill_empty += xs.rx_fill_ring_empty_descs;
+	}
+	if (strncmp(p->devargs, "net_af_packet", 13) == 0 && p->kernel_if[0] != '\0') {
+		port_packet_drops(p);
+		c->packet = true;
+		c->packet_rx_dropped = p->packet_drops;
+	}
+	if (p->kernel_if[0] != '\0')
+		c->kernel = port_read_sys_u64(p->kernel_if, "rx_dropped", &c->kernel_rx_dropped) &&
+			    port_read_sys_u64(p->kernel_if, "tx_dropped", &c->kernel_tx_dropped);
 }
 
 /* The indirection table picks a queue from the hash's low bits as steer's table picks a
@@ -159,6 +297,8 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 		snprintf(err, errlen, "%s: configure: %s", p->name, strerror(-rc));
 		return rc;
 	}
+	int xsk_before[PORT_MAX_XSK * 8];
+	unsigned nb_xsk_before = port_socket_list(AF_XDP, xsk_before, RTE_DIM(xsk_before));
 	uint16_t rxd = PORT_RX_DESC, txd = PORT_TX_DESC;
 	rte_eth_dev_adjust_nb_rx_tx_desc(p->eth_port, &rxd, &txd);
 	int socket = rte_eth_dev_socket_id(p->eth_port);
@@ -176,6 +316,9 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 		snprintf(err, errlen, "%s: start: %s", p->name, strerror(-rc));
 		return rc;
 	}
+	if (af_xdp)
+		port_xsk_note_new(p, xsk_before, nb_xsk_before);
+	port_find_kernel_if(p);
 	if (p->hw_rss)
 		port_set_reta(p, &info, steer);
 	rte_eth_macaddr_get(p->eth_port, &p->mac);

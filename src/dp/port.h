@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <net/if.h>
 
 #include <rte_ethdev.h>
 
@@ -15,6 +16,39 @@
 
 #define PORT_TX_BURST 32
 #define PORT_AF_XDP_TX_BURST 16
+
+/* Frames lost at a port as the layers below the stack know them, X(field, "description"):
+ * the ethdev counters (rte_eth_stats); for net_af_xdp the kernel's statistics of the
+ * port's AF_XDP sockets (XDP_STATISTICS: DPDK 22.11 puts only rx_dropped into imissed, so a
+ * full RX ring is counted nowhere else); for net_af_packet the kernel's PACKET_STATISTICS
+ * of its sockets (which DPDK 22.11 does not read at all); and for a port on a kernel
+ * interface (net_af_xdp,
+ * net_af_packet) that interface's own drop counters, which see the same frames from
+ * below (a veth counts a failed XDP redirect into the socket as rx_dropped). */
+#define PORT_DEV_COUNTER_LIST(X) \
+	X(rx_missed,        "frames the device dropped on receive (imissed)") \
+	X(rx_errors,        "erroneous frames received (ierrors)") \
+	X(rx_nombuf,        "frames not received: no mbuf to receive into (rx_nombuf)") \
+	X(tx_errors,        "frames the device failed to send (oerrors)") \
+	X(xsk_rx_ring_full, "frames the kernel dropped: the AF_XDP socket's RX ring was full (not in rx_missed)") \
+	X(xsk_rx_dropped,   "frames the kernel dropped for other reasons, e.g. the fill ring empty (in rx_missed)") \
+	X(xsk_fill_empty,   "times the kernel found the AF_XDP fill ring empty") \
+	X(xsk_rx_invalid,   "frames dropped: invalid AF_XDP RX descriptor") \
+	X(xsk_tx_invalid,   "frames dropped: invalid AF_XDP TX descriptor") \
+	X(packet_rx_dropped, "frames the kernel dropped: the AF_PACKET socket's RX ring was full (not in rx_missed)") \
+	X(kernel_rx_dropped, "frames the kernel interface dropped on receive (the xsk_rx_* drops among them)") \
+	X(kernel_tx_dropped, "frames the kernel interface dropped on transmit")
+
+struct port_dev_counters {
+#define PORT_DEV_FIELD(f, text) uint64_t f;
+	PORT_DEV_COUNTER_LIST(PORT_DEV_FIELD)
+#undef PORT_DEV_FIELD
+	bool xsk;           /* the xsk_* counters are known */
+	bool packet;        /* packet_rx_dropped is known */
+	bool kernel;        /* the kernel_* counters are known */
+};
+
+#define PORT_MAX_XSK 16
 
 struct port {
 	bool used;
@@ -29,6 +63,11 @@ struct port {
 	uint16_t tx_burst;              /* frames per TX burst (the TX buffer's size) */
 	bool hw_rss;                    /* the device spreads flows over its queues by hash */
 	bool hw_rss_reta;               /* ... with our key and table (steer.h) */
+	char kernel_if[IF_NAMESIZE];    /* the kernel interface under the PMD, or "" */
+	unsigned nb_xsk;                /* net_af_xdp: its AF_XDP sockets (not ours to close) */
+	int xsk_fd[PORT_MAX_XSK];
+	uint64_t packet_drops;          /* net_af_packet: its sockets' drops so far (the kernel
+					 * clears them as they are read); control thread only */
 };
 
 /* The packet buffer pool every port receives into and the stacks send from: n mbufs of
@@ -45,5 +84,10 @@ bool port_devargs_is_pci(const char *devargs);
 int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 	       const struct steer *steer, char *err, size_t errlen);
 void port_stop(struct port *p);
+
+/* Fills c with what the device and the kernel know of p's lost frames (zeros where a
+ * layer does not say). For the control thread only (it adds up counters the kernel clears
+ * as they are read). */
+void port_dev_counters_get(struct port *p, struct port_dev_counters *c);
 
 #endif

@@ -69,8 +69,8 @@ static void worker_neigh_learnt(void *ctx, uint16_t port, uint32_t ip,
 	for (unsigned i = 0; i < w->nb_peers; i++) {
 		struct worker *peer = &w->peers[i];
 		/* A full ring loses the news, not correctness: that worker resolves by itself. */
-		if (peer != w)
-			rte_ring_mp_enqueue_elem(peer->neigh_in, &msg, sizeof(msg));
+		if (peer != w && rte_ring_mp_enqueue_elem(peer->neigh_in, &msg, sizeof(msg)) != 0)
+			w->neigh_news_lost++;
 	}
 }
 
@@ -107,8 +107,10 @@ static bool worker_steer(void *ctx, unsigned owner, struct rte_mbuf *m, unsigned
 static void worker_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 {
 	struct worker *w = ctx;
-	if (m->nb_segs > 1 && !w->tx_multi_seg[port] && (m = worker_linearize(w, m)) == NULL)
+	if (m->nb_segs > 1 && !w->tx_multi_seg[port] && (m = worker_linearize(w, m)) == NULL) {
+		w->stack->ports[port].tx_dropped++; /* tx.no_mbuf says why */
 		return;
+	}
 	if (w->tx_via[port] < 0) {
 		rte_eth_tx_buffer(w->eth_port[port], w->txq[port], w->txbuf[port], m);
 		return;

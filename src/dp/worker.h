@@ -104,6 +104,7 @@ struct worker {
 	uint64_t busy_polls;
 	uint64_t idle_sleeps;
 	uint64_t handoff_full;                   /* frames lost: a peer's tx_in was full */
+	uint64_t neigh_news_lost;                /* ARP news a peer's neigh_in had no room for */
 };
 
 /* A function run on the worker's own thread, between bursts. The worker's last touch of it

@@ -199,7 +199,9 @@ struct stack_port_counters {
 	uint64_t rx_bytes;
 	uint64_t tx_packets;
 	uint64_t tx_bytes;
-	uint64_t tx_dropped;   /* counted in tx_packets too: refused by the port's queue */
+	uint64_t tx_dropped;   /* counted in tx_packets too: refused by the port's queue (or a
+				* peer's hand-off ring), or chained for a PMD that sends one
+				* segment and no mbuf to gather it into (tx.no_mbuf) */
 };
 
 #endif

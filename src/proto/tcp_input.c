@@ -805,6 +805,8 @@ static void tcp_established_input(struct tcp_conn *c, struct tcp_seg *g)
 		if (c->state == TCP_SYN_RECEIVED && g->th.seq == c->irs &&
 		    !(fl & TCP_FLAG_ACK)) {
 			c->snd_nxt = c->iss;
+			c->retransmits++;
+			stack_count(s, STACK_EV_TCP_RETRANS_SEGS);
 			tcp_output(c, false);
 			return;
 		}

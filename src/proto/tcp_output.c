@@ -461,7 +461,13 @@ static unsigned tcp_output_data(struct tcp_conn *c)
 		sent++;
 	}
 	if (tcp_fin_pending(c)) {
+		/* Resent after a timeout, the FIN is a retransmission like any segment. */
+		bool resend = seq_lt(c->snd_nxt, c->snd_max);
 		if (tcp_send_segment(c, c->snd_nxt, 0, TCP_FLAG_FIN | TCP_FLAG_ACK) >= 0) {
+			if (resend) {
+				c->retransmits++;
+				stack_count(c->s, STACK_EV_TCP_RETRANS_SEGS);
+			}
 			c->flags |= TCPF_FIN_SENT;
 			c->snd_nxt++;
 			if (seq_gt(c->snd_nxt, c->snd_max))

@@ -81,6 +81,29 @@ static bool tcp_gave_up(struct tcp_conn *c, unsigned limit)
 	return c->retries >= limit;
 }
 
+/* The timeout's resend, when tcp_output held it back: the peer shut its window with data in
+ * flight (it took part and dropped the rest), or shrank it below what sender SWS avoidance
+ * sends into. RFC 9293 §3.8.6.1: "retransmit ... even if the send window is zero"; so the
+ * first unacknowledged bytes go anyway, up to a segment of what was sent before and no
+ * more than a window that is open, and draw the ACK with the window (as Linux's
+ * tcp_retransmit_timer and tcp_retransmit_skb do). */
+static void tcp_timer_rtx_held_back(struct tcp_conn *c)
+{
+	uint32_t len = c->sk.tx != NULL ? fifo_used(c->sk.tx) : 0;
+	uint32_t mss = tcp_cur_mss(c);
+	if (len > mss)
+		len = mss;
+	if (len > c->snd_max - c->snd_una)
+		len = c->snd_max - c->snd_una;
+	if (c->snd_wnd != 0 && len > c->snd_wnd)
+		len = c->snd_wnd;
+	if (len == 0 || tcp_send_segment(c, c->snd_una, len, TCP_FLAG_ACK) < 0)
+		return;
+	c->snd_nxt = c->snd_una + len;
+	c->retransmits++;
+	stack_count(c->s, STACK_EV_TCP_RETRANS_SEGS);
+}
+
 static void tcp_timer_rtx_fire(struct tcp_conn *c)
 {
 	struct stack *s = c->s;
@@ -165,6 +188,8 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c)
 			tcp_timer_arm(c, TCP_T_RTX, end - s->now_ms);
 	}
 	tcp_output(c, false);
+	if (!handshake && c->snd_nxt == c->snd_una)
+		tcp_timer_rtx_held_back(c);
 }
 
 static void tcp_timer_keep_fire(struct tcp_conn *c)

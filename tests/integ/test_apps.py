@@ -474,15 +474,20 @@ LOSS_EVENTS = ("tcp.retrans_segs", "tcp.rto", "tcp.fast_retrans", "tcp.dsacks_rx
                "arp.tx_request")
 
 
+PORT_TRAFFIC = ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes")
+
+
 def loss_deltas(before, after):
-    """The drop counters, LOSS_EVENTS and frames a port's TX queue refused that moved
+    """The drop counters, LOSS_EVENTS and the frames lost at a port (its TX queue refused,
+    the kernel dropped below it: every counter of the port but its traffic) that moved
     between two `stats`, by how much."""
     moved = topo.drops_delta(before, after)
     moved.update({k: after["events"][k] - before["events"][k] for k in LOSS_EVENTS
                   if after["events"][k] != before["events"][k]})
-    moved.update({"%s.tx_dropped" % name: p["tx_dropped"] - before["ports"][name]["tx_dropped"]
-                  for name, p in after["ports"].items()
-                  if p["tx_dropped"] != before["ports"][name]["tx_dropped"]})
+    for name, p in after["ports"].items():
+        moved.update({"%s.%s" % (name, k): v - before["ports"][name].get(k, 0)
+                      for k, v in p.items()
+                      if k not in PORT_TRAFFIC and v != before["ports"][name].get(k, 0)})
     return moved
 
 

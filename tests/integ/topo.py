@@ -212,7 +212,8 @@ class PacketSocket:
 
     def send_many(self, frames, pace_every=256, pace_s=0.002):
         """Sends frames, pausing a little every pace_every frames so that a burst does not
-        overflow the veth and the PMD's RX ring (a lost frame would be counted nowhere)."""
+        overflow the veth and the PMD's RX ring (a frame lost there is counted only below
+        the stack, in the port's lost counters, not where a test looks)."""
         for i, f in enumerate(frames):
             self.send(f)
             if pace_every and (i + 1) % pace_every == 0:

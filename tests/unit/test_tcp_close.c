@@ -293,6 +293,38 @@ static void test_fin_retransmitted_when_not_acked(void **state)
 	tp_expect_one(&g);
 	assert_true(g.th.flags & TCP_FLAG_FIN);
 	assert_int_equal(g.th.seq, fin_seq);
+	/* A resent FIN is a retransmitted segment like any other. */
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RTO], 1);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RETRANS_SEGS], 1);
+	assert_int_equal(c->retransmits, 1);
+	tp_advance(2 * c->rto_ms);
+	tp_expect_one(&g);
+	assert_true(g.th.flags & TCP_FLAG_FIN);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RTO], 2);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RETRANS_SEGS], 2);
+}
+
+/* FIN after data: the timeout resends data and FIN, each counted. */
+static void test_fin_with_unacked_data_retransmitted_counts_both(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	assert_int_equal(tcp_send(c, "abc", 3), 3);
+	tcp_shutdown(c, SHUT_WR);
+	unsigned n = tp_collect(segs, TS_MAX_FRAMES);
+	assert_true(n >= 1);
+	assert_true(segs[n - 1].th.flags & TCP_FLAG_FIN);
+	tp_advance(c->rto_ms);
+	n = tp_collect(segs, TS_MAX_FRAMES);
+	unsigned resent = 0;
+	for (unsigned i = 0; i < n; i++)
+		resent += segs[i].len != 0 || (segs[i].th.flags & TCP_FLAG_FIN);
+	assert_true(resent >= 1);
+	/* One segment per piece of sequence space resent: data and FIN together or apart. */
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RETRANS_SEGS],
+			 n == 1 && segs[0].len != 0 && (segs[0].th.flags & TCP_FLAG_FIN) ? 1 : 2);
 }
 
 static void test_time_wait_new_syn_with_higher_seq_reopens(void **state)
@@ -427,6 +459,7 @@ int main(void)
 		T(test_orphan_fin_wait_2_expires),
 		T(test_close_in_fin_wait_2_bounds_the_wait),
 		T(test_fin_retransmitted_when_not_acked),
+		T(test_fin_with_unacked_data_retransmitted_counts_both),
 		T(test_time_wait_new_syn_with_higher_seq_reopens),
 		T(test_time_wait_reused_while_owner_holds_it_stays_valid),
 		T(test_close_beyond_max_orphans_resets_instead_of_finishing),

@@ -977,7 +977,70 @@ static void test_established_peer_zero_window_probed_with_backoff(void **state)
 		tp_expect_none();
 	}
 	assert_int_equal(ts_s->events[STACK_EV_TCP_WINDOW_PROBES], 4);
+	/* A probe carries no data sent before: a window probe, not a retransmission (as
+	 * Linux's tcp_send_probe0, which leaves RetransSegs alone). */
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RETRANS_SEGS], 0);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RTO], 0);
 	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
+}
+
+/* The peer shut its window while data was in flight (it acknowledged part and dropped the
+ * rest): the timeout resends the first unacknowledged segment anyway, which serves as the
+ * zero-window probe (RFC 9293 §3.8.6.1: "retransmit ... even if the send window is zero",
+ * as Linux's tcp_retransmit_timer), and counts it as a retransmission. */
+static void test_established_window_shut_with_data_in_flight_rto_resends_and_counts(
+	void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	uint32_t una = p.rcv_nxt;
+	assert_int_equal(tcp_send(c, pat, 3000), 3000);
+	unsigned n = tp_collect(segs, TS_MAX_FRAMES);
+	assert_true(n >= 2);
+	p.window = 0;
+	peer_ack(&p, una + segs[0].len); /* the first segment in, the rest dropped */
+	tp_expect_none();
+	tp_advance(c->rto_ms);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	assert_int_equal(g.th.seq, una + segs[0].len);
+	assert_true(g.len > 0);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RTO], 1);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RETRANS_SEGS], 1);
+	/* The window opens: the rest follows. */
+	p.window = 0xffff;
+	peer_ack(&p, una + segs[0].len + g.len);
+	assert_true(tp_collect(segs, TS_MAX_FRAMES) >= 1);
+	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
+}
+
+/* The peer shrank its window to a sliver with data in flight: sender SWS avoidance would
+ * send nothing into it (less than half the largest window seen), but the timeout's resend
+ * goes, as much as the window takes, and counts. */
+static void test_established_window_shrunk_small_rto_resends_what_fits_and_counts(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	uint32_t una = p.rcv_nxt;
+	assert_int_equal(tcp_send(c, pat, 3000), 3000);
+	unsigned n = tp_collect(segs, TS_MAX_FRAMES);
+	assert_true(n >= 2);
+	p.window = 1; /* one unit of the window scale */
+	peer_ack(&p, una + segs[0].len);
+	tp_expect_none();
+	uint32_t wnd = c->snd_wnd;
+	assert_true(wnd > 0 && wnd < c->max_sndwnd / 2 && wnd < segs[1].len);
+	tp_advance(c->rto_ms);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	assert_int_equal(g.th.seq, una + segs[0].len);
+	assert_int_equal(g.len, wnd);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RTO], 1);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RETRANS_SEGS], 1);
 }
 
 static void test_established_peer_answering_zero_window_probes_keeps_connection(void **state)
@@ -1201,6 +1264,8 @@ int main(void)
 		T(test_established_nagle_full_segment_not_held),
 		T(test_established_nodelay_second_small_write_goes_at_once),
 		T(test_established_peer_zero_window_probed_with_backoff),
+		T(test_established_window_shut_with_data_in_flight_rto_resends_and_counts),
+		T(test_established_window_shrunk_small_rto_resends_what_fits_and_counts),
 		T(test_established_peer_answering_zero_window_probes_keeps_connection),
 		T(test_established_silent_peer_zero_window_probes_give_up),
 		T(test_orphan_silent_peer_zero_window_freed_after_orphan_retries),

@@ -214,10 +214,38 @@ static void test_active_open_syn_retransmitted_with_backoff_then_times_out(void 
 		assert_int_equal(g.th.seq, iss);
 		wait *= 2;
 	}
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RETRANS_SEGS], TCP_SYN_RETRIES);
 	tp_advance(wait);
 	assert_int_equal(tcp_conn_state(c), TCP_CLOSED);
 	assert_int_equal(tcp_sock(c)->error, ETIMEDOUT);
 	tcp_close(c);
+}
+
+/* A SYN resent by the peer in SYN-RECEIVED means our SYN-ACK was lost: it goes again,
+ * counted as a retransmission like the timer's. */
+static void test_syn_received_resent_syn_gets_syn_ack_again_counted(void **state)
+{
+	(void)state;
+	tp_listen(8);
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_options o = tp_linux_syn_opts(&p);
+	tp_send_at(&p, TP_PEER_ISN, 0, TCP_FLAG_SYN, NULL, 0, &o);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	assert_int_equal(g.th.flags, TCP_FLAG_SYN | TCP_FLAG_ACK);
+	uint32_t iss = g.th.seq;
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RETRANS_SEGS], 0);
+	tp_send_at(&p, TP_PEER_ISN, 0, TCP_FLAG_SYN, NULL, 0, &o);
+	tp_expect_one(&g);
+	assert_int_equal(g.th.flags, TCP_FLAG_SYN | TCP_FLAG_ACK);
+	assert_int_equal(g.th.seq, iss);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RETRANS_SEGS], 1);
+	/* And the timer's resend. */
+	tp_advance(TCP_RTO_INIT_MS);
+	tp_expect_one(&g);
+	assert_int_equal(g.th.flags, TCP_FLAG_SYN | TCP_FLAG_ACK);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RETRANS_SEGS], 2);
 }
 
 int main(void)
@@ -236,6 +264,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_active_open_syn_then_established, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_active_open_rst_refuses, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_active_open_syn_retransmitted_with_backoff_then_times_out, tp_setup, tp_teardown),
+		cmocka_unit_test_setup_teardown(test_syn_received_resent_syn_gets_syn_ack_again_counted, tp_setup, tp_teardown),
 	};
 	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }

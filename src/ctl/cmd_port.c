@@ -1,0 +1,70 @@
+/* One port's counters, the same in `link show` and `stats`: what the stacks counted on it
+ * (summed over the workers) and what the device and the kernel under it know of frames
+ * lost there (port_dev_counters_get), so a frame lost at a port is a named counter in
+ * both places. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cmd.h"
+
+void cmd_port_counters_get(struct daemon *d, uint16_t p, struct stack_port_counters *sc,
+			   struct port_dev_counters *dc)
+{
+	memset(sc, 0, sizeof(*sc));
+	for (unsigned w = 0; w < d->nb_workers; w++) {
+		const struct stack_port_counters *c = &d->workers[w].stack->ports[p];
+		sc->rx_packets += c->rx_packets;
+		sc->rx_bytes += c->rx_bytes;
+		sc->tx_packets += c->tx_packets;
+		sc->tx_bytes += c->tx_bytes;
+		sc->tx_dropped += c->tx_dropped;
+	}
+	port_dev_counters_get(&d->ports[p], dc);
+}
+
+/* Whether the layer that fills counter name says anything on this port. */
+static bool port_counter_known(const struct port_dev_counters *dc, const char *name)
+{
+	if (strncmp(name, "xsk_", 4) == 0)
+		return dc->xsk;
+	if (strncmp(name, "kernel_", 7) == 0)
+		return dc->kernel;
+	if (strncmp(name, "packet_", 7) == 0)
+		return dc->packet;
+	return true;
+}
+
+void cmd_port_losses_json(struct ctl_out *o, const struct stack_port_counters *sc,
+			  const struct port_dev_counters *dc)
+{
+	json_u64(o, "tx_dropped", sc->tx_dropped);
+#define PORT_DEV_JSON(f, text) \
+	if (port_counter_known(dc, #f)) \
+		json_u64(o, #f, dc->f);
+	PORT_DEV_COUNTER_LIST(PORT_DEV_JSON)
+#undef PORT_DEV_JSON
+}
+
+static void port_loss_item(struct ctl_out *o, const char *indent, unsigned *n, const char *name,
+			   uint64_t v)
+{
+	if (*n != 0 && *n % 4 == 0)
+		ctl_printf(o, ",\n%s      %s %" PRIu64, indent, name, v);
+	else
+		ctl_printf(o, "%s%s %" PRIu64, *n == 0 ? "" : ", ", name, v);
+	++*n;
+}
+
+void cmd_port_losses_text(struct ctl_out *o, const char *indent,
+			  const struct stack_port_counters *sc, const struct port_dev_counters *dc)
+{
+	unsigned n = 0;
+	ctl_printf(o, "%slost: ", indent);
+	port_loss_item(o, indent, &n, "tx_dropped", sc->tx_dropped);
+#define PORT_DEV_TEXT(f, text) \
+	if (port_counter_known(dc, #f)) \
+		port_loss_item(o, indent, &n, #f, dc->f);
+	PORT_DEV_COUNTER_LIST(PORT_DEV_TEXT)
+#undef PORT_DEV_TEXT
+	ctl_printf(o, "\n");
+}
