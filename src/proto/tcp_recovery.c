@@ -298,19 +298,27 @@ void tcp_tlp_arm(struct tcp_conn *c)
 	tcp_timer_arm(c, TCP_T_TLP, (pto + 999) / 1000);
 }
 
-/* Resends record i of the map (in pieces when the MSS shrank since). 0 or -1. */
+/* Resends record i of the map (in pieces when the MSS shrank since). Nothing that starts
+ * beyond the peer's window goes, except the first unacknowledged octets, which go even into
+ * a closed window (RFC 9293 §3.8.6.1); a piece crossing the window's edge is cut there (as
+ * Linux's __tcp_retransmit_skb). 0, or -1 when nothing could go. */
 static int tcp_resend_record(struct tcp_conn *c, uint32_t i)
 {
 	const struct tcp_sent *r = tcp_sm_at(&c->sm, i);
 	bool fin = r->flags & TCP_SENT_FIN;
 	uint32_t seq = r->seq;
 	uint32_t data_end = fin ? r->end - 1 : r->end;
+	uint32_t wnd_end = c->snd_una + c->snd_wnd;
 
+	if (seq != c->snd_una && !seq_lt(seq, wnd_end))
+		return -1;
 	do {
 		uint32_t mss = tcp_cur_mss(c);
 		uint32_t len = data_end - seq < mss ? data_end - seq : mss;
 		uint8_t flags = TCP_FLAG_ACK;
 
+		if (seq_lt(seq, wnd_end) && len > wnd_end - seq)
+			len = wnd_end - seq;
 		if (seq + len == data_end && fin)
 			flags |= TCP_FLAG_FIN;
 		if (tcp_send_segment(c, seq, len, flags) < 0)
@@ -319,7 +327,7 @@ static int tcp_resend_record(struct tcp_conn *c, uint32_t i)
 		stack_count(c->s, STACK_EV_TCP_RETRANS_SEGS);
 		tcp_undo_note_resend(c, len + (flags & TCP_FLAG_FIN ? 1 : 0));
 		seq += len;
-	} while (seq != data_end);
+	} while (seq != data_end && seq_lt(seq, wnd_end));
 	return 0;
 }
 
