@@ -430,21 +430,25 @@ def test_echo_1000_short_connections_all_succeed_none_reset(svc):
 # 3. Loss
 
 @pytest.mark.slow
-@pytest.mark.parametrize("loss_pct", [1, 5])
-def test_echo_20mb_under_random_loss_byte_exact(fresh_svc, loss_pct):
+@pytest.mark.parametrize("loss_pct,cc", [(1, "cubic"), (5, "cubic"), (5, "bbr")])
+def test_echo_20mb_under_random_loss_byte_exact(fresh_svc, loss_pct, cc):
     """loss_pct % of the TCP segments lost both ways on the peer's forward hook, between a
-    client behind it and echo: the stack repairs holes and retransmits, so does the
-    kernel, and every byte comes back in order."""
+    client behind it and echo, the stack's congestion control cc: the stack finds the
+    holes by RACK (RFC 8985) and retransmits, so does the kernel, and every byte comes
+    back in order."""
     s, d = fresh_svc, fresh_svc.daemon
+    d.ctl("tcp", "params", "cc", cc)
     data = os.urandom(20 * MB)
     with routed_client(s) as client:
         retrans = d.counter("tcp.retrans_segs")
+        rack_lost = d.counter("tcp.rack_lost")
         kernel_retrans = kernel_tcp_mib(client.peer, "RetransSegs")
         with nft_table(s.peer, "dpsloss", forward_rules=forward_loss_rules(loss_pct)):
             got, digest = echo_transfer(s, data, connect=client.connect)
         assert got == len(data)
         assert digest == hashlib.sha256(data).hexdigest()
         assert d.counter("tcp.retrans_segs") > retrans
+        assert d.counter("tcp.rack_lost") > rack_lost
         assert kernel_tcp_mib(client.peer, "RetransSegs") > kernel_retrans
         wait_idle(d, ECHO)
     s.ping_ok()
