@@ -389,6 +389,18 @@ static bool tcp_ack_past_window(const struct tcp_conn *c, const struct tcp_seg *
 
 /* RFC 7323 §5.3 PAWS: a segment whose TSval is older than TS.Recent is a duplicate from an
  * earlier wrap of the sequence space. TS.Recent older than 24 days is no longer trusted. */
+/* A duplicate ACK overtaken by a later segment: a pure ACK at RCV.NXT for SND.UNA that
+ * changes no window, whose timestamp is at most an RTO older than TS.Recent. PAWS guards
+ * against old data; this carries none, and its SACK blocks are what loss recovery needs
+ * (Linux's tcp_disordered_ack; RFC 7323 §5.3 leaves ACK-only segments to judgement). */
+static bool tcp_disordered_dupack(const struct tcp_conn *c, const struct tcp_seg *g)
+{
+	return g->len == 0 && !(g->th.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN)) &&
+	       g->th.seq == c->rcv_nxt && g->th.ack == c->snd_una &&
+	       (uint32_t)g->th.window << c->snd_wscale == c->snd_wnd &&
+	       c->ts_recent - g->th.options.tsval <= c->rto_ms;
+}
+
 static bool tcp_paws_reject(struct tcp_conn *c, const struct tcp_seg *g)
 {
 	if (!(c->flags & TCPF_TS_OK) || !g->th.options.has_timestamps || g->th.flags & TCP_FLAG_RST)
@@ -399,7 +411,7 @@ static bool tcp_paws_reject(struct tcp_conn *c, const struct tcp_seg *g)
 		c->ts_recent = g->th.options.tsval;
 		return false;
 	}
-	return true;
+	return !tcp_disordered_dupack(c, g);
 }
 
 static void tcp_rst_input(struct tcp_conn *c, const struct tcp_seg *g)

@@ -323,6 +323,29 @@ static void test_established_paws_pure_ack_with_old_tsval_ignored(void **state)
 	assert_int_equal(ts_s->drops[STACK_DROP_TCP_PAWS], 1);
 }
 
+static void test_established_paws_reordered_dupack_with_sack_is_taken(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	assert_int_equal(tcp_send(c, "abcdefgh", 8), 8);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	/* The peer's duplicate ACK with a SACK block, overtaken by a newer segment: its
+	 * timestamp is a little older than TS.Recent. It carries no data: PAWS lets it in
+	 * (Linux's tcp_disordered_ack), and its SACK reaches the sent map. */
+	tp_send(&p, TCP_FLAG_ACK | TCP_FLAG_PSH, "new", 3, NULL);
+	tp_collect(segs, TS_MAX_FRAMES);
+	struct tcp_options o = {.has_timestamps = true, .tsval = p.tsval - 1, .tsecr = p.tsecr,
+				.sack_count = 1};
+	o.sack_blocks[0] = (struct tcp_sack_block){g.th.seq + 4, g.th.seq + 8};
+	tp_send_at(&p, p.snd_nxt, g.th.seq, TCP_FLAG_ACK, NULL, 0, &o);
+	assert_int_equal(ts_s->drops[STACK_DROP_TCP_PAWS], 0);
+	assert_int_equal(c->sb.sacked, 4);
+	assert_int_equal(c->ts_recent, p.tsval);
+}
+
 static void test_established_paws_rst_exempt(void **state)
 {
 	(void)state;
@@ -763,6 +786,7 @@ int main(void)
 		T(test_established_paws_equal_tsval_accepted),
 		T(test_established_paws_tsval_wraps_forward_accepted),
 		T(test_established_paws_pure_ack_with_old_tsval_ignored),
+		T(test_established_paws_reordered_dupack_with_sack_is_taken),
 		T(test_established_paws_rst_exempt),
 		T(test_established_paws_applies_within_24_days),
 		T(test_established_ts_recent_older_than_24_days_not_used),
