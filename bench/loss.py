@@ -77,7 +77,7 @@ ARM_TITLES = {
     "kernel_recv": "kernel receives",
 }
 
-SENDER_PY = r"""
+SENDER_PY = r"""# blos-loss sender
 import socket, sys
 ip, port, size, cc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 s = socket.socket()
@@ -98,7 +98,7 @@ while s.recv(65536):
 s.close()
 """
 
-RECEIVER_PY = r"""
+RECEIVER_PY = r"""# blos-loss receiver
 import socket, sys, time
 port, size = int(sys.argv[1]), int(sys.argv[2])
 l = socket.socket()
@@ -135,6 +135,7 @@ def run_to_end(argv, timeout, env=None):
     (returncode or None on timeout, stdout, stderr)."""
     p = subprocess.Popen([str(a) for a in argv], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
+    note_pid(p)
     try:
         out, err = p.communicate(timeout=timeout)
         return p.returncode, out, err
@@ -156,6 +157,40 @@ def kill_group(p):
         except ProcessLookupError:
             pass
         p.wait()
+
+
+PIDFILE = "/tmp/dps-bench-loss.pids"   # what a run started, for the next to clean up
+
+
+def note_pid(p):
+    with open(PIDFILE, "a") as f:
+        f.write("%d\n" % p.pid)
+
+
+def kill_leftovers():
+    """Ends the daemon and servers a killed run left (their process groups, by the PIDs it
+    noted), when they still are what it started."""
+    try:
+        with open(PIDFILE) as f:
+            pids = [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        pids = []
+    for pid in pids:
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if ("dpstackd" in cmd and "dps-bench-loss." in cmd) or "# blos-loss" in cmd or \
+                (cmd.startswith("iperf3 ") and str(IPERF_PORT) in cmd):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    try:
+        os.unlink(PIDFILE)
+    except OSError:
+        pass
 
 
 def remove_topology():
@@ -272,6 +307,7 @@ class Lab:
         log = open(os.path.join(self.work, "dpstackd.log"), "w")
         self.daemon = subprocess.Popen([DPSTACKD, "-c", conf], env=self.env, stdout=log,
                                        stderr=subprocess.STDOUT, start_new_session=True)
+        note_pid(self.daemon)
         for _ in range(200):
             if sh(CTL, "stats", check=False, env=self.env).returncode == 0:
                 break
@@ -348,6 +384,7 @@ class Lab:
         p = subprocess.Popen([str(a) for a in argv], env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
         self.servers[name] = p
+        note_pid(p)
         time.sleep(0.5)
 
     def restart_server(self, name):
@@ -362,6 +399,10 @@ class Lab:
         self.servers = {}
         self.stop_daemon()
         remove_topology()
+        try:
+            os.unlink(PIDFILE)
+        except OSError:
+            pass
 
     # -- one run --------------------------------------------------------------------------
     def iperf(self, arm, cc, secs):
@@ -424,6 +465,7 @@ class Lab:
                                               size]),
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                 start_new_session=True)
+        note_pid(recv)
         rec = {"seconds": None}
         try:
             if recv.stdout.readline().strip() != "ready":
@@ -564,12 +606,16 @@ def main():
         sys.exit("bench/loss.py: build first (make build)")
     ccs = available_cc(a.cc)
     work = tempfile.mkdtemp(prefix="dps-bench-loss.")
-    remove_topology()   # left over by a killed run
+    kill_leftovers()    # left over by a killed run
+    remove_topology()
     lab = Lab(work)
 
     def on_signal(signum, frame):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)   # a second Ctrl-C must not stop the cleanup
         raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, on_signal)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
     raw = {}          # "cc/loss/arm" -> [records]
     bulk = {}         # "cc/side" -> [records]
     size = a.bulk_mb << 20
