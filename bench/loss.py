@@ -208,6 +208,7 @@ class Lab:
         self.env = dict(os.environ, DPSTACK_CTL=os.path.join(work, "ctl.sock"),
                         DPSTACK_SOCK=os.path.join(work, "app.sock"))
         self.kernel_defaults = ""
+        self.notes = []       # what went wrong on the way (dpstackd restarts)
 
     # -- topology ---------------------------------------------------------------------
     def topology(self):
@@ -327,6 +328,30 @@ class Lab:
             else:
                 sys.exit("the stack does not answer pings from %s" % ns)
 
+    def ensure_daemon(self):
+        """Restarts dpstackd (and the iperf3 server on it) when it has died, noting its exit
+        status and the end of its log; the run goes on."""
+        if self.daemon is None or self.daemon.poll() is None:
+            return
+        rc = self.daemon.returncode
+        try:
+            with open(os.path.join(self.work, "dpstackd.log"), errors="replace") as f:
+                tail = f.read()[-2000:]
+        except OSError:
+            tail = ""
+        self.notes.append({"dpstackd_exit": rc, "log_tail": tail})
+        print("  note: dpstackd exited (%s); restarted. Its log ends:\n    %s" % (
+            "signal %d" % -rc if rc < 0 else "status %d" % rc,
+            "\n    ".join(tail.strip().splitlines()[-5:])), flush=True)
+        os.rename(os.path.join(self.work, "dpstackd.log"),
+                  os.path.join(self.work, "dpstackd.log.%d" % len(self.notes)))
+        p = self.servers.pop("dpstack", None)
+        if p is not None:
+            kill_group(p)
+        self.daemon = None
+        self.start_daemon()
+        self.start_server("dpstack")
+
     def stop_daemon(self):
         if self.daemon is not None:
             kill_group(self.daemon)
@@ -424,6 +449,8 @@ class Lab:
             client = ns_argv(RNS, client)
             server = "dpstack" if arm == "dpstack_recv" else "kernel"
         dp = arm.startswith("dpstack")
+        if dp:
+            self.ensure_daemon()
         kns = KNS if arm.startswith("kernel_send") else RNS
         before = self.counters() if dp else {}
         kbefore = self.kernel_counters(kns)
@@ -449,12 +476,14 @@ class Lab:
             rec["error"] = text
             return rec
         try:
+            if rc is None:
+                raise KeyError("timed out")
             rec["mbps"] = j["end"]["sum_received"]["bits_per_second"] / 1e6
             rec["retransmits"] = j["end"]["sum_sent"].get("retransmits")
             rec["sender_cc"] = j["end"].get("sender_tcp_congestion")
             rec["receiver_cc"] = j["end"].get("receiver_tcp_congestion")
         except (KeyError, TypeError):
-            rec["error"] = (text or "rc %s" % rc)[:300]
+            rec["error"] = (text or ("timed out" if rc is None else "rc %s" % rc))[:300]
             self.restart_server(server)   # a failed test can leave a server busy
         return rec
 
@@ -473,6 +502,7 @@ class Lab:
             sender = [sys.executable, "-c", SENDER_PY, PEER_IP, BULK_PORT, size, cc]
             env = None
             if side == "dpstack":
+                self.ensure_daemon()
                 env = dict(self.env, LD_PRELOAD=PRELOAD)
                 before = self.counters()
             else:
@@ -571,7 +601,7 @@ def parse_args():
     ap.add_argument("--cc", default="cubic,bbr", help="congestion controls")
     ap.add_argument("--bulk-mb", type=int, default=20, help="MiB moved by the timed transfer")
     ap.add_argument("--bulk-loss", type=float, default=5.0, help="its loss rate, percent")
-    ap.add_argument("--bulk-timeout", type=int, default=60, help="its timeout, seconds")
+    ap.add_argument("--bulk-timeout", type=int, default=90, help="its timeout, seconds")
     ap.add_argument("--json", default=os.path.join(ROOT, "bench", "out", "loss.json"))
     a = ap.parse_args()
     a.loss = [float(x) for x in a.loss.split(",") if x]
@@ -638,6 +668,8 @@ def main():
                             cell[arm].append({"mbps": "n/a"})
                             continue
                         rec = lab.iperf(arm, cc, a.seconds)
+                        if rec["mbps"] is None:   # once more: a run can be disturbed
+                            rec = dict(lab.iperf(arm, cc, a.seconds), first_try=rec)
                         if rec["mbps"] == "n/a":
                             refused.add(arm)
                         cell[arm].append(rec)
@@ -649,7 +681,10 @@ def main():
                     if recs and recs[-1].get("seconds") == "n/a":
                         recs.append({"seconds": "n/a"})
                         continue
-                    recs.append(lab.bulk(side, cc, size, a.bulk_timeout))
+                    rec = lab.bulk(side, cc, size, a.bulk_timeout)
+                    if rec["seconds"] is None and "timed out" not in rec.get("error", ""):
+                        rec = dict(lab.bulk(side, cc, size, a.bulk_timeout), first_try=rec)
+                    recs.append(rec)
             print_bulk(cc, a, {s: bulk["%s/%s" % (cc, s)]
                                for s in ("dpstack", "kernel_nooffload", "kernel_defaults")})
     except KeyboardInterrupt:
@@ -664,7 +699,8 @@ def main():
                    "bulk_mib": a.bulk_mb, "bulk_loss_percent": a.bulk_loss,
                    "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                    "wall_seconds": round(time.monotonic() - started),
-                   "summary": summary, "runs_raw": raw, "bulk_raw": bulk}, f, indent=1)
+                   "summary": summary, "notes": lab.notes, "runs_raw": raw,
+                   "bulk_raw": bulk}, f, indent=1)
     print("ratios dpstack/kernel (above 1: dpstack better); loss counters are dpstack's "
           "medians per run; JSON in %s (%d s)" % (a.json, time.monotonic() - started))
 
@@ -684,11 +720,13 @@ def print_cell(cc, loss, cell):
         if meds:
             print("         %s, counters per run: %s" % (ARM_TITLES[arm], counters_text(meds)),
                   flush=True)
-    for arm in ("kernel_send_nooffload", "kernel_send_defaults"):
+    for arm, title in (("kernel_send_nooffload", ARM_TITLES["kernel_send_nooffload"]),
+                       ("kernel_send_defaults", ARM_TITLES["kernel_send_defaults"]),
+                       ("dpstack_recv", "kernel sends to dpstack"),
+                       ("kernel_recv", "kernel sends to the kernel")):
         meds = kernel_counter_medians(cell[arm])
         if meds:
-            print("         %s, per run: %s" % (ARM_TITLES[arm], counters_text(meds)),
-                  flush=True)
+            print("         %s, per run: %s" % (title, counters_text(meds)), flush=True)
 
 
 def print_bulk(cc, a, sides):
@@ -731,7 +769,11 @@ def print_summary(ccs, a, raw, bulk):
                    "kernel_send_nooffload_counters":
                        kernel_counter_medians(cell["kernel_send_nooffload"]),
                    "kernel_send_defaults_counters":
-                       kernel_counter_medians(cell["kernel_send_defaults"])}
+                       kernel_counter_medians(cell["kernel_send_defaults"]),
+                   "kernel_sender_to_dpstack_counters":
+                       kernel_counter_medians(cell["dpstack_recv"]),
+                   "kernel_sender_to_kernel_counters":
+                       kernel_counter_medians(cell["kernel_recv"])}
             rows.append(row)
             print("%-5s %4g%% | %9s %9s %6s %9s %6s | %9s %9s %6s | %s" % (
                 cc, loss, fmt(med["dpstack_send"]), fmt(med["kernel_send_nooffload"]),
