@@ -235,6 +235,10 @@ class Lab:
         sh("ip", "-n", KNS, "route", "add", "default", "via", KERNEL_GW)
         sh("ip", "-n", RNS, "route", "add", "default", "via", PEER_GW)
         sh("ip", "netns", "exec", MNS, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        # Each kernel connection starts afresh, as dpstack's do: no ssthresh or RTT cached
+        # from the previous (lossy) run towards the same address.
+        for ns in (KNS, RNS):
+            sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1")
         # dpstack receives through AF_XDP: the frames must carry their checksums.
         sh("ethtool", "-K", ROOT_DEV, "tx", "off")
         sh("ip", "netns", "exec", MNS, "ethtool", "-K", "blos0p", "tx", "off")
