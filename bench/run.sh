@@ -9,3 +9,4 @@ bench/app.sh
 bench/preload.py
 bench/loopback.py
 bench/scaling.py
+bench/loss.py
