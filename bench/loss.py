@@ -601,7 +601,8 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=2)
-    ap.add_argument("--loss", default="0.5,1,2,5", help="loss rates in percent")
+    ap.add_argument("--loss", default="0,0.5,1,2,5",
+                    help="loss rates in percent (0: each stack's ceiling on this path)")
     ap.add_argument("--cc", default="cubic,bbr", help="congestion controls")
     ap.add_argument("--bulk-mb", type=int, default=20, help="MiB moved by the timed transfer")
     ap.add_argument("--bulk-loss", type=float, default=5.0, help="its loss rate, percent")
@@ -751,6 +752,28 @@ def print_bulk(cc, a, sides):
               flush=True)
 
 
+def print_kept(ccs, a, rows):
+    """What loss recovery is worth apart from the path: each sender's figure under loss as a
+    share of its own figure without loss (the 0 % row), dpstack's beside the kernel's."""
+    if 0 not in a.loss:
+        return
+    print("share of its own 0 %% figure kept under loss (sending): dpstack / kernel, "
+          "offloads off / kernel, defaults")
+    for cc in ccs:
+        base = next((r["mbps"] for r in rows if r["cc"] == cc and r["loss_percent"] == 0), None)
+        if base is None:
+            continue
+        for r in rows:
+            if r["cc"] != cc or r["loss_percent"] == 0:
+                continue
+            kept = {arm: ratio(r["mbps"][arm], base[arm]) for arm in
+                    ("dpstack_send", "kernel_send_nooffload", "kernel_send_defaults")}
+            r["kept"] = kept
+            print("  %-5s %4g%%: %s / %s / %s" % (
+                cc, r["loss_percent"], fmt(kept["dpstack_send"], 3),
+                fmt(kept["kernel_send_nooffload"], 3), fmt(kept["kernel_send_defaults"], 3)))
+
+
 def print_summary(ccs, a, raw, bulk):
     """The final table; returns its figures for the JSON."""
     rows = []
@@ -786,6 +809,7 @@ def print_summary(ccs, a, raw, bulk):
                 fmt(med["kernel_recv"]), fmt(row["ratio_recv"], 3),
                 counters_text(row["dpstack_send_counters"])))
     print("(Mbit/s; ratio = dpstack / kernel)")
+    print_kept(ccs, a, rows)
     for cc in ccs:
         sides = {s: bulk.get("%s/%s" % (cc, s), []) for s in
                  ("dpstack", "kernel_nooffload", "kernel_defaults")}
