@@ -309,7 +309,14 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 		c->has_dsack = false;
 		c->flags &= ~TCPF_ACK_NOW;
 		tcp_timer_cancel(c, TCP_T_DELACK);
+		if (c->quickacks > 0)
+			c->quickacks--; /* Linux's tcp_dec_quickack_mode */
 	}
+	/* Data sent within the delayed-ACK time of data received: an exchange of requests
+	 * and answers, whose ACKs ride on the answers (Linux's pingpong mode). */
+	if (len != 0 && c->flags & TCPF_DATA_SEEN &&
+	    c->s->now_ms - c->rcv_data_ms < c->s->tcp->params.delack_ms)
+		c->flags |= TCPF_PINGPONG;
 	c->last_send_ms = c->s->now_ms;
 	return rc;
 }

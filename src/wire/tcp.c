@@ -122,9 +122,11 @@ enum wire_status tcp_parse(const uint8_t *buf, size_t len, struct tcp_repr *out)
 	/* Port 0 is reserved (RFC 6335 §6): no connection can use it. */
 	if (r.src_port == 0 || r.dst_port == 0)
 		return WIRE_BAD_FIELD;
-	/* SYN opens a connection; FIN or RST in the same segment is no valid event of the
-	 * RFC 9293 §3.10 state machine and is a classic scanner probe. */
-	if ((r.flags & TCP_FLAG_SYN) && (r.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)))
+	/* SYN opens a connection; RST in the same segment is no valid event of the RFC 9293
+	 * §3.10 state machine. SYN with FIN is a classic scanner probe too, but it passes: on
+	 * a synchronized connection it is a SYN, which draws an RFC 5961 §4 challenge ACK
+	 * (as Linux answers it); tcp_input drops it where no connection exists. */
+	if ((r.flags & TCP_FLAG_SYN) && (r.flags & TCP_FLAG_RST))
 		return WIRE_BAD_FIELD;
 
 	*out = r;
