@@ -235,9 +235,14 @@ static ssize_t dps_stream_send(struct dps_file *f, const struct iovec *iov, int 
 		rc = dps_stream_blocked(f);
 		if (rc != -EAGAIN)
 			break;
-		uint32_t st = atomic_load(&dps_sock(f->at, f->socks[0])->state);
+		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+		uint32_t st = atomic_load(&ss->state);
 		if (st & CHAN_SS_CONNECTED) {
 			bool fault = false;
+			/* MSG_MORE (Linux): hold the short tail until a send without it; the
+			 * worker reads this at the KICK that follows the bytes. */
+			atomic_store_explicit(&ss->more, (flags & MSG_MORE) != 0,
+					      memory_order_relaxed);
 			size_t n = dps_iov_to_fifo(&f->tx, iov, cnt, sent, &fault);
 			sent += n;
 			if (n > 0)

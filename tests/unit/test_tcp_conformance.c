@@ -440,6 +440,93 @@ static void test_time_wait_old_syn_answered_by_ack(void **state)
 	assert_int_equal(ts_s->events[STACK_EV_TCP_TIME_WAIT_REUSED], 0);
 }
 
+/* ---- 6. TCP_CORK and MSG_MORE (Linux's TCP_NAGLE_CORK) ---- */
+
+static void cork(struct tcp_conn *c, bool on)
+{
+	struct tcp_sockopts o = *tcp_get_sockopts(c);
+	o.cork = on;
+	assert_int_equal(tcp_set_sockopts(c, &o), 0);
+}
+
+static void test_established_cork_holds_small_writes_until_full_segment(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	cork(c, true);
+	uint32_t mss = tcp_cur_mss(c);
+	uint32_t sent = 0;
+	while (sent + 100 < mss) {
+		assert_int_equal(tcp_send(c, pat + sent, 100), 100);
+		sent += 100;
+		tp_expect_none();
+	}
+	assert_int_equal(tcp_send(c, pat + sent, 100), 100);
+	sent += 100;
+	struct tp_seg g;
+	tp_expect_one(&g);
+	assert_int_equal(g.len, mss);
+	assert_memory_equal(g.data, pat, mss);
+	/* The tail stays corked; removing the cork sends it at once. */
+	cork(c, false);
+	tp_expect_one(&g);
+	assert_int_equal(g.len, sent - mss);
+}
+
+static void test_established_cork_tail_sent_by_persist_timer(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	cork(c, true);
+	assert_int_equal(tcp_send(c, pat, 100), 100);
+	tp_expect_none();
+	uint32_t wait = c->rto_ms < TCP_PERSIST_MIN_MS ? TCP_PERSIST_MIN_MS : c->rto_ms;
+	tp_advance(wait - 1);
+	tp_expect_none();
+	tp_advance(1);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	assert_int_equal(g.len, 100);
+}
+
+static void test_established_cork_fin_not_held(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	cork(c, true);
+	assert_int_equal(tcp_send(c, pat, 100), 100);
+	tp_expect_none();
+	assert_int_equal(tcp_shutdown(c, SHUT_WR), 0);
+	unsigned n = tp_collect(segs, TS_MAX_FRAMES);
+	assert_true(n >= 1);
+	assert_int_equal(segs[0].len, 100);
+	assert_int_equal(segs[n - 1].th.flags & TCP_FLAG_FIN, TCP_FLAG_FIN);
+}
+
+static void test_established_msg_more_holds_until_send_without_it(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	tcp_set_more(c, true);
+	assert_int_equal(tcp_send(c, pat, 100), 100);
+	assert_int_equal(tcp_send(c, pat + 100, 100), 100);
+	tp_expect_none();
+	tcp_set_more(c, false);
+	assert_int_equal(tcp_send(c, pat + 200, 100), 100);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	assert_int_equal(g.len, 300);
+	assert_memory_equal(g.data, pat, 300);
+}
+
 /* ---- 7. Path MTU floor (Linux ip_rt_min_pmtu, RFC 5927 §7.2) ---- */
 
 static void send_frag_needed(uint32_t seq, uint16_t mtu)
@@ -526,6 +613,10 @@ int main(void)
 		T(test_time_wait_data_answered_by_ack),
 		T(test_time_wait_rst_off_rcv_nxt_ignored),
 		T(test_time_wait_old_syn_answered_by_ack),
+		T(test_established_cork_holds_small_writes_until_full_segment),
+		T(test_established_cork_tail_sent_by_persist_timer),
+		T(test_established_cork_fin_not_held),
+		T(test_established_msg_more_holds_until_send_without_it),
 		T(test_established_frag_needed_tiny_mtu_clamped_to_552),
 		T(test_established_frag_needed_above_floor_taken_as_is),
 	};
