@@ -1114,11 +1114,12 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 	g.len = (uint32_t)(seg_len - g.th.hdr_len);
 
 	struct tcp_conn *c = tcp_conn_lookup(s, ip->dst, g.th.dst_port, ip->src, g.th.src_port);
-	if ((g.th.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN)) == (TCP_FLAG_SYN | TCP_FLAG_FIN) &&
-	    (c == NULL || c->state == TCP_SYN_SENT)) {
-		/* SYN+FIN opens nothing: dropped without an answer where no connection is
-		 * synchronized (Linux drops it in LISTEN, tcp_rcv_state_process); a
-		 * synchronized connection answers it with a challenge ACK (RFC 5961 §4). */
+	/* SYN+FIN opens nothing: a listener or a SYN-SENT connection drops it without an
+	 * answer (Linux: tcp_rcv_state_process in LISTEN); a closed port resets it like any
+	 * other segment (Linux's tcp_v4_send_reset does, RFC 9293 §3.10.7.1); a synchronized
+	 * connection answers it with a challenge ACK (RFC 5961 §4). */
+	bool syn_fin = (g.th.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN)) == (TCP_FLAG_SYN | TCP_FLAG_FIN);
+	if (syn_fin && c != NULL && c->state == TCP_SYN_SENT) {
 		stack_drop(s, STACK_DROP_TCP_BAD_FLAGS, m);
 		return;
 	}
@@ -1136,6 +1137,10 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 			stack_count(s, STACK_EV_TCP_NO_CONN);
 			tcp_send_rst_reply(s, ip, &g.th, g.len);
 			rte_pktmbuf_free(m);
+			return;
+		}
+		if (syn_fin) {
+			stack_drop(s, STACK_DROP_TCP_BAD_FLAGS, m);
 			return;
 		}
 		c = tcp_listen_input(tcp_listener_select(l, ip->src, g.th.src_port), &g);

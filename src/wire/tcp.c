@@ -125,7 +125,7 @@ enum wire_status tcp_parse(const uint8_t *buf, size_t len, struct tcp_repr *out)
 	/* SYN opens a connection; RST in the same segment is no valid event of the RFC 9293
 	 * §3.10 state machine. SYN with FIN is a classic scanner probe too, but it passes: on
 	 * a synchronized connection it is a SYN, which draws an RFC 5961 §4 challenge ACK
-	 * (as Linux answers it); tcp_input drops it where no connection exists. */
+	 * (as Linux answers it); tcp_input drops it at a listener. */
 	if ((r.flags & TCP_FLAG_SYN) && (r.flags & TCP_FLAG_RST))
 		return WIRE_BAD_FIELD;
 

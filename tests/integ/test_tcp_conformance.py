@@ -266,6 +266,17 @@ def case_syn_fin_to_listener_dropped(t, host, port):
         srv.stop()
 
 
+def case_syn_fin_to_closed_port(t, host, port):
+    p = Scripted(t, host, port + 500)   # nothing listens there
+    try:
+        p.announce()
+        p.send("SF", options=[("MSS", MSS)])
+        th = p.recv(timeout=1.5)
+        return "none" if th is None else str(th.flags)
+    finally:
+        p.close()
+
+
 def ooo_fin(t, host, port, with_data):
     srv = t.server("sink", port)
     p = Scripted(t, host, port)
@@ -411,6 +422,7 @@ def case_frag_needed_tiny_mtu_floor_552(t, host, port):
 CASES = [
     case_syn_fin_established_challenge_ack,
     case_syn_fin_to_listener_dropped,
+    case_syn_fin_to_closed_port,
     case_ooo_bare_fin_kept,
     case_ooo_data_fin_kept,
     case_first_segments_quick_acked,
@@ -425,6 +437,7 @@ CASES = [
 EXPECTED = {
     "case_syn_fin_established_challenge_ack": "ACK ack=1",
     "case_syn_fin_to_listener_dropped": "none",
+    "case_syn_fin_to_closed_port": "RA",
     "case_ooo_bare_fin_kept": "dupack=1 sack=[101, 102] fin_acked_at_once=True app=eof",
     "case_ooo_data_fin_kept": "dupack=1 sack=[101, 202] fin_acked_at_once=True app=eof",
     "case_first_segments_quick_acked": "quick=4/4",

@@ -76,14 +76,21 @@ static void test_listen_syn_fin_dropped_without_answer(void **state)
 	assert_int_equal(ts_s->events[STACK_EV_TCP_PASSIVE_OPENS], 0);
 }
 
-static void test_closed_port_syn_fin_dropped_without_reset(void **state)
+/* Linux's tcp_v4_send_reset answers it as any segment to a closed port (RFC 9293
+ * §3.10.7.1): <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>, the SYN and the FIN counted. */
+static void test_closed_port_syn_fin_answered_by_reset(void **state)
 {
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
+	uint32_t seq = p.snd_nxt;
 	tp_send(&p, TCP_FLAG_SYN | TCP_FLAG_FIN, NULL, 0, NULL);
-	tp_expect_none();
-	assert_int_equal(ts_s->drops[STACK_DROP_TCP_BAD_FLAGS], 1);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	assert_int_equal(g.th.flags, TCP_FLAG_RST | TCP_FLAG_ACK);
+	assert_int_equal(g.th.seq, 0);
+	assert_int_equal(g.th.ack, seq + 2);
+	assert_int_equal(ts_s->drops[STACK_DROP_TCP_BAD_FLAGS], 0);
 }
 
 /* ---- 2. A FIN beyond a hole (RFC 9293 §3.10.7.4, RFC 5681 §4.2) ---- */
@@ -595,7 +602,7 @@ int main(void)
 		T(test_established_syn_fin_gets_challenge_ack_fin_ignored),
 		T(test_established_syn_fin_ack_out_of_window_gets_challenge_ack),
 		T(test_listen_syn_fin_dropped_without_answer),
-		T(test_closed_port_syn_fin_dropped_without_reset),
+		T(test_closed_port_syn_fin_answered_by_reset),
 		T(test_established_ooo_bare_fin_dupacked_with_sack_then_taken_when_hole_fills),
 		T(test_established_ooo_data_with_fin_taken_when_hole_fills),
 		T(test_established_ooo_fin_then_in_order_fin_resend_taken_once),
