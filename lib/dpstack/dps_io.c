@@ -875,6 +875,8 @@ int dps_zc_send_commit(int fd, size_t n)
 		return DPS_FAIL(err);
 	int rc = n > fifo_free(&f->tx) ? -EINVAL : 0;
 	if (rc == 0 && n > 0) {
+		/* A commit has no MSG_MORE: what an earlier send held goes too. */
+		atomic_store_explicit(&dps_sock(f->at, f->socks[0])->more, 0, memory_order_relaxed);
 		fifo_produce(&f->tx, (uint32_t)n);
 		dps_kick(f->at, f->socks[0]);
 	}
