@@ -383,6 +383,30 @@ def case_time_wait_acks_retransmitted_fin(t, host, port):
         srv.stop()
 
 
+def case_time_wait_newer_syn_reopens(t, host, port):
+    """RFC 6191 / RFC 1122 §4.2.2.13: a SYN above the old connection's sequence space
+    takes the TIME-WAIT 4-tuple over: a SYN-ACK, not an ACK."""
+    srv = t.server("closefirst", port)
+    p = Scripted(t, host, port)
+    try:
+        p.connect()
+        fin = p.recv(lambda th: th.flags.F, timeout=3.0)
+        assert fin is not None, "%s: no FIN from the server" % t.name
+        p.rcv_nxt = fin.seq + 1
+        p.send("FA")
+        p.snd_nxt += 1
+        a1 = p.recv(lambda th: th.flags.A and (th.ack - p.iss) % (1 << 32) == 2, timeout=2)
+        time.sleep(0.2)
+        p.send("S", seq=p.snd_nxt + 100000, ack=0, options=[("MSS", MSS), ("SAckOK", b"")])
+        th = p.recv(timeout=2.0)
+        return "time_wait=%s answer=%s ack=%s" % (
+            a1 is not None, None if th is None else str(th.flags),
+            None if th is None else (th.ack - p.iss) % (1 << 32))
+    finally:
+        p.close()
+        srv.stop()
+
+
 def case_cork_and_msg_more(t, host, port):
     """TCP_CORK: 25 writes of 100 bytes leave as full segments, the tail when uncorked;
     5 sends with MSG_MORE and one without leave as one segment."""
@@ -428,6 +452,7 @@ CASES = [
     case_first_segments_quick_acked,
     case_rst_in_last_ack_econnreset,
     case_time_wait_acks_retransmitted_fin,
+    case_time_wait_newer_syn_reopens,
     case_cork_and_msg_more,
     case_frag_needed_tiny_mtu_floor_552,
 ]
@@ -444,6 +469,7 @@ EXPECTED = {
     "case_rst_in_last_ack_econnreset": "eof shut fin=True so_error ECONNRESET",
     "case_time_wait_acks_retransmitted_fin":
         "fin_acked=True refin=ACK ack=2 off_ack=ACK in_ack=None",
+    "case_time_wait_newer_syn_reopens": "time_wait=True answer=SA ack=100003",
     "case_cork_and_msg_more": "segments=[1000, 1000, 500, 600] app=sent",
     "case_frag_needed_tiny_mtu_floor_552": "first=1000 resent=512",
 }
