@@ -157,7 +157,7 @@
 	X(TCP_TRUNCATED,      "tcp.truncated",        "shorter than a TCP header") \
 	X(TCP_BAD_HDR_LEN,    "tcp.bad_hdr_len",      "data offset below 5 or past the segment") \
 	X(TCP_BAD_OPTION,     "tcp.bad_option",       "malformed TCP option") \
-	X(TCP_BAD_FLAGS,      "tcp.bad_flags",        "port 0, SYN with RST, or SYN with FIN to a listener or SYN-SENT") \
+	X(TCP_BAD_FLAGS,      "tcp.bad_flags",        "port 0, or SYN with FIN to a listener or SYN-SENT") \
 	X(TCP_BAD_CHECKSUM,   "tcp.bad_checksum",     "TCP checksum mismatch") \
 	X(TCP_BCAST,          "tcp.bcast",            "TCP to a broadcast or multicast address (RFC 1122 §4.2.3.10)") \
 	X(TCP_PAWS,           "tcp.paws",             "segment with an old timestamp (RFC 7323 PAWS)") \

@@ -907,8 +907,10 @@ static void tcp_established_input(struct tcp_conn *c, struct tcp_seg *g)
 		tcp_send_ack(c);
 		return;
 	}
-	if (fl & TCP_FLAG_SYN) {
-		/* RFC 5961 §4.2: a SYN on a synchronized connection gets a challenge ACK
+	if ((fl & (TCP_FLAG_SYN | TCP_FLAG_RST)) == TCP_FLAG_SYN) {
+		/* A SYN with RST is a reset, below (Linux checks RST before SYN: it resets at
+		 * RCV.NXT, draws a challenge ACK elsewhere in the window).
+		 * RFC 5961 §4.2: a SYN on a synchronized connection gets a challenge ACK
 		 * "irrespective of the sequence number", so before the window check (Linux:
 		 * tcp_validate_incoming's syn_challenge). In SYN-RECEIVED a resent SYN from the
 		 * same peer (at IRS, hence left of the window) only means our SYN-ACK was lost:

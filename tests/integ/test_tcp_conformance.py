@@ -253,6 +253,19 @@ def case_syn_fin_established_challenge_ack(t, host, port):
         srv.stop()
 
 
+def case_syn_rst_established_at_rcv_nxt(t, host, port):
+    srv = t.server("sink", port)
+    p = Scripted(t, host, port)
+    try:
+        p.connect()
+        p.send("SR")
+        th = p.recv(timeout=1.0)
+        return "answer=%s app=%s" % (None if th is None else str(th.flags), srv.line(2))
+    finally:
+        p.close()
+        srv.stop()
+
+
 def case_syn_fin_to_listener_dropped(t, host, port):
     srv = t.server("sink", port)
     p = Scripted(t, host, port)
@@ -446,6 +459,7 @@ def case_frag_needed_tiny_mtu_floor_552(t, host, port):
 CASES = [
     case_syn_fin_established_challenge_ack,
     case_syn_fin_to_listener_dropped,
+    case_syn_rst_established_at_rcv_nxt,
     case_syn_fin_to_closed_port,
     case_ooo_bare_fin_kept,
     case_ooo_data_fin_kept,
@@ -462,6 +476,7 @@ CASES = [
 EXPECTED = {
     "case_syn_fin_established_challenge_ack": "ACK ack=1",
     "case_syn_fin_to_listener_dropped": "none",
+    "case_syn_rst_established_at_rcv_nxt": "answer=None app=err ECONNRESET",
     "case_syn_fin_to_closed_port": "RA",
     "case_ooo_bare_fin_kept": "dupack=1 sack=[101, 102] fin_acked_at_once=True app=eof",
     "case_ooo_data_fin_kept": "dupack=1 sack=[101, 202] fin_acked_at_once=True app=eof",

@@ -93,6 +93,56 @@ static void test_closed_port_syn_fin_answered_by_reset(void **state)
 	assert_int_equal(ts_s->drops[STACK_DROP_TCP_BAD_FLAGS], 0);
 }
 
+/* SYN with RST: a reset (Linux checks RST before SYN), RFC 5961 §3. */
+static void test_established_syn_rst_at_rcv_nxt_resets(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	tp_send(&p, TCP_FLAG_SYN | TCP_FLAG_RST, NULL, 0, NULL);
+	tp_expect_none();
+	assert_int_equal(tcp_conn_state(c), TCP_CLOSED);
+	assert_int_equal(tcp_sock(c)->error, ECONNRESET);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_SYN_CHALLENGED], 0);
+	tcp_close(c);
+}
+
+static void test_established_syn_rst_in_window_gets_challenge_ack(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	tp_send_at(&p, p.snd_nxt + 10, 0, TCP_FLAG_SYN | TCP_FLAG_RST, NULL, 0, NULL);
+	struct tp_seg g;
+	tp_expect_one(&g);
+	expect_bare_ack(&g, p.snd_nxt);
+	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_RST_CHALLENGED], 1);
+}
+
+static void test_listen_syn_rst_ignored(void **state)
+{
+	(void)state;
+	tp_listen(4);
+	struct tp_peer p;
+	tp_peer_init(&p);
+	tp_send(&p, TCP_FLAG_SYN | TCP_FLAG_RST, NULL, 0, NULL);
+	tp_expect_none();
+	assert_int_equal(ts_s->events[STACK_EV_TCP_PASSIVE_OPENS], 0);
+}
+
+static void test_closed_port_syn_rst_not_answered(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	tp_send(&p, TCP_FLAG_SYN | TCP_FLAG_RST, NULL, 0, NULL);
+	tp_expect_none();
+	assert_int_equal(ts_s->events[STACK_EV_TCP_NO_CONN], 1);
+}
+
 /* ---- 2. A FIN beyond a hole (RFC 9293 §3.10.7.4, RFC 5681 §4.2) ---- */
 
 static void test_established_ooo_bare_fin_dupacked_with_sack_then_taken_when_hole_fills(
@@ -603,6 +653,10 @@ int main(void)
 		T(test_established_syn_fin_ack_out_of_window_gets_challenge_ack),
 		T(test_listen_syn_fin_dropped_without_answer),
 		T(test_closed_port_syn_fin_answered_by_reset),
+		T(test_established_syn_rst_at_rcv_nxt_resets),
+		T(test_established_syn_rst_in_window_gets_challenge_ack),
+		T(test_listen_syn_rst_ignored),
+		T(test_closed_port_syn_rst_not_answered),
 		T(test_established_ooo_bare_fin_dupacked_with_sack_then_taken_when_hole_fills),
 		T(test_established_ooo_data_with_fin_taken_when_hole_fills),
 		T(test_established_ooo_fin_then_in_order_fin_resend_taken_once),
