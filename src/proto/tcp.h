@@ -141,8 +141,9 @@ void tcp_kick(struct tcp_conn *c);
 void tcp_set_more(struct tcp_conn *c, bool more);
 
 /* setsockopt(2) on a live socket: keepalive timers follow at once, TCP_NODELAY and removing
- * TCP_CORK push what Nagle or the cork held, a new congestion controller takes over. The FIFO sizes do not change (the new
- * ones apply to connections a listener accepts later). -EINVAL for keepalive without times. */
+ * TCP_CORK push what Nagle or the cork held, a new congestion controller takes over. The FIFO
+ * sizes do not change (the new ones apply to connections a listener accepts later). -EINVAL
+ * for keepalive without times. */
 int tcp_set_sockopts(struct tcp_conn *c, const struct tcp_sockopts *o);
 const struct tcp_sockopts *tcp_get_sockopts(const struct tcp_conn *c);
 

@@ -1120,7 +1120,8 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 	 * answer (Linux: tcp_rcv_state_process in LISTEN); a closed port resets it like any
 	 * other segment (Linux's tcp_v4_send_reset does, RFC 9293 §3.10.7.1); a synchronized
 	 * connection answers it with a challenge ACK (RFC 5961 §4). */
-	bool syn_fin = (g.th.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN)) == (TCP_FLAG_SYN | TCP_FLAG_FIN);
+	const uint8_t sf = TCP_FLAG_SYN | TCP_FLAG_FIN;
+	bool syn_fin = (g.th.flags & sf) == sf;
 	if (syn_fin && c != NULL && c->state == TCP_SYN_SENT) {
 		stack_drop(s, STACK_DROP_TCP_BAD_FLAGS, m);
 		return;

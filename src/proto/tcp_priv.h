@@ -34,7 +34,8 @@
 #define TCP_DUPTHRESH 3            /* RFC 5681 §3.2 */
 #define TCPOLEN_TSTAMP_ALIGNED 12   /* NOP, NOP, timestamps */
 #define TCP_CHALLENGE_ACK_PER_S 1000 /* RFC 5961 §7: bounded */
-#define TCP_OOW_ACK_MS 500         /* TIME-WAIT ACKs to textless segments (Linux tcp_invalid_ratelimit) */
+#define TCP_OOW_ACK_MS 500         /* TIME-WAIT ACKs to textless segments, at most one per
+				      (Linux's tcp_invalid_ratelimit) */
 #define TCP_QUICKACKS 16           /* quick-ACK run at most (Linux TCP_MAX_QUICKACKS) */
 
 #define TCP_EPHEMERAL_LO 32768     /* Linux ip_local_port_range */
@@ -64,7 +65,8 @@
 				      receiving, so ACKs ride on our data (Linux pingpong) */
 #define TCPF_OOO_FIN 0x80000       /* a FIN beyond a hole is held at ooo_fin_seq */
 #define TCPF_MORE 0x100000         /* the owner's last send had MSG_MORE: hold short segments */
-#define TCPF_OOW_ACKED 0x200000    /* oow_ack_ms holds the last TIME-WAIT ACK to a textless segment */
+#define TCPF_OOW_ACKED 0x200000    /* oow_ack_ms: the last TIME-WAIT ACK to a textless
+				      segment */
 
 /* The timers of one connection (RFC 9293 §3.8, RFC 1122 §4.2.3.6). The kind is stored with
  * the wheel entry so one fire function finds its connection. */
