@@ -100,9 +100,10 @@ DPS_EXPORT int dps_getpeername(int fd, struct sockaddr *addr, socklen_t *len);
  * SOL_SOCKET: SO_REUSEADDR, SO_REUSEPORT, SO_RCVBUF, SO_SNDBUF, SO_KEEPALIVE, SO_LINGER,
  * SO_ERROR, SO_RCVTIMEO, SO_SNDTIMEO, SO_TYPE, SO_DOMAIN, SO_PROTOCOL, SO_ACCEPTCONN,
  * SO_BROADCAST; IPPROTO_TCP: TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_INFO,
- * TCP_CONGESTION, TCP_MAXSEG, TCP_USER_TIMEOUT; IPPROTO_IP: IP_TTL, IP_TOS, IP_PKTINFO,
- * IP_RECVTTL, IP_RECVTOS (UDP's recvmsg ancillary data), IP_RECVERR (read back only: there is
- * no error queue, MSG_ERRQUEUE gives EAGAIN). Others: ENOPROTOOPT.
+ * TCP_CONGESTION, TCP_MAXSEG, TCP_USER_TIMEOUT, TCP_CORK (and MSG_MORE on sends: short
+ * segments wait for more, the uncork or the persist timer, as Linux); IPPROTO_IP: IP_TTL,
+ * IP_TOS, IP_PKTINFO, IP_RECVTTL, IP_RECVTOS (UDP's recvmsg ancillary data), IP_RECVERR (read
+ * back only: there is no error queue, MSG_ERRQUEUE gives EAGAIN). Others: ENOPROTOOPT.
  */
 DPS_EXPORT int dps_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
 DPS_EXPORT int dps_setsockopt(int fd, int level, int name, const void *val, socklen_t len);

@@ -235,9 +235,14 @@ static ssize_t dps_stream_send(struct dps_file *f, const struct iovec *iov, int 
 		rc = dps_stream_blocked(f);
 		if (rc != -EAGAIN)
 			break;
-		uint32_t st = atomic_load(&dps_sock(f->at, f->socks[0])->state);
+		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
+		uint32_t st = atomic_load(&ss->state);
 		if (st & CHAN_SS_CONNECTED) {
 			bool fault = false;
+			/* MSG_MORE (Linux): hold the short tail until a send without it; the
+			 * worker reads this at the KICK that follows the bytes. */
+			atomic_store_explicit(&ss->more, (flags & MSG_MORE) != 0,
+					      memory_order_relaxed);
 			size_t n = dps_iov_to_fifo(&f->tx, iov, cnt, sent, &fault);
 			sent += n;
 			if (n > 0)
@@ -870,6 +875,8 @@ int dps_zc_send_commit(int fd, size_t n)
 		return DPS_FAIL(err);
 	int rc = n > fifo_free(&f->tx) ? -EINVAL : 0;
 	if (rc == 0 && n > 0) {
+		/* A commit has no MSG_MORE: what an earlier send held goes too. */
+		atomic_store_explicit(&dps_sock(f->at, f->socks[0])->more, 0, memory_order_relaxed);
 		fifo_produce(&f->tx, (uint32_t)n);
 		dps_kick(f->at, f->socks[0]);
 	}

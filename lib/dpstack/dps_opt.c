@@ -171,6 +171,9 @@ static int dps_set_tcp_level(struct dps_file *f, int name, const void *val, sock
 	case TCP_NODELAY:
 		f->opts.nodelay = v != 0;
 		return dps_setopt_live(f, CHAN_OPT_NODELAY, f->opts.nodelay);
+	case TCP_CORK:
+		f->opts.cork = v != 0;
+		return dps_setopt_live(f, CHAN_OPT_CORK, f->opts.cork);
 	case TCP_KEEPIDLE:
 	case TCP_KEEPINTVL:
 		if (v < 1 || v > 32767)
@@ -352,6 +355,8 @@ static int dps_get_tcp_level(struct dps_file *f, int name, void *val, socklen_t 
 	switch (name) {
 	case TCP_NODELAY:
 		return dps_put_int(val, len, live ? ci.nodelay : f->opts.nodelay);
+	case TCP_CORK: /* only this library sets it: its copy is the socket's */
+		return dps_put_int(val, len, f->opts.cork);
 	case TCP_KEEPIDLE:
 		return dps_put_int(val, len, live ? (int)ci.keep_idle_s
 					     : f->opts.keep_idle_s ? (int)f->opts.keep_idle_s : 7200);

@@ -213,7 +213,7 @@ static bool pl_opt_ignorable(int level, int name)
 		       name == SO_MARK || name == SO_BUSY_POLL || name == SO_INCOMING_CPU;
 	case IPPROTO_TCP:
 		return name == TCP_QUICKACK || name == TCP_DEFER_ACCEPT || name == TCP_FASTOPEN ||
-		       name == TCP_CORK || name == TCP_NOTSENT_LOWAT || name == TCP_WINDOW_CLAMP;
+		       name == TCP_NOTSENT_LOWAT || name == TCP_WINDOW_CLAMP;
 	default:
 		return false;
 	}

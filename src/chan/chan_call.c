@@ -49,6 +49,7 @@ static int chan_opts_to_tcp(const struct chan_opts *in, struct tcp_sockopts *o)
 	if (in->sndbuf != 0)
 		o->sndbuf = in->sndbuf;
 	o->nodelay = in->nodelay != 0;
+	o->cork = in->cork != 0;
 	o->keepalive = in->keepalive != 0;
 	if (in->keep_idle_s != 0)
 		o->keep_idle_ms = in->keep_idle_s * 1000u;
@@ -328,6 +329,7 @@ int chan_dsock_setopt(struct chan_dsock *ds, unsigned opt, uint32_t v, const cha
 	case CHAN_OPT_RCVBUF: o.rcvbuf = v; o.rcvbuf_locked = true; break;
 	case CHAN_OPT_SNDBUF: o.sndbuf = v; break;
 	case CHAN_OPT_NODELAY: o.nodelay = v != 0; break;
+	case CHAN_OPT_CORK: o.cork = v != 0; break;
 	case CHAN_OPT_KEEPALIVE: o.keepalive = v != 0; break;
 	case CHAN_OPT_KEEPIDLE: o.keep_idle_ms = v * 1000u; break;
 	case CHAN_OPT_KEEPINTVL: o.keep_intvl_ms = v * 1000u; break;

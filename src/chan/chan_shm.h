@@ -47,7 +47,7 @@
 #include "../base/doorbell.h"
 
 #define CHAN_MAGIC 0x43535044u         /* "DPSC" */
-#define CHAN_VERSION 5u
+#define CHAN_VERSION 6u
 #define CHAN_MAX_WORKERS 64
 #define CHAN_MAX_PROCS 32              /* processes of one application (fork) */
 #define CHAN_CMD_RING 1024             /* commands in flight per process and worker */
@@ -152,6 +152,9 @@ struct chan_sock {
 	 * the FIFO is free (sk_stream_write_space). Without it every ACK would wake the
 	 * application for a few bytes of room. */
 	_Atomic uint32_t nospace;
+	/* The application's latest stream send had MSG_MORE (stored before its bytes and its
+	 * KICK): the worker holds short segments as for TCP_CORK (tcp_set_more). */
+	_Atomic uint32_t more;
 	uint32_t kind;                  /* chan_sock_kind */
 	uint64_t rx_off, tx_off;        /* the FIFOs' data in the segment, 0 = none */
 	uint64_t rx_pos_off, tx_pos_off;        /* their positions (struct fifo_pos) */
@@ -265,6 +268,7 @@ enum chan_opt {
 	CHAN_OPT_CONGESTION,    /* value: index into the daemon's list, see chan_opts.cc */
 	CHAN_OPT_TTL,           /* IP_TTL, 0 = the default */
 	CHAN_OPT_TOS,           /* IP_TOS */
+	CHAN_OPT_CORK,          /* TCP_CORK */
 };
 
 #define CHAN_CC_NAME_MAX 16
@@ -278,6 +282,7 @@ struct chan_opts {
 	uint8_t nodelay, keepalive, linger0, broadcast;
 	char cc[CHAN_CC_NAME_MAX];      /* "" = default */
 	uint8_t ttl, tos;               /* IP_TTL (0 = default), IP_TOS */
+	uint8_t cork;                   /* TCP_CORK */
 };
 
 struct chan_req {

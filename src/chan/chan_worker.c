@@ -401,8 +401,10 @@ static bool chan_cmd_run(struct chan_worker *cw, struct chan_app *a, unsigned p,
 	switch (op) {
 	case CHAN_CMD_KICK:
 		atomic_store(&chan_dsock_shm(ds)->kick, 0);
-		if (ds->kind == CHAN_SOCK_TCP)
+		if (ds->kind == CHAN_SOCK_TCP) {
+			tcp_set_more(ds->tcp, atomic_load(&chan_dsock_shm(ds)->more) != 0);
 			tcp_kick(ds->tcp);
+		}
 		else if (ds->kind == CHAN_SOCK_TCP_LISTEN)
 			chan_accept_pump(cw, ds);
 		else if (ds->udp_tx != NULL && !ds->on_udp_tx_list)

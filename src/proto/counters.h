@@ -86,12 +86,17 @@
 	X(TCP_RST_CHALLENGED, "tcp.rst_challenged",   "in-window resets not at RCV.NXT (RFC 5961 §3)") \
 	X(TCP_SYN_CHALLENGED, "tcp.syn_challenged",   "SYNs on synchronized connections (RFC 5961 §4)") \
 	X(TCP_ACK_CHALLENGED, "tcp.ack_challenged",   "ACKs outside [SND.UNA-MAX.SND.WND, SND.NXT] (RFC 5961 §5)") \
+	X(TCP_SYN_FIN_CHALLENGED, "tcp.syn_fin_challenged", "SYN+FIN segments on synchronized connections: challenge ACK (RFC 5961 §4)") \
+	X(TCP_TIME_WAIT_ACKS, "tcp.time_wait_acks",   "segments answered by an ACK in TIME-WAIT (RFC 9293 §3.10.7.4)") \
+	X(TCP_QUICK_ACKS,     "tcp.quick_acks",       "data segments ACKed at once in quick-ACK mode (Linux's quickack)") \
+	X(TCP_OOO_FINS,       "tcp.ooo_fins",         "FINs kept beyond a hole, taken when it fills") \
 	X(TCP_ABORT_ON_CLOSE, "tcp.abort_on_close",   "closed with unread data: reset sent (RFC 2525 §2.17)") \
 	X(TCP_ABORT_LINGER,   "tcp.abort_linger",     "closed with SO_LINGER 0: reset sent") \
 	X(TCP_ECN_CE_RX,      "tcp.ecn_ce_rx",        "segments received with CE (RFC 3168)") \
 	X(TCP_ECN_REDUCTIONS, "tcp.ecn_reductions",   "window reductions for ECE") \
 	X(TCP_ICMP_ERRORS,    "tcp.icmp_errors",      "ICMP errors matched to a connection") \
 	X(TCP_ICMP_IGNORED,   "tcp.icmp_ignored",     "ICMP errors quoting a sequence number not in flight (RFC 5927)") \
+	X(TCP_PMTU_CLAMPED,   "tcp.pmtu_clamped",     "frag-needed with an MTU below 552 raised to it (Linux's ip_rt_min_pmtu)") \
 	X(TCP_TX_NO_MBUF,     "tcp.tx_no_mbuf",       "segments not sent: no mbuf") \
 	X(TCP_NO_MEMORY,      "tcp.no_memory",        "connections refused: no memory for buffers")
 
@@ -159,7 +164,7 @@
 	X(TCP_TRUNCATED,      "tcp.truncated",        "shorter than a TCP header") \
 	X(TCP_BAD_HDR_LEN,    "tcp.bad_hdr_len",      "data offset below 5 or past the segment") \
 	X(TCP_BAD_OPTION,     "tcp.bad_option",       "malformed TCP option") \
-	X(TCP_BAD_FLAGS,      "tcp.bad_flags",        "port 0, or SYN with FIN or RST") \
+	X(TCP_BAD_FLAGS,      "tcp.bad_flags",        "port 0, or SYN with FIN to a listener or SYN-SENT") \
 	X(TCP_BAD_CHECKSUM,   "tcp.bad_checksum",     "TCP checksum mismatch") \
 	X(TCP_BCAST,          "tcp.bcast",            "TCP to a broadcast or multicast address (RFC 1122 §4.2.3.10)") \
 	X(TCP_PAWS,           "tcp.paws",             "segment with an old timestamp (RFC 7323 PAWS)") \

@@ -44,6 +44,7 @@ struct tcp_sockopts {
 	bool rcvbuf_locked;         /* SO_RCVBUF set: no autotuning (tcp_rcvbuf.c) */
 	uint32_t sndbuf;            /* send FIFO bytes (idem) */
 	bool nodelay;               /* TCP_NODELAY: no Nagle (RFC 9293 §3.7.4) */
+	bool cork;                  /* TCP_CORK: only full segments, until uncorked (Linux) */
 	bool keepalive;             /* SO_KEEPALIVE (RFC 1122 §4.2.3.6) */
 	uint32_t keep_idle_ms;      /* TCP_KEEPIDLE */
 	uint32_t keep_intvl_ms;     /* TCP_KEEPINTVL */
@@ -138,9 +139,14 @@ ssize_t tcp_recv(struct tcp_conn *c, void *buf, size_t len);
  * the application channel): send what can go, and open the window if it grew enough. */
 void tcp_kick(struct tcp_conn *c);
 
-/* setsockopt(2) on a live socket: keepalive timers follow at once, TCP_NODELAY pushes what
- * Nagle held, a new congestion controller takes over. The FIFO sizes do not change (the new
- * ones apply to connections a listener accepts later). -EINVAL for keepalive without times. */
+/* MSG_MORE (Linux): the owner's latest send said more follows, so short segments wait like
+ * TCP_CORK's until a send without it (which pushes them) or the persist timer. */
+void tcp_set_more(struct tcp_conn *c, bool more);
+
+/* setsockopt(2) on a live socket: keepalive timers follow at once, TCP_NODELAY and removing
+ * TCP_CORK push what Nagle or the cork held, a new congestion controller takes over. The FIFO
+ * sizes do not change (the new ones apply to connections a listener accepts later). -EINVAL
+ * for keepalive without times. */
 int tcp_set_sockopts(struct tcp_conn *c, const struct tcp_sockopts *o);
 const struct tcp_sockopts *tcp_get_sockopts(const struct tcp_conn *c);
 

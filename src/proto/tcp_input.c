@@ -430,12 +430,14 @@ static void tcp_rst_input(struct tcp_conn *c, const struct tcp_seg *g)
 		/* From LISTEN: back to it quietly; from an active open: refused. */
 		tcp_conn_done(c, c->parent != NULL ? 0 : ECONNREFUSED);
 		break;
-	case TCP_CLOSING:
-	case TCP_LAST_ACK:
 	case TCP_TIME_WAIT:
 		tcp_conn_done(c, 0);
 		break;
 	default:
+		/* RFC 9293 §3.10.7.4 lets CLOSING, LAST-ACK and TIME-WAIT close quietly, but an
+		 * owner that only shut writing still holds the socket, and Linux and FreeBSD
+		 * tell it ECONNRESET in CLOSING and LAST-ACK (Linux's tcp_reset: EPIPE only in
+		 * CLOSE-WAIT, where our FIN was never sent). */
 		tcp_conn_done(c, c->state == TCP_CLOSE_WAIT ? EPIPE : ECONNRESET);
 		break;
 	}
@@ -679,6 +681,53 @@ static bool tcp_ack_input(struct tcp_conn *c, const struct tcp_seg *g)
 	return true;
 }
 
+static void tcp_fin_take(struct tcp_conn *c);
+
+/* Quick-ACK mode (Linux's tcp_incr_quickack): the next segments are ACKed at once rather than
+ * after the delayed-ACK time, so a sender in slow start is not held back by delayed ACKs
+ * while its window opens (RFC 5681 §4.2 allows ACKing every segment; RFC 9293 §3.8.6.3 only
+ * bounds the delay). As many as half the receive window holds full segments, at least 2, at
+ * most TCP_QUICKACKS. */
+static void tcp_quickack_enter(struct tcp_conn *c)
+{
+	uint32_t per = 2u * c->rcv_mss;
+	uint32_t n = per != 0 ? tcp_rcv_window(c) / per : 0;
+	if (n == 0)
+		n = 2;
+	if (n > TCP_QUICKACKS)
+		n = TCP_QUICKACKS;
+	if (n > c->quickacks)
+		c->quickacks = (uint8_t)n;
+	c->flags &= ~TCPF_PINGPONG;
+}
+
+/* Data arrived (Linux's tcp_event_data_recv): the first data of the connection, and data
+ * after a pause longer than the RTO (the sender restarts from a small window), start a
+ * quick-ACK run. */
+static void tcp_quickack_on_data(struct tcp_conn *c)
+{
+	uint64_t now = c->s->now_ms;
+	if (!(c->flags & TCPF_DATA_SEEN) || now - c->rcv_data_ms > c->rto_ms) {
+		c->flags |= TCPF_DATA_SEEN;
+		tcp_quickack_enter(c);
+	}
+	c->rcv_data_ms = now;
+}
+
+/* Keeps a FIN that came beyond a hole (RFC 9293 §3.10.7.4: segments past RCV.NXT are held
+ * for later processing; the FIN takes a sequence number like a byte): its sequence number
+ * joins the out-of-order ranges, so the SACK blocks cover it as Linux's do, and the FIN is
+ * taken as soon as the hole fills, without waiting for the peer to send it again. The
+ * first FIN kept is the one that counts. */
+static void tcp_ooo_fin_keep(struct tcp_conn *c, uint32_t fin_seq)
+{
+	if (c->flags & TCPF_OOO_FIN)
+		return;
+	c->flags |= TCPF_OOO_FIN;
+	c->ooo_fin_seq = fin_seq;
+	stack_count(c->s, STACK_EV_TCP_OOO_FINS);
+}
+
 /* RFC 9293 §3.10.7.4 "seventh, process the segment text". */
 static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 {
@@ -689,10 +738,13 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 	if (seq_lt(seq, c->rcv_nxt)) {
 		uint32_t dup = c->rcv_nxt - seq;
 		if (dup >= len) {
-			/* All old: a retransmission we already have (RFC 2883 D-SACK). */
+			/* All old: a retransmission we already have (RFC 2883 D-SACK). Our ACKs
+			 * may be getting lost: ACK the next ones at once too (Linux's
+			 * tcp_data_queue enters quick-ACK mode here). */
 			c->dsack = (struct tcp_sack_block){seq, seq + len};
 			c->has_dsack = true;
 			c->flags |= TCPF_ACK_NOW;
+			tcp_quickack_enter(c);
 			stack_count(s, STACK_EV_TCP_DUPLICATE_SEGS);
 			return;
 		}
@@ -720,15 +772,21 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 		len = limit - off;
 		g->th.flags &= (uint8_t)~TCP_FLAG_FIN;
 	}
+	tcp_quickack_on_data(c);
 	if (off != 0) {
 		struct tcp_sack_block d;
 		bool has_d = false;
-		int n = tcp_ooo_add(&c->ooo, c->rcv_nxt, seq, len, &d, &has_d);
+		/* A FIN the window left on the segment is kept with its data (its sequence
+		 * number as one more in the range; it takes no room in the FIFO). */
+		uint32_t fin = g->th.flags & TCP_FLAG_FIN ? 1 : 0;
+		int n = tcp_ooo_add(&c->ooo, c->rcv_nxt, seq, len + fin, &d, &has_d);
 		if (n < 0) {
 			stack_drop_count(s, STACK_DROP_TCP_OOO_DROPPED);
 		} else {
 			tcp_seg_store(g, skip, c->sk.rx, off, len);
 			stack_count(s, STACK_EV_TCP_OOO_SEGS);
+			if (fin)
+				tcp_ooo_fin_keep(c, seq + len);
 			if (has_d) {
 				c->dsack = d;
 				c->has_dsack = true;
@@ -737,7 +795,7 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 		/* RFC 5681 §4.2: an out-of-order segment is acknowledged at once (dupACK with
 		 * SACK blocks), and so is one that fills a hole. */
 		c->flags |= TCPF_ACK_NOW;
-		g->th.flags &= (uint8_t)~TCP_FLAG_FIN; /* a FIN beyond a hole waits for a resend */
+		g->th.flags &= (uint8_t)~TCP_FLAG_FIN; /* kept above, taken when the hole fills */
 		return;
 	}
 	tcp_seg_store(g, skip, c->sk.rx, 0, len);
@@ -746,6 +804,13 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 	if (had_ooo) {
 		nxt = tcp_ooo_advance(&c->ooo, nxt);
 		c->flags |= TCPF_ACK_NOW;
+	}
+	/* The data reached a FIN kept beyond the hole: it ends the stream there. */
+	bool fin_now = c->flags & TCPF_OOO_FIN && seq_gt(nxt, c->ooo_fin_seq);
+	if (fin_now) {
+		nxt = c->ooo_fin_seq;
+		c->flags &= ~TCPF_OOO_FIN;
+		tcp_ooo_clear(&c->ooo);
 	}
 	uint32_t delivered = nxt - c->rcv_nxt;
 	fifo_produce(c->sk.rx, delivered);
@@ -762,17 +827,52 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 	uint32_t full = c->rcv_mss - (c->flags & TCPF_TS_OK ? TCPOLEN_TSTAMP_ALIGNED : 0);
 	if (len >= full || c->segs_unacked > 0)
 		c->segs_unacked++;
-	if (c->segs_unacked >= 2)
+	if (c->segs_unacked >= 2) {
 		c->flags |= TCPF_ACK_NOW;
-	else if (!(c->flags & TCPF_ACK_NOW) && !tcp_timer_armed(c, TCP_T_DELACK))
+	} else if (c->quickacks > 0 && !(c->flags & TCPF_PINGPONG)) {
+		/* Quick-ACK mode (tcp_quickack_enter): no delay; interactive traffic
+		 * (PINGPONG: we answer within the delayed-ACK time) piggybacks instead. */
+		if (!(c->flags & TCPF_ACK_NOW))
+			stack_count(s, STACK_EV_TCP_QUICK_ACKS);
+		c->flags |= TCPF_ACK_NOW;
+	} else if (!(c->flags & TCPF_ACK_NOW) && !tcp_timer_armed(c, TCP_T_DELACK)) {
 		tcp_timer_arm(c, TCP_T_DELACK, s->tcp->params.delack_ms);
+	}
+	if (fin_now)
+		tcp_fin_take(c);
 }
 
 /* RFC 9293 §3.10.7.4 "eighth, check the FIN bit". */
 static void tcp_fin_input(struct tcp_conn *c, const struct tcp_seg *g)
 {
-	if (g->th.seq + g->len != c->rcv_nxt && !(g->len == 0 && g->th.seq == c->rcv_nxt))
+	if (g->th.seq + g->len != c->rcv_nxt && !(g->len == 0 && g->th.seq == c->rcv_nxt)) {
+		/* A bare FIN beyond a hole: kept (tcp_ooo_fin_keep) and answered at once by a
+		 * duplicate ACK with its SACK block (RFC 5681 §4.2), as Linux queues it out of
+		 * order. With data, tcp_data_input kept it. */
+		bool receiving = c->state == TCP_ESTABLISHED || c->state == TCP_FIN_WAIT_1 ||
+				 c->state == TCP_FIN_WAIT_2;
+		if (g->len == 0 && receiving && seq_gt(g->th.seq, c->rcv_nxt)) {
+			struct tcp_sack_block d;
+			bool has_d = false;
+			if (tcp_ooo_add(&c->ooo, c->rcv_nxt, g->th.seq, 1, &d, &has_d) < 0) {
+				stack_drop_count(c->s, STACK_DROP_TCP_OOO_DROPPED);
+			} else {
+				tcp_ooo_fin_keep(c, g->th.seq);
+				if (has_d) {
+					c->dsack = d;
+					c->has_dsack = true;
+				}
+			}
+			c->flags |= TCPF_ACK_NOW;
+		}
 		return;
+	}
+	tcp_fin_take(c);
+}
+
+/* The FIN at RCV.NXT, in order (RFC 9293 §3.10.7.4 "eighth"). */
+static void tcp_fin_take(struct tcp_conn *c)
+{
 	c->rcv_nxt++;
 	c->flags |= TCPF_ACK_NOW;
 	stack_count(c->s, STACK_EV_TCP_IN_FINS);
@@ -808,20 +908,26 @@ static void tcp_established_input(struct tcp_conn *c, struct tcp_seg *g)
 		tcp_send_ack(c);
 		return;
 	}
-	if (fl & TCP_FLAG_SYN) {
-		/* RFC 5961 §4.2: a SYN on a synchronized connection gets a challenge ACK
+	if ((fl & (TCP_FLAG_SYN | TCP_FLAG_RST)) == TCP_FLAG_SYN) {
+		/* A SYN with RST is a reset, below (Linux checks RST before SYN: it resets at
+		 * RCV.NXT, draws a challenge ACK elsewhere in the window).
+		 * RFC 5961 §4.2: a SYN on a synchronized connection gets a challenge ACK
 		 * "irrespective of the sequence number", so before the window check (Linux:
 		 * tcp_validate_incoming's syn_challenge). In SYN-RECEIVED a resent SYN from the
 		 * same peer (at IRS, hence left of the window) only means our SYN-ACK was lost:
 		 * send it again (Linux: tcp_check_req). */
 		if (c->state == TCP_SYN_RECEIVED && g->th.seq == c->irs &&
-		    !(fl & TCP_FLAG_ACK)) {
+		    !(fl & (TCP_FLAG_ACK | TCP_FLAG_FIN))) {
 			c->snd_nxt = c->iss;
 			c->retransmits++;
 			stack_count(s, STACK_EV_TCP_RETRANS_SEGS);
 			tcp_output(c, false);
 			return;
 		}
+		/* A SYN with FIN is handled as the SYN it carries (Linux's tcp_validate_incoming
+		 * looks at th->syn alone): the challenge ACK, never the FIN. */
+		if (fl & TCP_FLAG_FIN)
+			stack_count(s, STACK_EV_TCP_SYN_FIN_CHALLENGED);
 		stack_count(s, STACK_EV_TCP_SYN_CHALLENGED);
 		tcp_send_challenge_ack(c);
 		return;
@@ -849,6 +955,10 @@ static void tcp_established_input(struct tcp_conn *c, struct tcp_seg *g)
 			c->has_dsack = true;
 			stack_count(s, STACK_EV_TCP_DUPLICATE_SEGS);
 		}
+		/* Old data again: our ACKs may be getting lost, so ACK the next segments at
+		 * once too (Linux's tcp_send_dupack enters quick-ACK mode). */
+		if (g->len != 0 && seq_lt(g->th.seq, c->rcv_nxt))
+			tcp_quickack_enter(c);
 		tcp_send_ack(c);
 		return;
 	}
@@ -906,15 +1016,61 @@ static void tcp_established_input(struct tcp_conn *c, struct tcp_seg *g)
 		tcp_fin_input(c, g);
 }
 
-/* RFC 6191 / Linux: a SYN for a connection in TIME-WAIT may start a new incarnation when its
- * sequence number (or timestamp) is newer than the old one's. */
+/* RFC 6191 / RFC 1122 §4.2.2.13, as Linux's tcp_timewait_state_process: a SYN for a
+ * connection in TIME-WAIT may start a new incarnation when its sequence number or its
+ * timestamp is newer than the old one's, and PAWS does not reject it. */
 static bool tcp_time_wait_reusable(const struct tcp_conn *c, const struct tcp_seg *g)
 {
-	if ((g->th.flags & (TCP_FLAG_SYN | TCP_FLAG_ACK | TCP_FLAG_RST)) != TCP_FLAG_SYN)
+	if ((g->th.flags & (TCP_FLAG_SYN | TCP_FLAG_ACK | TCP_FLAG_RST | TCP_FLAG_FIN)) !=
+	    TCP_FLAG_SYN)
 		return false;
-	if (c->flags & TCPF_TS_OK && g->th.options.has_timestamps)
-		return seq_gt(g->th.options.tsval, c->ts_recent);
-	return seq_gt(g->th.seq, c->rcv_nxt);
+	bool ts = c->flags & TCPF_TS_OK && g->th.options.has_timestamps;
+	if (ts && seq_lt(g->th.options.tsval, c->ts_recent))
+		return false;
+	return seq_gt(g->th.seq, c->rcv_nxt) || (ts && seq_gt(g->th.options.tsval, c->ts_recent));
+}
+
+/* TIME-WAIT (RFC 9293 §3.10.7.4), as Linux's tcp_timewait_state_process: a bare ACK or a
+ * reset exactly at RCV.NXT is taken silently (the reset ends TIME-WAIT: Linux's default,
+ * tcp_rfc1337 = 0); any other non-reset segment, above all a retransmitted FIN whose ACK was
+ * lost, is answered by an ACK, and one carrying ACK restarts the 2 MSL timer ("acknowledge
+ * it, and restart the 2 MSL timeout"). Other resets are dropped. Answers to segments without
+ * text (a bare ACK or SYN) are limited to one per TCP_OOW_ACK_MS per connection, as Linux's
+ * tcp_oow_rate_limited, so two stacks cannot ACK each other in a loop. */
+static void tcp_time_wait_input(struct tcp_conn *c, const struct tcp_seg *g)
+{
+	struct stack *s = c->s;
+	const uint8_t fl = g->th.flags;
+	bool paws = tcp_paws_reject(c, g);
+	if (!paws && g->th.seq == c->rcv_nxt && (seg_seq_len(g) == 0 || fl & TCP_FLAG_RST)) {
+		if (fl & TCP_FLAG_RST) {
+			stack_count(s, STACK_EV_TCP_IN_RSTS);
+			tcp_conn_done(c, 0);
+			return;
+		}
+		tcp_timer_arm(c, TCP_T_KEEP, s->tcp->params.time_wait_ms);
+		if (c->flags & TCPF_TS_OK && g->th.options.has_timestamps) {
+			c->ts_recent = g->th.options.tsval;
+			c->ts_recent_ms = s->now_ms;
+		}
+		return;
+	}
+	if (fl & TCP_FLAG_RST) {
+		stack_drop_count(s, STACK_DROP_TCP_OUT_OF_WINDOW);
+		return;
+	}
+	if (paws)
+		stack_drop_count(s, STACK_DROP_TCP_PAWS);
+	if (paws || fl & TCP_FLAG_ACK)
+		tcp_timer_arm(c, TCP_T_KEEP, s->tcp->params.time_wait_ms);
+	if (seg_seq_len(g) == 0 || fl & TCP_FLAG_SYN) {
+		if (c->flags & TCPF_OOW_ACKED && s->now_ms - c->oow_ack_ms < TCP_OOW_ACK_MS)
+			return;
+		c->flags |= TCPF_OOW_ACKED;
+		c->oow_ack_ms = s->now_ms;
+	}
+	stack_count(s, STACK_EV_TCP_TIME_WAIT_ACKS);
+	tcp_send_ack(c);
 }
 
 static bool tcp_checksum_ok(const struct rte_mbuf *m, const struct ip4_repr *ip,
@@ -963,6 +1119,16 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 	g.len = (uint32_t)(seg_len - g.th.hdr_len);
 
 	struct tcp_conn *c = tcp_conn_lookup(s, ip->dst, g.th.dst_port, ip->src, g.th.src_port);
+	/* SYN+FIN opens nothing: a listener or a SYN-SENT connection drops it without an
+	 * answer (Linux: tcp_rcv_state_process in LISTEN); a closed port resets it like any
+	 * other segment (Linux's tcp_v4_send_reset does, RFC 9293 §3.10.7.1); a synchronized
+	 * connection answers it with a challenge ACK (RFC 5961 §4). */
+	const uint8_t sf = TCP_FLAG_SYN | TCP_FLAG_FIN;
+	bool syn_fin = (g.th.flags & sf) == sf;
+	if (syn_fin && c != NULL && c->state == TCP_SYN_SENT) {
+		stack_drop(s, STACK_DROP_TCP_BAD_FLAGS, m);
+		return;
+	}
 	if (c != NULL && c->state == TCP_TIME_WAIT && tcp_time_wait_reusable(c, &g)) {
 		stack_count(s, STACK_EV_TCP_TIME_WAIT_REUSED);
 		/* Out of the table for the new incarnation; freed now if orphaned, else when
@@ -979,6 +1145,10 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 			rte_pktmbuf_free(m);
 			return;
 		}
+		if (syn_fin) {
+			stack_drop(s, STACK_DROP_TCP_BAD_FLAGS, m);
+			return;
+		}
 		c = tcp_listen_input(tcp_listener_select(l, ip->src, g.th.src_port), &g);
 		if (c == NULL) {
 			rte_pktmbuf_free(m);
@@ -990,6 +1160,8 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 	c->segs_in++;
 	if (c->state == TCP_SYN_SENT)
 		tcp_syn_sent_input(c, &g);
+	else if (c->state == TCP_TIME_WAIT)
+		tcp_time_wait_input(c, &g);
 	else
 		tcp_established_input(c, &g);
 	if (!(c->flags & TCPF_FREED) && c->state != TCP_CLOSED) {
@@ -1027,7 +1199,14 @@ void tcp_icmp_error(struct stack *s, const struct ip4_repr *qip, const uint8_t *
 	if (type == ICMP4_DEST_UNREACH && code == ICMP4_UNREACH_FRAG_NEEDED) {
 		uint32_t mtu = info & 0xffff;
 		uint32_t ts = c->flags & TCPF_TS_OK ? TCPOLEN_TSTAMP_ALIGNED : 0;
-		if (mtu < 68 || mtu - 40 - ts >= c->snd_mss)
+		/* RFC 1191 §3 leaves the plateau to the host; a forged message naming a tiny
+		 * MTU would otherwise make a live connection send 88-byte segments (RFC 5927
+		 * §7.2). Linux never goes below ip_rt_min_pmtu (552): neither do we, counted. */
+		if (mtu < TCP_PMTU_MIN) {
+			stack_count(s, STACK_EV_TCP_PMTU_CLAMPED);
+			mtu = TCP_PMTU_MIN;
+		}
+		if (mtu - 40 - ts >= c->snd_mss)
 			return;
 		uint32_t mss = mtu - 40 - ts;
 		c->snd_mss = (uint16_t)(mss < TCP_MSS_MIN ? TCP_MSS_MIN : mss);

@@ -333,7 +333,14 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 		c->has_dsack = false;
 		c->flags &= ~TCPF_ACK_NOW;
 		tcp_timer_cancel(c, TCP_T_DELACK);
+		if (c->quickacks > 0)
+			c->quickacks--; /* Linux's tcp_dec_quickack_mode */
 	}
+	/* Data sent within the delayed-ACK time of data received: an exchange of requests
+	 * and answers, whose ACKs ride on the answers (Linux's pingpong mode). */
+	if (len != 0 && c->flags & TCPF_DATA_SEEN &&
+	    c->s->now_ms - c->rcv_data_ms < c->s->tcp->params.delack_ms)
+		c->flags |= TCPF_PINGPONG;
 	c->last_send_ms = c->s->now_ms;
 	return rc;
 }
@@ -401,6 +408,13 @@ static bool tcp_short_segment_ok(const struct tcp_conn *c, uint32_t len, uint32_
 {
 	if (c->flags & TCPF_SWS_OVERRIDE)
 		return true;
+	/* TCP_CORK or MSG_MORE (Linux's TCP_NAGLE_CORK): the tail shorter than a segment waits
+	 * for more data, the uncork or a send without MSG_MORE, and at worst for the persist
+	 * timer, which sends it as the SWS override (Linux's probe timer: 200 ms); a FIN does
+	 * not wait. RFC 9293 §3.7.4 allows a sender to hold short segments. */
+	if ((c->opts.cork || c->flags & TCPF_MORE) && !(c->flags & TCPF_FIN_QUEUED) &&
+	    unsent < tcp_cur_mss(c))
+		return false;
 	if (len == unsent && (c->opts.nodelay || c->snd_nxt == c->snd_una ||
 			      seq_le(c->snd_sml, c->snd_una) || c->flags & TCPF_FIN_QUEUED))
 		return true;

@@ -21,6 +21,7 @@
 
 #define TCP_MSS_DEFAULT 536        /* RFC 9293 §3.7.1: when the peer sends no MSS option */
 #define TCP_MSS_MIN 88             /* smallest MSS we accept from a peer (Linux: 88) */
+#define TCP_PMTU_MIN 552           /* floor of a path MTU learnt from ICMP (Linux ip_rt_min_pmtu) */
 #define TCP_RTO_INIT_MS 1000       /* RFC 6298 §2.1 */
 #define TCP_RTO_MIN_MS 200         /* below RFC 6298's 1 s, as Linux: LAN RTTs are µs */
 #define TCP_RTO_MAX_MS 120000      /* RFC 6298 §2.5 allows a maximum of at least 60 s */
@@ -38,6 +39,9 @@
 #define TCPOLEN_TSTAMP_ALIGNED 12   /* NOP, NOP, timestamps */
 #define TCP_CHALLENGE_ACK_PER_S 1000 /* RFC 5961 §7: bounded */
 #define TCP_PACE_CREDIT_US 1000    /* pacing: unused time a burst may catch up (one tick) */
+#define TCP_OOW_ACK_MS 500         /* TIME-WAIT ACKs to textless segments, at most one per
+				      (Linux's tcp_invalid_ratelimit) */
+#define TCP_QUICKACKS 16           /* quick-ACK run at most (Linux TCP_MAX_QUICKACKS) */
 
 #define TCP_EPHEMERAL_LO 32768     /* Linux ip_local_port_range */
 #define TCP_EPHEMERAL_HI 60999
@@ -61,8 +65,15 @@
 #define TCPF_FREED 0x4000          /* closed inside a callback: free after it returns */
 #define TCPF_RTT_TIMING 0x8000     /* rtt_seq is being timed (no timestamps) */
 #define TCPF_SWS_OVERRIDE 0x10000  /* the persist timer fired into an open window */
-#define TCPF_LOSS 0x20000          /* RTO recovery: resending what the timeout marked lost */
-#define TCPF_ORPHAN_COUNTED 0x40000 /* in tcp_stack.orphans */
+#define TCPF_DATA_SEEN 0x20000     /* data was received (the first starts quick-ACK mode) */
+#define TCPF_PINGPONG 0x40000      /* interactive: we send within the delayed-ACK time of
+				      receiving, so ACKs ride on our data (Linux pingpong) */
+#define TCPF_OOO_FIN 0x80000       /* a FIN beyond a hole is held at ooo_fin_seq */
+#define TCPF_MORE 0x100000         /* the owner's last send had MSG_MORE: hold short segments */
+#define TCPF_OOW_ACKED 0x200000    /* oow_ack_ms: the last TIME-WAIT ACK to a textless
+				      segment */
+#define TCPF_LOSS 0x400000         /* RTO recovery: resending what the timeout marked lost */
+#define TCPF_ORPHAN_COUNTED 0x800000 /* in tcp_stack.orphans */
 
 /* The timers of one connection (RFC 9293 §3.8, RFC 1122 §4.2.3.6). The kind is stored with
  * the wheel entry so one fire function finds its connection. */
@@ -142,6 +153,7 @@ struct tcp_conn {
 	uint32_t rcv_adv;                 /* right edge of the window we advertised */
 	uint32_t rcv_adv_max;             /* the furthest edge we ever advertised */
 	struct tcp_ooo ooo;
+	uint32_t ooo_fin_seq;             /* TCPF_OOO_FIN: the held FIN's sequence number */
 	bool rcv_full;                    /* the receive FIFO was seen nearly full (autotuning), */
 	uint64_t rcv_full_us;             /* last at this time */
 	struct tcp_sack_block dsack;      /* to report in the next ACK (RFC 2883) */
@@ -183,6 +195,9 @@ struct tcp_conn {
 
 	/* ACK policy */
 	uint8_t segs_unacked;             /* full segments received since our last ACK */
+	uint8_t quickacks;                /* ACKs still to send at once (quick-ACK mode) */
+	uint64_t rcv_data_ms;             /* when data last arrived */
+	uint64_t oow_ack_ms;              /* TIME-WAIT's last rate-limited ACK */
 
 	/* Keepalive, persist, timers */
 	uint64_t last_rx_ms;

@@ -243,6 +243,7 @@ static void tcp_timer_fire(struct tw_timer *tw, void *ctx)
 		break;
 	case TCP_T_DELACK:
 		stack_count(c->s, STACK_EV_TCP_DELAYED_ACKS);
+		c->flags &= ~TCPF_PINGPONG; /* no answer came to carry it (Linux) */
 		tcp_send_ack(c);
 		break;
 	case TCP_T_KEEP:

@@ -217,6 +217,14 @@ void tcp_kick(struct tcp_conn *c)
 	tcp_deliver_events(c->s);
 }
 
+void tcp_set_more(struct tcp_conn *c, bool more)
+{
+	if (more)
+		c->flags |= TCPF_MORE;
+	else
+		c->flags &= ~TCPF_MORE;
+}
+
 int tcp_set_sockopts(struct tcp_conn *c, const struct tcp_sockopts *o)
 {
 	if (o->keepalive && (o->keep_idle_ms == 0 || o->keep_intvl_ms == 0 || o->keep_cnt == 0))
@@ -231,8 +239,9 @@ int tcp_set_sockopts(struct tcp_conn *c, const struct tcp_sockopts *o)
 		tcp_timer_cancel(c, TCP_T_KEEP);
 		tcp_timer_keepalive_arm(c);
 	}
-	/* Linux pushes what Nagle held back when TCP_NODELAY is turned on. */
-	if (o->nodelay && !old.nodelay)
+	/* Linux pushes what Nagle held back when TCP_NODELAY is turned on, and what the cork
+	 * held when TCP_CORK is turned off (tcp_push_pending_frames). */
+	if ((o->nodelay && !old.nodelay) || (!o->cork && old.cork))
 		tcp_kick(c);
 	return 0;
 }

@@ -122,10 +122,11 @@ enum wire_status tcp_parse(const uint8_t *buf, size_t len, struct tcp_repr *out)
 	/* Port 0 is reserved (RFC 6335 §6): no connection can use it. */
 	if (r.src_port == 0 || r.dst_port == 0)
 		return WIRE_BAD_FIELD;
-	/* SYN opens a connection; FIN or RST in the same segment is no valid event of the
-	 * RFC 9293 §3.10 state machine and is a classic scanner probe. */
-	if ((r.flags & TCP_FLAG_SYN) && (r.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)))
-		return WIRE_BAD_FIELD;
+	/* SYN with FIN or RST is no valid event of the RFC 9293 §3.10 state machine and a
+	 * classic scanner probe, but peers notice what a stack does with it, so the flags
+	 * pass and tcp_input answers as Linux does: a reset is a reset (RFC 5961 §3), a
+	 * SYN+FIN on a synchronized connection a SYN (challenge ACK, §4), a listener drops
+	 * SYN+FIN. */
 
 	*out = r;
 	return WIRE_OK;

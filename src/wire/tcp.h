@@ -90,7 +90,8 @@ struct tcp_repr {
 /* Parses the segment buf[0..len), where len is the IP payload length (header and data).
  * Checks, in order: 20 bytes present (TRUNCATED), data offset >= 5 and header within len
  * (BAD_HDR_LEN), the options through tcp_options_parse (BAD_OPTION), then semantics
- * (BAD_FIELD): neither port is 0, and SYN comes with neither FIN nor RST. The reserved bits
+ * (BAD_FIELD): neither port is 0 (any combination of flags passes: tcp_input, which knows
+ * whether a connection exists, decides what SYN with FIN or RST means). The reserved bits
  * of byte 12 are ignored (RFC 9293 §3.1: "must be zero in generated segments and must be
  * ignored in received segments"). The checksum is not examined: see tcp_checksum. */
 enum wire_status tcp_parse(const uint8_t *buf, size_t len, struct tcp_repr *out);

@@ -82,7 +82,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(r.hdr_len >= TCP_HDR_MIN_LEN && r.hdr_len <= TCP_HDR_MAX_LEN);
 	FUZZ_CHECK(r.hdr_len % 4 == 0 && r.hdr_len <= size);
 	FUZZ_CHECK(r.src_port != 0 && r.dst_port != 0);
-	FUZZ_CHECK(!(r.flags & TCP_FLAG_SYN) || !(r.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)));
 	FUZZ_CHECK(r.flags == data[TCP_OFF_FLAGS]);
 	FUZZ_CHECK(r.options.sack_count <= TCP_SACK_MAX_BLOCKS);
 	FUZZ_CHECK(!r.options.has_wscale || r.options.wscale <= TCP_WSCALE_MAX);

@@ -177,7 +177,7 @@ static void test_dps_opt_unknown_levels_and_names(void **state)
 {
 	int fd = fd_of(state);
 	assert_fails(set_int(fd, SOL_SOCKET, SO_PRIORITY, 1), ENOPROTOOPT);
-	assert_fails(set_int(fd, IPPROTO_TCP, TCP_CORK, 1), ENOPROTOOPT);
+	assert_fails(set_int(fd, IPPROTO_TCP, TCP_QUICKACK, 1), ENOPROTOOPT);
 	assert_fails(set_int(fd, IPPROTO_IPV6, 1, 1), ENOPROTOOPT);
 	int v;
 	socklen_t len = sizeof(v);

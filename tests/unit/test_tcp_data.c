@@ -252,7 +252,7 @@ static void test_established_duplicate_segment_acked_at_once_with_dsack(void **s
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
-	tp_open_passive(&p);
+	tp_quickack_spent(tp_open_passive(&p));
 	peer_data_at(&p, 0, MSS_TS);
 	tp_expect_none(); /* delayed */
 	peer_data_at(&p, 0, MSS_TS);
@@ -337,6 +337,7 @@ static void test_established_data_past_window_trimmed_and_counted(void **state)
 	struct tp_peer p;
 	tp_peer_init(&p);
 	struct tcp_conn *c = open_rcvbuf(&p, 4096);
+	tp_quickack_spent(c);
 	peer_data_at(&p, 0, MSS_TS);
 	peer_data_at(&p, MSS_TS, MSS_TS);
 	struct tp_seg g;
@@ -605,7 +606,7 @@ static void test_established_two_full_segments_acked_at_once(void **state)
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
-	tp_open_passive(&p); /* timestamps: a full segment carries 1448 bytes */
+	tp_quickack_spent(tp_open_passive(&p)); /* timestamps: a full segment carries 1448 bytes */
 	peer_data_at(&p, 0, MSS_TS);
 	tp_expect_none();
 	peer_data_at(&p, MSS_TS, MSS_TS);
@@ -628,7 +629,7 @@ static void test_established_two_full_segments_without_timestamps_acked_at_once(
 	struct tcp_options syn = {.has_mss = true, .mss = 1460, .sack_permitted = true};
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
-	open_with(&p, &o, &syn);
+	tp_quickack_spent(open_with(&p, &o, &syn));
 	peer_data_at(&p, 0, 1460);
 	tp_expect_none();
 	peer_data_at(&p, 1460, 1460);
@@ -642,7 +643,7 @@ static void test_established_single_small_segment_acked_after_40ms(void **state)
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
-	tp_open_passive(&p);
+	tp_quickack_spent(tp_open_passive(&p));
 	peer_data_at(&p, 0, 100);
 	tp_advance(TCP_DELACK_MS - 1);
 	tp_expect_none();
@@ -661,6 +662,7 @@ static void test_established_delayed_ack_rides_on_outgoing_data(void **state)
 	struct tp_peer p;
 	tp_peer_init(&p);
 	struct tcp_conn *c = tp_open_passive(&p);
+	tp_quickack_spent(c);
 	peer_data_at(&p, 0, 100);
 	tp_expect_none();
 	assert_int_equal(tcp_send(c, "reply", 5), 5);

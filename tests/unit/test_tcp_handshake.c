@@ -147,7 +147,7 @@ static void test_established_single_segment_ack_is_delayed(void **state)
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
-	tp_open_passive(&p);
+	tp_quickack_spent(tp_open_passive(&p));
 	tp_send(&p, TCP_FLAG_ACK | TCP_FLAG_PSH, "hello", 5, NULL);
 	tp_expect_none();
 	tp_advance(TCP_DELACK_MS);

@@ -146,6 +146,7 @@ static void test_established_unnegotiated_timestamps_ignored(void **state)
 	tp_peer_init(&p);
 	struct tcp_options o = {.has_mss = true, .mss = 1460};
 	struct tcp_conn *c = tp_open_passive_opts(&p, &o);
+	tp_quickack_spent(c);
 	struct tcp_options ts = {.has_timestamps = true, .tsval = 1000};
 	tp_send(&p, TCP_FLAG_ACK | TCP_FLAG_PSH, "ab", 2, &ts);
 	ts.tsval = 10; /* would be a PAWS failure */
@@ -167,7 +168,7 @@ static void test_established_delayed_ack_echoes_earliest_unacked_tsval(void **st
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
-	tp_open_passive(&p);
+	tp_quickack_spent(tp_open_passive(&p));
 	p.tsval = 6000;
 	tp_send(&p, TCP_FLAG_ACK, "one", 3, NULL);
 	p.tsval = 7000;
@@ -247,7 +248,7 @@ static void test_established_two_full_timestamped_segments_acked_at_once(void **
 	(void)state;
 	struct tp_peer p;
 	tp_peer_init(&p);
-	tp_open_passive(&p);
+	tp_quickack_spent(tp_open_passive(&p));
 	fill_big();
 	uint32_t full = TS_MTU - 40 - TCPOLEN_TSTAMP_ALIGNED;
 	tp_send(&p, TCP_FLAG_ACK, big, full, NULL);

@@ -213,3 +213,10 @@ struct tcp_conn *tp_open_active(struct tp_peer *p, const struct tcp_options *syn
 	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
 	return c;
 }
+
+void tp_quickack_spent(struct tcp_conn *c)
+{
+	c->flags |= TCPF_DATA_SEEN;
+	c->quickacks = 0;
+	c->rcv_data_ms = ts_s->now_ms;
+}

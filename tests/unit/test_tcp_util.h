@@ -82,6 +82,10 @@ struct tcp_conn *tp_connect(const struct tcp_sockopts *o, uint16_t pport, struct
  * syn_opts (NULL: none). Returns the connection in ESTABLISHED. */
 struct tcp_conn *tp_open_active(struct tp_peer *p, const struct tcp_options *syn_opts);
 
+/* Ends c's quick-ACK start (as if its first data had been ACKed through the whole run), for
+ * tests of the delayed-ACK policy that follows it. */
+void tp_quickack_spent(struct tcp_conn *c);
+
 /* Linux's SYN options: MSS 1460, SACK-permitted, timestamps, wscale 7. */
 struct tcp_options tp_linux_syn_opts(const struct tp_peer *p);
 

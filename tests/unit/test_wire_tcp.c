@@ -512,7 +512,7 @@ static void test_tcp_parse_options_checked_before_semantics(void **state)
 	struct tcp_repr r;
 
 	(void)state;
-	seg_with_opts(seg, TCP_FLAG_SYN | TCP_FLAG_FIN, opts, sizeof(opts));
+	seg_with_opts(seg, TCP_FLAG_SYN | TCP_FLAG_RST, opts, sizeof(opts));
 	wire_put_be16(seg + TCP_OFF_SRC_PORT, 0);
 	assert_int_equal(parse_exact(seg, sizeof(seg), &r), WIRE_BAD_OPTION);
 }
@@ -543,7 +543,8 @@ static void test_tcp_parse_failure_leaves_out_untouched(void **state)
 	before = r;
 	assert_int_equal(parse_exact(syn_seg, 10, &r), WIRE_TRUNCATED);
 	assert_int_equal(parse_exact(syn_seg, 30, &r), WIRE_BAD_HDR_LEN);
-	plain_seg(seg, TCP_FLAG_SYN | TCP_FLAG_FIN);
+	plain_seg(seg, TCP_FLAG_SYN);
+	wire_put_be16(seg + TCP_OFF_DST_PORT, 0);
 	assert_int_equal(parse_exact(seg, sizeof(seg), &r), WIRE_BAD_FIELD);
 	assert_memory_equal(&r, &before, sizeof(r));
 }
@@ -586,34 +587,40 @@ static void test_tcp_parse_port_65535_accepted(void **state)
 	assert_int_equal(r.dst_port, 65535);
 }
 
-static void test_tcp_parse_syn_fin_rejected_bad_field(void **state)
+/* SYN+FIN is left to tcp_input: a challenge ACK on a synchronized connection (RFC 5961 §4,
+ * as Linux), a drop where none exists. */
+static void test_tcp_parse_syn_fin_accepted_for_tcp_input(void **state)
 {
 	uint8_t seg[TCP_HDR_MIN_LEN];
 	struct tcp_repr r;
 
 	(void)state;
 	plain_seg(seg, TCP_FLAG_SYN | TCP_FLAG_FIN);
-	assert_int_equal(parse_exact(seg, sizeof(seg), &r), WIRE_BAD_FIELD);
+	assert_int_equal(parse_exact(seg, sizeof(seg), &r), WIRE_OK);
+	assert_int_equal(r.flags, TCP_FLAG_SYN | TCP_FLAG_FIN);
 }
 
-static void test_tcp_parse_syn_rst_rejected_bad_field(void **state)
+/* A reset, whatever else it carries, is tcp_input's to judge (RFC 5961 §3, as Linux). */
+static void test_tcp_parse_syn_rst_accepted_for_tcp_input(void **state)
 {
 	uint8_t seg[TCP_HDR_MIN_LEN];
 	struct tcp_repr r;
 
 	(void)state;
 	plain_seg(seg, TCP_FLAG_SYN | TCP_FLAG_RST);
-	assert_int_equal(parse_exact(seg, sizeof(seg), &r), WIRE_BAD_FIELD);
+	assert_int_equal(parse_exact(seg, sizeof(seg), &r), WIRE_OK);
+	assert_int_equal(r.flags, TCP_FLAG_SYN | TCP_FLAG_RST);
 }
 
-static void test_tcp_parse_all_flags_xmas_rejected_bad_field(void **state)
+static void test_tcp_parse_all_flags_xmas_accepted_for_tcp_input(void **state)
 {
 	uint8_t seg[TCP_HDR_MIN_LEN];
 	struct tcp_repr r;
 
 	(void)state;
 	plain_seg(seg, 0xff);
-	assert_int_equal(parse_exact(seg, sizeof(seg), &r), WIRE_BAD_FIELD);
+	assert_int_equal(parse_exact(seg, sizeof(seg), &r), WIRE_OK);
+	assert_int_equal(r.flags, 0xff);
 }
 
 static void test_tcp_parse_no_flags_accepted(void **state)
@@ -652,7 +659,7 @@ static void test_tcp_parse_rst_ack_and_fin_rst_accepted(void **state)
 	assert_int_equal(parse_exact(seg, sizeof(seg), &r), WIRE_OK);
 }
 
-static void test_tcp_parse_every_flag_combination_only_syn_rule_rejects(void **state)
+static void test_tcp_parse_every_flag_combination_accepted(void **state)
 {
 	uint8_t seg[TCP_HDR_MIN_LEN];
 	struct tcp_repr r;
@@ -660,12 +667,9 @@ static void test_tcp_parse_every_flag_combination_only_syn_rule_rejects(void **s
 
 	(void)state;
 	for (f = 0; f < 256; f++) {
-		bool bad = (f & TCP_FLAG_SYN) && (f & (TCP_FLAG_FIN | TCP_FLAG_RST));
-
 		plain_seg(seg, (uint8_t)f);
-		assert_int_equal(parse_exact(seg, sizeof(seg), &r), bad ? WIRE_BAD_FIELD : WIRE_OK);
-		if (!bad)
-			assert_int_equal(r.flags, f);
+		assert_int_equal(parse_exact(seg, sizeof(seg), &r), WIRE_OK);
+		assert_int_equal(r.flags, f);
 	}
 }
 
@@ -1433,10 +1437,6 @@ static void test_tcp_build_then_parse_round_trips_flags_and_fields(void **state)
 
 		assert_int_equal(tcp_build(hdr, sizeof(hdr), &r), 20);
 		st = parse_exact(hdr, 20, &back);
-		if ((f & TCP_FLAG_SYN) && (f & (TCP_FLAG_FIN | TCP_FLAG_RST))) {
-			assert_int_equal(st, WIRE_BAD_FIELD);
-			continue;
-		}
 		assert_int_equal(st, WIRE_OK);
 		assert_repr_equal(&back, &r);
 	}
@@ -1532,13 +1532,13 @@ int main(void)
 		cmocka_unit_test(test_tcp_parse_src_port_zero_rejected_bad_field),
 		cmocka_unit_test(test_tcp_parse_dst_port_zero_rejected_bad_field),
 		cmocka_unit_test(test_tcp_parse_port_65535_accepted),
-		cmocka_unit_test(test_tcp_parse_syn_fin_rejected_bad_field),
-		cmocka_unit_test(test_tcp_parse_syn_rst_rejected_bad_field),
-		cmocka_unit_test(test_tcp_parse_all_flags_xmas_rejected_bad_field),
+		cmocka_unit_test(test_tcp_parse_syn_fin_accepted_for_tcp_input),
+		cmocka_unit_test(test_tcp_parse_syn_rst_accepted_for_tcp_input),
+		cmocka_unit_test(test_tcp_parse_all_flags_xmas_accepted_for_tcp_input),
 		cmocka_unit_test(test_tcp_parse_no_flags_accepted),
 		cmocka_unit_test(test_tcp_parse_ecn_setup_syn_accepted),
 		cmocka_unit_test(test_tcp_parse_rst_ack_and_fin_rst_accepted),
-		cmocka_unit_test(test_tcp_parse_every_flag_combination_only_syn_rule_rejects),
+		cmocka_unit_test(test_tcp_parse_every_flag_combination_accepted),
 		cmocka_unit_test(test_tcp_options_empty_ok_nothing_found),
 		cmocka_unit_test(test_tcp_options_nop_only_ok),
 		cmocka_unit_test(test_tcp_options_eol_stops_walk_ignores_rest),
