@@ -757,7 +757,7 @@ def print_kept(ccs, a, rows):
     share of its own figure without loss (the 0 % row), dpstack's beside the kernel's."""
     if 0 not in a.loss:
         return
-    print("share of its own 0 %% figure kept under loss (sending): dpstack / kernel, "
+    print("share of its own 0 % figure kept under loss (sending): dpstack / kernel, "
           "offloads off / kernel, defaults")
     for cc in ccs:
         base = next((r["mbps"] for r in rows if r["cc"] == cc and r["loss_percent"] == 0), None)

@@ -46,8 +46,6 @@ void tcp_rack_dsack(struct tcp_rack *rk, uint32_t snd_una, uint32_t snd_max)
 	if (rk->reo_wnd_mult < UINT8_MAX)
 		rk->reo_wnd_mult++;
 	rk->reo_wnd_persist = TCP_RACK_REO_PERSIST;
-	/* A D-SACK says data was resent needlessly: reordering it is (§6.2 step 4). */
-	rk->reordering_seen = true;
 }
 
 void tcp_rack_recovery_done(struct tcp_rack *rk)
