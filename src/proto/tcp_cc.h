@@ -219,6 +219,11 @@ struct tcp_cc_bbr {
 	uint64_t last_now_us;	/* time of the last rate sample (on_idle has no clock) */
 	uint64_t probe_rtt_app_limited; /* data sent before C.delivered reached this was sent
 				 * in PROBE_RTT: its rate samples count as app-limited */
+	/* ACK aggregation: bytes delivered since ack_epoch_us beyond what bw explains, the
+	 * largest such excess in each of two 5-round slots, and where the slots stand. */
+	uint64_t ack_epoch_us;
+	uint64_t ack_epoch_acked;
+	uint32_t extra_acked[2];
 	uint32_t min_rtt_us;	/* RTprop: windowed (10 s) minimum RTT, UINT32_MAX = none */
 	uint32_t prior_cwnd;	/* cwnd to return to after recovery, RTO or PROBE_RTT */
 	uint16_t pacing_gain;	/* gains in 1/256 */
@@ -227,6 +232,8 @@ struct tcp_cc_bbr {
 	uint8_t cycle_idx;	/* PROBE_BW phase, 0..7 (0: gain 1.25, 1: gain 0.75) */
 	uint8_t prev_state;	/* cc->state at the previous hook, to see recovery start/end */
 	uint8_t full_bw_cnt;	/* rounds in a row without 25 % growth */
+	uint8_t extra_acked_rounds; /* rounds into the current extra_acked slot */
+	uint8_t extra_acked_slot; /* 0 or 1 */
 	uint8_t full_bw_reached : 1; /* the pipe was found full: STARTUP is over for good */
 	uint8_t round_start : 1; /* this sample ended a round */
 	uint8_t packet_conservation : 1; /* first round of recovery */

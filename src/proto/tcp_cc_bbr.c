@@ -64,6 +64,9 @@
 #define BBR_FULL_BW_ROUNDS 3u		/* flat rounds that end STARTUP */
 #define BBR_PACING_MARGIN_PCT 1u	/* pace this much under the estimate */
 #define BBR_NOMINAL_RTT_US 1000u	/* initial pacing before any RTT: 1 ms */
+#define BBR_EXTRA_ACKED_ROUNDS 5u	/* one slot of the ACK-aggregation maximum, rounds */
+#define BBR_EXTRA_ACKED_MAX_US 100000ull /* the allowance never exceeds 100 ms of bw */
+#define BBR_ACK_EPOCH_MAX_SEGS (1u << 20) /* an epoch this long is too old to judge by */
 
 /* Pacing gain of each PROBE_BW phase. */
 static const uint16_t bbr_cycle_gain[BBR_CYCLE_LEN] = {
@@ -78,6 +81,11 @@ static uint32_t bbr_min_u32(uint32_t a, uint32_t b)
 static uint32_t bbr_max_u32(uint32_t a, uint32_t b)
 {
 	return a > b ? a : b;
+}
+
+static uint64_t bbr_min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
 }
 
 /* a is before b on a clock that may wrap (they are less than 2^63 apart) */
@@ -451,6 +459,49 @@ static bool bbr_recover_or_restore(struct tcp_cc *cc, const struct tcp_rate_samp
 	return false;
 }
 
+/* ACK aggregation (as Linux's BBR v1 since 4.19): when ACKs come in bursts (delayed ACKs, a
+ * receiver or a NIC that batches), more is delivered in a short time than bw explains, and
+ * between bursts nothing is. The excess seen in the last two 5-round slots is added to the
+ * cwnd target, so the sender keeps sending between bursts instead of waiting for the next;
+ * without it a flight of a few segments at a tiny RTprop ends in a lost retransmission with
+ * nothing sent after it (an RTO). */
+static void bbr_update_ack_aggregation(struct tcp_cc *cc, const struct tcp_rate_sample *rs)
+{
+	struct tcp_cc_bbr *b = &cc->u.bbr;
+	uint64_t expected, extra;
+
+	if (rs->acked_sacked == 0)
+		return;
+	if (b->round_start && ++b->extra_acked_rounds >= BBR_EXTRA_ACKED_ROUNDS) {
+		b->extra_acked_rounds = 0;
+		b->extra_acked_slot ^= 1;
+		b->extra_acked[b->extra_acked_slot] = 0;
+	}
+	expected = b->bw[0] * (rs->now_us - b->ack_epoch_us) / 1000000u;
+	/* A slow stretch, or an epoch too old to say anything: a new epoch starts here. */
+	if (b->ack_epoch_acked <= expected ||
+	    b->ack_epoch_acked + rs->acked_sacked >= (uint64_t)BBR_ACK_EPOCH_MAX_SEGS * cc->mss) {
+		b->ack_epoch_acked = 0;
+		b->ack_epoch_us = rs->now_us;
+		expected = 0;
+	}
+	b->ack_epoch_acked += rs->acked_sacked;
+	extra = bbr_min_u64(b->ack_epoch_acked - expected, cc->cwnd);
+	if (extra > b->extra_acked[b->extra_acked_slot])
+		b->extra_acked[b->extra_acked_slot] = (uint32_t)extra;
+}
+
+/* The allowance on top of the cwnd target, once the pipe is known full. */
+static uint32_t bbr_aggregation_cwnd(const struct tcp_cc *cc)
+{
+	const struct tcp_cc_bbr *b = &cc->u.bbr;
+	uint64_t cap = b->bw[0] * BBR_EXTRA_ACKED_MAX_US / 1000000u;
+
+	if (!b->full_bw_reached)
+		return 0;
+	return (uint32_t)bbr_min_u64(bbr_max_u32(b->extra_acked[0], b->extra_acked[1]), cap);
+}
+
 static void bbr_set_cwnd(struct tcp_cc *cc, const struct tcp_rate_sample *rs, uint64_t bw)
 {
 	struct tcp_cc_bbr *b = &cc->u.bbr;
@@ -462,7 +513,7 @@ static void bbr_set_cwnd(struct tcp_cc *cc, const struct tcp_rate_sample *rs, ui
 		goto done;
 	if (bbr_recover_or_restore(cc, rs, &cwnd))
 		goto done;
-	target = bbr_inflight(cc, bw, b->cwnd_gain);
+	target = bbr_sat32((uint64_t)bbr_inflight(cc, bw, b->cwnd_gain) + bbr_aggregation_cwnd(cc));
 
 	if (b->full_bw_reached)
 		cwnd = bbr_min_u32(bbr_sat32((uint64_t)cwnd + acked), target);
@@ -496,6 +547,7 @@ static void bbr_cong_control(struct tcp_cc *cc, const struct tcp_rate_sample *in
 
 	bbr_update_round(cc, rs);
 	bbr_update_bw(cc, rs);
+	bbr_update_ack_aggregation(cc, rs);
 	bbr_update_cycle_phase(cc, rs);
 	bbr_check_full_bw(cc, rs);
 	bbr_check_drain(cc, rs);
