@@ -522,11 +522,23 @@ static uint32_t send_then_wait_rtt(struct tp_peer *p, struct tcp_conn *c, unsign
 	return una;
 }
 
-static unsigned count_sent_at(unsigned n, uint32_t seq)
+/* What the stack sent over several steps (segs holds only the last collect). */
+static struct tp_seg sent[4 * TS_MAX_FRAMES];
+static unsigned n_sent;
+
+static void collect_more(struct tp_peer *p)
+{
+	unsigned n = collect(p);
+	assert_true(n_sent + n <= sizeof(sent) / sizeof(sent[0]));
+	memcpy(sent + n_sent, segs, n * sizeof(segs[0]));
+	n_sent += n;
+}
+
+static unsigned count_sent_at(const struct tp_seg *v, unsigned n, uint32_t seq)
 {
 	unsigned k = 0;
 	for (unsigned i = 0; i < n; i++)
-		k += segs[i].th.seq == seq;
+		k += v[i].th.seq == seq;
 	return k;
 }
 
@@ -588,7 +600,7 @@ static void test_established_rack_reordered_original_is_no_loss(void **state)
 	peer_ack(&p, una + 2 * mss);
 	tp_advance(100);
 	unsigned n = collect(&p);
-	assert_int_equal(count_sent_at(n, una), 0);
+	assert_int_equal(count_sent_at(segs, n, una), 0);
 	assert_false(c->flags & TCPF_IN_RECOVERY);
 	assert_int_equal(ts_s->events[STACK_EV_TCP_RACK_LOST], 0);
 	assert_true(c->rack.reordering_seen);
@@ -602,18 +614,14 @@ static void test_established_rack_resends_a_lost_retransmission_without_an_rto(v
 	struct tcp_conn *c = open_conn(&p, &cfg_sack);
 	uint32_t mss = c->snd_mss;
 	uint32_t una = send_then_wait_rtt(&p, c, 40, 10);
-	struct tp_seg all[TS_MAX_FRAMES];
-	unsigned n_all = 0;
+	n_sent = 0;
 	/* Segment 0 is lost; 1-9 arrive: the hole is resent, then new data as PRR allows. */
 	for (unsigned k = 2; k <= 10; k++) {
 		unsigned blk[1][2] = {{1, k}};
 		peer_ack_sack(&p, una, una, mss, (const unsigned (*)[2])blk, 1);
-		unsigned n = collect(&p);
-		memcpy(all + n_all, segs, n * sizeof(segs[0]));
-		n_all += n;
+		collect_more(&p);
 	}
-	memcpy(segs, all, n_all * sizeof(segs[0]));
-	assert_int_equal(count_sent_at(n_all, una), 1);
+	assert_int_equal(count_sent_at(sent, n_sent, una), 1);
 	assert_true(seq_gt(c->snd_max, una + 10 * mss));
 	/* The resend is lost too. A round trip later new data sent after it is SACKed: RACK
 	 * knows the resend should have arrived by then (§6.2), and sends it again. */
@@ -621,7 +629,7 @@ static void test_established_rack_resends_a_lost_retransmission_without_an_rto(v
 	static const unsigned past[][2] = {{1, 11}};
 	peer_ack_sack(&p, una, una, mss, past, 1);
 	unsigned n = collect(&p);
-	assert_int_equal(count_sent_at(n, una), 1);
+	assert_int_equal(count_sent_at(segs, n, una), 1);
 	assert_int_equal(ts_s->events[STACK_EV_TCP_RTO], 0);
 	assert_int_equal(c->retransmits, 2);
 }
@@ -639,21 +647,17 @@ static void test_established_sack_recovery_resends_holes_never_sacked_data(void 
 		{{1, 2}, {0, 0}}, {{3, 4}, {1, 2}}, {{3, 5}, {1, 2}}, {{3, 6}, {1, 2}},
 		{{3, 7}, {1, 2}}, {{3, 8}, {1, 2}}, {{3, 9}, {1, 2}}, {{3, 10}, {1, 2}},
 	};
-	struct tp_seg all[64];
-	unsigned n_all = 0;
+	n_sent = 0;
 	for (unsigned i = 0; i < 8; i++) {
 		peer_ack_sack(&p, una, una, mss, acks[i], i == 0 ? 1 : 2);
-		unsigned n = collect(&p);
-		memcpy(all + n_all, segs, n * sizeof(segs[0]));
-		n_all += n;
+		collect_more(&p);
 	}
-	memcpy(segs, all, n_all * sizeof(segs[0]));
-	for (unsigned i = 0; i < n_all; i++) {
-		uint32_t off = segs[i].th.seq - una;
+	for (unsigned i = 0; i < n_sent; i++) {
+		uint32_t off = sent[i].th.seq - una;
 		assert_true(off == 0 || off == 2 * mss || off >= 10 * mss);
 	}
-	assert_int_equal(count_sent_at(n_all, una), 1);
-	assert_int_equal(count_sent_at(n_all, una + 2 * mss), 1);
+	assert_int_equal(count_sent_at(sent, n_sent, una), 1);
+	assert_int_equal(count_sent_at(sent, n_sent, una + 2 * mss), 1);
 	assert_int_equal(c->retransmits, 2);
 	/* Both holes filled: the full ACK ends recovery. */
 	peer_ack(&p, una + 10 * mss);
@@ -700,22 +704,18 @@ static void test_established_prr_sends_new_data_when_the_pipe_allows(void **stat
 	uint32_t mss = c->snd_mss;
 	uint32_t una = send_then_wait_rtt(&p, c, 20, 10);
 	/* Only segment 0 is lost. */
-	struct tp_seg all[64];
-	unsigned n_all = 0;
+	n_sent = 0;
 	for (unsigned k = 2; k <= 10; k++) {
 		unsigned blk[1][2] = {{1, k}};
 		peer_ack_sack(&p, una, una, mss, (const unsigned (*)[2])blk, 1);
-		unsigned n = collect(&p);
-		memcpy(all + n_all, segs, n * sizeof(segs[0]));
-		n_all += n;
+		collect_more(&p);
 	}
-	memcpy(segs, all, n_all * sizeof(segs[0]));
 	/* RFC 6675 §5 NextSeg rule 2: with the hole resent and the pipe below cwnd, new data
 	 * goes, whatever SND.NXT - SND.UNA says. */
 	bool new_data = false;
-	for (unsigned i = 0; i < n_all; i++)
-		new_data |= seq_ge(segs[i].th.seq, una + 10 * mss);
-	assert_int_equal(count_sent_at(n_all, una), 1);
+	for (unsigned i = 0; i < n_sent; i++)
+		new_data |= seq_ge(sent[i].th.seq, una + 10 * mss);
+	assert_int_equal(count_sent_at(sent, n_sent, una), 1);
 	assert_true(new_data);
 	assert_true(c->sm.in_flight <= c->cc.cwnd);
 	assert_true(c->sm.in_flight <= c->cc.ssthresh);
@@ -852,15 +852,12 @@ static void test_established_rto_resends_from_the_map_not_go_back_n(void **state
 	assert_memory_equal(segs[1].data, pat + 2 * mss, mss);
 	assert_int_equal(c->cc.cwnd, 2 * mss);
 	/* Everything up to 9 acknowledged: 9 was never sent again, RTO recovery ends. */
-	struct tp_seg all[64];
-	unsigned n_all = 0;
+	n_sent = 0;
 	for (unsigned k = 2; k <= 9; k++) {
 		peer_ack_sack(&p, una + k * mss, una, mss, b9, 1);
-		unsigned n = collect(&p);
-		memcpy(all + n_all, segs, n * sizeof(segs[0]));
-		n_all += n;
+		collect_more(&p);
 	}
-	assert_int_equal(count_sent_at(n_all, una + 9 * mss), 0);
+	assert_int_equal(count_sent_at(sent, n_sent, una + 9 * mss), 0);
 	peer_ack(&p, una + 10 * mss);
 	assert_false(c->flags & TCPF_LOSS);
 }
