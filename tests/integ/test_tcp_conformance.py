@@ -53,6 +53,9 @@ SERVER = textwrap.dedent(r"""
             return "err " + errno.errorcode.get(e.errno, str(e.errno))
     if mode == "sink":
         out(drain(10))
+    elif mode == "acceptsink":
+        out("accepted")
+        out(drain(10))
     elif mode == "lastack":
         out(drain(10))
         c.shutdown(socket.SHUT_WR)
@@ -254,10 +257,13 @@ def case_syn_fin_established_challenge_ack(t, host, port):
 
 
 def case_syn_rst_established_at_rcv_nxt(t, host, port):
-    srv = t.server("sink", port)
+    srv = t.server("acceptsink", port)
     p = Scripted(t, host, port)
     try:
         p.connect()
+        # Once accepted: a reset before accept() is another case (Linux still hands the
+        # connection to accept and reports the reset on it; dpstack drops it, see the note).
+        assert srv.line(5) == "accepted"
         p.send("SR")
         th = p.recv(timeout=1.0)
         return "answer=%s app=%s" % (None if th is None else str(th.flags), srv.line(2))
