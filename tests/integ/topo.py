@@ -184,13 +184,29 @@ def in_netns(ns, fn, timeout=10.0):
     return result["value"]
 
 
+SO_TIMESTAMPNS = 35     # <asm-generic/socket.h>; also the SCM type of its control message
+
+
+def _kernel_timestamp(ancdata):
+    """The SCM_TIMESTAMPNS of a recvmsg() as seconds, or now if the kernel gave none."""
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+            sec, nsec = struct.unpack("qq", data[:16])
+            return sec + nsec / 1e9
+    return time.time()
+
+
 class PacketSocket:
     """A raw AF_PACKET socket on an interface of a namespace: send frames built with scapy
-    (or bytes) and receive the frames the kernel side sees, each call bounded."""
+    (or bytes) and receive the frames the kernel side sees, each call bounded. Each received
+    frame carries in .time the kernel's receive timestamp (wall clock), and send() returns
+    the wall-clock time just before its system call: a test that times the other side's
+    answer measures the stack, not this process's scheduling or scapy's parsing."""
 
     def __init__(self, ns, ifname):
         def make():
             s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
             s.bind((ifname, 0))
             return s
         self.sock = in_netns(ns, make)
@@ -207,8 +223,10 @@ class PacketSocket:
 
     def send(self, frame):
         data = bytes(frame)
+        sent_at = time.time()
         n = self.sock.send(data)
         assert n == len(data), "short send: %d of %d bytes" % (n, len(data))
+        return sent_at
 
     def send_many(self, frames, pace_every=256, pace_s=0.002):
         """Sends frames, pausing a little every pace_every frames so that a burst does not
@@ -230,12 +248,13 @@ class PacketSocket:
                 return None
             self.sock.settimeout(left)
             try:
-                data, addr = self.sock.recvfrom(65536)
+                data, ancdata, _, addr = self.sock.recvmsg(65536, 64)
             except socket.timeout:
                 return None
             if addr[2] == PACKET_OUTGOING:
                 continue
             frame = Ether(data)
+            frame.time = _kernel_timestamp(ancdata)
             if pred(frame):
                 return frame
 
