@@ -1083,7 +1083,7 @@ static bool tcp_checksum_ok(const struct rte_mbuf *m, const struct ip4_repr *ip,
 		return false;
 	if (m->nb_segs == 1)
 		return tcp_checksum(ip->src, ip->dst, seg, len) == 0;
-	return stack_l4_checksum_chain(m, ip, IP4_PROTO_TCP, (uint32_t)len) == 0;
+	return ip4_l4_checksum_chain(m, ip, IP4_PROTO_TCP, (uint32_t)len) == 0;
 }
 
 void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast)

@@ -7,6 +7,7 @@
 
 #include <rte_mbuf.h>
 
+#include "ip4/ip4.h"
 #include "stack/stack_internal.h"
 #include "tcp.h"
 #include "tcp/cc/tcp_cc.h"
@@ -229,8 +230,6 @@ struct tcp_stack {
 	struct tcp_secret secret;
 };
 
-int tcp_stack_init(struct stack *s, uint32_t listen_max);
-void tcp_stack_fini(struct stack *s);
 void tcp_stack_tick(struct stack *s);
 
 /* Owners hear about events after the stack has finished with the segment or timer that caused
