@@ -1,5 +1,4 @@
-/* UDP internals shared by udp*.c and the IPv4/ICMP input paths. Not for use outside
- * src/proto. */
+/* UDP internals shared by udp*.c. Not for use outside src/udp. */
 #ifndef DPS_UDP_UDP_PRIV_H
 #define DPS_UDP_UDP_PRIV_H
 
