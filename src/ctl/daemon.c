@@ -2,10 +2,21 @@
 
 #include <poll.h>
 
+#include "../proto/tcp.h"
+
+void daemon_defaults(struct daemon *d)
+{
+	d->nb_workers = 1;
+	d->nb_mbufs = DAEMON_DEFAULT_MBUFS;
+	d->idle_sleep_max_us = DAEMON_DEFAULT_IDLE_SLEEP_US;
+	d->tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
+	d->chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT};
+}
+
 int daemon_each_worker(struct daemon *d, int (*fn)(struct stack *s, void *arg), void *arg)
 {
 	int first = 0;
-	for (unsigned i = 0; i < d->nb_workers; i++) {
+	for (unsigned i = 0; i < d->nb_workers && !d->dry_run; i++) {
 		struct worker *w = &d->workers[i];
 		int rc = d->workers_running ? worker_call(w, fn, arg) : fn(w->stack, arg);
 		if (rc != 0 && first == 0)

@@ -16,6 +16,8 @@
 #include "mem_trim.h"
 
 #define DAEMON_MAX_EAL_ARGS 64
+#define DAEMON_DEFAULT_MBUFS 16383          /* 2^n - 1 fills a mempool best */
+#define DAEMON_DEFAULT_IDLE_SLEEP_US 200
 
 struct svc_table;
 struct chan;
@@ -47,7 +49,15 @@ struct daemon {
 	int sig_fd;                      /* readable when SIGINT/SIGTERM is pending */
 	int client_fd;                   /* the control client being served, or -1 */
 	struct mem_trim mem;             /* the heap given back after storms (mem_trim.h) */
+	/* `dpstackd --check-config`: no EAL ports, workers or channel. Commands check their
+	 * words and change the master tables (so later lines see earlier ones), nothing else:
+	 * daemon_each_worker() has no workers to run on, and a handler that reads or changes
+	 * a worker, port or the channel directly stops once its words are checked. */
+	bool dry_run;
 };
+
+/* The settings of a config that says nothing: one worker, the default pool and tables. */
+void daemon_defaults(struct daemon *d);
 
 /* For long commands (ping): true when the daemon should stop or the client has gone, so the
  * command ends early and the control thread stays responsive. */
