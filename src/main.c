@@ -224,6 +224,7 @@ static void serve(struct daemon *d, int ctl_fd, int sig_fd)
 	struct pollfd fds[2] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN}};
 	for (;;) {
 		mem_trim_tick(&d->mem, d);
+		veth_offload_tick(&d->veth, d);
 		if (poll(fds, 2, MEM_TRIM_INTERVAL_MS) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -329,8 +330,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dpstackd: %s\n", err);
 		goto out;
 	}
-	if (sig_fd < 0 || pick_worker_lcores(&d) != 0 || start_dataplane(&d) != 0 ||
-	    config_run_commands(&d, &cfg, false) != 0)
+	if (sig_fd < 0 || pick_worker_lcores(&d) != 0 || start_dataplane(&d) != 0)
+		goto out;
+	veth_offload_check_ports(&d);
+	if (config_run_commands(&d, &cfg, false) != 0)
 		goto out;
 	fprintf(stderr, "dpstackd: running with %u worker(s) and %u port(s); control socket %s\n",
 		d.nb_workers, d.nb_ports, ctl_path);

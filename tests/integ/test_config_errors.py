@@ -298,3 +298,51 @@ def test_mistaken_command_blames_the_right_word(one_port, words, message):
         assert r.rc != 0, r
         assert message in r.err, r
     assert d.ctl("ip", "addr", "show")   # and the daemon still serves
+
+
+# The kernel end of a veth with TX checksum offload on.
+
+def test_veth_peer_with_tx_offload_in_this_namespace_warned_at_start(lab):
+    """Both ends here: the daemon asks the kernel end (ETHTOOL_GTXCSUM) and names the fix."""
+    base = "dpi%xo" % os.getpid()
+    dpdk_end, kernel_end = base + "d", base + "k"
+    topo.run(["ip", "link", "add", dpdk_end, "type", "veth", "peer", "name", kernel_end])
+    lab.add_cleanup(lambda: topo.run(["ip", "link", "del", dpdk_end], check=False))
+    topo.run(["sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % dpdk_end])
+    topo.run(["sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % kernel_end])
+    topo.run(["ethtool", "-K", kernel_end, "tx", "on"])
+    for ifname in (kernel_end, dpdk_end):
+        topo.run(["ip", "link", "set", ifname, "up"])
+    d = lab.start_daemon(PORT.format(iface=dpdk_end) + ADDR)
+    assert ("dpstackd: port port0: %s, the kernel end of veth %s, has TX checksum offload "
+            "on: its TCP and UDP frames arrive with partial checksums, which the stack "
+            "drops; run 'ethtool -K %s tx off'" % (kernel_end, dpdk_end, kernel_end)) \
+        in d.log(), ours(d.log())
+    topo.run(["ethtool", "-K", kernel_end, "tx", "off"])
+    d.stop()
+    d = lab.start_daemon(PORT.format(iface=dpdk_end) + ADDR, name="fixed")
+    assert "checksum offload" not in d.log(), ours(d.log())
+
+
+def test_veth_peer_with_tx_offload_elsewhere_warned_at_first_bad_checksum(lab, veth):
+    """The kernel end in its own namespace cannot be asked: its first TCP segments fail the
+    checksum (counted), the daemon warns once with the fix, and the fix makes TCP work."""
+    veth.run("ethtool", "-K", veth.ifname, "tx", "on")
+    d = lab.start_daemon(PORT.format(iface=veth.root_ifname) + ADDR +
+                         "service add echo tcp 7\n")
+    assert veth.ping("10.0.0.2", count=1, wait=2).received == 1   # ICMP is not offloaded
+    hello = "import socket; s = socket.create_connection(('10.0.0.2', 7), timeout=3); " \
+            "s.sendall(b'hi'); print(s.recv(2).decode())"
+    r = veth.run("/usr/bin/python3", "-c", hello, check=False)
+    assert r.returncode != 0, r                  # the SYNs were dropped
+    assert d.counter("tcp.bad_checksum") > 0
+    topo.wait_until(lambda: "dropped for a bad checksum" in d.log(), timeout=10,
+                    what="the checksum warning")
+    assert re.search(r"dpstackd: \d+ TCP/UDP segment\(s\) dropped for a bad checksum; port "
+                     r"port0 is on veth %s, whose kernel end \(ifindex \d+ in another "
+                     r"network namespace\) may have TX checksum offload on \(partial "
+                     r"checksums\): run 'ethtool -K <that interface> tx off' in its "
+                     r"namespace" % veth.root_ifname, d.log()), ours(d.log())
+    veth.run("ethtool", "-K", veth.ifname, "tx", "off")
+    assert veth.run("/usr/bin/python3", "-c", hello).stdout.strip() == "hi"
+    assert ours(d.log()).count("dropped for a bad checksum") == 1
