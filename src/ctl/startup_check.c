@@ -1,5 +1,7 @@
 #include "startup_check.h"
 
+#include "port_caps.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,13 +12,9 @@
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
-/* One pool element: the mbuf header, its data room and the mempool's own header and
- * trailer (a cache line each at most). */
-#define MBUF_BYTES (sizeof(struct rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE + 2 * RTE_CACHE_LINE_SIZE)
-
 static unsigned pool_mb(const struct daemon *d)
 {
-	return (unsigned)(((uint64_t)d->nb_mbufs * MBUF_BYTES + (1u << 20) - 1) >> 20);
+	return (unsigned)(((uint64_t)d->nb_mbufs * STARTUP_MBUF_BYTES + (1u << 20) - 1) >> 20);
 }
 
 unsigned startup_memory_mb(const struct daemon *d)
@@ -118,7 +116,7 @@ unsigned startup_check(const struct daemon *d, const struct eal_host *h, struct 
 			     "%s", err);
 		errors++;
 	}
-	return errors + check_memory(d, h, cfg) + check_mbufs(d, cfg);
+	return errors + check_memory(d, h, cfg) + check_mbufs(d, cfg) + port_caps_check(d, cfg);
 }
 
 void startup_memory_hint(const struct daemon *d)

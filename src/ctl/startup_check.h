@@ -5,6 +5,8 @@
 #ifndef DPS_CTL_STARTUP_CHECK_H
 #define DPS_CTL_STARTUP_CHECK_H
 
+#include <rte_mbuf.h>
+
 #include "config.h"
 #include "eal_args.h"
 
@@ -20,6 +22,11 @@
 /* DPDK 22.11's net_af_xdp fills each queue's AF_XDP fill ring (XSK_RING_CONS__DEFAULT_NUM_DESCS
  * = 2048 buffers) from the pool when the queue is set up. */
 #define STARTUP_AF_XDP_FILL 2048
+
+/* One pool element: the mbuf header, its data room and the mempool's own header and
+ * trailer (a cache line each at most). */
+#define STARTUP_MBUF_BYTES \
+	(sizeof(struct rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE + 2 * RTE_CACHE_LINE_SIZE)
 
 /* The EAL memory the config needs, in MB (an estimate from the figures above). */
 unsigned startup_memory_mb(const struct daemon *d);

@@ -8,7 +8,9 @@ CPU start; a mistaken command blames the right word."""
 
 import os
 import re
+import resource
 import shutil
+import subprocess
 
 import pytest
 
@@ -346,3 +348,55 @@ def test_veth_peer_with_tx_offload_elsewhere_warned_at_first_bad_checksum(lab, v
     veth.run("ethtool", "-K", veth.ifname, "tx", "off")
     assert veth.run("/usr/bin/python3", "-c", hello).stdout.strip() == "hi"
     assert ours(d.log()).count("dropped for a bad checksum") == 1
+
+
+# Capabilities: the missing one named, before any driver fails.
+
+def start_without_caps(lab, name, config, drop):
+    """A daemon run by capsh with the capabilities drop (comma-separated) gone from every
+    set; returns the Daemon, started (not waited for)."""
+    d = topo.Daemon(os.path.join(lab.tmp, name), config)
+    d._log = open(d.log_path, "w")
+    d.proc = subprocess.Popen(
+        topo.dying_with_parent(["capsh", "--drop=" + drop, "--", "-c", 'exec "$0" -c "$1"',
+                                topo.DPSTACKD, d.config_path]),
+        stdout=d._log, stderr=subprocess.STDOUT, env=d.env, start_new_session=True)
+    lab.daemons.append(d)
+    lab.add_cleanup(d.stop_quietly)
+    return d
+
+
+@pytest.mark.parametrize("driver,drop,named", [
+    ("net_af_xdp", "cap_sys_admin", "CAP_SYS_ADMIN"),
+    ("net_af_xdp", "cap_net_raw,cap_net_admin", "CAP_NET_RAW, CAP_NET_ADMIN"),
+    ("net_af_xdp", "cap_ipc_lock", "CAP_IPC_LOCK"),
+    ("net_af_packet", "cap_net_raw", "CAP_NET_RAW"),
+    ("net_af_packet", "cap_net_admin", "CAP_NET_ADMIN"),
+], ids=["xdp_sys_admin", "xdp_net_raw_admin", "xdp_ipc_lock", "packet_net_raw",
+        "packet_net_admin"])
+def test_missing_capability_named(lab, veth, driver, drop, named):
+    config = "port add port0 %s0,iface=%s\n" % (driver, veth.root_ifname) + ADDR
+    d = start_without_caps(lab, "nocap", config, drop)
+    rc = d.wait_exit(timeout=30)
+    log = d.log()
+    assert rc == 1, log
+    assert ("dpstackd.conf:1: port port0 (%s0) needs capabilities this process lacks: %s; "
+            "run as root or grant them" % (driver, named)) in log, ours(log)
+    assert "queue 0 setup" not in log and "no DPDK device" not in log, log
+    for marker in topo.CRASH_MARKERS:
+        assert marker not in log, log
+
+
+def test_af_xdp_without_ipc_lock_runs_when_memlock_holds_the_pool(lab, veth):
+    """Without CAP_IPC_LOCK the UMEM must fit under RLIMIT_MEMLOCK: a pool that does starts
+    and answers."""
+    memlock = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0]
+    if memlock == resource.RLIM_INFINITY:
+        pytest.skip("RLIMIT_MEMLOCK is unlimited")
+    mbufs = memlock // 2560
+    if mbufs < 2048:
+        pytest.skip("RLIMIT_MEMLOCK holds too few mbufs for af_xdp")
+    d = start_without_caps(lab, "memlock", "mbufs %d\n" % mbufs +
+                           PORT.format(iface=veth.root_ifname) + ADDR, "cap_ipc_lock")
+    d.wait_ready()
+    assert veth.ping("10.0.0.2", count=1, wait=2).received == 1
