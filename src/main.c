@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
