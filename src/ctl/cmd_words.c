@@ -24,19 +24,6 @@ static bool word_at(const char *words, int k, const char **w, size_t *len)
 	}
 }
 
-int cmd_words_match(const char *words, int argc, char *const *argv)
-{
-	int i = 0;
-	const char *w;
-	size_t n;
-	while (word_at(words, i, &w, &n)) {
-		if (i >= argc || strlen(argv[i]) != n || strncmp(argv[i], w, n) != 0)
-			return 0;
-		i++;
-	}
-	return i;
-}
-
 /* Whether the first k words of words are argv[0..k). */
 static bool prefix_matches(const char *words, int k, char *const *argv)
 {
@@ -48,6 +35,16 @@ static bool prefix_matches(const char *words, int k, char *const *argv)
 			return false;
 	}
 	return true;
+}
+
+int cmd_words_match(const char *words, int argc, char *const *argv)
+{
+	int n = 0;
+	const char *w;
+	size_t len;
+	while (word_at(words, n, &w, &len))
+		n++;
+	return n <= argc && prefix_matches(words, n, argv) ? n : 0;
 }
 
 /* Appends to msg (truncating quietly: the message is for a human). */
