@@ -241,6 +241,25 @@ def test_second_daemon_on_the_same_file_prefix_names_the_holder(lab):
     assert first.alive()
 
 
+def free_hugepages():
+    with open("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages") as f:
+        return int(f.read())
+
+
+def test_hugepages_asked_but_none_free_names_the_fix(lab, veth):
+    """--socket-mem asks for hugepages: without any free, say how to reserve them or to run
+    without, instead of the EAL's "Cannot get hugepage information"."""
+    if free_hugepages() != 0:
+        pytest.skip("this machine has free hugepages")
+    rc, log = start_to_exit(lab, "hugepages", "eal --socket-mem=512\n" +
+                            PORT.format(iface=veth.root_ifname))
+    assert rc == 1
+    assert re.search(r"dpstackd\.conf:1: the eal line asks for hugepages but none are free: "
+                     r"reserve them \(echo \d+ > /proc/sys/vm/nr_hugepages\) or add --no-huge",
+                     log), ours(log)
+    assert "Cannot get hugepage information" not in log
+
+
 def test_eal_failure_says_more_than_success(lab, veth):
     rc, log = start_to_exit(lab, "bogus", "port add port0 net_bogus0,iface=x\n")
     assert rc == 1
