@@ -331,7 +331,7 @@ int main(int argc, char **argv)
 	}
 	if (sig_fd < 0 || pick_worker_lcores(&d) != 0 || start_dataplane(&d) != 0)
 		goto out;
-	veth_offload_check_ports(&d);
+	veth_offload_check_ports(&d.veth, &d);
 	if (config_run_commands(&d, &cfg, false) != 0)
 		goto out;
 	fprintf(stderr, "dpstackd: running with %u worker(s) and %u port(s); control socket %s\n",

@@ -56,7 +56,7 @@ static void veth_peer(const char *ifname, char peer[IF_NAMESIZE], int *peer_inde
 		memcpy(peer, name, IF_NAMESIZE);
 }
 
-void veth_offload_check_ports(const struct daemon *d)
+void veth_offload_check_ports(struct veth_offload_watch *w, const struct daemon *d)
 {
 	for (unsigned i = 0; i < d->nb_ports; i++) {
 		const struct port *p = &d->ports[i];
@@ -66,11 +66,13 @@ void veth_offload_check_ports(const struct daemon *d)
 			continue;
 		veth_peer(p->kernel_if, peer, &peer_index);
 		struct ethtool_value tx = {.cmd = ETHTOOL_GTXCSUM};
-		if (peer[0] != '\0' && ethtool(peer, &tx) == 0 && tx.data != 0)
-			fprintf(stderr, "dpstackd: port %s: %s, the kernel end of veth %s, has TX "
-					"checksum offload on: its TCP and UDP frames arrive with "
-					"partial checksums, which the stack drops; run "
-					"'ethtool -K %s tx off'\n", p->name, peer, p->kernel_if, peer);
+		if (peer[0] == '\0' || ethtool(peer, &tx) != 0 || tx.data == 0)
+			continue;
+		w->warned = true;
+		fprintf(stderr, "dpstackd: port %s: %s, the kernel end of veth %s, has TX "
+				"checksum offload on: its TCP and UDP frames arrive with partial "
+				"checksums, which the stack drops; run 'ethtool -K %s tx off'\n",
+			p->name, peer, p->kernel_if, peer);
 	}
 }
 

@@ -18,8 +18,9 @@ struct veth_offload_watch {
 	bool warned;                    /* once per daemon: the fix does not change */
 };
 
-/* Warns for each port whose veth peer is here and has TX checksum offload on. */
-void veth_offload_check_ports(const struct daemon *d);
+/* Warns for each port whose veth peer is here and has TX checksum offload on (then the
+ * watch need not warn again). */
+void veth_offload_check_ports(struct veth_offload_watch *w, const struct daemon *d);
 
 /* Warns once when the workers have dropped TCP or UDP segments for their checksum and a
  * port is on a veth (control thread, each second). */
