@@ -1,6 +1,7 @@
 #include "config_check.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_eal.h>
@@ -50,6 +51,46 @@ static int check_master_init(struct daemon *d)
 	return 0;
 }
 
+struct error_line {
+	unsigned lineno;                /* 0: of the whole file */
+	size_t order;                   /* as reported, for a stable sort */
+	const char *text;
+	size_t len;
+};
+
+static int error_line_cmp(const void *a, const void *b)
+{
+	const struct error_line *x = a, *y = b;
+	if (x->lineno != y->lineno)
+		return x->lineno < y->lineno ? -1 : 1;
+	return x->order < y->order ? -1 : 1;
+}
+
+/* The errors come from three passes (the lines, this machine, the commands); a reader wants
+ * them in the file's order, as a compiler gives them. Each is "PATH:LINE: ..." or "PATH: ...". */
+static void print_in_line_order(const char *buf, size_t len, const char *path, FILE *to)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += buf[i] == '\n';
+	struct error_line *lines = calloc(n, sizeof(*lines));
+	if (lines == NULL) {
+		fwrite(buf, 1, len, to);
+		return;
+	}
+	size_t plen = strlen(path), k = 0;
+	for (const char *p = buf, *end; k < n; p = end + 1, k++) {
+		end = memchr(p, '\n', len - (size_t)(p - buf));
+		lines[k] = (struct error_line){.order = k, .text = p, .len = (size_t)(end - p) + 1};
+		if ((size_t)(end - p) > plen + 1 && p[plen] == ':')
+			lines[k].lineno = (unsigned)strtoul(p + plen + 1, NULL, 10);
+	}
+	qsort(lines, n, sizeof(*lines), error_line_cmp);
+	for (k = 0; k < n; k++)
+		fwrite(lines[k].text, 1, lines[k].len, to);
+	free(lines);
+}
+
 int config_check(const char *path)
 {
 	static struct daemon d;
@@ -58,7 +99,10 @@ int config_check(const char *path)
 	struct config cfg;
 	struct eal_host host;
 	eal_host_read(&host);
-	config_load(path, &d, &cfg, stderr, "");
+	char *errors = NULL;
+	size_t errors_len = 0;
+	FILE *errs = open_memstream(&errors, &errors_len);
+	config_load(path, &d, &cfg, errs != NULL ? errs : stderr, "");
 	if (d.nb_ports > 0)
 		startup_check(&d, &host, &cfg);
 	if (cfg.nb_cmds > 0) {
@@ -74,6 +118,11 @@ int config_check(const char *path)
 			netcfg_fini(&d.master);
 			rte_eal_cleanup();
 		}
+	}
+	if (errs != NULL) {
+		fclose(errs);
+		print_in_line_order(errors, errors_len, path, stderr);
+		free(errors);
 	}
 	int rc = cfg.nb_errors == 0 ? 0 : -1;
 	if (rc == 0)
