@@ -63,13 +63,16 @@ static unsigned check_memory(const struct daemon *d, const struct eal_host *h,
 		 STARTUP_LPM_MB, pool_mb(d), d->nb_mbufs);
 	if (eal_args_no_huge(d, h)) {
 		unsigned have = eal_args_memory_mb(d);
-		if (have == 0)
-			have = EAL_NO_HUGE_MB;
-		if (have >= need)
+		if (have == 0 && EAL_NO_HUGE_MB >= need)
 			return 0;
-		config_error(cfg, line, "eal -m %u is too little memory: %s; use -m %u or more "
-					"(or fewer workers or mbufs)", have, why, need);
-		return 1;
+		if (have == 0)
+			config_error(cfg, line, "-m %u, dpstackd's EAL memory without hugepages, is "
+						"too little: %s; add 'eal -m %u' (or use fewer "
+						"workers or mbufs)", EAL_NO_HUGE_MB, why, need);
+		else if (have < need)
+			config_error(cfg, line, "eal -m %u is too little memory: %s; use -m %u or "
+						"more (or fewer workers or mbufs)", have, why, need);
+		return have < need;
 	}
 	unsigned have = h->free_hugepages * 2;
 	unsigned asked = eal_args_memory_mb(d);
