@@ -280,7 +280,7 @@ int main(int argc, char **argv)
 		return config_check(check_path) == 0 ? 0 : 1;
 
 	static struct daemon d;
-	daemon_defaults(&d);
+	config_defaults(&d);
 	struct config cfg;
 	char err[512];
 	struct eal_host host;

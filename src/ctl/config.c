@@ -217,6 +217,15 @@ static int config_directive(struct daemon *d, int argc, char **argv, struct conf
 	return 1;
 }
 
+void config_defaults(struct daemon *d)
+{
+	d->nb_workers = 1;
+	d->nb_mbufs = DAEMON_DEFAULT_MBUFS;
+	d->idle_sleep_max_us = DAEMON_DEFAULT_IDLE_SLEEP_US;
+	d->tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
+	d->chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT};
+}
+
 int config_load(const char *path, struct daemon *d, struct config *cfg, FILE *errs,
 		const char *prefix)
 {

@@ -31,6 +31,9 @@ struct config {
 	unsigned nb_errors;
 };
 
+/* The settings of a config that says nothing: one worker, the default pool and tables. */
+void config_defaults(struct daemon *d);
+
 /* Reads path, applies the start-up directives to d and keeps the commands in cfg. Every line
  * is checked and every error reported (config_error). Returns 0, or -1 when there was an
  * error. What was read is kept either way: config_free() it. */

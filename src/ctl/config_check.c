@@ -94,7 +94,7 @@ static void print_in_line_order(const char *buf, size_t len, const char *path, F
 int config_check(const char *path)
 {
 	static struct daemon d;
-	daemon_defaults(&d);
+	config_defaults(&d);
 	d.dry_run = true;
 	struct config cfg;
 	struct eal_host host;

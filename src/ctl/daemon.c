@@ -2,17 +2,6 @@
 
 #include <poll.h>
 
-#include "../proto/tcp.h"
-
-void daemon_defaults(struct daemon *d)
-{
-	d->nb_workers = 1;
-	d->nb_mbufs = DAEMON_DEFAULT_MBUFS;
-	d->idle_sleep_max_us = DAEMON_DEFAULT_IDLE_SLEEP_US;
-	d->tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
-	d->chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT};
-}
-
 int daemon_each_worker(struct daemon *d, int (*fn)(struct stack *s, void *arg), void *arg)
 {
 	int first = 0;

@@ -58,9 +58,6 @@ struct daemon {
 	bool dry_run;
 };
 
-/* The settings of a config that says nothing: one worker, the default pool and tables. */
-void daemon_defaults(struct daemon *d);
-
 /* For long commands (ping): true when the daemon should stop or the client has gone, so the
  * command ends early and the control thread stays responsive. */
 bool daemon_interrupted(const struct daemon *d);

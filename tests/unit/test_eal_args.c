@@ -21,7 +21,7 @@ static char line[4096];
 static void setup_daemon(const char *eal, unsigned workers)
 {
 	memset(&d, 0, sizeof(d));
-	daemon_defaults(&d);
+	config_defaults(&d);
 	d.nb_workers = workers;
 	static char words[512];
 	snprintf(words, sizeof(words), "%s", eal);
