@@ -86,6 +86,78 @@ def vlan(frame, tci):
 ROUTABLE = ([192, 0, 2, 2], [192, 0, 2, 1])
 
 
+# IPv6, captured with tcpdump on a veth (MTU 1280) between 2001:db8::2 (02:fc:00:00:00:01) and
+# 2001:db8::1 (02:fc:00:00:00:05), without Ethernet: `ping -6`, the MLDv2 report (Hop-by-Hop
+# with Router Alert), the neighbour solicitation and advertisement, a router solicitation,
+# and the two fragments of `ping -6 -s 1400`, whose payload counts up from 0x10.
+IP6_ECHO_REQUEST = bytes.fromhex(
+    "60099d8000403a4020010db800000000000000000000000220010db8000000000000000000000001"
+    "8000908041d00001a629086b00000000d7560d0000000000101112131415161718191a1b1c1d1e1f"
+    "202122232425262728292a2b2c2d2e2f3031323334353637")
+IP6_MLD_REPORT = bytes.fromhex(
+    "6000000000380001fe8000000000000000fc00fffe000001ff020000000000000000000000000016"
+    "3a000502000001008f006eef0000000204000000ff0200000000000000000001ff00000204000000"
+    "ff0200000000000000000001ff000001")
+IP6_NEIGHBOR_SOLICIT = bytes.fromhex(
+    "6000000000203aff20010db8000000000000000000000002ff0200000000000000000001ff000001"
+    "87001b2c0000000020010db8000000000000000000000001010102fc00000001")
+IP6_NEIGHBOR_ADVERT = bytes.fromhex(
+    "6000000000203aff20010db800000000000000000000000120010db8000000000000000000000002"
+    "880089736000000020010db8000000000000000000000001020102fc00000005")
+IP6_ROUTER_SOLICIT = bytes.fromhex(
+    "6000000000103afffe8000000000000000fc00fffe000005ff020000000000000000000000000002"
+    "8500792c00000000010102fc00000005")
+IP6_FIRST_FRAGMENT = bytes.fromhex(
+    "60099d8004d82c4020010db800000000000000000000000220010db8000000000000000000000001"
+    "3a0000010fbd10238000fdd841d20001a629086b00000000b8720d0000000000") + bytes(
+        (0x10 + i) & 0xff for i in range(1208))
+IP6_LAST_FRAGMENT = bytes.fromhex(
+    "60099d8000b82c4020010db800000000000000000000000220010db8000000000000000000000001"
+    "3a0004d00fbd1023") + bytes((0xc8 + i) & 0xff for i in range(176))
+
+
+def ip6_with_ext(nh, ext, upper=bytes.fromhex("8000000000010001")):
+    """The echo request's header with extension bytes ext before an 8-byte echo."""
+    payload = ext + upper
+    return (IP6_ECHO_REQUEST[:4] + struct.pack("!HB", len(payload), nh) +
+            IP6_ECHO_REQUEST[7:40] + payload)
+
+
+def ipv6_seeds():
+    return {
+        "echo_request": IP6_ECHO_REQUEST,
+        "mld_report_hop_by_hop": IP6_MLD_REPORT,
+        "neighbor_solicit": IP6_NEIGHBOR_SOLICIT,
+        "first_fragment": IP6_FIRST_FRAGMENT,
+        "last_fragment": IP6_LAST_FRAGMENT,
+        "routing_type0": ip6_with_ext(43, bytes([58, 2, 0, 1]) + bytes(20)),
+        "dstopts_unknown": ip6_with_ext(60, bytes([58, 0, 0x9e, 4, 0, 0, 0, 0])),
+        "atomic_fragment": ip6_with_ext(44, bytes([58, 0, 0, 0, 0, 0, 0, 7])),
+        "addr_text": b"2001:db8::1",
+        "mapped_text": b"::ffff:192.0.2.1",
+        "prefix_text": b"fe80::/10",
+    }
+
+
+def icmp6_seeds():
+    ra = bytearray(IP6_ROUTER_SOLICIT[:40])
+    ra[8:24] = bytes.fromhex("fe800000000000000000000000000001")
+    body = (bytes([134, 0, 0, 0, 64, 0x40]) + struct.pack("!HII", 1800, 30000, 1000) +
+            bytes([5, 1, 0, 0]) + struct.pack("!I", 1400) +
+            bytes([1, 1]) + bytes.fromhex("02fc00000009") +
+            bytes([3, 4, 64, 0xc0]) + struct.pack("!II", 86400, 14400) + bytes(4) +
+            bytes.fromhex("20010db8000100000000000000000000"))
+    ra[4:6] = struct.pack("!H", len(body))
+    return {
+        "echo_request": IP6_ECHO_REQUEST,
+        "neighbor_solicit": IP6_NEIGHBOR_SOLICIT,
+        "neighbor_advert": IP6_NEIGHBOR_ADVERT,
+        "router_solicit": IP6_ROUTER_SOLICIT,
+        "router_advert": bytes(ra) + body,
+        "mld_report": IP6_MLD_REPORT[:40] + IP6_MLD_REPORT[48:],
+    }
+
+
 def seeds():
     eth = {
         "arp_request": ARP_REQUEST_FRAME,
@@ -119,7 +191,8 @@ def seeds():
         "echo_reply": ECHO_REPLY_FRAME[34:],
         "host_unreach": HOST_UNREACH[20:],
     }
-    return {"eth": eth, "arp": arp, "ipv4": ipv4, "icmp4": icmp4, "udp": udp_seeds(),
+    return {"eth": eth, "arp": arp, "ipv4": ipv4, "icmp4": icmp4, "ipv6": ipv6_seeds(),
+            "icmp6": icmp6_seeds(), "udp": udp_seeds(),
             "tcp": tcp_seeds(), "stack": stack_seeds(), "tcp_conn": tcp_conn_seeds(),
             "chan": chan_seeds()}
 
