@@ -37,9 +37,7 @@ def check_config(lab, text, name="check.conf"):
                  env=dict(os.environ, DPSTACK_CTL=sock,
                           DPSTACK_SOCK=os.path.join(lab.tmp, "check-app.sock")))
     assert not os.path.exists(sock)
-    # The check's EAL runs without telemetry; daemons of other test runs on this machine
-    # add and remove their telemetry sockets in the shared runtime directory meanwhile.
-    left = {f for f in topo.dpdk_runtime_files() - before if "dpdk_telemetry" not in f}
+    left = topo.dpdk_runtime_files() - before
     assert left == set(), "DPDK files left behind: %s" % left
     for marker in topo.CRASH_MARKERS:
         assert marker not in p.stderr + p.stdout, p

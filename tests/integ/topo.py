@@ -848,9 +848,18 @@ def wait_apps_gone(d, timeout=30.0):
     return last
 
 
+def _live_unix_sockets():
+    """Paths of the unix sockets some process still holds (/proc/net/unix)."""
+    with open("/proc/net/unix") as f:
+        next(f)
+        return {fields[7] for fields in (line.split() for line in f) if len(fields) > 7}
+
+
 def dpdk_runtime_files():
     """Files DPDK may leave behind: hugepage files on every hugetlbfs mount and the runtime
-    directory (/run/dpdk). A daemon that failed must not add any."""
+    directory (/run/dpdk). A daemon that failed must not add any. A socket a live process
+    still holds is not left behind: other daemons on this machine (another test run) create
+    and remove their telemetry sockets in the same shared runtime directory meanwhile."""
     roots = ["/run/dpdk", "/var/run/dpdk"]
     with open("/proc/mounts") as f:
         roots += [line.split()[1] for line in f if line.split()[2:3] == ["hugetlbfs"]]
@@ -858,7 +867,11 @@ def dpdk_runtime_files():
     for root in roots:
         for dirpath, _dirs, files in os.walk(root):
             found.update(os.path.join(dirpath, name) for name in files)
-    return found
+    # Read after the walk, so that a socket bound during it is seen live; and what another
+    # daemon removed since the walk is not counted.
+    live = _live_unix_sockets()
+    return {p for p in found
+            if p not in live and os.path.realpath(p) not in live and os.path.exists(p)}
 
 
 def binaries_missing():
