@@ -383,8 +383,10 @@ void tcp_conn_done(struct tcp_conn *c, int err)
 	}
 	/* Freed before the state changes: tcp_conn_free finds a child's queue (SYN or accept)
 	 * from its state, and a CLOSED SYN-RECEIVED child would be unlinked from the wrong
-	 * one. tcp_conn_free also does what follows (CLOSED, timers, tables). */
-	if (c->flags & TCPF_ORPHAN || c->parent != NULL) {
+	 * one. tcp_conn_free also does what follows (CLOSED, timers, tables). A child that
+	 * was established stays in the accept queue, dead, as Linux keeps it: accept() hands
+	 * it out with what it received and the error (tcp_accept). */
+	if (c->flags & TCPF_ORPHAN || (c->parent != NULL && c->state == TCP_SYN_RECEIVED)) {
 		tcp_conn_free(c);
 		return;
 	}

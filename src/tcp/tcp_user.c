@@ -63,6 +63,11 @@ struct tcp_conn *tcp_accept(struct tcp_conn *l, const struct sock_owner *owner)
 	l->accept_qlen--;
 	c->parent = NULL;
 	c->sk.owner = owner != NULL ? *owner : l->sk.owner;
+	/* Reset or timed out while it waited: its new owner hears what tcp_conn_done said to
+	 * nobody. */
+	if (c->state == TCP_CLOSED)
+		tcp_notify(c, SOCK_EV_HUP | SOCK_EV_IN | SOCK_EV_OUT | SOCK_EV_RDHUP |
+				      (c->sk.error != 0 ? SOCK_EV_ERR : 0));
 	return c;
 }
 
@@ -184,17 +189,16 @@ ssize_t tcp_send(struct tcp_conn *c, const void *buf, size_t len)
 
 ssize_t tcp_recv(struct tcp_conn *c, void *buf, size_t len)
 {
-	if (c->sk.rx == NULL || (c->state == TCP_CLOSED && c->sk.error != 0)) {
-		int err = c->sk.error;
-		return err != 0 ? -err : 0;
-	}
+	/* What arrived before a reset is read first, then the error (Linux tcp_recvmsg). */
 	if (len > UINT32_MAX)
 		len = UINT32_MAX;
-	uint32_t n = fifo_dequeue(c->sk.rx, buf, (uint32_t)len);
+	uint32_t n = c->sk.rx != NULL ? fifo_dequeue(c->sk.rx, buf, (uint32_t)len) : 0;
 	if (n > 0) {
 		tcp_kick(c);
 		return n;
 	}
+	if (c->sk.rx == NULL || (c->state == TCP_CLOSED && c->sk.error != 0))
+		return c->sk.error != 0 ? -c->sk.error : 0;
 	switch (c->state) {
 	case TCP_LISTEN:
 		return -ENOTCONN;

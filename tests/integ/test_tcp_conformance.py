@@ -37,6 +37,8 @@ SERVER = textwrap.dedent(r"""
     l.bind(("0.0.0.0", port))
     l.listen(4)
     print("ready", flush=True)
+    if mode == "lateaccept":
+        time.sleep(1.5)   # the peer connects, sends and resets meanwhile
     c, _ = l.accept()
     def out(*a):
         print(*a, flush=True)
@@ -80,6 +82,18 @@ SERVER = textwrap.dedent(r"""
         c.send(b"e" * 100)
         out("sent")
         time.sleep(2)
+    elif mode == "lateaccept":
+        reads = []
+        for i in range(3):
+            c.settimeout(2)
+            try:
+                b = c.recv(65536)
+                reads.append("data=%s" % b.decode() if b else "eof")
+            except socket.timeout:
+                reads.append("timeout")
+            except OSError as e:
+                reads.append("err " + errno.errorcode.get(e.errno, str(e.errno)))
+        out(" ".join(reads))
     elif mode == "bulk":
         c.send(b"b" * 4000)
         out("sent")
@@ -265,8 +279,7 @@ def case_syn_rst_established_at_rcv_nxt(t, host, port):
     p = Scripted(t, host, port)
     try:
         p.connect()
-        # Once accepted: a reset before accept() is another case (Linux still hands the
-        # connection to accept and reports the reset on it; dpstack drops it, see the note).
+        # Once accepted (before accept() is case_rst_before_accept_reported).
         assert srv.line(5) == "accepted"
         p.send("SR")
         th = p.recv(timeout=1.0)
@@ -355,6 +368,23 @@ def case_first_segments_quick_acked(t, host, port):
                 quick += 1
             time.sleep(0.05)
         return "quick=%d/4" % quick
+    finally:
+        p.close()
+        srv.stop()
+
+
+def case_rst_before_accept_reported(t, host, port):
+    """A connection reset while it waits in the accept queue: accept() still returns it,
+    and reads give what came before the reset, then ECONNRESET, then end of file."""
+    srv = t.server("lateaccept", port)
+    p = Scripted(t, host, port)
+    try:
+        p.connect()
+        p.send("PA", data=b"early")
+        p.snd_nxt += 5
+        p.recv(lambda th: (th.ack - p.iss) % (1 << 32) == 6, timeout=1.0)
+        p.send("R", seq=p.snd_nxt, ack=0, window=0)
+        return "app=%s" % srv.line(10)
     finally:
         p.close()
         srv.stop()
@@ -476,6 +506,7 @@ CASES = [
     case_ooo_data_fin_kept,
     case_first_segments_quick_acked,
     case_rst_in_last_ack_econnreset,
+    case_rst_before_accept_reported,
     case_time_wait_acks_retransmitted_fin,
     case_time_wait_newer_syn_reopens,
     case_cork_and_msg_more,
@@ -493,6 +524,7 @@ EXPECTED = {
     "case_ooo_data_fin_kept": "dupack=1 sack=[101, 202] fin_acked_at_once=True app=eof",
     "case_first_segments_quick_acked": "quick=4/4",
     "case_rst_in_last_ack_econnreset": "eof shut fin=True so_error ECONNRESET",
+    "case_rst_before_accept_reported": "app=data=early err ECONNRESET eof",
     "case_time_wait_acks_retransmitted_fin":
         "fin_acked=True refin=ACK ack=2 off_ack=ACK in_ack=None",
     "case_time_wait_newer_syn_reopens": "time_wait=True answer=SA ack=100003",

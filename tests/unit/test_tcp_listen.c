@@ -545,6 +545,59 @@ static void test_listen_close_resets_children_in_both_queues(void **state)
 	assert_int_equal(g.th.flags, TCP_FLAG_RST | TCP_FLAG_ACK);
 }
 
+/* A connection reset while it waits in the accept queue is still handed out by accept(),
+ * with what it received before the reset and then ECONNRESET, as Linux does (an application
+ * that accepts late sees the reset rather than nothing). */
+static void test_reset_before_accept_handed_to_accept(void **state)
+{
+	(void)state;
+	struct tcp_conn *l = tp_listen(8);
+	struct tp_peer p;
+	peer_at(&p, 0);
+	handshake(&p);
+	tp_send(&p, TCP_FLAG_ACK | TCP_FLAG_PSH, "early", 5, NULL);
+	struct tp_seg g;
+	tp_expect_one(&g); /* quick ACK of the data */
+	unsigned n = nconns();
+	tp_send(&p, TCP_FLAG_RST, NULL, 0, NULL);
+	tp_expect_none();
+	assert_int_equal(nconns(), n); /* kept, dead */
+	memset(&tp_owner_rec, 0, sizeof(tp_owner_rec));
+	struct tcp_conn *c = tcp_accept(l, &tp_owner);
+	assert_non_null(c);
+	assert_int_equal(tcp_conn_state(c), TCP_CLOSED);
+	tp_advance(1);
+	assert_true(tp_owner_rec.events & SOCK_EV_ERR);
+	assert_true(tp_owner_rec.events & SOCK_EV_HUP);
+	char buf[16];
+	assert_int_equal(tcp_recv(c, buf, sizeof(buf)), 5);
+	assert_memory_equal(buf, "early", 5);
+	assert_int_equal(tcp_recv(c, buf, sizeof(buf)), -ECONNRESET);
+	/* Its segments meet no connection now: the peer's retry is answered with a reset. */
+	tp_send(&p, TCP_FLAG_ACK | TCP_FLAG_PSH, "late", 4, NULL);
+	tp_expect_one(&g);
+	assert_true(g.th.flags & TCP_FLAG_RST);
+	tcp_close(c);
+	assert_int_equal(nconns(), n - 1);
+	/* The accept queue is empty. */
+	assert_null(tcp_accept(l, &tp_owner));
+}
+
+/* Closing the listener frees such a connection without a reset of its own. */
+static void test_listen_close_frees_dead_child_silently(void **state)
+{
+	(void)state;
+	struct tcp_conn *l = tp_listen(8);
+	struct tp_peer p;
+	peer_at(&p, 0);
+	handshake(&p);
+	tp_send(&p, TCP_FLAG_RST, NULL, 0, NULL);
+	unsigned n = nconns();
+	tcp_close(l);
+	tp_expect_none();
+	assert_int_equal(nconns(), n - 2);
+}
+
 static void test_listen_close_keeps_accepted_connections(void **state)
 {
 	(void)state;
@@ -975,6 +1028,8 @@ int main(void)
 		T(test_syn_received_duplicate_syn_resends_syn_ack),
 		T(test_syn_received_listener_owner_told_once_established),
 		T(test_listen_close_resets_children_in_both_queues),
+		T(test_reset_before_accept_handed_to_accept),
+		T(test_listen_close_frees_dead_child_silently),
 		T(test_listen_close_keeps_accepted_connections),
 		T(test_listen_same_wildcard_port_twice_eaddrinuse),
 		T(test_listen_same_address_and_port_twice_eaddrinuse),
