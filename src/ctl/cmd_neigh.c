@@ -55,8 +55,8 @@ int cmd_neigh_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		json_arr_begin(o, NULL);
 	for (size_t i = 0; i < snap->n; i++) {
 		const struct neigh_info *ni = &snap->rows[i].info;
-		char ip[16], mac[18];
-		ip4_addr_format(ni->ip, ip, sizeof(ip));
+		char ip[46], mac[18];
+		inet_addr_format(&ni->addr, ip, sizeof(ip));
 		eth_addr_format(&ni->mac, mac, sizeof(mac));
 		const char *dev = d->master.ifaces[ni->port].name;
 		const char *state = neigh_state_str(ni->state);
@@ -86,7 +86,7 @@ int cmd_neigh_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 
 struct neigh_op {
 	uint16_t port;
-	uint32_t ip;
+	struct inet_addr addr;
 	struct eth_addr mac;
 	bool all_ports;
 	unsigned deleted;     /* workers that had the entry */
@@ -95,14 +95,14 @@ struct neigh_op {
 static int neigh_add_stack(struct stack *s, void *arg)
 {
 	struct neigh_op *op = arg;
-	return neigh_add_static(s->neigh, op->port, op->ip, &op->mac);
+	return neigh_add_static(s->neigh, op->port, &op->addr, &op->mac);
 }
 
 /* Workers may have learnt different sets: the entry must exist on one of them. */
 static int neigh_del_stack(struct stack *s, void *arg)
 {
 	struct neigh_op *op = arg;
-	op->deleted += neigh_delete(s->neigh, op->port, op->ip) == 0;
+	op->deleted += neigh_delete(s->neigh, op->port, &op->addr) == 0;
 	return 0;
 }
 
@@ -121,8 +121,10 @@ static int neigh_parse(struct daemon *d, int argc, char **argv, bool with_mac,
 	if (argc != want || strcmp(argv[want - 2], "dev") != 0 ||
 	    (with_mac && strcmp(argv[1], "lladdr") != 0))
 		return -1;
-	if (ip4_addr_parse(argv[0], &op->ip) != 0)
+	uint32_t ip;
+	if (ip4_addr_parse(argv[0], &ip) != 0)
 		return ctl_error(o, "'%s' is not an IPv4 address", argv[0]);
+	op->addr = inet_addr_v4(ip);
 	if (with_mac) {
 		if (eth_addr_parse(argv[2], &op->mac) != 0)
 			return ctl_error(o, "'%s' is not a MAC address", argv[2]);

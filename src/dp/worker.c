@@ -61,11 +61,11 @@ static struct rte_mbuf *worker_linearize(struct worker *w, struct rte_mbuf *m)
 	return c;
 }
 
-static void worker_neigh_learnt(void *ctx, uint16_t port, uint32_t ip,
+static void worker_neigh_learnt(void *ctx, uint16_t port, const struct inet_addr *addr,
 				const struct eth_addr *mac, unsigned flags)
 {
 	struct worker *w = ctx;
-	struct worker_neigh_msg msg = {.ip = ip, .port = port, .flags = (uint8_t)flags,
+	struct worker_neigh_msg msg = {.addr = *addr, .port = port, .flags = (uint8_t)flags,
 				       .mac = *mac};
 	for (unsigned i = 0; i < w->nb_peers; i++) {
 		struct worker *peer = &w->peers[i];
@@ -79,7 +79,7 @@ static void worker_run_neigh_news(struct worker *w)
 {
 	struct worker_neigh_msg msg;
 	while (rte_ring_sc_dequeue_elem(w->neigh_in, &msg, sizeof(msg)) == 0)
-		stack_neigh_learn(w->stack, msg.port, msg.ip, &msg.mac, msg.flags);
+		stack_neigh_learn(w->stack, msg.port, &msg.addr, &msg.mac, msg.flags);
 }
 
 void worker_set_peers(struct worker *w, struct worker *all, unsigned n)

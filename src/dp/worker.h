@@ -41,7 +41,7 @@ struct worker_handoff {
 
 /* What one worker tells the others it learnt from ARP. */
 struct worker_neigh_msg {
-	uint32_t ip;
+	struct inet_addr addr;
 	uint16_t port;
 	uint8_t flags;
 	struct eth_addr mac;

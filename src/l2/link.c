@@ -96,7 +96,8 @@ static void arp_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 			flags |= NEIGH_F_CREATE;
 		if (for_us && arp.op == ARP_OP_REPLY && eth_addr_equal(&arp.tha, ours))
 			flags |= NEIGH_F_SOLICITED;
-		int rc = neigh_learn(s->neigh, s->now_ms, port, arp.spa, &arp.sha, flags);
+		struct inet_addr spa = inet_addr_v4(arp.spa);
+		int rc = neigh_learn(s->neigh, s->now_ms, port, &spa, &arp.sha, flags);
 		if (rc == -EPERM) {
 			stack_drop(s, STACK_DROP_ARP_STATIC_CONFLICT, m);
 			return;
@@ -104,7 +105,7 @@ static void arp_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 		if (rc == -ENOSPC)
 			s->drops[STACK_DROP_NEIGH_TABLE_FULL]++;
 		if (rc == 0 && s->ops.neigh_learnt != NULL)
-			s->ops.neigh_learnt(s->ops.ctx, port, arp.spa, &arp.sha, flags);
+			s->ops.neigh_learnt(s->ops.ctx, port, &spa, &arp.sha, flags);
 	}
 	if (!for_us) {
 		/* Counted, not an error: requests for other hosts are normal broadcast noise. */
@@ -118,11 +119,11 @@ static void arp_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 	rte_pktmbuf_free(m);
 }
 
-void stack_neigh_learn(struct stack *s, uint16_t port, uint32_t ip, const struct eth_addr *mac,
-		       unsigned flags)
+void stack_neigh_learn(struct stack *s, uint16_t port, const struct inet_addr *addr,
+		       const struct eth_addr *mac, unsigned flags)
 {
 	/* The receiving worker has counted the packet and any conflict already. */
-	neigh_learn(s->neigh, s->now_ms, port, ip, mac, flags);
+	neigh_learn(s->neigh, s->now_ms, port, addr, mac, flags);
 }
 
 void link_output(struct stack *s, uint16_t port, uint32_t nh, struct rte_mbuf *m)
@@ -132,7 +133,8 @@ void link_output(struct stack *s, uint16_t port, uint32_t nh, struct rte_mbuf *m
 		return;
 	}
 	struct eth_addr mac;
-	if (neigh_resolve(s->neigh, s->now_ms, port, nh, m, &mac) == NEIGH_RESOLVED)
+	struct inet_addr next_hop = inet_addr_v4(nh);
+	if (neigh_resolve(s->neigh, s->now_ms, port, &next_hop, m, &mac) == NEIGH_RESOLVED)
 		eth_prepend_and_send(s, port, &mac, ETH_TYPE_IPV4, m);
 	/* Otherwise the table queued the packet or handed it to neigh_drop_packet. */
 }
@@ -146,10 +148,18 @@ void link_output_broadcast(struct stack *s, uint16_t port, struct rte_mbuf *m)
 	eth_prepend_and_send(s, port, &eth_addr_broadcast, ETH_TYPE_IPV4, m);
 }
 
-static void neigh_send_request(void *ctx, uint16_t port, uint32_t ip, const struct eth_addr *dst)
+static void neigh_send_request(void *ctx, uint16_t port, const struct inet_addr *addr,
+			       const struct eth_addr *dst)
 {
 	struct stack *s = ctx;
+	if (!inet_addr_is_v4(addr)) {
+		const struct stack_proto *net = stack_proto_by_ethertype(s, ETH_TYPE_IPV6);
+		if (net != NULL && net->neigh_solicit != NULL)
+			net->neigh_solicit(s, port, addr, dst);
+		return;
+	}
 	static const struct eth_addr zero;
+	uint32_t ip = inet_addr_to_v4(addr);
 	uint32_t src = netcfg_source_for(&s->cfg, port, ip);
 	if (src == 0)
 		return; /* no address on the port: nothing to ask with */

@@ -3,7 +3,7 @@
  * machine itself (resolve, learn, timers) is in neigh_fsm.c.
  *
  * Layout: everything is allocated once in neigh_table_create. Entries live in an array of
- * max_entries slots; a slot is found through chained hashing on (port, ip), the chains linked
+ * max_entries slots; a slot is found through chained hashing on (port, address), the chains linked
  * by slot index, and unused slots are chained on a free list. Each slot owns a ring of
  * queue_len packet pointers (a ring: a callback may queue a packet while the queue drains,
  * see neigh_fsm.c). Nothing allocates after create, so neither the packet path nor
@@ -56,10 +56,17 @@ void neigh_params_default(struct neigh_params *p)
 }
 
 /* Fibonacci hashing: the top bits of the key times 2^64/phi depend on every key bit, so the
- * same ip on many ports, or consecutive ips on one port, spread over all buckets. */
-static uint32_t neigh_bucket(const struct neigh_table *t, uint16_t port, uint32_t ip)
+ * same address on many ports, or consecutive addresses on one port, spread over all buckets.
+ * The 128-bit address folds into the key first: the halves are mixed with a multiply so
+ * that IPv4-mapped addresses (all in the low half) and IPv6 interface identifiers (also)
+ * keep their spread. */
+static uint32_t neigh_bucket(const struct neigh_table *t, uint16_t port,
+			     const struct inet_addr *addr)
 {
-	uint64_t key = (uint64_t)port << 32 | ip;
+	uint64_t hi, lo;
+	memcpy(&hi, addr->b, 8);
+	memcpy(&lo, addr->b + 8, 8);
+	uint64_t key = (hi * UINT64_C(0xc2b2ae3d27d4eb4f)) ^ lo ^ ((uint64_t)port << 48);
 
 	return (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> t->hash_shift);
 }
@@ -180,21 +187,23 @@ void neigh_table_destroy(struct neigh_table *t)
 	free(t);
 }
 
-uint32_t neigh_slot_find(const struct neigh_table *t, uint16_t port, uint32_t ip)
+uint32_t neigh_slot_find(const struct neigh_table *t, uint16_t port,
+			 const struct inet_addr *addr)
 {
-	uint32_t idx = t->buckets[neigh_bucket(t, port, ip)];
+	uint32_t idx = t->buckets[neigh_bucket(t, port, addr)];
 
 	while (idx != NEIGH_NIL) {
 		const struct neigh_entry *e = &t->slots[idx];
 
-		if (e->ip == ip && e->port == port)
+		if (e->port == port && inet_addr_equal(&e->addr, addr))
 			return idx;
 		idx = e->next;
 	}
 	return NEIGH_NIL;
 }
 
-uint32_t neigh_slot_alloc(struct neigh_table *t, uint16_t port, uint32_t ip, uint64_t now_ms)
+uint32_t neigh_slot_alloc(struct neigh_table *t, uint16_t port, const struct inet_addr *addr,
+			  uint64_t now_ms)
 {
 	struct neigh_entry *e;
 	uint32_t idx, b;
@@ -212,9 +221,9 @@ uint32_t neigh_slot_alloc(struct neigh_table *t, uint16_t port, uint32_t ip, uin
 	e = &t->slots[idx];
 	t->free_head = e->next;
 
-	b = neigh_bucket(t, port, ip);
+	b = neigh_bucket(t, port, addr);
 	*e = (struct neigh_entry){
-		.ip = ip,
+		.addr = *addr,
 		.port = port,
 		.state = NEIGH_INCOMPLETE,
 		.next = t->buckets[b],
@@ -232,7 +241,7 @@ void neigh_slot_remove(struct neigh_table *t, uint32_t idx, enum neigh_drop why)
 {
 	struct neigh_entry *e = &t->slots[idx];
 	struct neigh_list *l = neigh_age_list(t, e->state);
-	uint32_t *link = &t->buckets[neigh_bucket(t, e->port, e->ip)];
+	uint32_t *link = &t->buckets[neigh_bucket(t, e->port, &e->addr)];
 
 	/* Unlink before dropping the queue: drop_packet may call neigh_resolve (see
 	 * neigh_fsm.c), which must not find, evict or reuse this slot meanwhile. */
@@ -310,9 +319,9 @@ void neigh_queue_drop(struct neigh_table *t, uint32_t idx, enum neigh_drop why)
 		t->ops->drop_packet(t->ctx, neigh_queue_pop(t, idx), why);
 }
 
-int neigh_delete(struct neigh_table *t, uint16_t port, uint32_t ip)
+int neigh_delete(struct neigh_table *t, uint16_t port, const struct inet_addr *addr)
 {
-	uint32_t idx = neigh_slot_find(t, port, ip);
+	uint32_t idx = neigh_slot_find(t, port, addr);
 
 	if (idx == NEIGH_NIL)
 		return -ENOENT;
@@ -337,7 +346,7 @@ static void neigh_info_fill(const struct neigh_entry *e, struct neigh_info *out)
 {
 	*out = (struct neigh_info){
 		.port = e->port,
-		.ip = e->ip,
+		.addr = e->addr,
 		.mac = e->mac,
 		.state = (enum neigh_state)e->state,
 		.queued = e->q_count,
@@ -346,10 +355,10 @@ static void neigh_info_fill(const struct neigh_entry *e, struct neigh_info *out)
 	};
 }
 
-int neigh_lookup(const struct neigh_table *t, uint16_t port, uint32_t ip,
+int neigh_lookup(const struct neigh_table *t, uint16_t port, const struct inet_addr *addr,
 		 struct neigh_info *out)
 {
-	uint32_t idx = neigh_slot_find(t, port, ip);
+	uint32_t idx = neigh_slot_find(t, port, addr);
 
 	if (idx == NEIGH_NIL)
 		return -ENOENT;

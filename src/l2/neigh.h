@@ -1,5 +1,6 @@
-/* The neighbour (ARP) cache of one worker: IPv4 address -> Ethernet address per port, with
- * the reachability state machine of RFC 4861 §7.3 applied to ARP as Linux does
+/* The neighbour cache of one worker: IP address (either family, struct inet_addr) ->
+ * Ethernet address per port, with the reachability state machine of RFC 4861 §7.3, which
+ * Linux applies to ARP too
  * (INCOMPLETE -> REACHABLE -> STALE -> DELAY -> PROBE -> REACHABLE | FAILED), bounded queues
  * of packets waiting for resolution, rate-limited requests and static entries.
  *
@@ -15,6 +16,7 @@
 #include <stdint.h>
 
 #include "wire/eth.h"
+#include "wire/inet_addr.h"
 
 #define NEIGH_STATE_LIST(X) \
 	X(INCOMPLETE, "incomplete") /* request sent, no answer yet; packets queue */ \
@@ -67,9 +69,11 @@ enum neigh_drop {
 };
 
 struct neigh_ops {
-	/* Send an ARP request for ip out of port: broadcast when dst is NULL (INCOMPLETE),
-	 * unicast to *dst when probing (PROBE). */
-	void (*send_request)(void *ctx, uint16_t port, uint32_t ip, const struct eth_addr *dst);
+	/* Ask for addr's link-layer address out of port (an ARP request, or a Neighbor
+	 * Solicitation): to everyone when dst is NULL (INCOMPLETE), to *dst when probing
+	 * (PROBE). */
+	void (*send_request)(void *ctx, uint16_t port, const struct inet_addr *addr,
+			     const struct eth_addr *dst);
 	/* A queued packet's neighbour resolved: send it to mac. Ownership passes to the callee. */
 	void (*send_packet)(void *ctx, uint16_t port, const struct eth_addr *mac, void *pkt);
 	/* A packet cannot be delivered. Ownership passes to the callee (it counts and frees it,
@@ -93,32 +97,33 @@ enum neigh_result {
 			   * passed it to drop_packet already */
 };
 
-/* Output path: the link-layer address of next hop ip on port. Creates an INCOMPLETE entry and
+/* Output path: the link-layer address of next hop addr on port. Creates an INCOMPLETE entry and
  * sends a broadcast request when none exists; moves STALE to DELAY (RFC 4861 §7.3.3). pkt may
  * be NULL to only trigger resolution. */
 enum neigh_result neigh_resolve(struct neigh_table *t, uint64_t now_ms, uint16_t port,
-				uint32_t ip, void *pkt, struct eth_addr *mac);
+				const struct inet_addr *addr, void *pkt, struct eth_addr *mac);
 
 /* Flags for neigh_learn. */
 #define NEIGH_F_SOLICITED 0x1 /* an ARP reply to us: confirms reachability (-> REACHABLE) */
 #define NEIGH_F_CREATE 0x2    /* create the entry if absent (a request that targets us) */
 
-/* Input path: an ARP packet from ip claimed mac (RFC 826 "merge"). Updates an existing entry
+/* Input path: an ARP packet (or a Neighbor Discovery message) from addr claimed mac
+ * (RFC 826 "merge", RFC 4861 §7.2.5). Updates an existing entry
  * (a changed MAC goes STALE unless solicited), creates one with NEIGH_F_CREATE (STALE, or
  * REACHABLE when solicited), and releases queued packets once the address is known.
- * Returns 0 when learnt or ignored (no entry and no CREATE), -EPERM when ip has a static
+ * Returns 0 when learnt or ignored (no entry and no CREATE), -EPERM when addr has a static
  * entry with another MAC (a spoofing attempt: the entry is unchanged), -ENOSPC when the table
  * is full. */
-int neigh_learn(struct neigh_table *t, uint64_t now_ms, uint16_t port, uint32_t ip,
-		const struct eth_addr *mac, unsigned flags);
+int neigh_learn(struct neigh_table *t, uint64_t now_ms, uint16_t port,
+		const struct inet_addr *addr, const struct eth_addr *mac, unsigned flags);
 
 /* Adds or replaces a static entry (releasing packets queued on a dynamic one).
  * Returns 0 or -ENOSPC. */
-int neigh_add_static(struct neigh_table *t, uint16_t port, uint32_t ip,
+int neigh_add_static(struct neigh_table *t, uint16_t port, const struct inet_addr *addr,
 		     const struct eth_addr *mac);
 /* Removes an entry of any state, dropping its queue (NEIGH_DROP_FLUSHED).
  * Returns 0 or -ENOENT. */
-int neigh_delete(struct neigh_table *t, uint16_t port, uint32_t ip);
+int neigh_delete(struct neigh_table *t, uint16_t port, const struct inet_addr *addr);
 /* Removes every dynamic entry of port (all ports when port is NEIGH_ALL_PORTS), e.g. when an
  * address or the link goes away. */
 #define NEIGH_ALL_PORTS UINT16_MAX
@@ -132,7 +137,7 @@ void neigh_tick(struct neigh_table *t, uint64_t now_ms);
 /* A read-only snapshot of one entry, for `neigh show` and tests. */
 struct neigh_info {
 	uint16_t port;
-	uint32_t ip;
+	struct inet_addr addr;
 	struct eth_addr mac;      /* zero while INCOMPLETE */
 	enum neigh_state state;
 	uint32_t queued;          /* packets waiting */
@@ -141,7 +146,7 @@ struct neigh_info {
 };
 
 /* Looks up one entry. Returns 0 or -ENOENT. */
-int neigh_lookup(const struct neigh_table *t, uint16_t port, uint32_t ip,
+int neigh_lookup(const struct neigh_table *t, uint16_t port, const struct inet_addr *addr,
 		 struct neigh_info *out);
 /* Calls fn for every entry (order unspecified); stops early when fn returns non-zero and
  * returns that value. fn must not modify the table. */

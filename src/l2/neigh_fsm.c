@@ -56,7 +56,7 @@ static void neigh_send_probe(struct neigh_table *t, uint32_t idx, uint64_t now_m
 
 	e->probes++;
 	e->timer_ms = neigh_after(now_ms, t->p.retrans_ms);
-	t->ops->send_request(t->ctx, e->port, e->ip, e->state == NEIGH_PROBE ? &e->mac : NULL);
+	t->ops->send_request(t->ctx, e->port, &e->addr, e->state == NEIGH_PROBE ? &e->mac : NULL);
 }
 
 /* Enters state s at now_ms: arms its timer and runs its entry action. Entering the current
@@ -140,11 +140,11 @@ static bool neigh_expire(struct neigh_table *t, uint32_t idx, uint64_t now_ms)
 	return true;
 }
 
-/* The entry for (port, ip) with its due timer run, or NEIGH_NIL. */
+/* The entry for (port, addr) with its due timer run, or NEIGH_NIL. */
 static uint32_t neigh_find_current(struct neigh_table *t, uint64_t now_ms, uint16_t port,
-				   uint32_t ip)
+				   const struct inet_addr *addr)
 {
-	uint32_t idx = neigh_slot_find(t, port, ip);
+	uint32_t idx = neigh_slot_find(t, port, addr);
 
 	if (idx != NEIGH_NIL && !neigh_expire(t, idx, now_ms))
 		return NEIGH_NIL;
@@ -159,15 +159,15 @@ static enum neigh_result neigh_reject(struct neigh_table *t, void *pkt, enum nei
 }
 
 enum neigh_result neigh_resolve(struct neigh_table *t, uint64_t now_ms, uint16_t port,
-				uint32_t ip, void *pkt, struct eth_addr *mac)
+				const struct inet_addr *addr, void *pkt, struct eth_addr *mac)
 {
 	struct neigh_entry *e;
 	uint32_t idx;
 
 	neigh_clock(t, now_ms);
-	idx = neigh_find_current(t, now_ms, port, ip);
+	idx = neigh_find_current(t, now_ms, port, addr);
 	if (idx == NEIGH_NIL) {
-		idx = neigh_slot_alloc(t, port, ip, now_ms);
+		idx = neigh_slot_alloc(t, port, addr, now_ms);
 		if (idx == NEIGH_NIL)
 			return neigh_reject(t, pkt, NEIGH_DROP_TABLE_FULL);
 		neigh_enter(t, idx, NEIGH_INCOMPLETE, now_ms);
@@ -199,7 +199,7 @@ enum neigh_result neigh_resolve(struct neigh_table *t, uint64_t now_ms, uint16_t
 	return NEIGH_RESOLVED;
 }
 
-int neigh_learn(struct neigh_table *t, uint64_t now_ms, uint16_t port, uint32_t ip,
+int neigh_learn(struct neigh_table *t, uint64_t now_ms, uint16_t port, const struct inet_addr *addr,
 		const struct eth_addr *mac, unsigned flags)
 {
 	bool solicited = (flags & NEIGH_F_SOLICITED) != 0;
@@ -214,12 +214,12 @@ int neigh_learn(struct neigh_table *t, uint64_t now_ms, uint16_t port, uint32_t 
 	if (!neigh_mac_usable(mac))
 		return 0;
 
-	idx = neigh_find_current(t, now_ms, port, ip);
+	idx = neigh_find_current(t, now_ms, port, addr);
 	if (idx == NEIGH_NIL) {
 		/* RFC 826: add the sender only when we are the target (the caller's CREATE). */
 		if (!(flags & NEIGH_F_CREATE))
 			return 0;
-		idx = neigh_slot_alloc(t, port, ip, now_ms);
+		idx = neigh_slot_alloc(t, port, addr, now_ms);
 		if (idx == NEIGH_NIL)
 			return -ENOSPC;
 		t->slots[idx].mac = *mac;
@@ -250,14 +250,14 @@ int neigh_learn(struct neigh_table *t, uint64_t now_ms, uint16_t port, uint32_t 
 	return 0;
 }
 
-int neigh_add_static(struct neigh_table *t, uint16_t port, uint32_t ip,
+int neigh_add_static(struct neigh_table *t, uint16_t port, const struct inet_addr *addr,
 		     const struct eth_addr *mac)
 {
-	uint32_t idx = neigh_slot_find(t, port, ip);
+	uint32_t idx = neigh_slot_find(t, port, addr);
 
 	/* No clock in this call: updated_ms takes the latest time the table was given. */
 	if (idx == NEIGH_NIL) {
-		idx = neigh_slot_alloc(t, port, ip, t->now_ms);
+		idx = neigh_slot_alloc(t, port, addr, t->now_ms);
 		if (idx == NEIGH_NIL)
 			return -ENOSPC;
 	}

@@ -17,7 +17,7 @@
 /* One slot of the fixed table. Packets waiting for resolution live in the slot's own ring of
  * queue_len pointers inside neigh_table.queues. */
 struct neigh_entry {
-	uint32_t ip;
+	struct inet_addr addr;
 	uint16_t port;
 	uint8_t state;           /* enum neigh_state, or NEIGH_FREE */
 	struct eth_addr mac;     /* zero while INCOMPLETE and FAILED */
@@ -56,11 +56,13 @@ struct neigh_table {
 };
 
 /* Storage, in neigh.c. Slots are named by index so chains survive without pointers. */
-uint32_t neigh_slot_find(const struct neigh_table *t, uint16_t port, uint32_t ip);
-/* A zeroed slot in the hash under (port, ip), state INCOMPLETE since now_ms with no timer and
+uint32_t neigh_slot_find(const struct neigh_table *t, uint16_t port,
+			 const struct inet_addr *addr);
+/* A zeroed slot in the hash under (port, addr), state INCOMPLETE since now_ms with no timer and
  * in no list, or NEIGH_NIL when the table is full and no entry may be evicted (policy in
  * neigh.c). */
-uint32_t neigh_slot_alloc(struct neigh_table *t, uint16_t port, uint32_t ip, uint64_t now_ms);
+uint32_t neigh_slot_alloc(struct neigh_table *t, uint16_t port, const struct inet_addr *addr,
+			  uint64_t now_ms);
 /* Drops the slot's queue with why and returns the slot to the free list. */
 void neigh_slot_remove(struct neigh_table *t, uint32_t idx, enum neigh_drop why);
 /* Changes the state and keeps the eviction lists and updated_ms in step; timers are the

@@ -30,8 +30,8 @@ struct stack_ops {
 	 * several workers, an ARP reply reaches only one of them while others may be waiting
 	 * for it: the worker passes the news on, and the others apply it through
 	 * stack_neigh_learn (DESIGN.md: per-worker copies fed by messages). */
-	void (*neigh_learnt)(void *ctx, uint16_t port, uint32_t ip, const struct eth_addr *mac,
-			     unsigned flags);
+	void (*neigh_learnt)(void *ctx, uint16_t port, const struct inet_addr *addr,
+			     const struct eth_addr *mac, unsigned flags);
 	/* With steer: hands datagram m (at its IP header, m->port its port) to worker, which
 	 * passes it with how to stack_input_steered. False when it cannot take it (the stack
 	 * then counts the drop and frees m). */
@@ -152,8 +152,8 @@ int stack_addr_del(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen);
 int stack_iface_set_up(struct stack *s, uint16_t port, bool up);
 
 /* Applies what another worker learnt from ARP (see stack_ops.neigh_learnt). */
-void stack_neigh_learn(struct stack *s, uint16_t port, uint32_t ip, const struct eth_addr *mac,
-		       unsigned flags);
+void stack_neigh_learn(struct stack *s, uint16_t port, const struct inet_addr *addr,
+		       const struct eth_addr *mac, unsigned flags);
 
 /* Arms s->ping for the reply to echo request id/seq sent by another worker. */
 void stack_ping_arm(struct stack *s, uint16_t id, uint16_t seq);

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct eth_addr;
+struct inet_addr;
 struct rte_mbuf;
 struct stack;
 struct stack_params;
@@ -36,6 +38,11 @@ struct stack_proto {
 	/* The neighbour cache gave up on next hop resolution for m (data at the network
 	 * header, still the caller's): tell its sender (RFC 1812 §4.3.3.1). */
 	void (*host_unreachable)(struct stack *s, const struct rte_mbuf *m);
+	/* Asks for the link-layer address of addr, an address of this network layer that is
+	 * not IPv4 (ARP asks for those: src/l2/link.c), out of port: to everyone when dst is
+	 * NULL, else to *dst (RFC 4861 §7.2.2 solicitations). */
+	void (*neigh_solicit)(struct stack *s, uint16_t port, const struct inet_addr *addr,
+			      const struct eth_addr *dst);
 
 	/* IPv4 demultiplexing: datagrams of this IP protocol number (0: none), data at the IP
 	 * header, ip its parsed header, bcast when sent to a broadcast address. Always takes

@@ -20,6 +20,7 @@
 
 #define ETH_TYPE_IPV4 0x0800
 #define ETH_TYPE_ARP 0x0806
+#define ETH_TYPE_IPV6 0x86dd
 #define ETH_TYPE_VLAN 0x8100
 #define ETH_TYPE_QINQ 0x88a8
 #define ETH_TYPE_MIN 0x0600 /* smaller values are 802.3 lengths, not EtherTypes */

@@ -765,7 +765,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		FUZZ_CHECK(s != NULL);
 		FUZZ_CHECK(netcfg_iface_add(&s->cfg, 0, "port0", &mac_port, 1500) == 0);
 		FUZZ_CHECK(stack_addr_add(s, 0, ADDR, 24, false) == 0);
-		FUZZ_CHECK(neigh_add_static(s->neigh, 0, PEER, &mac_peer) == 0);
+		FUZZ_CHECK(neigh_add_static(s->neigh, 0, INET_ADDR_V4(PEER), &mac_peer) == 0);
 		workers[w].index = w;
 		workers[w].stack = s;
 		workers[w].wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

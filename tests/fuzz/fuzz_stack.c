@@ -445,8 +445,8 @@ static void op_neigh(unsigned which, uint16_t arg)
 	case 4: p.ucast_probes = arg; break;
 	case 5: p.failed_hold_ms = arg; break;
 	case 6: p.gc_stale_ms = arg; break;
-	case 7: (void)neigh_add_static(stk->neigh, port, ip, &mac); return;
-	case 8: (void)neigh_delete(stk->neigh, port, ip); return;
+	case 7: (void)neigh_add_static(stk->neigh, port, INET_ADDR_V4(ip), &mac); return;
+	case 8: (void)neigh_delete(stk->neigh, port, INET_ADDR_V4(ip)); return;
 	case 9: neigh_flush(stk->neigh, port); return;
 	default: return;
 	}
@@ -557,8 +557,8 @@ static void restore_neigh(void)
 	l.n = 0;
 	neigh_walk(stk->neigh, collect_neigh, &l);
 	for (unsigned i = 0; i < l.n; i++)
-		FUZZ_CHECK(neigh_delete(stk->neigh, l.e[i].port, l.e[i].ip) == 0);
-	FUZZ_CHECK(neigh_add_static(stk->neigh, 0, HOST_A, &mac_peer[0]) == 0);
+		FUZZ_CHECK(neigh_delete(stk->neigh, l.e[i].port, &l.e[i].addr) == 0);
+	FUZZ_CHECK(neigh_add_static(stk->neigh, 0, INET_ADDR_V4(HOST_A), &mac_peer[0]) == 0);
 }
 
 static int count_static(const struct neigh_info *info, void *arg)
@@ -678,7 +678,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	route_or_die(IP4(203, 0, 113, 0), 24, ROUTE_GATEWAY, HOST_B, 576);
 	route_or_die(IP4(192, 0, 2, 0), 24, ROUTE_BLACKHOLE, 0, 0);
 	route_or_die(IP4(198, 51, 100, 0), 24, ROUTE_UNREACHABLE, 0, 0);
-	FUZZ_CHECK(neigh_add_static(stk->neigh, 0, HOST_A, &mac_peer[0]) == 0);
+	FUZZ_CHECK(neigh_add_static(stk->neigh, 0, INET_ADDR_V4(HOST_A), &mac_peer[0]) == 0);
 	pool_baseline = rte_mempool_in_use_count(pool);
 	return 0;
 }

@@ -365,7 +365,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	FUZZ_CHECK(stk != NULL);
 	FUZZ_CHECK(netcfg_iface_add(&stk->cfg, 0, "port0", &mac_port, 1500) == 0);
 	FUZZ_CHECK(stack_addr_add(stk, 0, ADDR, 24, false) == 0);
-	FUZZ_CHECK(neigh_add_static(stk->neigh, 0, PEER, &mac_peer) == 0);
+	FUZZ_CHECK(neigh_add_static(stk->neigh, 0, INET_ADDR_V4(PEER), &mac_peer) == 0);
 	pool_baseline = rte_mempool_in_use_count(pool);
 	return 0;
 }

@@ -194,7 +194,8 @@ static void test_chan_call_listen_answers_a_socket_and_close_gives_it_back(void 
 static uint32_t udp_with_queue(struct chan_test *f, unsigned n)
 {
 	const struct eth_addr peer_mac = {{0x02, 0, 0, 0, 0, 9}};
-	assert_int_equal(neigh_add_static(f->stack->neigh, 0, CT_ADDR + 7, &peer_mac), 0);
+	assert_int_equal(neigh_add_static(f->stack->neigh, 0, INET_ADDR_V4(CT_ADDR + 7),
+					  &peer_mac), 0);
 	post(f, 0, &(struct chan_req){.op = CHAN_OP_UDP_OPEN, .laddr = htonl(CT_ADDR),
 				      .lport = htons(5000)});
 	queue(f, CHAN_CMD_CALL, 0, 0);

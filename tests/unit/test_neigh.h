@@ -22,7 +22,8 @@
 
 struct fake_req {
 	uint16_t port;
-	uint32_t ip;
+	struct inet_addr addr;
+	uint32_t ip;               /* addr's IPv4 view: most tests use IPv4 addresses */
 	bool unicast;
 	struct eth_addr dst;
 	uint64_t at;
@@ -71,13 +72,15 @@ static const struct eth_addr MAC_MCAST TEST_UNUSED = {{0x01, 0x00, 0x5e, 0x00, 0
 #define T0 1000000u     /* an arbitrary non-zero origin for the clock */
 #define NOPKT (-1)      /* resolve() without a packet */
 
-static void fake_send_request(void *ctx, uint16_t port, uint32_t ip, const struct eth_addr *dst)
+static void fake_send_request(void *ctx, uint16_t port, const struct inet_addr *addr,
+			      const struct eth_addr *dst)
 {
 	struct fake *f = ctx;
 
 	if (f->n_req < FAKE_MAX)
 		f->req[f->n_req] = (struct fake_req){
-			.port = port, .ip = ip, .unicast = dst != NULL,
+			.port = port, .addr = *addr, .ip = inet_addr_to_v4(addr),
+			.unicast = dst != NULL,
 			.dst = dst != NULL ? *dst : MAC_ZERO, .at = f->now,
 		};
 	f->n_req++;
@@ -180,7 +183,7 @@ static inline enum neigh_result resolve(struct fake *f, uint16_t port, uint32_t 
 	enum neigh_result r;
 
 	f->mac = MAC_ZERO;
-	r = neigh_resolve(f->t, f->now, port, ip, pkt, &f->mac);
+	r = neigh_resolve(f->t, f->now, port, INET_ADDR_V4(ip), pkt, &f->mac);
 	if (r == NEIGH_RESOLVED && pkt != NULL) {
 		free(pkt);
 		f->live--;
@@ -191,7 +194,7 @@ static inline enum neigh_result resolve(struct fake *f, uint16_t port, uint32_t 
 static inline int learn(struct fake *f, uint16_t port, uint32_t ip, const struct eth_addr *mac,
 			unsigned flags)
 {
-	return neigh_learn(f->t, f->now, port, ip, mac, flags);
+	return neigh_learn(f->t, f->now, port, INET_ADDR_V4(ip), mac, flags);
 }
 
 /* Sets the clock and runs the timers. */
@@ -212,7 +215,7 @@ static inline int state_of(struct fake *f, uint16_t port, uint32_t ip)
 {
 	struct neigh_info info;
 
-	if (neigh_lookup(f->t, port, ip, &info) != 0)
+	if (neigh_lookup(f->t, port, INET_ADDR_V4(ip), &info) != 0)
 		return -1;
 	return (int)info.state;
 }
@@ -221,7 +224,7 @@ static inline struct neigh_info info_of(struct fake *f, uint16_t port, uint32_t 
 {
 	struct neigh_info info;
 
-	assert_int_equal(neigh_lookup(f->t, port, ip, &info), 0);
+	assert_int_equal(neigh_lookup(f->t, port, INET_ADDR_V4(ip), &info), 0);
 	return info;
 }
 
@@ -242,7 +245,7 @@ static inline void assert_entry_mac(struct fake *f, uint16_t port, uint32_t ip,
 static inline void assert_info_equal(const struct neigh_info *a, const struct neigh_info *b)
 {
 	assert_int_equal(a->port, b->port);
-	assert_int_equal(a->ip, b->ip);
+	assert_true(inet_addr_equal(&a->addr, &b->addr));
 	assert_mac_equal(&a->mac, &b->mac);
 	assert_int_equal(a->state, b->state);
 	assert_int_equal(a->queued, b->queued);

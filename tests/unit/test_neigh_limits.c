@@ -114,7 +114,7 @@ static void test_full_table_never_evicts_in_use_entries(void **state)
 	struct fake *f = *state;
 
 	small_table(f, 5);
-	neigh_add_static(f->t, 1, IP1, &MAC_A);
+	neigh_add_static(f->t, 1, INET_ADDR_V4(IP1), &MAC_A);
 	to_probe(f, 2, IP3, &MAC_A);
 	to_reachable(f, 1, IP2, &MAC_A);
 	to_delay(f, 1, IP3, &MAC_A);
@@ -122,7 +122,7 @@ static void test_full_table_never_evicts_in_use_entries(void **state)
 	assert_int_equal(resolve(f, 3, IP1, 1), NEIGH_UNREACHABLE);
 	assert_int_equal(f->drop[0].why, NEIGH_DROP_TABLE_FULL);
 	assert_int_equal(learn(f, 3, IP1, &MAC_B, NEIGH_F_CREATE), -ENOSPC);
-	assert_int_equal(neigh_add_static(f->t, 3, IP1, &MAC_B), -ENOSPC);
+	assert_int_equal(neigh_add_static(f->t, 3, INET_ADDR_V4(IP1), &MAC_B), -ENOSPC);
 	assert_int_equal(state_of(f, 1, IP1), NEIGH_STATIC);
 	assert_int_equal(state_of(f, 1, IP2), NEIGH_REACHABLE);
 	assert_int_equal(state_of(f, 1, IP3), NEIGH_DELAY);
@@ -161,7 +161,7 @@ static void test_full_table_delete_frees_a_slot(void **state)
 	resolve(f, 1, IP1, NOPKT);
 	resolve(f, 1, IP2, NOPKT);
 	assert_int_equal(resolve(f, 1, IP3, NOPKT), NEIGH_UNREACHABLE);
-	neigh_delete(f->t, 1, IP1);
+	neigh_delete(f->t, 1, INET_ADDR_V4(IP1));
 	assert_int_equal(resolve(f, 1, IP3, NOPKT), NEIGH_QUEUED);
 	assert_int_equal(neigh_count(f->t), 2);
 }
@@ -263,7 +263,7 @@ static void test_full_table_add_static_evicts_stale(void **state)
 
 	small_table(f, 1);
 	to_stale(f, 1, IP1, &MAC_A);
-	assert_int_equal(neigh_add_static(f->t, 1, IP2, &MAC_B), 0);
+	assert_int_equal(neigh_add_static(f->t, 1, INET_ADDR_V4(IP2), &MAC_B), 0);
 	assert_int_equal(state_of(f, 1, IP1), -1);
 	assert_int_equal(state_of(f, 1, IP2), NEIGH_STATIC);
 }
@@ -273,13 +273,13 @@ static void test_full_table_of_statics_refuses_everything(void **state)
 	struct fake *f = *state;
 
 	small_table(f, 2);
-	neigh_add_static(f->t, 1, IP1, &MAC_A);
-	neigh_add_static(f->t, 1, IP2, &MAC_A);
-	assert_int_equal(neigh_add_static(f->t, 1, IP3, &MAC_A), -ENOSPC);
+	neigh_add_static(f->t, 1, INET_ADDR_V4(IP1), &MAC_A);
+	neigh_add_static(f->t, 1, INET_ADDR_V4(IP2), &MAC_A);
+	assert_int_equal(neigh_add_static(f->t, 1, INET_ADDR_V4(IP3), &MAC_A), -ENOSPC);
 	assert_int_equal(resolve(f, 1, IP3, 1), NEIGH_UNREACHABLE);
 	assert_int_equal(learn(f, 1, IP3, &MAC_A, NEIGH_F_CREATE), -ENOSPC);
 	/* Replacing an existing static needs no new slot. */
-	assert_int_equal(neigh_add_static(f->t, 1, IP2, &MAC_B), 0);
+	assert_int_equal(neigh_add_static(f->t, 1, INET_ADDR_V4(IP2), &MAC_B), 0);
 }
 
 static void test_full_table_evicted_entry_can_come_back(void **state)

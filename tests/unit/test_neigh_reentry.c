@@ -157,7 +157,7 @@ static void test_incomplete_delete_drop_resolving_same_ip_starts_fresh_entry(voi
 		resolve(f, 1, IP1, i);
 	fake_clear(f);
 	nest_on(f, 1, IP1);
-	assert_int_equal(neigh_delete(f->t, 1, IP1), 0);
+	assert_int_equal(neigh_delete(f->t, 1, INET_ADDR_V4(IP1)), 0);
 	/* The old entry was out of reach: the first nested resolve made a new one. */
 	assert_int_equal(f->n_drop, 3);
 	assert_int_equal(nested_results[0], NEIGH_QUEUED);

@@ -39,9 +39,9 @@ static void test_none_resolve_null_mac_pointer_is_accepted(void **state)
 {
 	struct fake *f = *state;
 
-	assert_int_equal(neigh_resolve(f->t, f->now, 1, IP1, NULL, NULL), NEIGH_QUEUED);
+	assert_int_equal(neigh_resolve(f->t, f->now, 1, INET_ADDR_V4(IP1), NULL, NULL), NEIGH_QUEUED);
 	assert_int_equal(learn(f, 1, IP1, &MAC_A, NEIGH_F_SOLICITED), 0);
-	assert_int_equal(neigh_resolve(f->t, f->now, 1, IP1, NULL, NULL), NEIGH_RESOLVED);
+	assert_int_equal(neigh_resolve(f->t, f->now, 1, INET_ADDR_V4(IP1), NULL, NULL), NEIGH_RESOLVED);
 }
 
 static void test_none_resolve_same_ip_other_port_creates_second_entry(void **state)
@@ -130,7 +130,7 @@ static void test_incomplete_reused_slot_releases_only_its_own_packets(void **sta
 
 	for (int i = 0; i < 3; i++)
 		resolve(f, 1, IP1, i);
-	assert_int_equal(neigh_delete(f->t, 1, IP1), 0);
+	assert_int_equal(neigh_delete(f->t, 1, INET_ADDR_V4(IP1)), 0);
 	assert_int_equal(f->n_drop, 3);
 	fake_clear(f);
 	for (uint32_t i = 0; i < f->p.queue_len; i++)
@@ -251,7 +251,7 @@ static void test_static_resolve_returns_mac_without_request(void **state)
 {
 	struct fake *f = *state;
 
-	assert_int_equal(neigh_add_static(f->t, 1, IP1, &MAC_B), 0);
+	assert_int_equal(neigh_add_static(f->t, 1, INET_ADDR_V4(IP1), &MAC_B), 0);
 	assert_int_equal(resolve(f, 1, IP1, 1), NEIGH_RESOLVED);
 	assert_mac_equal(&f->mac, &MAC_B);
 	assert_int_equal(f->n_req, 0);

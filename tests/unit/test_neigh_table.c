@@ -39,7 +39,7 @@ static void test_create_one_entry_table_works(void **state)
 	fake_reopen(f);
 	to_reachable(f, 1, IP1, &MAC_A);
 	assert_int_equal(resolve(f, 1, IP1, 1), NEIGH_RESOLVED);
-	assert_int_equal(neigh_delete(f->t, 1, IP1), 0);
+	assert_int_equal(neigh_delete(f->t, 1, INET_ADDR_V4(IP1)), 0);
 	assert_int_equal(resolve(f, 1, IP2, 2), NEIGH_QUEUED);
 }
 
@@ -106,7 +106,7 @@ static void test_incomplete_delete_drops_queue_as_flushed_in_order(void **state)
 
 	for (int i = 0; i < 4; i++)
 		resolve(f, 1, IP1, i);
-	assert_int_equal(neigh_delete(f->t, 1, IP1), 0);
+	assert_int_equal(neigh_delete(f->t, 1, INET_ADDR_V4(IP1)), 0);
 	assert_int_equal(f->n_drop, 4);
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(f->drop[i].id, i);
@@ -123,11 +123,11 @@ static void test_none_delete_returns_enoent(void **state)
 {
 	struct fake *f = *state;
 
-	assert_int_equal(neigh_delete(f->t, 1, IP1), -ENOENT);
+	assert_int_equal(neigh_delete(f->t, 1, INET_ADDR_V4(IP1)), -ENOENT);
 	to_reachable(f, 1, IP1, &MAC_A);
-	assert_int_equal(neigh_delete(f->t, 2, IP1), -ENOENT);
-	assert_int_equal(neigh_delete(f->t, 1, IP1), 0);
-	assert_int_equal(neigh_delete(f->t, 1, IP1), -ENOENT);
+	assert_int_equal(neigh_delete(f->t, 2, INET_ADDR_V4(IP1)), -ENOENT);
+	assert_int_equal(neigh_delete(f->t, 1, INET_ADDR_V4(IP1)), 0);
+	assert_int_equal(neigh_delete(f->t, 1, INET_ADDR_V4(IP1)), -ENOENT);
 }
 
 static void test_reachable_delete_then_resolve_starts_over(void **state)
@@ -135,7 +135,7 @@ static void test_reachable_delete_then_resolve_starts_over(void **state)
 	struct fake *f = *state;
 
 	to_reachable(f, 1, IP1, &MAC_A);
-	neigh_delete(f->t, 1, IP1);
+	neigh_delete(f->t, 1, INET_ADDR_V4(IP1));
 	assert_int_equal(resolve(f, 1, IP1, 1), NEIGH_QUEUED);
 	assert_int_equal(f->n_req, 1);
 	assert_false(f->req[0].unicast);
@@ -151,10 +151,10 @@ static void test_each_state_delete_removes_it(void **state)
 	to_stale(f, 4, IP1, &MAC_A);
 	to_delay(f, 5, IP1, &MAC_A);
 	to_failed(f, 6, IP1);
-	neigh_add_static(f->t, 7, IP1, &MAC_A);
+	neigh_add_static(f->t, 7, INET_ADDR_V4(IP1), &MAC_A);
 	assert_int_equal(neigh_count(f->t), 7);
 	for (uint16_t port = 1; port <= 7; port++)
-		assert_int_equal(neigh_delete(f->t, port, IP1), 0);
+		assert_int_equal(neigh_delete(f->t, port, INET_ADDR_V4(IP1)), 0);
 	assert_int_equal(neigh_count(f->t), 0);
 }
 
@@ -169,7 +169,7 @@ static void test_flush_port_removes_only_that_ports_dynamic_entries(void **state
 	resolve(f, 2, IP1, 3);
 	learn(f, 1, IP2, &MAC_A, NEIGH_F_CREATE);
 	learn(f, 2, IP2, &MAC_A, NEIGH_F_CREATE);
-	neigh_add_static(f->t, 1, IP3, &MAC_A);
+	neigh_add_static(f->t, 1, INET_ADDR_V4(IP3), &MAC_A);
 	neigh_flush(f->t, 1);
 	assert_int_equal(f->n_drop, 2);
 	assert_int_equal(f->drop[0].id, 1);
@@ -191,7 +191,7 @@ static void test_flush_all_ports_removes_every_dynamic_entry(void **state)
 		resolve(f, port, IP1, port);
 		learn(f, port, IP2, &MAC_A, NEIGH_F_CREATE);
 	}
-	neigh_add_static(f->t, 3, IP3, &MAC_A);
+	neigh_add_static(f->t, 3, INET_ADDR_V4(IP3), &MAC_A);
 	neigh_flush(f->t, NEIGH_ALL_PORTS);
 	assert_int_equal(f->n_drop, 10);
 	assert_int_equal(neigh_count(f->t), 1);
@@ -215,13 +215,56 @@ static void test_lookup_absent_returns_enoent(void **state)
 	struct fake *f = *state;
 	struct neigh_info info;
 
-	assert_int_equal(neigh_lookup(f->t, 1, IP1, &info), -ENOENT);
+	assert_int_equal(neigh_lookup(f->t, 1, INET_ADDR_V4(IP1), &info), -ENOENT);
 	to_reachable(f, 1, IP1, &MAC_A);
-	assert_int_equal(neigh_lookup(f->t, 2, IP1, &info), -ENOENT);
-	assert_int_equal(neigh_lookup(f->t, 1, IP2, &info), -ENOENT);
-	assert_int_equal(neigh_lookup(f->t, 1, IP1, &info), 0);
+	assert_int_equal(neigh_lookup(f->t, 2, INET_ADDR_V4(IP1), &info), -ENOENT);
+	assert_int_equal(neigh_lookup(f->t, 1, INET_ADDR_V4(IP2), &info), -ENOENT);
+	assert_int_equal(neigh_lookup(f->t, 1, INET_ADDR_V4(IP1), &info), 0);
 	assert_int_equal(info.port, 1);
-	assert_int_equal(info.ip, IP1);
+	assert_true(inet_addr_equal(&info.addr, INET_ADDR_V4(IP1)));
+}
+
+/* IPv6 neighbours share the table: an IPv6 address whose last 32 bits spell an IPv4 one is
+ * another key, and many addresses of one /64 (sequential interface identifiers, the case
+ * a weak hash of the low bits would pile up) are all found. */
+static void test_ipv6_keys(void **state)
+{
+	struct fake *f = *state;
+	struct ip6_addr v6;
+	assert_int_equal(ip6_addr_parse("2001:db8::a00:1", &v6), 0); /* ends in 10.0.0.1 */
+	struct inet_addr a6 = inet_addr_v6(&v6);
+	to_reachable(f, 1, IP1, &MAC_A);
+	assert_int_equal(neigh_learn(f->t, f->now, 1, &a6, &MAC_B, NEIGH_F_CREATE), 0);
+	assert_entry_mac(f, 1, IP1, &MAC_A);
+	struct neigh_info info;
+	assert_int_equal(neigh_lookup(f->t, 1, &a6, &info), 0);
+	assert_mac_equal(&info.mac, &MAC_B);
+	assert_int_equal(info.state, NEIGH_STALE);
+	/* A request for an IPv6 neighbour reaches the callback with its whole address. */
+	assert_int_equal(neigh_delete(f->t, 1, &a6), 0);
+	f->n_req = 0;
+	assert_int_equal(neigh_resolve(f->t, f->now, 1, &a6, NULL, &f->mac), NEIGH_QUEUED);
+	assert_int_equal(f->n_req, 1);
+	assert_true(inet_addr_equal(&f->req[0].addr, &a6));
+	assert_int_equal(neigh_delete(f->t, 1, &a6), 0);
+
+	size_t n = f->p.max_entries - 1;
+	for (size_t i = 0; i < n; i++) {
+		struct inet_addr a = a6;
+		a.b[13] = (uint8_t)(i >> 16);
+		a.b[14] = (uint8_t)(i >> 8);
+		a.b[15] = (uint8_t)i;
+		assert_int_equal(neigh_add_static(f->t, 2, &a, &MAC_A), 0);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct inet_addr a = a6;
+		a.b[13] = (uint8_t)(i >> 16);
+		a.b[14] = (uint8_t)(i >> 8);
+		a.b[15] = (uint8_t)i;
+		assert_int_equal(neigh_lookup(f->t, 2, &a, &info), 0);
+		assert_true(inet_addr_equal(&info.addr, &a));
+	}
+	assert_int_equal(neigh_count(f->t), n + 1);
 }
 
 struct walk_acc {
@@ -250,7 +293,7 @@ static void test_walk_visits_every_entry_once(void **state)
 	to_incomplete(f, 1, IP1);
 	to_reachable(f, 2, IP1, &MAC_A);
 	to_stale(f, 3, IP1, &MAC_A);
-	neigh_add_static(f->t, 4, IP1, &MAC_A);
+	neigh_add_static(f->t, 4, INET_ADDR_V4(IP1), &MAC_A);
 	assert_int_equal(neigh_walk(f->t, walk_collect, &acc), 0);
 	assert_int_equal(acc.calls, 4);
 	for (int port = 1; port <= 4; port++)
@@ -290,13 +333,13 @@ static void test_count_follows_creation_and_removal(void **state)
 	assert_int_equal(neigh_count(f->t), 1);
 	to_stale(f, 1, IP2, &MAC_A);
 	assert_int_equal(neigh_count(f->t), 2);
-	neigh_add_static(f->t, 1, IP3, &MAC_A);
+	neigh_add_static(f->t, 1, INET_ADDR_V4(IP3), &MAC_A);
 	assert_int_equal(neigh_count(f->t), 3);
 	tick_every(f, T0 + f->p.mcast_probes * f->p.retrans_ms, 100); /* IP1 FAILED */
 	assert_int_equal(neigh_count(f->t), 3);
 	tick_every(f, T0 + f->p.gc_stale_ms, 100); /* IP1 and IP2 gone */
 	assert_int_equal(neigh_count(f->t), 1);
-	neigh_delete(f->t, 1, IP3);
+	neigh_delete(f->t, 1, INET_ADDR_V4(IP3));
 	assert_int_equal(neigh_count(f->t), 0);
 }
 
@@ -334,7 +377,7 @@ static void test_many_entries_same_ip_on_1000_ports(void **state)
 	}
 	/* Remove every other one: the rest of each chain stays reachable. */
 	for (uint16_t port = 0; port < 1000; port += 2)
-		assert_int_equal(neigh_delete(f->t, port, IP1), 0);
+		assert_int_equal(neigh_delete(f->t, port, INET_ADDR_V4(IP1)), 0);
 	assert_int_equal(neigh_count(f->t), 500);
 	for (uint16_t port = 0; port < 1000; port++) {
 		if (port % 2 == 0) {
@@ -420,7 +463,7 @@ static void test_many_entries_random_churn_matches_model(void **state)
 				n++;
 			}
 		} else {
-			assert_int_equal(neigh_delete(f->t, port, IP1 + ip),
+			assert_int_equal(neigh_delete(f->t, port, INET_ADDR_V4(IP1 + ip)),
 					 present[port][ip] ? 0 : -ENOENT);
 			if (present[port][ip]) {
 				present[port][ip] = false;
@@ -451,6 +494,7 @@ int main(void)
 		NEIGH_TEST(test_flush_port_removes_only_that_ports_dynamic_entries),
 		NEIGH_TEST(test_flush_all_ports_removes_every_dynamic_entry),
 		NEIGH_TEST(test_flush_empty_table_does_nothing),
+		NEIGH_TEST(test_ipv6_keys),
 		NEIGH_TEST(test_lookup_absent_returns_enoent),
 		NEIGH_TEST(test_walk_visits_every_entry_once),
 		NEIGH_TEST(test_walk_stops_when_callback_returns_non_zero),

@@ -29,7 +29,7 @@ static void expect_neigh(uint16_t port, uint32_t ip, enum neigh_state st,
 			 const struct eth_addr *mac)
 {
 	struct neigh_info ni;
-	assert_int_equal(neigh_lookup(ts_s->neigh, port, ip, &ni), 0);
+	assert_int_equal(neigh_lookup(ts_s->neigh, port, INET_ADDR_V4(ip), &ni), 0);
 	assert_int_equal(ni.state, st);
 	assert_memory_equal(ni.mac.b, mac->b, ETH_ADDR_LEN);
 }
@@ -37,7 +37,7 @@ static void expect_neigh(uint16_t port, uint32_t ip, enum neigh_state st,
 static void expect_no_neigh(uint16_t port, uint32_t ip)
 {
 	struct neigh_info ni;
-	assert_int_equal(neigh_lookup(ts_s->neigh, port, ip, &ni), -ENOENT);
+	assert_int_equal(neigh_lookup(ts_s->neigh, port, INET_ADDR_V4(ip), &ni), -ENOENT);
 }
 
 /* An echo request captured at frame i, to A, with this sequence number. */
@@ -225,7 +225,7 @@ static void test_arp_ping_unresolved_sends_one_broadcast_request(void **state)
 		      TS_HOST_A);
 	assert_int_equal(ts_s->events[STACK_EV_ARP_TX_REQUEST], 1);
 	struct neigh_info ni;
-	assert_int_equal(neigh_lookup(ts_s->neigh, 0, TS_HOST_A, &ni), 0);
+	assert_int_equal(neigh_lookup(ts_s->neigh, 0, INET_ADDR_V4(TS_HOST_A), &ni), 0);
 	assert_int_equal(ni.state, NEIGH_INCOMPLETE);
 	assert_int_equal(ni.queued, 1);
 }
@@ -256,13 +256,13 @@ static struct {
 	unsigned flags;
 } news;
 
-static void record_news(void *ctx, uint16_t port, uint32_t ip, const struct eth_addr *mac,
-			unsigned flags)
+static void record_news(void *ctx, uint16_t port, const struct inet_addr *addr,
+			const struct eth_addr *mac, unsigned flags)
 {
 	(void)ctx;
 	news.calls++;
 	news.port = port;
-	news.ip = ip;
+	news.ip = inet_addr_to_v4(addr);
 	news.mac = *mac;
 	news.flags = flags;
 }
@@ -306,7 +306,8 @@ static void test_arp_news_from_other_worker_releases_queued_packets(void **state
 	for (uint16_t seq = 1; seq <= 3; seq++)
 		assert_int_equal(stack_ping_send(ts_s, TS_HOST_A, 0x4242, seq, 32), 0);
 	ts_clear();
-	stack_neigh_learn(ts_s, 0, TS_HOST_A, &ts_mac_a, NEIGH_F_CREATE | NEIGH_F_SOLICITED);
+	stack_neigh_learn(ts_s, 0, INET_ADDR_V4(TS_HOST_A), &ts_mac_a,
+			  NEIGH_F_CREATE | NEIGH_F_SOLICITED);
 	assert_int_equal(ts_nframes, 3);
 	for (unsigned i = 0; i < 3; i++)
 		expect_echo_to_a(i, (uint16_t)(i + 1));
@@ -343,7 +344,7 @@ static void test_arp_request_retransmitted_then_resolution_fails(void **state)
 	assert_int_equal(ts_nframes, np.mcast_probes);
 	ts_expect_drop(STACK_DROP_NEIGH_FAILED, 1);
 	struct neigh_info ni;
-	assert_int_equal(neigh_lookup(ts_s->neigh, 0, TS_HOST_A, &ni), 0);
+	assert_int_equal(neigh_lookup(ts_s->neigh, 0, INET_ADDR_V4(TS_HOST_A), &ni), 0);
 	assert_int_equal(ni.state, NEIGH_FAILED);
 }
 
@@ -385,7 +386,7 @@ static void test_arp_addr_del_with_another_left_keeps_neighbours(void **state)
 	assert_int_equal(stack_addr_del(ts_s, 0, IP4(10, 0, 0, 9), 24), 0);
 	assert_int_equal(ts_s->drops[STACK_DROP_NEIGH_FLUSHED], 0);
 	struct neigh_info ni;
-	assert_int_equal(neigh_lookup(ts_s->neigh, 0, TS_HOST_A, &ni), 0);
+	assert_int_equal(neigh_lookup(ts_s->neigh, 0, INET_ADDR_V4(TS_HOST_A), &ni), 0);
 	assert_int_equal(ni.queued, 1);
 	ts_clear();
 	struct arp_repr a = arp_of(ARP_OP_REPLY, &ts_mac_a, TS_HOST_A, &ts_mac_port[0], TS_ADDR0);

@@ -415,7 +415,7 @@ static void test_forward_unresolved_next_hop_queued_behind_arp_request(void **st
 	ts_expect_arp(0, 1, ARP_OP_REQUEST, &eth_addr_broadcast, TS_ADDR1, &ts_mac_zero,
 		      UNKNOWN_HOST);
 	struct neigh_info ni;
-	assert_int_equal(neigh_lookup(ts_s->neigh, 1, UNKNOWN_HOST, &ni), 0);
+	assert_int_equal(neigh_lookup(ts_s->neigh, 1, INET_ADDR_V4(UNKNOWN_HOST), &ni), 0);
 	assert_int_equal(ni.queued, 3);
 	ts_expect_no_drops();
 }

@@ -67,7 +67,7 @@ void ts_params(struct stack_params *p)
 
 void ts_static_neigh(uint16_t port, uint32_t ip, const struct eth_addr *mac)
 {
-	assert_int_equal(neigh_add_static(ts_s->neigh, port, ip, mac), 0);
+	assert_int_equal(neigh_add_static(ts_s->neigh, port, INET_ADDR_V4(ip), mac), 0);
 }
 
 static void ts_make(const struct stack_params *p, bool neighbours)

@@ -136,7 +136,8 @@ static void test_full_neigh_ring_counts_lost_news(void **state)
 	struct eth_addr mac = {{2, 0, 0, 0, 0, 9}};
 	unsigned room = rte_ring_free_count(workers[1].neigh_in);
 	for (unsigned i = 0; i < room + 5; i++)
-		w->stack->ops.neigh_learnt(w->stack->ops.ctx, 0, 0x0a000001u + i, &mac, 0);
+		w->stack->ops.neigh_learnt(w->stack->ops.ctx, 0, INET_ADDR_V4(0x0a000001u + i),
+					   &mac, 0);
 	assert_int_equal(w->neigh_news_lost, 5);
 	assert_int_equal(workers[1].neigh_news_lost, 0);
 }
