@@ -86,14 +86,16 @@ static void *capture_writer_main(void *arg)
 		 c->filter[0] != '\0' ? ", filter: " : "", c->filter);
 	/* Writes the section header and a description of every DPDK port (the pcapng
 	 * interface of a packet is its DPDK port). */
+	/* The control protocol's answer (include/dpstack/ctl.h), then the stream. */
+	bool client_ok = send(c->client_fd, "ok\n", 3, MSG_NOSIGNAL) == 3;
 	/* A duplicate, which rte_pcapng_close closes: client_fd stays open (and its number
 	 * ours) until capture_destroy, so capture_stop can shut it down at any time. */
-	int out_fd = dup(c->client_fd);
+	int out_fd = client_ok ? dup(c->client_fd) : -1;
 	rte_pcapng_t *out = out_fd < 0 ? NULL : rte_pcapng_fdopen(out_fd, NULL, NULL,
 							    "dpstackd " DPSTACK_VERSION, comment);
 	if (out == NULL && out_fd >= 0)
 		close(out_fd);
-	bool client_ok = out != NULL;
+	client_ok = out != NULL;
 	const int64_t spin = doorbell_spin_default();
 	struct rte_mbuf *batch[CAPTURE_WRITE_BATCH];
 	while (client_ok && !atomic_load(&c->stop) && !capture_count_reached(c) &&
