@@ -8,7 +8,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include <rte_bpf.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
@@ -25,6 +24,7 @@
 #define CAPTURE_POOL_SIZE (CAPTURE_RING_SIZE + 2048 - 1)
 /* Copies of larger frames chain segments from the same pool; the stack's frames fit. */
 #define CAPTURE_SEG_FRAME 9216
+#define CAPTURE_BURST 32         /* copies queued at once */
 
 static _Atomic unsigned capture_seq; /* unique names of rings and pools */
 
@@ -60,14 +60,11 @@ struct capture *capture_create(uint16_t port, const char *port_name, uint16_t et
 		return NULL;
 	}
 	if (c->filter[0] != '\0') {
-		c->bpf = capture_filter_compile(c->filter, snaplen, err, errlen);
-		if (c->bpf == NULL) {
+		if (capture_filter_compile(c->filter, snaplen, &c->filter_prog, err, errlen) != 0) {
 			capture_destroy(c);
 			return NULL;
 		}
-		struct rte_bpf_jit jit;
-		if (rte_bpf_get_jit(c->bpf, &jit) == 0)
-			c->bpf_jit = jit.func;
+		c->filtered = true;
 	}
 	unsigned seq = atomic_fetch_add(&capture_seq, 1);
 	char name[RTE_MEMPOOL_NAMESIZE];
@@ -99,8 +96,9 @@ void capture_release(struct capture *c)
 	}
 	rte_mempool_free(c->pool);
 	c->pool = NULL;
-	rte_bpf_destroy(c->bpf);
-	c->bpf = NULL;
+	if (c->filtered)
+		pcap_freecode(&c->filter_prog);
+	c->filtered = false;
 }
 
 void capture_destroy(struct capture *c)
@@ -148,36 +146,43 @@ static inline void capture_count(_Atomic uint64_t *v, uint64_t n)
 			      memory_order_relaxed);
 }
 
+/* Queues k copies for the writer, freeing those the ring has no room for; returns how many
+ * it queued. */
+static unsigned capture_queue(struct capture *c, struct rte_mbuf **copies, unsigned k)
+{
+	unsigned q = rte_ring_mp_enqueue_burst(c->ring, (void **)copies, k, NULL);
+	rte_pktmbuf_free_bulk(copies + q, k - q);
+	return q;
+}
+
 void capture_burst(struct capture *c, unsigned worker, uint16_t queue,
 		   struct rte_mbuf *const *pkts, uint16_t n, enum rte_pcapng_direction dir)
 {
-	struct rte_mbuf *copies[n];
-	unsigned k = 0, lost = 0;
+	struct rte_mbuf *copies[CAPTURE_BURST];
+	unsigned k = 0, wanted = 0, queued = 0;
 	const uint64_t now = rte_get_tsc_cycles();
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		/* A classic BPF program returns the bytes to keep; 0 rejects the frame. */
-		if (c->bpf != NULL &&
-		    (c->bpf_jit != NULL ? c->bpf_jit(m) : rte_bpf_exec(c->bpf, m)) == 0)
+		if (c->filtered && !capture_filter_match(&c->filter_prog, m))
 			continue;
+		wanted++;
 		struct rte_mbuf *copy = rte_pcapng_copy(c->eth_port, queue, m, c->pool,
 							c->snaplen, now, dir);
 		if (copy != NULL)
 			copies[k++] = copy;
-		else
-			lost++;
+		if (k == CAPTURE_BURST) {
+			queued += capture_queue(c, copies, k);
+			k = 0;
+		}
 	}
-	unsigned queued = k != 0 ? rte_ring_mp_enqueue_burst(c->ring, (void **)copies, k, NULL)
-				  : 0;
-	if (queued < k) {
-		rte_pktmbuf_free_bulk(copies + queued, k - queued);
-		lost += k - queued;
-	}
+	if (k != 0)
+		queued += capture_queue(c, copies, k);
 	struct capture_worker_counts *cnt = &c->counts[worker];
 	if (queued != 0) {
 		capture_count(&cnt->copied, queued);
 		doorbell_ring_fd(&c->bell, c->bell_fd);
 	}
-	if (lost != 0)
-		capture_count(&cnt->dropped, lost);
+	/* The pool or the ring was full: the writer is behind. */
+	if (wanted != queued)
+		capture_count(&cnt->dropped, wanted - queued);
 }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <pcap/pcap.h>
 #include <rte_common.h>
 #include <rte_mbuf.h>
 #include <rte_pcapng.h>
@@ -28,7 +29,6 @@
 #define CAPTURE_SNAPLEN_MAX 262144      /* tcpdump's default: whole frames */
 #define CAPTURE_FILTER_MAX 1024         /* bytes of a filter expression */
 
-struct rte_bpf;
 struct rte_ring;
 struct rte_mempool;
 
@@ -42,8 +42,8 @@ struct capture {
 	/* Read by the workers while the capture is published. */
 	uint16_t eth_port;              /* the DPDK port: the pcapng interface of each packet */
 	uint32_t snaplen;
-	struct rte_bpf *bpf;            /* NULL: every frame */
-	uint64_t (*bpf_jit)(void *);    /* bpf as native code, or NULL (the interpreter) */
+	bool filtered;                  /* else every frame is taken */
+	struct bpf_program filter_prog; /* classic BPF (capture_filter.c) */
 	struct rte_mempool *pool;       /* the copies */
 	struct rte_ring *ring;          /* copies on their way to the writer */
 	struct doorbell bell;           /* rung after copies were queued */
