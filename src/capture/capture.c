@@ -10,6 +10,7 @@
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
+#include <rte_ether.h>
 #include <rte_malloc.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
@@ -22,8 +23,10 @@
 #define CAPTURE_RING_SIZE 4096
 /* The pool also holds a batch the writer is writing and bursts being copied. */
 #define CAPTURE_POOL_SIZE (CAPTURE_RING_SIZE + 2048 - 1)
-/* Copies of larger frames chain segments from the same pool; the stack's frames fit. */
-#define CAPTURE_SEG_FRAME 9216
+/* A copy of a larger frame (jumbo MTU) chains segments from the same pool, which
+ * rte_pcapng_write_packets writes as one block: an ordinary frame takes one ~1.7 KB
+ * buffer rather than a jumbo-sized one (the pool is ~11 MB, not ~60). */
+#define CAPTURE_SEG_FRAME RTE_ETHER_MAX_LEN
 #define CAPTURE_BURST 32         /* copies queued at once */
 
 static _Atomic unsigned capture_seq; /* unique names of rings and pools */

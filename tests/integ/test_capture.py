@@ -241,6 +241,8 @@ def test_second_capture_of_a_port_refused_first_goes_on(cap, lab):
     proc = start_capture(d, "port0", "filter", "icmp", "-w", path)
     r = d.ctl_result("capture", "port0", "-w", os.path.join(lab.tmp, "second.pcapng"))
     assert r.rc == 1 and "a capture is already running on port0" in r.err, r
+    assert "Capture: 1 running" in d.ctl("stats")
+    assert d.stats()["capture"]["captures"][0]["filter"] == "icmp"
     assert cap.peer.ping(cap.stack_ip, count=1, wait=2).received == 1
     rc, err = end_capture(proc)
     assert rc == 0 and summary_packets(err) == (2, 0), err

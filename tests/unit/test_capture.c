@@ -162,12 +162,47 @@ static void test_burst_copies_matches_and_counts_what_the_ring_refuses(void **st
 	capture_destroy(c);
 }
 
+/* A jumbo frame's copy chains buffers of the capture's pool and keeps every byte. */
+static void test_jumbo_frame_copied_whole(void **state)
+{
+	(void)state;
+	char err[256];
+	struct capture *c = capture_create(0, "port0", 0, CAPTURE_SNAPLEN_MAX, NULL, 0, 1, err,
+					   sizeof(err));
+	assert_non_null(c);
+	static uint8_t jumbo[9014];
+	size_t len = frame_build(jumbo, PROTO_UDP, 1, 2);
+	for (size_t i = len; i < sizeof(jumbo); i++)
+		jumbo[i] = (uint8_t)i;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool());
+	assert_non_null(m);
+	for (size_t at = 0; at < sizeof(jumbo); at += 2000) {
+		size_t n = sizeof(jumbo) - at < 2000 ? sizeof(jumbo) - at : 2000;
+		struct rte_mbuf *seg = at == 0 ? m : rte_pktmbuf_alloc(test_pool());
+		assert_non_null(seg);
+		memcpy(rte_pktmbuf_append(seg, (uint16_t)n), jumbo + at, n);
+		if (seg != m)
+			assert_int_equal(rte_pktmbuf_chain(m, seg), 0);
+	}
+	capture_burst(c, 0, 0, &m, 1, RTE_PCAPNG_DIRECTION_IN);
+	rte_pktmbuf_free(m);
+	assert_int_equal(capture_copied(c), 1);
+	assert_int_equal(capture_dropped(c), 0);
+	struct rte_mbuf *copy = NULL;
+	assert_int_equal(rte_ring_sc_dequeue(c->ring, (void **)&copy), 0);
+	assert_true(copy->nb_segs > 1);
+	assert_true(rte_pktmbuf_pkt_len(copy) > sizeof(jumbo));
+	rte_pktmbuf_free(copy);
+	capture_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filter_agrees_with_libpcap_whole_and_chained),
 		cmocka_unit_test(test_filter_bad_expression_says_why),
 		cmocka_unit_test(test_burst_copies_matches_and_counts_what_the_ring_refuses),
+		cmocka_unit_test(test_jumbo_frame_copied_whole),
 	};
 	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }
