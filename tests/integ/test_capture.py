@@ -329,3 +329,28 @@ def test_daemon_stopping_ends_a_running_capture(lab):
     proc.stdout.read()
     err = proc.communicate(timeout=topo.DEFAULT_TIMEOUT)[1].decode()
     assert proc.returncode == 1 and "ended without its summary" in err, err
+
+
+def test_capture_with_two_workers_has_every_frame(lab, tmp_path):
+    """Two workers, each with its RX queue and TX queue on the port: both copy into the
+    one capture, and both stop when it ends."""
+    peer = lab.add_peer("10.0.0.1")
+    d = lab.start_daemon(topo.two_worker_config(peer.root_ifname))
+    addrs = ["10.0.0.%d" % (11 + i) for i in range(8)]
+    for a in addrs:
+        peer.run("ip", "addr", "add", a + "/24", "dev", peer.ifname)
+    path = str(tmp_path / "two.pcapng")
+    proc = start_capture(d, "port0", "filter", "icmp", "-w", path)
+    for a in addrs:   # eight sources: their hashes spread them over both workers
+        assert peer.ping("10.0.0.2", count=2, interval=0.05, wait=2,
+                         extra=("-I", a)).received == 2
+    rc, err = end_capture(proc)
+    assert rc == 0 and summary_packets(err) == (32, 0), err
+    frames = tshark(path, "ip.src", "icmp.type", "frame.packet_flags_direction",
+                    "frame.interface_queue")
+    for a in addrs:
+        assert sorted((f[1], int(f[2], 0)) for f in frames if a in f[0].split(",")) == \
+            [("8", IN)] * 2, a
+    assert sum(1 for f in frames if f[1] == "0" and int(f[2], 0) == OUT) == 16
+    # Each worker receives on its own queue and answers on its own queue.
+    assert {f[3] for f in frames} == {"0", "1"}, frames
