@@ -1,10 +1,12 @@
 /* Why libpcap's classic BPF interpreter (bpf_filter) rather than DPDK's eBPF (rte_bpf_convert,
- * then rte_bpf with its JIT, as dpdk-dumpcap does): tests/unit/test_capture.c runs both
+ * then rte_bpf with its JIT, as dpdk-dumpcap does): tests/unit/test_capture.c checked both
  * against libpcap's own answer on the same frames, and DPDK 22.11.11 got
- * `tcp[tcpflags] & tcp-syn != 0` wrong (no match on a SYN, interpreter and converted
- * program alike) and its x86-64 JIT crashed (SIGSEGV) on that program. A capture filter
- * that is wrong or crashes a worker costs more than the interpreter's few ns per
- * instruction; tcpdump's usual programs are a dozen instructions long. */
+ * `tcp[tcpflags] & tcp-syn != 0` wrong (no match on a SYN, in its interpreter) and its
+ * x86-64 JIT crashed (SIGSEGV) on that program. Measured per frame for `tcp port 80` (20
+ * instructions; this 2-CPU machine, busy): bpf_filter 97-172 ns, rte_bpf's interpreter
+ * 195-284 ns, its JIT 36-50 ns. The JIT would be faster, but a filter that is wrong or
+ * crashes a worker is worse than a slower one, and copying a matching frame
+ * (rte_pcapng_copy, ring, free) costs 600-900 ns anyway. */
 #include "capture_filter.h"
 
 #include <stdio.h>
