@@ -11,6 +11,8 @@
 
 #define CAPTURE_MAX_COUNT 1000000000u
 
+_Static_assert(WORKER_MAX <= CAPTURE_MAX_WORKERS, "a capture counts for every worker");
+
 struct capture_publish {
 	struct worker *w;
 	uint16_t port;

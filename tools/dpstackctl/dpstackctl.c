@@ -25,6 +25,9 @@ static void usage(FILE *f)
 		"  -j         JSON output\n"
 		"  -h         this help; 'dpstackctl help' lists the commands\n"
 		"\n"
+		"capture PORT ... -w FILE writes pcapng to FILE; -w - (or no -w) to stdout, which\n"
+		"must not be a terminal: dpstackctl capture port0 -w - | tshark -r -\n"
+		"\n"
 		"Exit status: 0 success, 1 the daemon refused the command, 2 usage or connection "
 		"error.\n");
 }
