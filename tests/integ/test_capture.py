@@ -222,6 +222,15 @@ def test_capture_bad_output_refused_by_dpstackctl(cap, args, message):
     assert capture_stats(cap.daemon)["running"] == 0
 
 
+@pytest.mark.skipif(shutil.which("script") is None, reason="script(1) not installed")
+def test_capture_to_a_terminal_refused(cap):
+    """pcapng is no text for a terminal: without -w, stdout must be a file or a pipe."""
+    cmd = "%s -s %s capture port0; echo status=$?" % (topo.DPSTACKCTL, cap.daemon.sock)
+    out = topo.run(["script", "-qec", cmd, "/dev/null"]).stdout
+    assert "capture writes pcapng, not text: give -w FILE" in out and "status=2" in out, out
+    assert capture_stats(cap.daemon)["running"] == 0
+
+
 def test_capture_from_the_config_file_refused():
     """The config file has no client to stream to."""
     lab = topo.Lab("capture_config")
