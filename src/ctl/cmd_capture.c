@@ -87,6 +87,10 @@ int cmd_capture(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		else if (strcmp(argv[i], "snaplen") == 0)
 			rc = cmd_parse_u32(argv[i + 1], 1, CAPTURE_SNAPLEN_MAX, &snaplen, "snaplen",
 					   o);
+		else if (filter != NULL)
+			return ctl_error(o, "unknown capture option '%s' (a filter of several words "
+					    "is one argument: filter \"%s %s ...\")", argv[i],
+					 filter, argv[i]);
 		else
 			return ctl_error(o, "unknown capture option '%s'", argv[i]);
 		if (rc != 0)

@@ -195,6 +195,8 @@ BAD = [
     ("snaplen_zero", ["port0", "snaplen", "0"], "snaplen must be a number from 1"),
     ("snaplen_too_big", ["port0", "snaplen", "262145"], "snaplen must be a number"),
     ("unknown_option", ["port0", "colour", "red"], "unknown capture option 'colour'"),
+    ("filter_not_quoted", ["port0", "filter", "tcp", "port", "80"],
+     "a filter of several words is one argument: filter \"tcp port ...\""),
     ("dangling_option", ["port0", "count"], "usage: capture PORT"),
     ("no_port", [], "usage: capture PORT"),
 ]
