@@ -22,8 +22,8 @@
 #include <rte_mbuf.h>
 #include <rte_pcapng.h>
 
-#include "../base/doorbell.h"
-#include "../proto/netcfg.h"
+#include "base/doorbell.h"
+#include "stack/netcfg.h"
 
 #define CAPTURE_MAX_WORKERS 64          /* = WORKER_MAX, which this header cannot see */
 #define CAPTURE_SNAPLEN_MAX 262144      /* tcpdump's default: whole frames */

@@ -10,7 +10,7 @@
 #include <rte_mempool.h>
 
 #include "cmd.h"
-#include "../proto/tcp.h"
+#include "tcp/tcp.h"
 
 #define STATS_WORKER_COLUMNS 8 /* the text output shows each worker's count up to this many */
 

@@ -15,8 +15,8 @@
 #include <rte_ring.h>
 
 #include "test_eal.h"
-#include "../../src/capture/capture.h"
-#include "../../src/capture/capture_filter.h"
+#include "capture/capture.h"
+#include "capture/capture_filter.h"
 
 #define PROTO_ICMP 1
 #define PROTO_TCP 6
