@@ -84,12 +84,12 @@ static void *capture_writer_main(void *arg)
 	char comment[CAPTURE_FILTER_MAX + 128];
 	snprintf(comment, sizeof(comment), "dpstackd capture on %s%s%s", c->port_name,
 		 c->filter[0] != '\0' ? ", filter: " : "", c->filter);
-	/* Writes the section header and a description of every DPDK port (the pcapng
-	 * interface of a packet is its DPDK port). */
 	/* The control protocol's answer (include/dpstack/ctl.h), then the stream. */
 	bool client_ok = send(c->client_fd, "ok\n", 3, MSG_NOSIGNAL) == 3;
 	/* A duplicate, which rte_pcapng_close closes: client_fd stays open (and its number
-	 * ours) until capture_destroy, so capture_stop can shut it down at any time. */
+	 * ours) until capture_destroy, so capture_stop can shut it down at any time.
+	 * rte_pcapng_fdopen writes the section header and a description of every DPDK port
+	 * (a packet's pcapng interface is its DPDK port). */
 	int out_fd = client_ok ? dup(c->client_fd) : -1;
 	rte_pcapng_t *out = out_fd < 0 ? NULL : rte_pcapng_fdopen(out_fd, NULL, NULL,
 							    "dpstackd " DPSTACK_VERSION, comment);
