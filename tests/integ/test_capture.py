@@ -189,6 +189,8 @@ def test_capture_streams_live_into_tshark(cap):
 BAD = [
     ("bad_filter", ["port0", "filter", "tcp prot 80"], "bad filter 'tcp prot 80'"),
     ("filter_unknown_protocol", ["port0", "filter", "nosuchproto"], "bad filter"),
+    ("filter_too_long", ["port0", "filter", "tcp or " * 200 + "udp"],
+     "filter longer than 1023 bytes"),
     ("unknown_port", ["port9"], "no port named 'port9'"),
     ("count_zero", ["port0", "count", "0"], "count must be a number from 1"),
     ("count_not_a_number", ["port0", "count", "lots"], "count must be a number"),
