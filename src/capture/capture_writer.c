@@ -120,11 +120,13 @@ static void *capture_writer_main(void *arg)
 	if (out != NULL) {
 		uint64_t dropped = capture_dropped(c);
 		uint64_t written = atomic_load(&c->written);
-		/* dpstackctl prints this comment when the capture ends (tcpdump's summary). */
+		/* dpstackctl prints this comment when the capture ends (tcpdump's summary).
+		 * Not when the daemon stops: capture_stop shuts the connection down at any
+		 * moment, so the client is told, always, that the end was not the capture's. */
 		snprintf(comment, sizeof(comment),
 			 "%" PRIu64 " packets captured, %" PRIu64 " dropped (ring or writer behind)",
 			 written, dropped);
-		if (client_ok)
+		if (client_ok && !atomic_load(&c->stop))
 			rte_pcapng_write_stats(out, c->eth_port, comment, 0, 0,
 					       capture_copied(c) + dropped, dropped);
 		rte_pcapng_close(out);
