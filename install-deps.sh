@@ -13,6 +13,8 @@ packages=(
   build-essential gcc meson ninja-build pkg-config
   # DPDK 22.11 LTS: libraries, PMDs, testpmd/dumpcap, docs with the examples
   libdpdk-dev dpdk dpdk-dev
+  # capture filters: libpcap compiles tcpdump expressions (src/capture)
+  libpcap-dev
   # unit tests and fuzzing
   libcmocka-dev clang libclang-rt-14-dev llvm
   # integration tests: the kernel peer and the tools that drive it

@@ -195,6 +195,8 @@ static int start_dataplane(struct daemon *d)
 
 static void stop_dataplane(struct daemon *d)
 {
+	/* Captures take themselves out of the workers, which must still run. */
+	cmd_capture_fini(d);
 	/* Services close their sockets on their workers' threads while those still run. */
 	cmd_service_fini(d);
 	/* Applications' sockets are closed by their workers, so before those stop. */

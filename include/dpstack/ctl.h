@@ -6,7 +6,10 @@
  *   an empty line
  *
  * The daemon answers "ok\n" followed by the output, or "error\n" followed by a one-line
- * message, and closes the connection. Words may not contain newlines; a request is at most
+ * message, and closes the connection. `capture` is the exception: after "ok\n" the connection
+ * carries a pcapng stream until the capture ends; the client ends it early by shutting down
+ * its sending side, and the stream then ends with an interface statistics block whose comment
+ * sums it up. Words may not contain newlines; a request is at most
  * DPSTACK_CTL_MAX_REQUEST bytes and DPSTACK_CTL_MAX_WORDS words. */
 #ifndef DPSTACK_CTL_H
 #define DPSTACK_CTL_H

@@ -53,6 +53,9 @@ static const struct cmd cmds[] = {
 	 "tcp params [{ syn-retries | synack-retries | retries | rto-min-ms | delack-ms | "
 	 "fin-timeout-ms | time-wait-ms | syncookies | max-orphans } N]... "
 	 "[cc { cubic | newreno | vegas | bbr }]"},
+	{"capture", cmd_capture,
+	 "capture PORT [filter EXPR] [count N] [snaplen N] [-w FILE | -] (pcapng; -w is "
+	 "dpstackctl's)"},
 	{"apps limits", cmd_apps_limits,
 	 "apps limits [{ apps-per-user | socks-per-app | socks-per-user | listeners-per-user | "
 	 "arena-mb-per-app | arena-mb-per-user | binds-per-app } N]..."},

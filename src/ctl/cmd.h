@@ -24,6 +24,11 @@ cmd_handler cmd_ping;
 cmd_handler cmd_service_add, cmd_service_del, cmd_service_show;
 cmd_handler cmd_tcp_params;
 cmd_handler cmd_apps_limits;
+cmd_handler cmd_capture;
+
+/* The captures' counters in `stats`; and their end before the workers stop. */
+void cmd_capture_stats(struct daemon *d, struct ctl_out *o);
+void cmd_capture_fini(struct daemon *d);
 
 /* The applications' limits and each user's use (in `stats` and `apps limits`). */
 void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o);

@@ -217,6 +217,7 @@ static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl
 	json_u64(o, "heap_trims", d->mem.trims);
 	json_obj_end(o);
 	stats_apps(d, o);
+	cmd_capture_stats(d, o);
 	json_obj_end(o);
 }
 
@@ -274,6 +275,7 @@ static void stats_text(struct daemon *d, const struct stats_sum *sum, struct ctl
 	ctl_printf(o, "Memory: %" PRIu64 " heap trims after storms of connections\n",
 		   d->mem.trims);
 	stats_apps(d, o);
+	cmd_capture_stats(d, o);
 }
 
 int cmd_stats_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)

@@ -181,6 +181,12 @@ void ctl_server_serve_one(struct daemon *d, int lfd)
 	d->client_fd = fd;
 	int rc = cmd_exec(d, argc, argv, &out);
 	d->client_fd = -1;
+	if (d->client_kept) {
+		/* The command answers on the connection itself, and closes it (capture). */
+		d->client_kept = false;
+		ctl_out_fini(&out);
+		return;
+	}
 	const char *status = rc == 0 ? "ok\n" : "error\n";
 	send_all(fd, status, strlen(status));
 	if (out.len > 0)

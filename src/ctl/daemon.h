@@ -13,6 +13,7 @@
 #include "dp/worker.h"
 #include "stack/netcfg.h"
 #include "chan/chan.h"
+#include "capture/capture.h"
 #include "mem_trim.h"
 #include "veth_offload.h"
 
@@ -49,6 +50,8 @@ struct daemon {
 	struct chan *chan;               /* the application channel (src/chan) */
 	int sig_fd;                      /* readable when SIGINT/SIGTERM is pending */
 	int client_fd;                   /* the control client being served, or -1 */
+	bool client_kept;                /* the command keeps client_fd open (capture) */
+	struct capture_registry captures; /* `capture` (cmd_capture.c) */
 	struct mem_trim mem;             /* the heap given back after storms (mem_trim.h) */
 	struct veth_offload_watch veth;  /* checksum drops from a veth peer (veth_offload.h) */
 	/* `dpstackd --check-config`: no EAL ports, workers or channel. Commands check their

@@ -112,6 +112,8 @@ static void worker_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 		w->stack->ports[port].tx_dropped++; /* tx.no_mbuf says why */
 		return;
 	}
+	capture_tap(&w->taps, port, w->index, w->tx_via[port] < 0 ? w->txq[port] :
+		    (uint16_t)w->tx_via[port], &m, 1, RTE_PCAPNG_DIRECTION_OUT);
 	if (w->tx_via[port] < 0) {
 		rte_eth_tx_buffer(w->eth_port[port], w->txq[port], w->txbuf[port], m);
 		return;
@@ -348,6 +350,8 @@ int worker_main(void *arg)
 		for (unsigned i = 0; i < w->nb_rxq; i++) {
 			const struct worker_rxq *q = &w->rxq[i];
 			uint16_t n = rte_eth_rx_burst(q->eth_port, q->queue, burst, WORKER_BURST);
+			capture_tap(&w->taps, q->port, w->index, q->queue, burst, n,
+				    RTE_PCAPNG_DIRECTION_IN);
 			/* Headers are the first bytes the stack touches: fetch them a few packets
 			 * ahead, so the miss overlaps the work on the packets before. */
 			for (uint16_t k = 0; k < n && k < WORKER_PREFETCH; k++)

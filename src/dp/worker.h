@@ -12,6 +12,7 @@
 #include <rte_ring.h>
 
 #include "base/doorbell.h"
+#include "capture/capture.h"
 #include "stack/stack.h"
 #include "stack/steer.h"
 #include "port.h"
@@ -97,6 +98,7 @@ struct worker {
 	struct doorbell call_bell;               /* rung when calls are done or the mailbox
 						  * has room (worker_call waits on it) */
 	struct worker_hooks hooks;
+	struct capture_taps taps;                /* captures of our ports (src/capture) */
 	atomic_bool stop;
 	/* Loop statistics, read by the control thread. */
 	struct worker_cycles cycles;

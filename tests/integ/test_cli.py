@@ -135,7 +135,8 @@ def test_help_lists_every_command(one_port):
     for usage in ("link show", "link set", "ip addr add", "ip addr del", "ip addr show",
                   "ip route add", "ip route del", "ip route show", "ip forwarding",
                   "neigh show", "neigh add",
-                  "neigh del", "neigh flush", "neigh params", "stats", "lcore show", "ping"):
+                  "neigh del", "neigh flush", "neigh params", "stats", "lcore show", "ping",
+                  "capture"):
         assert any(line.startswith(usage) for line in out.splitlines()), usage
 
 

@@ -10,6 +10,8 @@
 
 #include <dpstack/ctl.h>
 
+#include "capture_client.h"
+
 /* Long enough for the slowest command, a long `ping`; a dead daemon closes the socket. */
 #define CTL_TIMEOUT_S 3600
 
@@ -22,6 +24,9 @@ static void usage(FILE *f)
 		DPSTACK_CTL_DEFAULT ")\n"
 		"  -j         JSON output\n"
 		"  -h         this help; 'dpstackctl help' lists the commands\n"
+		"\n"
+		"capture PORT ... -w FILE writes pcapng to FILE; -w - (or no -w) to stdout, which\n"
+		"must not be a terminal: dpstackctl capture port0 -w - | tshark -r -\n"
 		"\n"
 		"Exit status: 0 success, 1 the daemon refused the command, 2 usage or connection "
 		"error.\n");
@@ -67,6 +72,16 @@ int main(int argc, char **argv)
 	if (optind == argc) {
 		usage(stderr);
 		return 2;
+	}
+
+	/* capture: the pcapng stream follows "ok" (capture_client.c). */
+	int capture_out = -1;
+	if (strcmp(argv[optind], "capture") == 0) {
+		int words = argc - optind;
+		capture_out = capture_client_output(&words, argv + optind);
+		if (capture_out < 0)
+			return 2;
+		argc = optind + words;
 	}
 
 	char req[DPSTACK_CTL_MAX_REQUEST];
@@ -130,6 +145,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dpstackctl: no answer from dpstackd at %s\n", path);
 		return 2;
 	}
+	if (ok && capture_out >= 0)
+		return capture_client_relay(fd, capture_out);
 	FILE *out = ok ? stdout : stderr;
 	if (failed)
 		fputs("dpstackctl: ", stderr);
