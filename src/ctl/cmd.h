@@ -30,6 +30,7 @@ void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o);
 
 /* One port's counters (cmd_port.c): the stacks' on it and what its device and the kernel
  * under it know of lost frames; printed alike by `link show` and `stats`. */
+void cmd_port_counters_add(struct stack_port_counters *sum, const struct stack_port_counters *c);
 void cmd_port_counters_get(struct daemon *d, uint16_t p, struct stack_port_counters *sc,
 			   struct port_dev_counters *dc);
 void cmd_port_losses_json(struct ctl_out *o, const struct stack_port_counters *sc,
