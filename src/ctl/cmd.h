@@ -13,6 +13,7 @@ int cmd_exec(struct daemon *d, int argc, char **argv, struct ctl_out *out);
 typedef int cmd_handler(struct daemon *d, int argc, char **argv, struct ctl_out *o);
 
 cmd_handler cmd_help;
+cmd_handler cmd_monitor;
 cmd_handler cmd_link_show, cmd_link_set;
 cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
 cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding, cmd_ip_reassembly;

@@ -123,11 +123,11 @@ void json_u64(struct ctl_out *o, const char *key, uint64_t val)
 	ctl_printf(o, "%" PRIu64, val);
 }
 
-void json_f64(struct ctl_out *o, const char *key, double val)
+void json_f64(struct ctl_out *o, const char *key, double val, int decimals)
 {
 	json_key(o, key);
 	if (isfinite(val))
-		ctl_printf(o, "%.3f", val);
+		ctl_printf(o, "%.*f", decimals, val);
 	else
 		ctl_printf(o, "null"); /* RFC 8259 §6 has no NaN or infinity */
 }

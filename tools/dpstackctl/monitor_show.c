@@ -4,6 +4,11 @@
 #include <stdio.h>
 #include <time.h>
 
+/* Rates to a thousandth; the interval to a microsecond, so that rate times interval gives
+ * back the counter's growth. */
+#define RATE_DECIMALS 3
+#define INTERVAL_DECIMALS 6
+
 static void iso_time(char *buf, size_t len, const struct timespec *ts)
 {
 	struct tm tm;
@@ -15,15 +20,15 @@ static void iso_time(char *buf, size_t len, const struct timespec *ts)
 static void json_rate_members(struct ctl_out *o, const struct mon_rates *r)
 {
 	for (size_t i = 0; i < r->n; i++)
-		json_f64(o, r->v[i].name, r->v[i].per_s);
+		json_f64(o, r->v[i].name, r->v[i].per_s, RATE_DECIMALS);
 }
 
 static void json_traffic(struct ctl_out *o, const struct mon_traffic *t)
 {
-	json_f64(o, "rx_pps", t->rx_pps);
-	json_f64(o, "rx_bps", t->rx_bps);
-	json_f64(o, "tx_pps", t->tx_pps);
-	json_f64(o, "tx_bps", t->tx_bps);
+	json_f64(o, "rx_pps", t->rx_pps, RATE_DECIMALS);
+	json_f64(o, "rx_bps", t->rx_bps, RATE_DECIMALS);
+	json_f64(o, "tx_pps", t->tx_pps, RATE_DECIMALS);
+	json_f64(o, "tx_bps", t->tx_bps, RATE_DECIMALS);
 }
 
 void mon_show_json(struct ctl_out *o, const struct mon_view *v)
@@ -32,7 +37,7 @@ void mon_show_json(struct ctl_out *o, const struct mon_view *v)
 	iso_time(when, sizeof(when), &v->wall);
 	json_obj_begin(o, NULL);
 	json_str(o, "time", when);
-	json_f64(o, "interval_s", v->interval_s);
+	json_f64(o, "interval_s", v->interval_s, INTERVAL_DECIMALS);
 	json_arr_begin(o, "ports");
 	for (size_t i = 0; i < v->nb_ports; i++) {
 		const struct mon_port_view *p = &v->ports[i];
@@ -51,7 +56,7 @@ void mon_show_json(struct ctl_out *o, const struct mon_view *v)
 		json_obj_begin(o, NULL);
 		json_u64(o, "worker", w->worker);
 		json_u64(o, "lcore", w->lcore);
-		json_f64(o, "busy_pct", w->busy_pct);
+		json_f64(o, "busy_pct", w->busy_pct, RATE_DECIMALS);
 		json_traffic(o, &w->traffic);
 		json_u64(o, "tcp_established", w->tcp_established);
 		json_u64(o, "tcp_conns", w->tcp_conns);
