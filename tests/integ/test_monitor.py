@@ -91,7 +91,9 @@ def test_monitor_json_counts_established_connections_and_udp_sockets(fresh_one_p
     try:
         conn.sendall(b"ping")
         assert conn.recv(4) == b"ping"
-        w = worker0(json_lines(monitor(d, "-j", "interval", "0.2", "count", "1").out)[0])
+        # dpstackctl's own -j, before the command, works as the monitor's
+        r = d.ctl_result("monitor", "interval", "0.2", "count", "1", json=True)
+        w = worker0(json_lines(r.out)[0])
         assert w["tcp_established"] == 1, w
         assert w["tcp_conns"] == base["tcp_conns"] + 1, (base, w)
     finally:
