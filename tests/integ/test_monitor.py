@@ -6,6 +6,7 @@ error."""
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -228,6 +229,23 @@ def test_monitor_daemon_killed_mid_monitor_ends_with_an_error(lab):
     assert "dpstackctl: monitor: lost dpstackd: " in err, err
     for line in out.splitlines():
         json.loads(line)  # whole lines only
+
+
+def test_monitor_daemon_stopped_mid_monitor_ends_with_an_error(lab):
+    """A daemon that is there but does not answer (SIGSTOP) ends the monitor too, once its
+    request has waited its bounded time, instead of freezing it."""
+    peer = lab.add_peer("10.0.0.1")
+    d = lab.start_daemon(topo.one_port_config(peer.root_ifname))
+    m = MonitorStream(d, "interval", "0.2")
+    try:
+        m.wait_lines(1)
+        topo.stop_process(d.proc.pid)
+        rc = m.proc.wait(MONITOR_TIMEOUT)
+    finally:
+        os.kill(d.proc.pid, signal.SIGCONT)
+        m.stop()
+    assert rc == 2, m.err
+    assert "lost dpstackd: no answer from dpstackd at %s (timed out)" % d.sock in m.err, m.err
 
 
 # ---------------------------------------------------------------------------------------------

@@ -63,7 +63,8 @@ static void test_json_tree_stats_reply_walked_by_key(void **state)
 
 static void test_json_tree_every_type_and_escape(void **state)
 {
-	assert_int_equal(parse(" [null, true ,false, -1.5e2, 0, \"a\\\"b\\\\c\\/\\n\\u00e9\\ud83d\\ude00\","
+	assert_int_equal(parse(" [null, true ,false, -1.5e2, 0,"
+			       " \"a\\\"b\\\\c\\/\\n\\u00e9\\ud83d\\ude00\","
 			       " 18446744073709551615, 18446744073709551616, {\"k\\u0041\":[]}] "),
 			 0);
 	int c = t.nodes[0].child;
