@@ -341,3 +341,25 @@ def test_monitor_screen_daemon_killed_restores_the_terminal(lab, tmux_factory):
     screen = t.wait_screen(lambda s: "modes:" in s, "the monitor ending")
     assert "monitor-exit=2" in screen and "lost dpstackd" in screen, screen
     assert t.pane("#{alternate_on}") == "0" and t.pane("#{cursor_flag}") == "1"
+
+
+def test_monitor_screen_ctrl_z_gives_the_terminal_back_and_fg_redraws(one_port, tmux_factory):
+    """In an interactive shell: Ctrl-Z stops the monitor with the shell's screen back, fg
+    brings the monitor's screen again, and q still ends it with status 0."""
+    t = tmux_factory(120, 40, "bash --norc --noprofile")
+    t.run("send-keys", "-t", "mon", "%s -s %s monitor interval 0.3" %
+          (topo.DPSTACKCTL, one_port.daemon.sock), "Enter")
+    t.wait_screen(screen_shows_rows, "the monitor's port and worker rows")
+    t.run("send-keys", "-t", "mon", "C-z")
+    topo.wait_until(lambda: t.pane("#{alternate_on}") == "0", timeout=30,
+                    what="the shell's screen back after Ctrl-Z")
+    t.wait_screen(lambda s: "Stopped" in s, "the shell reporting the stopped job")
+    t.run("send-keys", "-t", "mon", "fg", "Enter")
+    topo.wait_until(lambda: t.pane("#{alternate_on}") == "1", timeout=30,
+                    what="the monitor's screen again after fg")
+    t.wait_screen(screen_shows_rows, "the monitor's rows again")
+    t.run("send-keys", "-t", "mon", "q")
+    topo.wait_until(lambda: t.pane("#{alternate_on}") == "0", timeout=30,
+                    what="the shell's screen back after q")
+    t.run("send-keys", "-t", "mon", "echo monitor-exit=$?", "Enter")
+    t.wait_screen(lambda s: "monitor-exit=0" in s, "the monitor's exit status")

@@ -44,14 +44,19 @@ struct mon_term {
 
 static volatile sig_atomic_t mon_quit_signal;
 static volatile sig_atomic_t mon_resized;
+static volatile sig_atomic_t mon_suspended;
 
 static void mon_on_signal(int sig)
 {
 	if (sig == SIGWINCH)
 		mon_resized = 1;
+	else if (sig == SIGTSTP)
+		mon_suspended = 1;
 	else
 		mon_quit_signal = sig;
 }
+
+static const int mon_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP};
 
 __attribute__((format(printf, 1, 2))) static int mon_usage_error(const char *fmt, ...)
 {
@@ -166,6 +171,30 @@ static void mon_draw(const struct ctl_out *frame)
 	ctl_out_fini(&screen);
 }
 
+/* Ctrl-Z: give the terminal back as it was, stop as SIGTSTP's default would, and take the
+ * screen again once continued (fg), as top does. */
+static void mon_suspend(struct mon_term *t, const struct ctl_out *last_frame)
+{
+	bool screen = t->screen;
+	mon_term_leave(t);
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, ours = {.sa_handler = mon_on_signal};
+	sigemptyset(&dfl.sa_mask);
+	sigemptyset(&ours.sa_mask);
+	sigaction(SIGTSTP, &dfl, NULL);
+	sigset_t tstp;
+	sigemptyset(&tstp);
+	sigaddset(&tstp, SIGTSTP);
+	raise(SIGTSTP); /* pending while blocked: delivered, and we stop, at the unblock */
+	sigprocmask(SIG_UNBLOCK, &tstp, NULL);
+	sigprocmask(SIG_BLOCK, &tstp, NULL);
+	sigaction(SIGTSTP, &ours, NULL);
+	if (!screen)
+		return;
+	mon_term_enter(t);
+	if (last_frame->len != 0)
+		mon_draw(last_frame);
+}
+
 static double mono_now(void)
 {
 	struct timespec ts;
@@ -175,12 +204,16 @@ static double mono_now(void)
 
 /* Waits until deadline (monotonic seconds), a key or a signal: true to go on, false to quit.
  * Signals are blocked but inside ppoll, so none slips between a check and the sleep. */
-static bool mon_wait(const struct mon_term *t, double deadline, const sigset_t *waitmask,
+static bool mon_wait(struct mon_term *t, double deadline, const sigset_t *waitmask,
 		     const struct ctl_out *last_frame)
 {
 	for (;;) {
 		if (mon_quit_signal != 0)
 			return false;
+		if (mon_suspended) {
+			mon_suspended = 0;
+			mon_suspend(t, last_frame);
+		}
 		if (mon_resized) {
 			mon_resized = 0;
 			if (t->screen && last_frame->len != 0)
@@ -209,16 +242,15 @@ static void mon_signals(sigset_t *waitmask)
 {
 	struct sigaction sa = {.sa_handler = mon_on_signal};
 	sigemptyset(&sa.sa_mask);
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
 	sigset_t block;
 	sigemptyset(&block);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		sigaction(sigs[i], &sa, NULL);
-		sigaddset(&block, sigs[i]);
+	for (size_t i = 0; i < sizeof(mon_sigs) / sizeof(mon_sigs[0]); i++) {
+		sigaction(mon_sigs[i], &sa, NULL);
+		sigaddset(&block, mon_sigs[i]);
 	}
 	sigprocmask(SIG_BLOCK, &block, waitmask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigdelset(waitmask, sigs[i]);
+	for (size_t i = 0; i < sizeof(mon_sigs) / sizeof(mon_sigs[0]); i++)
+		sigdelset(waitmask, mon_sigs[i]);
 }
 
 /* One interval's output: a JSON line, a redrawn screen, or (stdout not a terminal) the
