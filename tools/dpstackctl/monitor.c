@@ -226,12 +226,15 @@ static bool mon_wait(struct mon_term *t, double deadline, const sigset_t *waitma
 				      .tv_nsec = (long)((left - floor(left)) * 1e9)};
 		struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
 		int n = ppoll(&pfd, t->keys ? 1 : 0, &ts, waitmask);
-		if (n <= 0 || !(pfd.revents & (POLLIN | POLLHUP)))
+		if (n <= 0)
 			continue;
+		if (pfd.revents & (POLLERR | POLLNVAL))
+			return false; /* the terminal is gone: nobody is watching */
 		char keys[64];
 		ssize_t got = read(STDIN_FILENO, keys, sizeof(keys));
-		if (got == 0 && (pfd.revents & POLLHUP))
-			return false; /* the terminal hung up */
+		if ((got == 0 && (pfd.revents & POLLHUP)) ||
+		    (got < 0 && errno != EINTR && errno != EAGAIN))
+			return false;
 		for (ssize_t i = 0; i < got; i++)
 			if (keys[i] == 'q' || keys[i] == 'Q')
 				return false;
