@@ -23,7 +23,7 @@
 #include "ctl/ctl_server.h"
 #include "ctl/daemon.h"
 #include "chan/chan.h"
-#include "proto/tcp.h"
+#include "tcp/tcp.h"
 
 #define DEFAULT_MBUFS 16383          /* 2^n - 1 fills a mempool best */
 #define DEFAULT_IDLE_SLEEP_US 200

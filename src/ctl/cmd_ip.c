@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "../wire/ipv4.h"
+#include "wire/ipv4.h"
 
 struct addr_op {
 	uint16_t port;

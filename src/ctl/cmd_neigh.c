@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "../wire/ipv4.h"
+#include "wire/ipv4.h"
 
 #define NEIGH_SHOW_MAX 8192
 

@@ -8,7 +8,7 @@
 #include <rte_cycles.h>
 
 #include "cmd.h"
-#include "../wire/ipv4.h"
+#include "wire/ipv4.h"
 
 #define PING_MAX_COUNT 100000
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "../svc/svc.h"
+#include "svc/svc.h"
 
 #define SERVICE_ROWS (2 * SVC_MAX)   /* workers agree on the list; room if they did not */
 

@@ -10,8 +10,8 @@
 #include <rte_mempool.h>
 
 #include "cmd.h"
-#include "../proto/tcp.h"
-#include "../proto/udp.h"
+#include "tcp/tcp.h"
+#include "udp/udp.h"
 
 #define STATS_WORKER_COLUMNS 8 /* the text output shows each worker's count up to this many */
 

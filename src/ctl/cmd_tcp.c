@@ -4,8 +4,8 @@
 
 #include "cmd.h"
 #include "daemon.h"
-#include "../proto/tcp.h"
-#include "../proto/tcp_cc.h"
+#include "tcp/tcp.h"
+#include "tcp/cc/tcp_cc.h"
 
 static int tcp_params_get_stack(struct stack *s, void *arg)
 {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../proto/tcp.h"
-#include "../wire/ipv4.h"
+#include "tcp/tcp.h"
+#include "wire/ipv4.h"
 
 #define CONFIG_MAX_LINE 4096
 

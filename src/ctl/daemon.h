@@ -9,10 +9,10 @@
 
 #include <rte_mempool.h>
 
-#include "../dp/port.h"
-#include "../dp/worker.h"
-#include "../proto/netcfg.h"
-#include "../chan/chan.h"
+#include "dp/port.h"
+#include "dp/worker.h"
+#include "stack/netcfg.h"
+#include "chan/chan.h"
 #include "mem_trim.h"
 
 #define DAEMON_MAX_EAL_ARGS 64

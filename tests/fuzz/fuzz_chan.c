@@ -61,10 +61,10 @@
 #include "../../src/chan/chan_priv.h"
 #include "../../src/chan/chan_worker.h"
 #include "../../src/dp/worker.h"
-#include "../../src/proto/fifo.h"
-#include "../../src/proto/stack.h"
-#include "../../src/proto/tcp_priv.h"
-#include "../../src/proto/udp_priv.h"
+#include "base/fifo.h"
+#include "stack/stack.h"
+#include "tcp/tcp_priv.h"
+#include "udp/udp_priv.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 

@@ -1,4 +1,4 @@
-/* libFuzzer target: one long-lived stack (src/proto/stack.h) driven by sequences of frames,
+/* libFuzzer target: one long-lived stack (src/stack/stack.h) driven by sequences of frames,
  * clock steps, pings and configuration changes, the way lwIP's test/fuzz drives its stack.
  *
  * Topology (built once, in LLVMFuzzerInitialize, on an EAL without hugepages):
@@ -60,7 +60,7 @@
 
 #include "fuzz_check.h"
 #include "fuzz_eal.h"
-#include "../../src/proto/stack.h"
+#include "stack/stack.h"
 #include "../../src/wire/arp.h"
 #include "../../src/wire/bytes.h"
 #include "../../src/wire/checksum.h"

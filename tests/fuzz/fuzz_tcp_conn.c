@@ -36,9 +36,9 @@
 
 #include "fuzz_check.h"
 #include "fuzz_eal.h"
-#include "../../src/proto/stack.h"
-#include "../../src/proto/tcp.h"
-#include "../../src/proto/tcp_priv.h"
+#include "stack/stack.h"
+#include "tcp/tcp.h"
+#include "tcp/tcp_priv.h"
 #include "../../src/wire/bytes.h"
 #include "../../src/wire/eth.h"
 #include "../../src/wire/ipv4.h"
