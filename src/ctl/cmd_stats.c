@@ -288,6 +288,8 @@ int cmd_stats_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
 	if (argc != 0)
 		return -1;
+	if (d->dry_run)
+		return 0;
 	struct stats_sum sum;
 	stats_sum(d, &sum);
 	if (o->json)

@@ -1,4 +1,5 @@
 #include "worker.h"
+#include "inet/inet.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -175,7 +176,7 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	int socket = (int)rte_lcore_to_socket_id(lcore);
 
 	struct stack_params sp;
-	stack_params_default(&sp);
+	inet_params_default(&sp);
 	sp.id = index;
 	sp.socket_id = socket;
 	sp.pool = pool;

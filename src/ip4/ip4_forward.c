@@ -1,4 +1,6 @@
 /* Forwarding between ports as a router (RFC 1812 §5.2, §5.3). */
+#include "ip4.h"
+#include "l2/link.h"
 #include "stack/stack_internal.h"
 #include "wire/bytes.h"
 #include "wire/checksum.h"

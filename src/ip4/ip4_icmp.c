@@ -7,9 +7,8 @@
 
 #include <rte_ip.h>
 
+#include "ip4.h"
 #include "stack/stack_internal.h"
-#include "tcp/tcp_priv.h"
-#include "udp/udp_priv.h"
 #include "wire/bytes.h"
 #include "wire/checksum.h"
 #include "wire/icmp4.h"
@@ -97,17 +96,12 @@ static void icmp4_error_input(struct stack *s, struct rte_mbuf *m, const struct 
 		stack_drop(s, STACK_DROP_ICMP_BAD_QUOTE, m);
 		return;
 	}
-	const uint8_t *l4 = q + qip.hdr_len;
-	switch (qip.proto) {
-	case IP4_PROTO_UDP:
-		udp_icmp_error(s, &qip, l4, l4_len, ic->type, ic->code, ic->rest);
-		break;
-	case IP4_PROTO_TCP:
-		tcp_icmp_error(s, &qip, l4, l4_len, ic->type, ic->code, ic->rest);
-		break;
-	default:
-		break; /* about our ICMP (echo): nobody to tell */
-	}
+	/* The transport that sent the quoted datagram hears of it; ICMP's own (echo) has
+	 * nobody to tell. */
+	const struct stack_proto *transport = s->by_ip_proto[qip.proto];
+	if (transport != NULL && transport->ip4_icmp_error != NULL)
+		transport->ip4_icmp_error(s, &qip, q + qip.hdr_len, l4_len, ic->type, ic->code,
+					  ic->rest);
 	rte_pktmbuf_free(m);
 }
 

@@ -1,9 +1,8 @@
 /* IPv4 input: validation (shared/STYLE.md order, RFC 791, RFC 1122 §3.2.1, RFC 1812 §5.2.2),
  * options (RFC 7126), then local delivery (with reassembly) or forwarding. */
+#include "ip4.h"
 #include "stack/stack_internal.h"
 #include "stack/steer.h"
-#include "tcp/tcp_priv.h"
-#include "udp/udp_priv.h"
 #include "wire/icmp4.h"
 
 static const enum stack_drop ip4_parse_drop[WIRE_STATUS_COUNT] = {
@@ -91,7 +90,7 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		stack_count(s, STACK_EV_IP_FRAGS_RX);
 		enum ip4_reass_verdict v;
 		m = ip4_reass_input(s->reass, s->now_ms, m, ip, &v);
-		stack_reass_sync_drops(s);
+		ip4_reass_sync_drops(s);
 		if (m == NULL)
 			return;
 		stack_count(s, STACK_EV_IP_REASSEMBLED);
@@ -109,23 +108,19 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 	}
 	stack_count(s, STACK_EV_IP_DELIVERED);
 	bool bcast = how & IP4_DELIVER_BCAST;
-	switch (ip->proto) {
-	case IP4_PROTO_ICMP:
+	if (ip->proto == IP4_PROTO_ICMP) {
 		icmp4_input(s, m, ip, bcast);
-		break;
-	case IP4_PROTO_TCP:
-		tcp_input(s, m, ip, bcast);
-		break;
-	case IP4_PROTO_UDP:
-		udp_input(s, m, ip, bcast);
-		break;
-	default:
-		/* RFC 1122 §3.2.2.1: protocol unreachable for a transport we do not run. */
-		if (!bcast)
-			icmp4_send_error(s, m, ICMP4_DEST_UNREACH, ICMP4_UNREACH_PROTO, 0);
-		stack_drop(s, STACK_DROP_IP_UNKNOWN_PROTO, m);
-		break;
+		return;
 	}
+	const struct stack_proto *transport = s->by_ip_proto[ip->proto];
+	if (transport != NULL && transport->ip4_input != NULL) {
+		transport->ip4_input(s, m, ip, bcast);
+		return;
+	}
+	/* RFC 1122 §3.2.2.1: protocol unreachable for a transport we do not run. */
+	if (!bcast)
+		icmp4_send_error(s, m, ICMP4_DEST_UNREACH, ICMP4_UNREACH_PROTO, 0);
+	stack_drop(s, STACK_DROP_IP_UNKNOWN_PROTO, m);
 }
 
 void stack_input_steered(struct stack *s, struct rte_mbuf *m, unsigned how)
@@ -183,7 +178,7 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 	 * on a datagram from the wire, a spoof or a loop (RFC 1812 §5.3.7). */
 	const struct route *sr = route_lookup(s->cfg.routes, ip.src);
 	if (sr != NULL && (sr->type == ROUTE_BROADCAST ||
-			   (sr->type == ROUTE_LOCAL && !(how & IP4_IN_LOOPBACK)))) {
+			   (sr->type == ROUTE_LOCAL && !(how & STACK_IN_LOOPBACK)))) {
 		stack_drop(s, STACK_DROP_IP_BAD_FIELD, m);
 		return;
 	}
@@ -197,7 +192,7 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 		return;
 	}
 	const struct route *r = route_lookup(s->cfg.routes, ip.dst);
-	if ((how & IP4_IN_LINK_BCAST) && (r == NULL || r->type != ROUTE_BROADCAST)) {
+	if ((how & STACK_IN_LINK_BCAST) && (r == NULL || r->type != ROUTE_BROADCAST)) {
 		/* RFC 1122 §3.3.6 (RFC 1812 §5.3.4 for routers): a unicast datagram that came as
 		 * a link-layer broadcast is discarded silently, neither delivered, forwarded nor
 		 * answered with an ICMP error (RFC 1122 §3.2.2). */
@@ -215,7 +210,7 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 	}
 	/* Our own datagram to an address we no longer have (deleted since it was sent) came
 	 * from no wire and goes to none: its payload may be lent from a socket's memory. */
-	if (!s->cfg.forwarding || (how & IP4_IN_LOOPBACK)) {
+	if (!s->cfg.forwarding || (how & STACK_IN_LOOPBACK)) {
 		stack_drop(s, STACK_DROP_IP_NOT_OURS, m);
 		return;
 	}

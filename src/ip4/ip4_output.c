@@ -2,6 +2,8 @@
  * frag-needed for DF, RFC 1191), and hand-off to the link layer. */
 #include <errno.h>
 
+#include "ip4.h"
+#include "l2/link.h"
 #include "stack/stack_internal.h"
 #include "wire/bytes.h"
 #include "wire/icmp4.h"

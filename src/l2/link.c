@@ -1,12 +1,13 @@
 /* The link layer of the stack: ARP (RFC 826) input and output, gratuitous announcements
  * (RFC 5227 §3) and the glue between the neighbour table and the output path. */
+#include <errno.h>
 #include <string.h>
+
+#include "link.h"
 
 #include "stack/stack_internal.h"
 #include "wire/arp.h"
 #include "wire/eth.h"
-#include "wire/bytes.h"
-#include "wire/icmp4.h"
 
 static void eth_prepend_and_send(struct stack *s, uint16_t port, const struct eth_addr *dst,
 				 uint16_t ethertype, struct rte_mbuf *m)
@@ -48,7 +49,7 @@ static void arp_send(struct stack *s, uint16_t port, uint16_t op, const struct e
 	eth_prepend_and_send(s, port, eth_dst, ETH_TYPE_ARP, m);
 }
 
-void arp_announce(struct stack *s, uint16_t port, uint32_t addr)
+static void arp_announce(struct stack *s, uint16_t port, uint32_t addr)
 {
 	static const struct eth_addr zero;
 	/* RFC 5227 §2.3: an announcement is a request with sender and target both our address. */
@@ -56,8 +57,9 @@ void arp_announce(struct stack *s, uint16_t port, uint32_t addr)
 	stack_count(s, STACK_EV_ARP_TX_GRATUITOUS);
 }
 
-void arp_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
+static void arp_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 {
+	uint16_t port = m->port;
 	struct arp_repr arp;
 	if (arp_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &arp) !=
 	    WIRE_OK) {
@@ -170,19 +172,49 @@ static void neigh_drop_packet(void *ctx, void *pkt, enum neigh_drop why)
 		[NEIGH_DROP_TABLE_FULL] = STACK_DROP_NEIGH_TABLE_FULL,
 		[NEIGH_DROP_FLUSHED] = STACK_DROP_NEIGH_FLUSHED,
 	};
-	/* RFC 1812 §4.3.3.1: a router that cannot resolve the next hop answers host unreachable.
-	 * Only forwarded packets get one; our own traffic learns of it from its transport. */
 	if (why == NEIGH_DROP_RESOLVE_FAILED || why == NEIGH_DROP_TABLE_FULL) {
-		const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
-		uint32_t src = wire_get_be32(ip + IP4_OFF_SRC);
-		if (!netcfg_addr_is_local(&s->cfg, src))
-			icmp4_send_error(s, m, ICMP4_DEST_UNREACH, ICMP4_UNREACH_HOST, 0);
+		const struct stack_proto *net = stack_proto_by_ethertype(s, ETH_TYPE_IPV4);
+		if (net != NULL && net->host_unreachable != NULL)
+			net->host_unreachable(s, m);
 	}
 	stack_drop(s, reason[why], m);
 }
 
-const struct neigh_ops stack_neigh_ops = {
+static const struct neigh_ops stack_neigh_ops = {
 	.send_request = neigh_send_request,
 	.send_packet = neigh_send_packet,
 	.drop_packet = neigh_drop_packet,
+};
+
+static int arp_init(struct stack *s, const struct stack_params *p)
+{
+	s->neigh = neigh_table_create(&p->neigh, &stack_neigh_ops, s);
+	return s->neigh != NULL ? 0 : -ENOMEM;
+}
+
+static void arp_fini(struct stack *s)
+{
+	neigh_table_destroy(s->neigh);
+	s->neigh = NULL;
+}
+
+static void arp_tick(struct stack *s)
+{
+	neigh_tick(s->neigh, s->now_ms);
+}
+
+static void arp_port_forget(struct stack *s, uint16_t port)
+{
+	neigh_flush(s->neigh, port);
+}
+
+const struct stack_proto arp_proto = {
+	.name = "arp",
+	.init = arp_init,
+	.fini = arp_fini,
+	.ethertype = ETH_TYPE_ARP,
+	.input = arp_input,
+	.tick = arp_tick,
+	.addr_announce = arp_announce,
+	.port_forget = arp_port_forget,
 };

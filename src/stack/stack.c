@@ -5,28 +5,32 @@
 #include <stdlib.h>
 
 #include <rte_errno.h>
-#include <rte_ip.h>
 
 #include "stack_internal.h"
 #include "steer.h"
-#include "tcp/tcp_priv.h"
-#include "udp/udp_priv.h"
 #include "wire/eth.h"
-#include "wire/checksum.h"
-#include "wire/icmp4.h"
 
-void stack_params_default(struct stack_params *p)
+/* Runs fini of the first n protocols, last first. */
+static void protos_fini(struct stack *s, unsigned n)
 {
-	*p = (struct stack_params){.socket_id = SOCKET_ID_ANY};
-	neigh_params_default(&p->neigh);
-	/* A 64 KB datagram is 45 fragments at MTU 1500 and 68 at MTU 1000: all may wait for one ARP reply
-	 * (Linux bounds this queue by bytes, 212992 by default). */
-	p->neigh.queue_len = 128;
-	ip4_reass_params_default(&p->reass);
-	p->tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
-	/* Linux's icmp_msgs_per_sec / icmp_msgs_burst defaults. */
-	p->icmp_rate = 1000;
-	p->icmp_burst = 50;
+	while (n-- > 0)
+		if (s->protos[n]->fini != NULL)
+			s->protos[n]->fini(s);
+}
+
+static int protos_register(struct stack *s, const struct stack_proto *const *protos)
+{
+	for (; protos != NULL && *protos != NULL; protos++) {
+		const struct stack_proto *pr = *protos;
+		if (s->nb_protos == STACK_PROTO_MAX ||
+		    (pr->ip_proto != 0 && s->by_ip_proto[pr->ip_proto] != NULL) ||
+		    (pr->ethertype != 0 && stack_proto_by_ethertype(s, pr->ethertype) != NULL))
+			return -EINVAL;
+		s->protos[s->nb_protos++] = pr;
+		if (pr->ip_proto != 0)
+			s->by_ip_proto[pr->ip_proto] = pr;
+	}
+	return 0;
 }
 
 struct stack *stack_create(const struct stack_params *p)
@@ -48,21 +52,17 @@ struct stack *stack_create(const struct stack_params *p)
 		rte_errno = -rc;
 		return NULL;
 	}
-	s->neigh = neigh_table_create(&p->neigh, &stack_neigh_ops, s);
-	s->reass = ip4_reass_create(&p->reass, p->socket_id);
-	if (s->neigh == NULL || s->reass == NULL) {
-		stack_destroy(s);
-		rte_errno = ENOMEM;
-		return NULL;
-	}
-	ratelimit_init(&s->icmp_errors, p->icmp_rate, p->icmp_burst, 0);
 	unsigned lo_size = rte_align32pow2((p->pool != NULL ? p->pool->size : 1023) + 1);
 	s->loopback = calloc(lo_size, sizeof(*s->loopback));
 	s->lo_mask = lo_size - 1;
-	rc = s->loopback != NULL ? tcp_stack_init(s, p->tcp_listen_max) : -ENOMEM;
-	if (rc == 0)
-		rc = udp_stack_init(s);
+	rc = s->loopback != NULL ? protos_register(s, p->protos) : -ENOMEM;
+	unsigned ready = 0;
+	for (; rc == 0 && ready < s->nb_protos; ready++)
+		if (s->protos[ready]->init != NULL)
+			rc = s->protos[ready]->init(s, p);
 	if (rc < 0) {
+		protos_fini(s, ready);
+		s->nb_protos = 0;
 		stack_destroy(s);
 		rte_errno = -rc;
 		return NULL;
@@ -74,20 +74,25 @@ void stack_destroy(struct stack *s)
 {
 	if (s == NULL)
 		return;
-	udp_stack_fini(s);
 	/* Before the loopback queue: closing connections sends resets, to our own addresses
 	 * too, and a send FIFO going takes its lent segments out of the queue. */
-	tcp_stack_fini(s);
+	protos_fini(s, s->nb_protos);
 	while (s->lo_count != 0) {
 		rte_pktmbuf_free(s->loopback[s->lo_head]);
 		s->lo_head = (s->lo_head + 1) & s->lo_mask;
 		s->lo_count--;
 	}
 	free(s->loopback);
-	neigh_table_destroy(s->neigh);
-	ip4_reass_destroy(s->reass);
 	netcfg_fini(&s->cfg);
 	free(s);
+}
+
+const struct stack_proto *stack_proto_by_ethertype(const struct stack *s, uint16_t type)
+{
+	for (unsigned i = 0; i < s->nb_protos; i++)
+		if (s->protos[i]->ethertype == type)
+			return s->protos[i];
+	return NULL;
 }
 
 void stack_xmit(struct stack *s, uint16_t port, struct rte_mbuf *m)
@@ -150,58 +155,12 @@ static void stack_input_frame(struct stack *s, uint16_t port, struct rte_mbuf *m
 	m->port = port;
 	m->l2_len = eth.hdr_len;
 	rte_pktmbuf_adj(m, (uint16_t)eth.hdr_len);
-	switch (eth.ethertype) {
-	case ETH_TYPE_IPV4:
-		ip4_input(s, m, eth_addr_is_multicast(&eth.dst) ? IP4_IN_LINK_BCAST : 0);
-		break;
-	case ETH_TYPE_ARP:
-		arp_input(s, port, m);
-		break;
-	default:
+	const struct stack_proto *pr = stack_proto_by_ethertype(s, eth.ethertype);
+	if (pr == NULL || pr->input == NULL) {
 		stack_drop(s, STACK_DROP_ETH_UNKNOWN_TYPE, m);
-		break;
+		return;
 	}
-}
-
-/* The reassembly table counts every datagram and fragment it drops, including datagrams it
- * evicts to make room, which no caller sees: the drop counters mirror its counts. */
-void stack_reass_sync_drops(struct stack *s)
-{
-	static const enum stack_drop drop_for[IP4_REASS_VERDICT_COUNT] = {
-		[IP4_REASS_DUPLICATE] = STACK_DROP_IP_REASS_DUPLICATE,
-		[IP4_REASS_OVERLAP] = STACK_DROP_IP_REASS_OVERLAP,
-		[IP4_REASS_TINY] = STACK_DROP_IP_REASS_TINY,
-		[IP4_REASS_TOO_BIG] = STACK_DROP_IP_REASS_TOO_BIG,
-		[IP4_REASS_BAD_LAST] = STACK_DROP_IP_REASS_BAD_LAST,
-		[IP4_REASS_TOO_MANY_FRAGS] = STACK_DROP_IP_REASS_TOO_MANY,
-		[IP4_REASS_NO_MEMORY] = STACK_DROP_IP_REASS_NO_MEMORY,
-		[IP4_REASS_TIMEOUT] = STACK_DROP_IP_REASS_TIMEOUT,
-	};
-	struct ip4_reass_stats st;
-	ip4_reass_stats_get(s->reass, &st);
-	for (unsigned v = 0; v < IP4_REASS_VERDICT_COUNT; v++)
-		if (v != IP4_REASS_HELD && v != IP4_REASS_DONE)
-			s->drops[drop_for[v]] = st.verdicts[v];
-}
-
-static void reass_timed_out(void *arg, const struct rte_mbuf *first)
-{
-	struct stack *s = arg;
-	/* RFC 792: time exceeded code 1, only when fragment zero was received. */
-	icmp4_send_error(s, first, ICMP4_TIME_EXCEEDED, ICMP4_TIMEX_REASS, 0);
-}
-
-uint16_t stack_l4_checksum_chain(const struct rte_mbuf *m, const struct ip4_repr *ip,
-				 uint8_t proto, uint32_t len)
-{
-	/* rte_raw_cksum_mbuf sums native-endian words across segments (odd segment lengths
-	 * included); swapped to network order it adds to the pseudo-header sum (RFC 1071 §2(B):
-	 * the sum is byte-order independent). */
-	uint16_t raw;
-	if (rte_raw_cksum_mbuf(m, (uint32_t)ip->hdr_len, len, &raw) != 0)
-		return 1;
-	uint32_t sum = wire_csum_pseudo4(ip->src, ip->dst, proto, (uint16_t)len);
-	return wire_csum_finish(sum + rte_be_to_cpu_16(raw));
+	pr->input(s, m, eth_addr_is_multicast(&eth.dst) ? STACK_IN_LINK_BCAST : 0);
 }
 
 void stack_loopback_queue(struct stack *s, struct rte_mbuf *m)
@@ -246,7 +205,14 @@ void stack_loopback_drain(struct stack *s)
 		struct rte_mbuf *m = s->loopback[s->lo_head];
 		s->lo_head = (s->lo_head + 1) & s->lo_mask;
 		s->lo_count--;
-		ip4_input(s, m, IP4_IN_LOOPBACK);
+		/* The network layer by the version in the first nibble of the datagram. */
+		uint8_t version = rte_pktmbuf_mtod(m, const uint8_t *)[0] >> 4;
+		const struct stack_proto *pr = stack_proto_by_ethertype(
+			s, version == 4 ? ETH_TYPE_IPV4 : 0);
+		if (pr != NULL)
+			pr->input(s, m, STACK_IN_LOOPBACK);
+		else
+			stack_drop(s, STACK_DROP_ETH_UNKNOWN_TYPE, m);
 	}
 }
 
@@ -260,24 +226,34 @@ static void stack_clock_set(struct stack *s, uint64_t now_ms)
 void stack_tick_transport(struct stack *s, uint64_t now_ms)
 {
 	stack_clock_set(s, now_ms);
-	tcp_stack_tick(s);
+	for (unsigned i = 0; i < s->nb_protos; i++)
+		if (s->protos[i]->tick_transport != NULL)
+			s->protos[i]->tick_transport(s);
 	stack_loopback_drain(s);
 }
 
 void stack_tick(struct stack *s, uint64_t now_ms)
 {
 	stack_clock_set(s, now_ms); /* the timers below (ICMP rate limit) read it */
-	neigh_tick(s->neigh, now_ms);
-	if (ip4_reass_expire(s->reass, now_ms, reass_timed_out, s) != 0)
-		stack_reass_sync_drops(s);
+	for (unsigned i = 0; i < s->nb_protos; i++)
+		if (s->protos[i]->tick != NULL)
+			s->protos[i]->tick(s);
 	stack_tick_transport(s, now_ms);
+}
+
+static void stack_port_forget(struct stack *s, uint16_t port)
+{
+	for (unsigned i = 0; i < s->nb_protos; i++)
+		if (s->protos[i]->port_forget != NULL)
+			s->protos[i]->port_forget(s, port);
 }
 
 int stack_addr_add(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen, bool announce)
 {
 	int rc = netcfg_addr_add(&s->cfg, port, addr, plen);
-	if (rc == 0 && announce)
-		arp_announce(s, port, addr);
+	for (unsigned i = 0; rc == 0 && announce && i < s->nb_protos; i++)
+		if (s->protos[i]->addr_announce != NULL)
+			s->protos[i]->addr_announce(s, port, addr);
 	return rc;
 }
 
@@ -289,7 +265,7 @@ int stack_addr_del(struct stack *s, uint16_t port, uint32_t addr, uint8_t plen)
 	 * for it, and a flush drops every packet waiting for one and makes each worker
 	 * resolve its next hops again, a loss burst on every connection of the port. */
 	if (rc == 0 && !netcfg_port_has_addr(&s->cfg, port))
-		neigh_flush(s->neigh, port);
+		stack_port_forget(s, port);
 	return rc;
 }
 
@@ -297,6 +273,6 @@ int stack_iface_set_up(struct stack *s, uint16_t port, bool up)
 {
 	int rc = netcfg_iface_set_up(&s->cfg, port, up);
 	if (rc == 0 && !up)
-		neigh_flush(s->neigh, port);
+		stack_port_forget(s, port);
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include "l2/neigh.h"
 #include "netcfg.h"
 #include "base/ratelimit.h"
+#include "stack_proto.h"
 
 struct stack;
 struct steer;
@@ -39,6 +40,7 @@ struct stack_ops {
 };
 
 struct stack_params {
+	const struct stack_proto *const *protos; /* the protocols it runs, NULL-terminated */
 	unsigned id;                     /* worker index: names tables, shown in stats */
 	int socket_id;
 	struct rte_mempool *pool;        /* for frames the stack creates */
@@ -50,8 +52,6 @@ struct stack_params {
 	uint32_t icmp_rate;              /* ICMP errors per second (RFC 1812 §4.3.2.8) */
 	uint32_t icmp_burst;
 };
-
-void stack_params_default(struct stack_params *p);
 
 /* One echo request of `dpstackctl ping` in flight (RFC 792 echo). The reply may reach any
  * worker's queue, so every worker is armed for it and notes when it came (TSC, which DPDK
@@ -70,6 +70,9 @@ struct stack_ping {
 
 struct stack {
 	unsigned id;
+	const struct stack_proto *protos[STACK_PROTO_MAX];
+	unsigned nb_protos;
+	const struct stack_proto *by_ip_proto[256];
 	uint64_t now_ms;
 	uint64_t now_us;                 /* the same clock, finer: RTT samples (TCP) */
 	struct rte_mempool *pool;

@@ -11,6 +11,9 @@
 
 #include "stack/sock.h"
 
+/* TCP as a registered protocol of a stack (src/stack/stack_proto.h). */
+extern const struct stack_proto tcp_proto;
+
 struct stack;
 struct tcp_conn;
 struct tcp_cc_ops;

@@ -74,8 +74,11 @@ static struct rte_hash *tcp_hash_create(const char *what, unsigned id, uint32_t 
 	return rte_hash_create(&p);
 }
 
-int tcp_stack_init(struct stack *s, uint32_t listen_max)
+static void tcp_stack_fini(struct stack *s);
+
+static int tcp_stack_init(struct stack *s, const struct stack_params *p)
 {
+	uint32_t listen_max = p->tcp_listen_max;
 	if (listen_max == 0 || listen_max > TCP_LISTEN_MAX_LIMIT)
 		return -EINVAL;
 	struct tcp_stack *t = calloc(1, sizeof(*t));
@@ -106,7 +109,7 @@ int tcp_stack_init(struct stack *s, uint32_t listen_max)
 	return 0;
 }
 
-void tcp_stack_fini(struct stack *s)
+static void tcp_stack_fini(struct stack *s)
 {
 	struct tcp_stack *t = s->tcp;
 	if (t == NULL)
@@ -528,3 +531,13 @@ void tcp_deliver_events(struct stack *s)
 	}
 	t->delivering = false;
 }
+
+const struct stack_proto tcp_proto = {
+	.name = "tcp",
+	.init = tcp_stack_init,
+	.fini = tcp_stack_fini,
+	.ip_proto = IP4_PROTO_TCP,
+	.ip4_input = tcp_input,
+	.ip4_icmp_error = tcp_icmp_error,
+	.tick_transport = tcp_stack_tick,
+};

@@ -542,14 +542,17 @@ void tcp_output(struct tcp_conn *c, bool force_ack)
 	if (sent == 0 && (force_ack || c->flags & TCPF_ACK_NOW))
 		tcp_send_ack(c);
 	if (c->snd_una != c->snd_max) {
+		/* Data in flight: its ACKs bring the window, and the retransmission timer
+		 * covers their loss. */
+		tcp_timer_cancel(c, TCP_T_PERSIST);
 		if (!tcp_timer_armed(c, TCP_T_RTX))
 			tcp_timer_rtx_arm(c);
-	} else if (tcp_unsent(c) != 0 && !tcp_timer_armed(c, TCP_T_RTX)) {
+	} else if (tcp_unsent(c) != 0 && !tcp_timer_armed(c, TCP_T_PERSIST)) {
 		/* RFC 9293 §3.8.6.1: the peer closed its window: probe it. With a window too
 		 * small for SWS avoidance to send into, the same timer is the override timeout
 		 * of §3.8.6.2.1. */
-		tcp_timer_arm(c, TCP_T_RTX, c->rto_ms < TCP_PERSIST_MIN_MS ? TCP_PERSIST_MIN_MS
-									  : c->rto_ms);
+		tcp_timer_arm(c, TCP_T_PERSIST, c->rto_ms < TCP_PERSIST_MIN_MS ? TCP_PERSIST_MIN_MS
+									      : c->rto_ms);
 	}
 	tcp_tlp_arm(c);
 }

@@ -1,5 +1,5 @@
 /* TCP internals shared by tcp_*.c: the connection block (RFC 9293 §3.3.1's TCB) and the calls
- * between input, output, timers and tables. Not for use outside src/proto. */
+ * between input, output, timers and tables. Not for use outside src/tcp. */
 #ifndef DPS_TCP_TCP_PRIV_H
 #define DPS_TCP_TCP_PRIV_H
 
@@ -7,6 +7,7 @@
 
 #include <rte_mbuf.h>
 
+#include "ip4/ip4.h"
 #include "stack/stack_internal.h"
 #include "tcp.h"
 #include "tcp/cc/tcp_cc.h"
@@ -78,7 +79,9 @@
 /* The timers of one connection (RFC 9293 §3.8, RFC 1122 §4.2.3.6). The kind is stored with
  * the wheel entry so one fire function finds its connection. */
 enum tcp_timer_kind {
-	TCP_T_RTX,       /* retransmission, or persist when the peer's window is zero */
+	TCP_T_RTX,       /* retransmission (RFC 6298) */
+	TCP_T_PERSIST,   /* zero-window probes, and sender SWS avoidance's override timeout
+			  * (RFC 9293 §3.8.6.1, §3.8.6.2.1): armed only with nothing in flight */
 	TCP_T_DELACK,    /* delayed ACK */
 	TCP_T_KEEP,      /* keepalive; FIN-WAIT-2 and TIME-WAIT expiry */
 	TCP_T_REO,       /* RACK's reordering window ends for a segment (RFC 8985 §6.3) */
@@ -229,8 +232,6 @@ struct tcp_stack {
 	struct tcp_secret secret;
 };
 
-int tcp_stack_init(struct stack *s, uint32_t listen_max);
-void tcp_stack_fini(struct stack *s);
 void tcp_stack_tick(struct stack *s);
 
 /* Owners hear about events after the stack has finished with the segment or timer that caused
@@ -343,6 +344,8 @@ bool tcp_reuseport_shares(const struct tcp_sockopts *a, const struct tcp_sockopt
  * from raddr:rport: chosen by a hash of the peer, so a SYN and the ACK that completes a
  * SYN-cookie handshake reach the same one. */
 struct tcp_conn *tcp_listener_select(struct tcp_conn *l, uint32_t raddr, uint16_t rport);
+/* Every change of c->state goes through here (after its zeroed start in CLOSED): it keeps
+ * the count of connections in ESTABLISHED or CLOSE-WAIT (RFC 4022's tcpCurrEstab). */
 void tcp_set_state(struct tcp_conn *c, enum tcp_state st);
 /* The connection ends with err (0: orderly): the owner is told, an orphan is freed. */
 void tcp_conn_done(struct tcp_conn *c, int err);

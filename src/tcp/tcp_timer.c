@@ -104,10 +104,12 @@ static void tcp_timer_rtx_held_back(struct tcp_conn *c)
 	stack_count(c->s, STACK_EV_TCP_RETRANS_SEGS);
 }
 
-static void tcp_timer_rtx_fire(struct tcp_conn *c)
+static void tcp_timer_persist_fire(struct tcp_conn *c)
 {
 	struct stack *s = c->s;
-	if (c->snd_una == c->snd_max && tcp_unsent(c) != 0 && c->snd_wnd != 0) {
+	if (c->snd_una != c->snd_max || tcp_unsent(c) == 0)
+		return; /* data went out since: the retransmission timer has it */
+	if (c->snd_wnd != 0) {
 		/* Sender SWS avoidance held back a short segment for too long (RFC 9293
 		 * §3.8.6.2.1 override timeout): send what the window takes. */
 		c->flags |= TCPF_SWS_OVERRIDE;
@@ -115,26 +117,28 @@ static void tcp_timer_rtx_fire(struct tcp_conn *c)
 		c->flags &= ~TCPF_SWS_OVERRIDE;
 		return;
 	}
-	if (c->snd_una == c->snd_max && tcp_unsent(c) != 0) {
-		/* Persist: probe the zero window with an old sequence number, which draws an ACK
-		 * carrying the current window without putting new data at risk. A peer that
-		 * answers keeps the connection for as long as it likes (RFC 9293 §3.8.6.1, any
-		 * segment resets c->probes); one that stays silent through the retry limit (fewer
-		 * for an orphan, as Linux's tcp_orphan_retries) is gone. */
-		unsigned limit = c->flags & TCPF_ORPHAN ? TCP_ORPHAN_RETRIES : s->tcp->params.retries;
-		if (c->probes >= limit) {
-			stack_count(s, STACK_EV_TCP_TIMEOUTS);
-			tcp_conn_done(c, ETIMEDOUT);
-			return;
-		}
-		c->probes++;
-		stack_count(s, STACK_EV_TCP_WINDOW_PROBES);
-		tcp_send_segment(c, c->snd_una - 1, 0, TCP_FLAG_ACK);
-		if (c->backoff < 16)
-			c->backoff++;
-		tcp_timer_rtx_arm(c);
+	/* Probe the zero window with an old sequence number, which draws an ACK carrying the
+	 * current window without putting new data at risk. A peer that answers keeps the
+	 * connection for as long as it likes (RFC 9293 §3.8.6.1, any segment resets
+	 * c->probes); one that stays silent through the retry limit (fewer for an orphan, as
+	 * Linux's tcp_orphan_retries) is gone. */
+	unsigned limit = c->flags & TCPF_ORPHAN ? TCP_ORPHAN_RETRIES : s->tcp->params.retries;
+	if (c->probes >= limit) {
+		stack_count(s, STACK_EV_TCP_TIMEOUTS);
+		tcp_conn_done(c, ETIMEDOUT);
 		return;
 	}
+	c->probes++;
+	stack_count(s, STACK_EV_TCP_WINDOW_PROBES);
+	tcp_send_segment(c, c->snd_una - 1, 0, TCP_FLAG_ACK);
+	if (c->backoff < 16)
+		c->backoff++;
+	tcp_timer_arm(c, TCP_T_PERSIST, tcp_backed_off_rto(c));
+}
+
+static void tcp_timer_rtx_fire(struct tcp_conn *c)
+{
+	struct stack *s = c->s;
 	if (c->snd_una == c->snd_max)
 		return;
 	bool handshake = c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED;
@@ -240,6 +244,9 @@ static void tcp_timer_fire(struct tw_timer *tw, void *ctx)
 	switch (((struct tcp_timer *)tw)->kind) {
 	case TCP_T_RTX:
 		tcp_timer_rtx_fire(c);
+		break;
+	case TCP_T_PERSIST:
+		tcp_timer_persist_fire(c);
 		break;
 	case TCP_T_DELACK:
 		stack_count(c->s, STACK_EV_TCP_DELAYED_ACKS);

@@ -25,7 +25,7 @@ int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog
 	c->sk.mem = owner->mem;
 	/* Linux caps the backlog at somaxconn (4096). */
 	c->backlog = backlog == 0 ? 1 : backlog > 4096 ? 4096 : backlog;
-	c->state = TCP_LISTEN;
+	tcp_set_state(c, TCP_LISTEN);
 	int rc = tcp_conn_insert(c);
 	if (rc < 0) {
 		tcp_conn_free(c);

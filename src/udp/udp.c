@@ -43,7 +43,9 @@ static struct rte_hash *udp_hash_create(const char *what, unsigned id, uint32_t 
 	return rte_hash_create(&p);
 }
 
-int udp_stack_init(struct stack *s)
+static void udp_stack_fini(struct stack *s);
+
+static int udp_stack_init(struct stack *s, const struct stack_params *p)
 {
 	struct udp_stack *t = calloc(1, sizeof(*t));
 	if (t == NULL)
@@ -65,7 +67,7 @@ int udp_stack_init(struct stack *s)
 
 static void udp_sock_free(struct udp_sock *u);
 
-void udp_stack_fini(struct stack *s)
+static void udp_stack_fini(struct stack *s)
 {
 	struct udp_stack *t = s->udp;
 	if (t == NULL)
@@ -426,3 +428,12 @@ void udp_deliver_events(struct stack *s)
 	}
 	t->depth--;
 }
+
+const struct stack_proto udp_proto = {
+	.name = "udp",
+	.init = udp_stack_init,
+	.fini = udp_stack_fini,
+	.ip_proto = IP4_PROTO_UDP,
+	.ip4_input = udp_input,
+	.ip4_icmp_error = udp_icmp_error,
+};

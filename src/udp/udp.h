@@ -12,6 +12,9 @@
 
 #include "stack/sock.h"
 
+/* UDP as a registered protocol of a stack (src/stack/stack_proto.h). */
+extern const struct stack_proto udp_proto;
+
 struct stack;
 struct udp_sock;
 

@@ -36,7 +36,7 @@ static bool udp_checksum_verified(const struct rte_mbuf *m, const struct ip4_rep
 		return true;
 	if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 		return false;
-	return stack_l4_checksum_chain(m, ip, IP4_PROTO_UDP, u->length) == 0;
+	return ip4_l4_checksum_chain(m, ip, IP4_PROTO_UDP, u->length) == 0;
 }
 
 /* Linux's order without SO_REUSEADDR: the connected socket with this exact 4-tuple, else the

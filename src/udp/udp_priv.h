@@ -1,5 +1,4 @@
-/* UDP internals shared by udp*.c and the IPv4/ICMP input paths. Not for use outside
- * src/proto. */
+/* UDP internals shared by udp*.c. Not for use outside src/udp. */
 #ifndef DPS_UDP_UDP_PRIV_H
 #define DPS_UDP_UDP_PRIV_H
 
@@ -7,6 +6,7 @@
 
 #include <rte_mbuf.h>
 
+#include "ip4/ip4.h"
 #include "stack/stack_internal.h"
 #include "udp.h"
 
@@ -45,8 +45,6 @@ struct udp_stack {
 	uint16_t port_binds[65536];    /* sockets bound per port, any address, connected or not */
 };
 
-int udp_stack_init(struct stack *s);
-void udp_stack_fini(struct stack *s);
 
 /* udp.c: tables and owner notification. */
 struct udp_sock *udp_lookup_conn(struct stack *s, uint32_t laddr, uint16_t lport,

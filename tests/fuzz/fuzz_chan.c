@@ -65,6 +65,7 @@
 #include "stack/stack.h"
 #include "tcp/tcp_priv.h"
 #include "udp/udp_priv.h"
+#include "inet/inet.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -756,7 +757,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	FUZZ_CHECK(pool != NULL);
 	for (unsigned w = 0; w < NB_WORKERS; w++) {
 		struct stack_params p;
-		stack_params_default(&p);
+		inet_params_default(&p);
 		p.id = w;
 		p.pool = pool;
 		p.ops.xmit = fuzz_xmit;

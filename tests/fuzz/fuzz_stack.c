@@ -67,6 +67,7 @@
 #include "../../src/wire/eth.h"
 #include "../../src/wire/icmp4.h"
 #include "../../src/wire/ipv4.h"
+#include "inet/inet.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -657,7 +658,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 				       SOCKET_ID_ANY);
 	FUZZ_CHECK(pool != NULL);
 
-	stack_params_default(&p);
+	inet_params_default(&p);
 	p.pool = pool;
 	p.ops.xmit = fuzz_xmit;
 	p.neigh.max_entries = NEIGH_ENTRIES;

@@ -43,6 +43,7 @@
 #include "../../src/wire/eth.h"
 #include "../../src/wire/ipv4.h"
 #include "../../src/wire/tcp.h"
+#include "inet/inet.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -357,7 +358,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	FUZZ_CHECK(pool != NULL);
 	struct stack_params p;
-	stack_params_default(&p);
+	inet_params_default(&p);
 	p.pool = pool;
 	p.ops.xmit = fuzz_xmit;
 	stk = stack_create(&p);
