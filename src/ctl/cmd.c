@@ -37,6 +37,7 @@ static const struct cmd cmds[] = {
 	 "failed-hold-ms | gc-stale-ms } VALUE]..."},
 	{"neigh", cmd_neigh_show, NULL},
 	{"stats", cmd_stats_show, "stats"},
+	{"monitor", cmd_monitor, "monitor [-j] [interval SEC] [count N]"},
 	{"lcore show", cmd_lcore_show, "lcore show"},
 	{"lcore", cmd_lcore_show, NULL},
 	{"sock show", cmd_sock_show, "sock show [tcp | udp]"},
@@ -111,6 +112,14 @@ int cmd_help(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		if (cmds[i].usage != NULL)
 			ctl_printf(o, "%s\n", cmds[i].usage);
 	return 0;
+}
+
+/* The monitor is dpstackctl's loop over `stats -j` (tools/dpstackctl/monitor.c); listed
+ * here so that `help` shows it, answered here when a client sends it as one command. */
+int cmd_monitor(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	return ctl_error(o, "'monitor' runs in dpstackctl: dpstackctl monitor [-j] [interval SEC] "
+			    "[count N]");
 }
 
 int cmd_parse_port(struct daemon *d, const char *name, uint16_t *port, struct ctl_out *o)

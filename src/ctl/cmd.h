@@ -13,6 +13,7 @@ int cmd_exec(struct daemon *d, int argc, char **argv, struct ctl_out *out);
 typedef int cmd_handler(struct daemon *d, int argc, char **argv, struct ctl_out *o);
 
 cmd_handler cmd_help;
+cmd_handler cmd_monitor;
 cmd_handler cmd_link_show, cmd_link_set;
 cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
 cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding, cmd_ip_reassembly;
@@ -35,6 +36,7 @@ void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o);
 
 /* One port's counters (cmd_port.c): the stacks' on it and what its device and the kernel
  * under it know of lost frames; printed alike by `link show` and `stats`. */
+void cmd_port_counters_add(struct stack_port_counters *sum, const struct stack_port_counters *c);
 void cmd_port_counters_get(struct daemon *d, uint16_t p, struct stack_port_counters *sc,
 			   struct port_dev_counters *dc);
 void cmd_port_losses_json(struct ctl_out *o, const struct stack_port_counters *sc,

@@ -7,18 +7,21 @@
 
 #include "cmd.h"
 
+void cmd_port_counters_add(struct stack_port_counters *sum, const struct stack_port_counters *c)
+{
+	sum->rx_packets += c->rx_packets;
+	sum->rx_bytes += c->rx_bytes;
+	sum->tx_packets += c->tx_packets;
+	sum->tx_bytes += c->tx_bytes;
+	sum->tx_dropped += c->tx_dropped;
+}
+
 void cmd_port_counters_get(struct daemon *d, uint16_t p, struct stack_port_counters *sc,
 			   struct port_dev_counters *dc)
 {
 	memset(sc, 0, sizeof(*sc));
-	for (unsigned w = 0; w < d->nb_workers; w++) {
-		const struct stack_port_counters *c = &d->workers[w].stack->ports[p];
-		sc->rx_packets += c->rx_packets;
-		sc->rx_bytes += c->rx_bytes;
-		sc->tx_packets += c->tx_packets;
-		sc->tx_bytes += c->tx_bytes;
-		sc->tx_dropped += c->tx_dropped;
-	}
+	for (unsigned w = 0; w < d->nb_workers; w++)
+		cmd_port_counters_add(sc, &d->workers[w].stack->ports[p]);
 	port_dev_counters_get(&d->ports[p], dc);
 }
 

@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "tcp/tcp.h"
+#include "udp/udp.h"
 
 #define STATS_WORKER_COLUMNS 8 /* the text output shows each worker's count up to this many */
 
@@ -29,13 +30,8 @@ static void stats_sum(const struct daemon *d, struct stats_sum *sum)
 			sum->events[i] += s->events[i];
 		for (unsigned i = 0; i < STACK_DROP_COUNT; i++)
 			sum->drops[i] += s->drops[i];
-		for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++) {
-			sum->ports[p].rx_packets += s->ports[p].rx_packets;
-			sum->ports[p].rx_bytes += s->ports[p].rx_bytes;
-			sum->ports[p].tx_packets += s->ports[p].tx_packets;
-			sum->ports[p].tx_bytes += s->ports[p].tx_bytes;
-			sum->ports[p].tx_dropped += s->ports[p].tx_dropped;
-		}
+		for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++)
+			cmd_port_counters_add(&sum->ports[p], &s->ports[p]);
 	}
 }
 
@@ -158,6 +154,18 @@ static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl
 		for (unsigned k = 0; k < WORKER_CYCLE_KINDS; k++)
 			json_u64(o, worker_cycle_kinds[k].name, worker_cycles_of(wk, k));
 		json_obj_end(o);
+		json_u64(o, "busy_cycles", wk->busy_cycles);
+		/* The worker's share of the ports' counters, and its sockets (`monitor`). */
+		struct stack_port_counters pc = {0};
+		for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++)
+			cmd_port_counters_add(&pc, &wk->stack->ports[p]);
+		json_u64(o, "rx_packets", pc.rx_packets);
+		json_u64(o, "rx_bytes", pc.rx_bytes);
+		json_u64(o, "tx_packets", pc.tx_packets);
+		json_u64(o, "tx_bytes", pc.tx_bytes);
+		json_u64(o, "tcp_conns", tcp_conn_count(wk->stack));
+		json_u64(o, "tcp_established", tcp_estab_count(wk->stack));
+		json_u64(o, "udp_socks", udp_sock_count(wk->stack));
 		json_u64(o, "rx_frames", wk->stack->events[STACK_EV_ETH_RX]);
 		json_u64(o, "handoff_full", wk->handoff_full);
 		json_u64(o, "neigh_news_lost", wk->neigh_news_lost);

@@ -1,6 +1,7 @@
 #include "ctl_out.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,15 @@ void json_u64(struct ctl_out *o, const char *key, uint64_t val)
 {
 	json_key(o, key);
 	ctl_printf(o, "%" PRIu64, val);
+}
+
+void json_f64(struct ctl_out *o, const char *key, double val, int decimals)
+{
+	json_key(o, key);
+	if (isfinite(val))
+		ctl_printf(o, "%.*f", decimals, val);
+	else
+		ctl_printf(o, "null"); /* RFC 8259 §6 has no NaN or infinity */
 }
 
 void json_bool(struct ctl_out *o, const char *key, bool val)

@@ -36,5 +36,7 @@ void json_arr_end(struct ctl_out *o);
 void json_str(struct ctl_out *o, const char *key, const char *val);
 void json_u64(struct ctl_out *o, const char *key, uint64_t val);
 void json_bool(struct ctl_out *o, const char *key, bool val);
+/* A fractional number with that many decimals; null when val is not finite. */
+void json_f64(struct ctl_out *o, const char *key, double val, int decimals);
 
 #endif

@@ -344,6 +344,7 @@ int worker_main(void *arg)
 
 	uint64_t now = rte_rdtsc();
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+		const uint64_t loop_start = now;
 		w->stack->now_ms = now / per_ms;
 		w->stack->now_us = now / per_us;
 		unsigned got = 0;
@@ -406,6 +407,8 @@ int worker_main(void *arg)
 		}
 		now = rte_rdtsc();
 		*(w->idle_sleeps != naps ? &w->cycles.asleep : &w->cycles.polling) += now - t_tx;
+		if (got + app_work != 0)
+			w->busy_cycles += now - loop_start;
 	}
 	worker_drain(w);
 	return 0;

@@ -104,6 +104,11 @@ struct worker {
 	struct worker_cycles cycles;
 	uint64_t polls;
 	uint64_t busy_polls;
+	/* Cycles of the busy polls, whole loop iterations that received frames or served an
+	 * application: over the sum of worker_cycles, the share of the loop that did work
+	 * (what DPDK's lcore "busy" telemetry and VPP's vectors/call tell apart from polling,
+	 * since a busy-polling worker is always at 100 % of its CPU). */
+	uint64_t busy_cycles;
 	uint64_t idle_sleeps;
 	uint64_t handoff_full;                   /* frames lost: a peer's tx_in was full */
 	uint64_t neigh_news_lost;                /* ARP news a peer's neigh_in had no room for */

@@ -91,6 +91,8 @@ int tcp_set_params(struct stack *s, const struct tcp_params *p);
 /* Connections (listeners included) that the stack holds now. Another thread may read it,
  * as it reads counters: an aligned load that may be a moment old. */
 unsigned tcp_conn_count(const struct stack *s);
+/* Connections in ESTABLISHED or CLOSE-WAIT (RFC 4022 tcpCurrEstab); read as tcp_conn_count. */
+unsigned tcp_estab_count(const struct stack *s);
 
 /* Entries of a worker's listener table (stack_params.tcp_listen_max): one per address
  * listened on (SO_REUSEPORT listeners sharing one take one). The default leaves one user's

@@ -164,6 +164,11 @@ unsigned tcp_conn_count(const struct stack *s)
 	return *(const volatile unsigned *)&s->tcp->nconns;
 }
 
+unsigned tcp_estab_count(const struct stack *s)
+{
+	return *(const volatile unsigned *)&s->tcp->curr_estab;
+}
+
 uint32_t tcp_listen_capacity(const struct stack *s)
 {
 	return s->tcp->listen_max;

@@ -381,6 +381,11 @@ void udp_sock_info(const struct udp_sock *u, struct udp_sock_info *out)
 	};
 }
 
+unsigned udp_sock_count(const struct stack *s)
+{
+	return *(const volatile unsigned *)&s->udp->nsocks;
+}
+
 int udp_walk(struct stack *s, int (*fn)(const struct udp_sock *u, void *arg), void *arg)
 {
 	struct udp_sock *u, *next;

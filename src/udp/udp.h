@@ -125,6 +125,10 @@ struct udp_sock_info {
 
 void udp_sock_info(const struct udp_sock *u, struct udp_sock_info *out);
 
+/* UDP sockets the stack holds now. Another thread may read it, as it reads counters: an
+ * aligned load that may be a moment old. */
+unsigned udp_sock_count(const struct stack *s);
+
 /* Calls fn for every UDP socket of the stack; stops when fn returns non-zero and returns
  * that. fn may close the socket it is given. */
 int udp_walk(struct stack *s, int (*fn)(const struct udp_sock *u, void *arg), void *arg);

@@ -5,12 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <dpstack/ctl.h>
 
 #include "capture_client.h"
+#include "ctl_client.h"
+#include "monitor.h"
 
 /* Long enough for the slowest command, a long `ping`; a dead daemon closes the socket. */
 #define CTL_TIMEOUT_S 3600
@@ -25,25 +26,15 @@ static void usage(FILE *f)
 		"  -j         JSON output\n"
 		"  -h         this help; 'dpstackctl help' lists the commands\n"
 		"\n"
-		"capture PORT ... -w FILE writes pcapng to FILE; -w - (or no -w) to stdout, which\n"
-		"must not be a terminal: dpstackctl capture port0 -w - | tshark -r -\n"
+		"  dpstackctl capture PORT ... -w FILE\n"
+		"             pcapng to FILE; -w - (or no -w) to stdout, which must not be a\n"
+		"             terminal: dpstackctl capture port0 -w - | tshark -r -\n"
+		"  dpstackctl monitor [-j] [interval SEC] [count N]\n"
+		"             live rates per port and worker, refreshed like top (q quits);\n"
+		"             -j: one JSON object per interval and line\n"
 		"\n"
 		"Exit status: 0 success, 1 the daemon refused the command, 2 usage or connection "
 		"error.\n");
-}
-
-static int send_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -74,6 +65,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (strcmp(argv[optind], "monitor") == 0)
+		return monitor_main(path, json, argc - optind - 1, argv + optind + 1);
+
 	/* capture: the pcapng stream follows "ok" (capture_client.c). */
 	int capture_out = -1;
 	if (strcmp(argv[optind], "capture") == 0) {
@@ -84,71 +78,23 @@ int main(int argc, char **argv)
 		argc = optind + words;
 	}
 
-	char req[DPSTACK_CTL_MAX_REQUEST];
-	size_t len = (size_t)snprintf(req, sizeof(req), "%s %s\n", DPSTACK_CTL_GREETING,
-				      json ? "json" : "text");
-	if (argc - optind > DPSTACK_CTL_MAX_WORDS) {
-		fprintf(stderr, "dpstackctl: more than %d words\n", DPSTACK_CTL_MAX_WORDS);
+	char err[CTL_CLIENT_ERR_MAX];
+	int fd = ctl_client_send(path, json, argc - optind, argv + optind, CTL_TIMEOUT_S, err);
+	if (fd < 0) {
+		fprintf(stderr, "dpstackctl: %s\n", err);
 		return 2;
 	}
-	for (int i = optind; i < argc; i++) {
-		size_t n = strlen(argv[i]);
-		if (n == 0 || strchr(argv[i], '\n') != NULL) {
-			fprintf(stderr, "dpstackctl: empty word or newline in argument %d\n",
-				i - optind + 1);
-			return 2;
-		}
-		if (len + n + 2 >= sizeof(req)) {
-			fprintf(stderr, "dpstackctl: command too long\n");
-			return 2;
-		}
-		memcpy(req + len, argv[i], n);
-		len += n;
-		req[len++] = '\n';
-	}
-	req[len++] = '\n';
-
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "dpstackctl: socket path too long: %s\n", path);
+	int status = ctl_client_status(fd, path, err);
+	if (status < 0) {
+		fprintf(stderr, "dpstackctl: %s\n", err);
+		close(fd);
 		return 2;
 	}
-	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		fprintf(stderr, "dpstackctl: cannot reach dpstackd at %s: %s (is it running?)\n",
-			path, strerror(errno));
-		return 2;
-	}
-	struct timeval tv = {.tv_sec = CTL_TIMEOUT_S};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (send_all(fd, req, len) != 0) {
-		fprintf(stderr, "dpstackctl: send: %s\n", strerror(errno));
-		return 2;
-	}
-
-	/* The answer: "ok\n" or "error\n", then the body until the daemon closes. */
-	char status[8];
-	size_t got = 0;
-	while (got < sizeof(status)) {
-		ssize_t n = recv(fd, status + got, 1, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (status[got++] == '\n')
-			break;
-	}
-	bool ok = got == 3 && memcmp(status, "ok\n", 3) == 0;
-	bool failed = got == 6 && memcmp(status, "error\n", 6) == 0;
-	if (!ok && !failed) {
-		fprintf(stderr, "dpstackctl: no answer from dpstackd at %s\n", path);
-		return 2;
-	}
+	bool ok = status == 1;
 	if (ok && capture_out >= 0)
 		return capture_client_relay(fd, capture_out);
 	FILE *out = ok ? stdout : stderr;
-	if (failed)
+	if (!ok)
 		fputs("dpstackctl: ", stderr);
 	char buf[65536];
 	for (;;) {
@@ -157,6 +103,7 @@ int main(int argc, char **argv)
 			continue;
 		if (n < 0) {
 			fprintf(stderr, "dpstackctl: receive: %s\n", strerror(errno));
+			close(fd);
 			return 2;
 		}
 		if (n == 0)
