@@ -692,18 +692,23 @@ static void tcp_established_input(struct tcp_conn *c, struct tcp_seg *g)
 		c->flags |= TCPF_ACK_NOW;
 	}
 	if (!tcp_seq_acceptable(c, g)) {
-		stack_drop_count(s, STACK_DROP_TCP_OUT_OF_WINDOW);
+		/* Data wholly received already (a resend whose ACK was lost, or a spurious
+		 * retransmission: a peer's tail loss probe on a busy path) loses nothing: an
+		 * event. What lies beyond the window we offered is a drop. */
+		if (g->len != 0 && seq_le(g->th.seq + g->len, c->rcv_nxt))
+			stack_count(s, STACK_EV_TCP_DUPLICATE_SEGS);
+		else
+			stack_drop_count(s, STACK_DROP_TCP_OUT_OF_WINDOW);
 		if (fl & TCP_FLAG_RST)
 			return;
-		/* RFC 2883 §4: data already received (a resend whose ACK was lost, or a
-		 * spurious retransmission) is reported by a D-SACK in the ACK (as Linux's
-		 * tcp_send_dupack): the only way the sender learns the resend was not needed. */
+		/* RFC 2883 §4: data already received is reported by a D-SACK in the ACK (as
+		 * Linux's tcp_send_dupack): the only way the sender learns the resend was not
+		 * needed. */
 		if (c->flags & TCPF_SACK_OK && g->len != 0 && seq_lt(g->th.seq, c->rcv_nxt)) {
 			uint32_t end = g->th.seq + g->len;
 			c->dsack = (struct tcp_sack_block){g->th.seq, seq_lt(end, c->rcv_nxt) ? end
 											   : c->rcv_nxt};
 			c->has_dsack = true;
-			stack_count(s, STACK_EV_TCP_DUPLICATE_SEGS);
 		}
 		/* Old data again: our ACKs may be getting lost, so ACK the next segments at
 		 * once too (Linux's tcp_send_dupack enters quick-ACK mode). */

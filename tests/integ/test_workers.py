@@ -85,7 +85,10 @@ def test_two_workers_deleting_one_of_two_subnet_addresses_keeps_traffic_flowing(
             assert echo_round_trip(c, data) == data, "connection %d" % i
         after = d.stats()
         assert topo.drops_delta(before, after) == {}
-        for name in ("arp.tx_request", "tcp.retrans_segs"):
+        # No segment lost (neither RACK nor a timeout found one) and no neighbour asked for
+        # again. A tail loss probe, which a busy machine can send without any loss, and the
+        # kernel's own spurious resends (tcp.duplicate_segs) are not losses.
+        for name in ("arp.tx_request", "tcp.rack_lost", "tcp.rto"):
             assert after["events"][name] == before["events"][name], (name, before, after)
         out = d.ctl("ping", "10.0.0.1", "count", 2, "timeout-ms", 2000, json=True, timeout=30)
         assert out["received"] == 2, out

@@ -255,10 +255,15 @@ static void test_established_duplicate_segment_acked_at_once_with_dsack(void **s
 	tp_quickack_spent(tp_open_passive(&p));
 	peer_data_at(&p, 0, MSS_TS);
 	tp_expect_none(); /* delayed */
+	uint64_t dups = ts_s->events[STACK_EV_TCP_DUPLICATE_SEGS];
+	uint64_t outside = ts_s->drops[STACK_DROP_TCP_OUT_OF_WINDOW];
 	peer_data_at(&p, 0, MSS_TS);
 	struct tp_seg g;
 	tp_expect_one(&g);
 	assert_int_equal(g.th.ack, P0 + MSS_TS);
+	/* Nothing is lost: an event, not a drop (a drop is data beyond the window). */
+	assert_int_equal(ts_s->events[STACK_EV_TCP_DUPLICATE_SEGS], dups + 1);
+	assert_int_equal(ts_s->drops[STACK_DROP_TCP_OUT_OF_WINDOW], outside);
 	/* RFC 2883 §4: the first block reports the duplicate. */
 	assert_true(g.th.options.sack_count >= 1);
 	assert_int_equal(g.th.options.sack_blocks[0].left, P0);
