@@ -4,6 +4,7 @@
 #include "steer.h"
 #include "tcp_priv.h"
 #include "udp_priv.h"
+#include "../acl/acl.h"
 #include "../wire/icmp4.h"
 
 static const enum stack_drop ip4_parse_drop[WIRE_STATUS_COUNT] = {
@@ -106,6 +107,10 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		m->ol_flags &= ~RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		if (s->steer != NULL && ip4_steer_away(s, m, ip, how))
 			return;
+	}
+	if (acl_ip4_denies(s->acl, s->id, ACL_HOOK_INPUT, m, ip)) {
+		stack_drop(s, STACK_DROP_ACL_DENIED, m);
+		return;
 	}
 	stack_count(s, STACK_EV_IP_DELIVERED);
 	bool bcast = how & IP4_DELIVER_BCAST;

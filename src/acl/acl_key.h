@@ -1,0 +1,35 @@
+/* What an ACL looks at in a datagram, laid out for rte_acl: fields in network byte order at
+ * fixed offsets, grouped in the 4-byte words rte_acl's trie walks (rte_acl.h: the first
+ * field is one byte, then groups of 4 consecutive bytes). A key is built once from the
+ * parsed header, so IP options and chained mbufs never reach the classifier. */
+#ifndef DPS_ACL_KEY_H
+#define DPS_ACL_KEY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "ipv4.h"
+
+#define ACL_KEY_DEV_NONE 0xff    /* not from a port (the stack's own loopback datagrams) */
+
+struct acl_key {
+	uint8_t proto;
+	uint8_t unused[3];
+	uint32_t src;            /* big-endian */
+	uint32_t dst;
+	uint16_t sport;          /* big-endian; 0 unless l4 */
+	uint16_t dport;
+	uint8_t tcp_flags;       /* 0 unless TCP and l4 */
+	uint8_t dev;             /* input port index, or ACL_KEY_DEV_NONE */
+	uint8_t hook;            /* one ACL_HOOK_* bit */
+	uint8_t l4;              /* 1: the transport header's ports (and flags) are present,
+				  * 0: a later fragment or a header cut short */
+};
+
+/* The key of datagram m (its IP header at the mbuf's data, parsed into ip) at hook. */
+void acl_key_build(struct acl_key *k, const struct rte_mbuf *m, const struct ip4_repr *ip,
+		   uint8_t hook);
+
+#endif

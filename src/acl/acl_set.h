@@ -1,0 +1,42 @@
+/* A compiled rule set: the rules of one moment built into an rte_acl context, with a hit
+ * counter per rule and worker. The control thread builds a set off-line and hands the
+ * workers a pointer to it (acl.h); a set is never changed once built, so every packet is
+ * judged by one whole set. */
+#ifndef DPS_ACL_SET_H
+#define DPS_ACL_SET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acl_key.h"
+#include "acl_rule.h"
+
+struct rte_acl_ctx;
+
+struct acl_set {
+	struct rte_acl_ctx *ctx;
+	uint32_t nb_rules;
+	uint32_t *ids;           /* slot -> rule id */
+	uint8_t *deny;           /* slot -> the rule denies */
+	unsigned nb_workers;
+	size_t stride;           /* counters per worker row, a whole number of cache lines */
+	uint64_t *hits;          /* [worker * stride + slot]: written only by that worker */
+};
+
+/* Builds a set from rules[0..n) (n >= 1) for nb_workers workers. Rule i gets slot i.
+ * Returns NULL with a message in err when rte_acl cannot build it (memory). */
+struct acl_set *acl_set_build(const struct acl_rule *rules, uint32_t n, unsigned nb_workers,
+			      char *err, size_t cap);
+void acl_set_free(struct acl_set *set);
+
+/* Classifies keys[0..n) in one rte_acl_classify call (DPDK's SIMD paths judge several keys
+ * at once): slots[i] is the slot of the first rule that matches key i, or ACL_NO_MATCH. */
+#define ACL_NO_MATCH UINT32_MAX
+void acl_set_classify(const struct acl_set *set, const struct acl_key *const *keys,
+		      uint32_t *slots, uint32_t n);
+
+/* The hits of slot summed over the workers (read while they count: each 64-bit counter is
+ * read whole, the sum is a moment's view). */
+uint64_t acl_set_hits(const struct acl_set *set, uint32_t slot);
+
+#endif
