@@ -298,6 +298,7 @@ static void stop_dataplane(struct daemon *d)
 	}
 	for (unsigned w = 0; w < d->nb_workers; w++)
 		worker_fini(&d->workers[w]);
+	cmd_acl_fini(d);
 	/* After the stacks: connections still finishing held FIFOs in applications' segments. */
 	chan_destroy(d->chan);
 	d->chan = NULL;
@@ -322,7 +323,15 @@ static int run_config_commands(struct daemon *d, const struct config *cfg)
 		if (rc != 0)
 			return -1;
 	}
-	return 0;
+	/* The config's ACL rules, built into one set now that all are in. */
+	struct ctl_out out;
+	ctl_out_init(&out, false);
+	int rc = cmd_acl_start(d, &out);
+	if (rc != 0)
+		fprintf(stderr, "dpstackd: %s: %.*s\n", cfg->path, (int)out.len,
+			out.buf ? out.buf : "");
+	ctl_out_fini(&out);
+	return rc;
 }
 
 /* The control thread: serve dpstackctl until SIGINT or SIGTERM. */

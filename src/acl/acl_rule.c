@@ -263,6 +263,13 @@ int acl_rule_parse(int argc, char **argv, acl_port_lookup *port_by_name, void *c
 	return 0;
 }
 
+int acl_rule_order(const struct acl_rule *a, const struct acl_rule *b)
+{
+	if (a->prio != b->prio)
+		return a->prio < b->prio ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
 char *acl_hooks_format(uint8_t hooks, char *buf, size_t cap)
 {
 	size_t len = 0;

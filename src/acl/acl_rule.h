@@ -33,6 +33,10 @@ struct acl_rule {
 	uint8_t hooks;           /* ACL_HOOK_* bits */
 };
 
+/* The order rules are judged in: lower prio first, then the older rule (lower id). Returns
+ * <0, 0 or >0 as strcmp. */
+int acl_rule_order(const struct acl_rule *a, const struct acl_rule *b);
+
 /* Finds a port's index by its name: >= 0, or < 0 when no port has that name. */
 typedef int acl_port_lookup(void *ctx, const char *name);
 

@@ -37,14 +37,11 @@ static const struct rte_acl_field_def acl_fields[F_COUNT] = {
  * name of its own. */
 static atomic_uint acl_set_serial;
 
-/* Priority order: lower prio first, then the older rule (lower id) first. */
-static int rank_cmp(const void *a, const void *b, void *arg)
+/* For qsort_r over indexes into rules (arg). */
+int acl_rule_index_order(const void *a, const void *b, void *arg)
 {
 	const struct acl_rule *rules = arg;
-	const struct acl_rule *x = &rules[*(const uint32_t *)a], *y = &rules[*(const uint32_t *)b];
-	if (x->prio != y->prio)
-		return x->prio < y->prio ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	return acl_rule_order(&rules[*(const uint32_t *)a], &rules[*(const uint32_t *)b]);
 }
 
 static void rule_to_rte(const struct acl_rule *r, uint32_t slot, int32_t priority,
@@ -97,7 +94,7 @@ static int set_build_ctx(struct acl_set *set, const struct acl_rule *rules, uint
 		goto out;
 	for (uint32_t i = 0; i < n; i++)
 		order[i] = i;
-	qsort_r(order, n, sizeof(*order), rank_cmp, (void *)rules);
+	qsort_r(order, n, sizeof(*order), acl_rule_index_order, (void *)rules);
 	/* The first in order gets the highest rte_acl priority. */
 	for (uint32_t rank = 0; rank < n; rank++)
 		rule_to_rte(&rules[order[rank]], order[rank], (int32_t)(n - rank), &rte_rules[rank]);

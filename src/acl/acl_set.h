@@ -29,6 +29,9 @@ struct acl_set *acl_set_build(const struct acl_rule *rules, uint32_t n, unsigned
 			      char *err, size_t cap);
 void acl_set_free(struct acl_set *set);
 
+/* Compares two indexes into the array of rules arg by acl_rule_order (for qsort_r). */
+int acl_rule_index_order(const void *a, const void *b, void *arg);
+
 /* Classifies keys[0..n) in one rte_acl_classify call (DPDK's SIMD paths judge several keys
  * at once): slots[i] is the slot of the first rule that matches key i, or ACL_NO_MATCH. */
 #define ACL_NO_MATCH UINT32_MAX
