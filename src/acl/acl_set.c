@@ -12,10 +12,14 @@
 
 /* The fields of struct acl_key as rte_acl sees them (one definition per field; fields that
  * share a 4-byte word share an input index). */
-enum acl_field { F_PROTO, F_SRC, F_DST, F_SPORT, F_DPORT, F_FLAGS, F_DEV, F_HOOK, F_L4,
+enum acl_field { F_PROTO, F_SRC, F_DST, F_SPORT, F_DPORT, F_FLAGS, F_DEV, F_L4, F_PAD,
 		 F_COUNT };
 
 RTE_ACL_RULE_DEF(acl_rte_rule, F_COUNT);
+
+_Static_assert(ACL_CATEGORIES % RTE_ACL_RESULTS_MULTIPLIER == 0 &&
+	       ACL_CATEGORIES <= RTE_ACL_MAX_CATEGORIES, "rte_acl_classify's categories");
+_Static_assert(ACL_HOOK_ALL < 1u << ACL_CATEGORIES, "a category per hook");
 
 #define FIELD(t, f, idx, in) \
 	{.type = RTE_ACL_FIELD_TYPE_##t, .size = sizeof(((struct acl_key *)0)->f), \
@@ -29,8 +33,10 @@ static const struct rte_acl_field_def acl_fields[F_COUNT] = {
 	FIELD(RANGE, dport, F_DPORT, 3),
 	FIELD(BITMASK, tcp_flags, F_FLAGS, 4),
 	FIELD(BITMASK, dev, F_DEV, 4),
-	FIELD(BITMASK, hook, F_HOOK, 4),
 	FIELD(BITMASK, l4, F_L4, 4),
+	/* Always 0 and matched by every rule: rte_acl's trie walks whole 4-byte input words,
+	 * and a word only three fields wide made it match the wrong rules (measured). */
+	FIELD(BITMASK, unused2, F_PAD, 4),
 };
 
 /* rte_acl_create returns the existing context when the name is taken: every set gets a
@@ -48,7 +54,7 @@ static void rule_to_rte(const struct acl_rule *r, uint32_t slot, int32_t priorit
 			struct acl_rte_rule *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->data.category_mask = 1;
+	out->data.category_mask = r->hooks;  /* hook 1 << c is category c */
 	out->data.priority = priority;
 	out->data.userdata = slot + 1;       /* 0 is rte_acl's "no match" */
 	if (r->proto != ACL_PROTO_ANY) {
@@ -69,8 +75,6 @@ static void rule_to_rte(const struct acl_rule *r, uint32_t slot, int32_t priorit
 		out->field[F_DEV].value.u8 = (uint8_t)r->dev;
 		out->field[F_DEV].mask_range.u8 = 0xff;
 	}
-	/* The key's hook is a single bit: it is one of ours when none of the others is set. */
-	out->field[F_HOOK].mask_range.u8 = (uint8_t)~r->hooks;
 	bool needs_l4 = r->flags_mask != 0 || r->sport_lo != 0 || r->sport_hi != 65535 ||
 			r->dport_lo != 0 || r->dport_hi != 65535;
 	out->field[F_L4].value.u8 = needs_l4;
@@ -100,7 +104,8 @@ static int set_build_ctx(struct acl_set *set, const struct acl_rule *rules, uint
 		rule_to_rte(&rules[order[rank]], order[rank], (int32_t)(n - rank), &rte_rules[rank]);
 	rc = rte_acl_add_rules(set->ctx, (const struct rte_acl_rule *)rte_rules, n);
 	if (rc == 0) {
-		struct rte_acl_config cfg = {.num_categories = 1, .num_fields = F_COUNT};
+		struct rte_acl_config cfg = {.num_categories = ACL_CATEGORIES,
+					      .num_fields = F_COUNT};
 		memcpy(cfg.defs, acl_fields, sizeof(acl_fields));
 		rc = rte_acl_build(set->ctx, &cfg);
 	}
@@ -124,8 +129,10 @@ struct acl_set *acl_set_build(const struct acl_rule *rules, uint32_t n, unsigned
 	set->ids = malloc(n * sizeof(*set->ids));
 	set->deny = malloc(n);
 	set->hits = aligned_alloc(RTE_CACHE_LINE_SIZE, nb_workers * set->stride * sizeof(uint64_t));
-	if (set->ids == NULL || set->deny == NULL || set->hits == NULL)
+	set->bursts = aligned_alloc(RTE_CACHE_LINE_SIZE, nb_workers * sizeof(*set->bursts));
+	if (set->ids == NULL || set->deny == NULL || set->hits == NULL || set->bursts == NULL)
 		goto nomem;
+	memset(set->bursts, 0, nb_workers * sizeof(*set->bursts));
 	memset(set->hits, 0, nb_workers * set->stride * sizeof(uint64_t));
 	for (uint32_t i = 0; i < n; i++) {
 		set->ids[i] = rules[i].id;
@@ -150,14 +157,15 @@ void acl_set_free(struct acl_set *set)
 	free(set->ids);
 	free(set->deny);
 	free(set->hits);
+	free(set->bursts);
 	free(set);
 }
 
 void acl_set_classify(const struct acl_set *set, const struct acl_key *const *keys,
 		      uint32_t *slots, uint32_t n)
 {
-	rte_acl_classify(set->ctx, (const uint8_t **)keys, slots, n, 1);
-	for (uint32_t i = 0; i < n; i++)
+	rte_acl_classify(set->ctx, (const uint8_t **)keys, slots, n, ACL_CATEGORIES);
+	for (uint32_t i = 0; i < n * ACL_CATEGORIES; i++)
 		slots[i] -= 1;       /* userdata is slot + 1: no match (0) becomes ACL_NO_MATCH */
 }
 

@@ -121,11 +121,12 @@ static uint32_t verdict_id(const struct acl_set *set, const struct pkt *p, uint8
 	struct rte_mbuf *m = make(p, &ip);
 	struct acl_key key;
 	const struct acl_key *k = &key;
-	uint32_t slot;
-	acl_key_build(&key, m, &ip, hook);
-	acl_set_classify(set, &k, &slot, 1);
+	uint32_t slots[ACL_CATEGORIES];
+	acl_key_build(&key, m, 0, &ip, m->port);
+	acl_set_classify(set, &k, slots, 1);
 	*denied = acl_ip4_denies(set, 0, hook, m, &ip);
 	rte_pktmbuf_free(m);
+	uint32_t slot = slots[acl_hook_category(hook)];
 	return slot == ACL_NO_MATCH ? 0 : set->ids[slot];
 }
 
@@ -306,24 +307,83 @@ static void test_burst_equals_one_by_one(void **state)
 	enum { N = 64 };
 	struct acl_key keys[N];
 	const struct acl_key *kp[N];
-	uint32_t burst[N], single;
+	uint32_t burst[N * ACL_CATEGORIES], single[ACL_CATEGORIES];
 	for (unsigned i = 0; i < N; i++) {
 		struct pkt p = {.proto = i % 2 ? 6 : 17, .src = IP(10, 0, 0, i % 8),
 				.dst = IP(10, 0, 0, 100 + i), .sport = 7, .dport = (uint16_t)(i * 3)};
 		struct ip4_repr ip;
 		struct rte_mbuf *m = make(&p, &ip);
-		acl_key_build(&keys[i], m, &ip, i % 3 ? ACL_HOOK_INPUT : ACL_HOOK_FORWARD);
+		acl_key_build(&keys[i], m, 0, &ip, m->port);
 		kp[i] = &keys[i];
 		rte_pktmbuf_free(m);
 	}
 	acl_set_classify(set, kp, burst, N);
 	unsigned matched = 0;
 	for (unsigned i = 0; i < N; i++) {
-		acl_set_classify(set, &kp[i], &single, 1);
-		assert_int_equal(burst[i], single);
-		matched += single != ACL_NO_MATCH;
+		acl_set_classify(set, &kp[i], single, 1);
+		assert_memory_equal(&burst[i * ACL_CATEGORIES], single, sizeof(single));
+		matched += single[0] != ACL_NO_MATCH;
 	}
 	assert_true(matched > 0 && matched < N);
+	acl_set_free(set);
+}
+
+/* The frame of p as it arrives: an Ethernet header first. */
+static struct rte_mbuf *make_frame(const struct pkt *p)
+{
+	struct ip4_repr ip;
+	struct rte_mbuf *m = make(p, &ip);
+	uint8_t *eth = (uint8_t *)rte_pktmbuf_prepend(m, 14);
+	assert_non_null(eth);
+	memset(eth, 0, 14);
+	eth[12] = 0x08;                       /* IPv4 */
+	return m;
+}
+
+/* The worker's RX burst is classified in one call; each hook then finds its datagram's
+ * verdict there (the search moves on), and a datagram that was not in the burst, or was
+ * changed since, is classified alone: the same verdicts either way. */
+static void test_rx_burst_verdicts_found_by_the_hooks(void **state)
+{
+	(void)state;
+	static const char *const lines[] = {
+		"deny proto tcp dport 80 hook input",
+		"deny proto udp hook forward",
+		"permit proto tcp",
+	};
+	struct acl_set *set = build(lines, 3, 2);
+	struct pkt udp = {.proto = 17, .src = PEER, .dst = US, .sport = 5, .dport = 6};
+	struct rte_mbuf *frames[4] = {make_frame(&tcp80), make_frame(&udp), make_frame(&tcp80),
+				      make_frame(&udp)};
+	rte_pktmbuf_mtod(frames[3], uint8_t *)[12] = 0x86;      /* not IPv4: left out */
+	acl_rx_burst(set, 1, 0, frames, 4);
+	struct acl_burst *b = &set->bursts[1];
+	assert_int_equal(b->n, 3);
+	assert_int_equal(b->next, 0);
+	struct ip4_repr ip;
+	for (unsigned i = 0; i < 3; i++)
+		rte_pktmbuf_adj(frames[i], 14);
+	assert_int_equal(ip4_parse(rte_pktmbuf_mtod(frames[0], uint8_t *), 40, false, &ip),
+			 WIRE_OK);
+	assert_true(acl_ip4_denies(set, 1, ACL_HOOK_INPUT, frames[0], &ip));
+	assert_int_equal(b->next, 1);
+	assert_int_equal(ip4_parse(rte_pktmbuf_mtod(frames[1], uint8_t *), 28, false, &ip),
+			 WIRE_OK);
+	assert_false(acl_ip4_denies(set, 1, ACL_HOOK_INPUT, frames[1], &ip));
+	assert_int_equal(b->next, 2);
+	/* The third frame comes to the forward hook from another port: not the burst's key. */
+	frames[2]->port = 3;
+	assert_int_equal(ip4_parse(rte_pktmbuf_mtod(frames[2], uint8_t *), 40, false, &ip),
+			 WIRE_OK);
+	assert_false(acl_ip4_denies(set, 1, ACL_HOOK_FORWARD, frames[2], &ip));
+	assert_int_equal(b->next, 2);
+	assert_int_equal(acl_set_hits(set, 0), 1);
+	assert_int_equal(acl_set_hits(set, 1), 0);
+	assert_int_equal(acl_set_hits(set, 2), 1);
+	/* Worker 0's burst is its own. */
+	assert_int_equal(set->bursts[0].n, 0);
+	for (unsigned i = 0; i < 4; i++)
+		rte_pktmbuf_free(frames[i]);
 	acl_set_free(set);
 }
 
@@ -421,6 +481,7 @@ int main(void)
 		T(test_later_fragment_and_cut_header_match_no_port_rule),
 		T(test_hits_counted_per_worker_and_summed),
 		T(test_burst_equals_one_by_one),
+		T(test_rx_burst_verdicts_found_by_the_hooks),
 		T(test_ten_thousand_rules),
 		T(test_table_keeps_hits_across_rebuilds),
 #undef T
