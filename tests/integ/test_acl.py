@@ -238,3 +238,26 @@ def test_10000_rules_from_the_config_file(lab):
     assert curl(s) == 28
     assert shown[0]["hits"] == 0 and rules(d)[0]["hits"] >= 1
     s.ping_ok(count=3)
+
+
+def test_two_workers_hits_summed_and_one_source_denied(lab):
+    """Two workers (net_af_packet, two queue pairs: the kernel spreads the flows), pings
+    from eight addresses: each worker judges with its own copy of the pointer and counts
+    in its own row; acl show sums them, exactly."""
+    peer = lab.add_peer("10.0.0.1")
+    d = lab.start_daemon(topo.two_worker_config(peer.root_ifname))
+    addrs = ["10.0.0.%d" % (11 + i) for i in range(8)]
+    for a in addrs:
+        peer.run("ip", "addr", "add", a + "/24", "dev", peer.ifname)
+    for a in addrs:  # ARP both ways first: no rule yet
+        topo.wait_until(lambda: peer.ping("10.0.0.2", count=1, wait=1,
+                                          extra=("-I", a)).received == 1,
+                        timeout=20, what="first ping from %s" % a)
+    deny = add(d, "prio", 10, "deny", "proto", "icmp", "src", addrs[2])
+    permit = add(d, "permit", "proto", "icmp")
+    before = d.stats()
+    for a in addrs:
+        r = peer.ping("10.0.0.2", count=5, interval=0.02, wait=1, extra=("-I", a))
+        assert r.received == (0 if a == addrs[2] else 5), (a, r)
+    assert hits(d, permit) == 35 and hits(d, deny) == 5
+    assert d.counter("acl.denied") - d.counter("acl.denied", before) == 5
