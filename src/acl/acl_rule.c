@@ -210,10 +210,11 @@ struct rule_keyword {
 	int (*parse)(struct rule_parser *p, const char *key, const char *val);
 };
 
+/* prio first: it may also come before the action, as `ip rule add pref N ...` reads. */
 static const struct rule_keyword keywords[] = {
-	{"proto", parse_proto}, {"src", parse_src},     {"dst", parse_dst},
-	{"sport", parse_sport}, {"dport", parse_dport}, {"flags", parse_flags},
-	{"dev", parse_dev},     {"hook", parse_hook},
+	{"prio", parse_prio},   {"proto", parse_proto}, {"src", parse_src},
+	{"dst", parse_dst},     {"sport", parse_sport}, {"dport", parse_dport},
+	{"flags", parse_flags}, {"dev", parse_dev},     {"hook", parse_hook},
 };
 
 int acl_rule_parse(int argc, char **argv, acl_port_lookup *port_by_name, void *ctx,
@@ -226,9 +227,11 @@ int acl_rule_parse(int argc, char **argv, acl_port_lookup *port_by_name, void *c
 	struct rule_parser p = {.r = out, .port_by_name = port_by_name, .ctx = ctx, .err = err,
 				.cap = cap};
 	int i = 0;
+	uint32_t seen = 0;
 	if (i + 1 < argc && strcmp(argv[i], "prio") == 0) {
 		if (parse_prio(&p, argv[i], argv[i + 1]) != 0)
 			return -1;
+		seen |= 1u << 0;     /* keywords[0] */
 		i += 2;
 	}
 	if (i >= argc)
@@ -239,7 +242,6 @@ int acl_rule_parse(int argc, char **argv, acl_port_lookup *port_by_name, void *c
 		out->deny = true;
 	else
 		return parse_error(&p, "'%s': permit or deny expected", argv[i]);
-	uint32_t seen = 0;
 	for (i++; i < argc; i += 2) {
 		size_t k = 0;
 		while (k < sizeof(keywords) / sizeof(keywords[0]) &&
@@ -247,7 +249,7 @@ int acl_rule_parse(int argc, char **argv, acl_port_lookup *port_by_name, void *c
 			k++;
 		if (k == sizeof(keywords) / sizeof(keywords[0]))
 			return parse_error(&p, "unknown match '%s' (proto, src, dst, sport, dport, "
-					   "flags, dev or hook)", argv[i]);
+					   "flags, dev, hook or prio)", argv[i]);
 		if (seen & (1u << k))
 			return parse_error(&p, "'%s' given twice", argv[i]);
 		seen |= 1u << k;

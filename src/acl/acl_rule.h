@@ -43,7 +43,7 @@ typedef int acl_port_lookup(void *ctx, const char *name);
 /* Parses the words of `acl add` (after "add"):
  *   [prio N] { permit | deny } [proto { tcp | udp | icmp | N }] [src PREFIX] [dst PREFIX]
  *   [sport P[-P]] [dport P[-P]] [flags FLAGS[/MASK]] [dev PORT] [hook { input | forward }[,...]]
- * Ports need proto tcp or udp; flags need proto tcp. Returns 0, or -1 with a one-line
+ * in any order after the action (prio too). Ports need proto tcp or udp; flags need proto tcp. Returns 0, or -1 with a one-line
  * message naming the word at fault in err. */
 int acl_rule_parse(int argc, char **argv, acl_port_lookup *port_by_name, void *ctx,
 		   struct acl_rule *out, char *err, size_t cap);

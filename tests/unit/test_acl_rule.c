@@ -102,6 +102,7 @@ static void test_protocols_by_name_and_number(void **state)
 	assert_int_equal(parse_ok("deny hook input,forward").hooks, ACL_HOOK_ALL);
 	assert_int_equal(parse_ok("prio 0 deny").prio, 0);
 	assert_int_equal(parse_ok("prio 65535 deny").prio, 65535);
+	assert_int_equal(parse_ok("deny proto tcp prio 12").prio, 12);
 }
 
 static void assert_rules_equal(const struct acl_rule *a, const struct acl_rule *b)
@@ -177,6 +178,8 @@ static void test_bad_rules_refused_naming_the_word(void **state)
 		{"prio x deny", "'x'"},
 		{"prio 65536 deny", "'65536'"},
 		{"prio -1 deny", "'-1'"},
+		{"prio 5 deny prio 6", "'prio' given twice"},
+		{"deny prio 5 prio 6", "'prio' given twice"},
 		{"deny src 10.0.0.0/33", "'10.0.0.0/33'"},
 		{"deny src 10.0.0/8", "'10.0.0/8'"},
 		{"deny dst 010.0.0.1", "'010.0.0.1'"},
