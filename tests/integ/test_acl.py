@@ -218,6 +218,8 @@ def test_show_text_and_json_agree(acl):
                                "udp", "src", "192.0.2.0/24", "sport", "1000-2000", "dport",
                                "53", "0"]
     assert text[2].startswith("1 rules; denied ")
+    usage = d.ctl("help")
+    assert "acl add [prio N] { permit | deny }" in usage and "acl del ID" in usage, usage
 
 
 def test_10000_rules_from_the_config_file(lab):
