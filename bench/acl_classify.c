@@ -17,8 +17,8 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
-#include "../src/acl/acl.h"
-#include "eth.h"
+#include "acl/acl.h"
+#include "wire/eth.h"
 
 #define NB_PKTS 1024          /* distinct packets, cycled through (a multiple of BURST) */
 #define BURST 32

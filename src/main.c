@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,34 +19,43 @@
 
 #include "ctl/cmd.h"
 #include "ctl/config.h"
+#include "ctl/config_check.h"
 #include "ctl/ctl_server.h"
 #include "ctl/daemon.h"
+#include "ctl/eal_args.h"
+#include "ctl/startup_check.h"
 #include "chan/chan.h"
-#include "proto/tcp.h"
+#include "tcp/tcp.h"
 
-#define DEFAULT_MBUFS 16383          /* 2^n - 1 fills a mempool best */
-#define DEFAULT_IDLE_SLEEP_US 200
-#define MIN_FREE_HUGEPAGES 128       /* 256 MB of 2 MB pages */
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: dpstackd -c FILE [options]\n"
+		"       dpstackd --check-config FILE\n"
 		"\n"
 		"Runs the dpstack userspace TCP/IP stack on the DPDK ports named in FILE.\n"
 		"\n"
 		"Options:\n"
 		"  -c, --config FILE   the configuration file (required)\n"
+		"  --check-config FILE check FILE without starting: every line with the\n"
+		"                      daemon's own grammar, the commands as dry runs, and\n"
+		"                      whether this machine can run it (CPUs, memory, mbufs);\n"
+		"                      each error as FILE:LINE: reason; exit 0 when it is good\n"
 		"  -h, --help          print this help and exit\n"
 		"  -V, --version       print the version and exit\n"
 		"\n"
 		"Config file lines ('#' starts a comment), in this order:\n"
-		"  eal ARGS...              EAL arguments, once. dpstackd adds --no-pci unless a\n"
-		"                           port is a PCI device, -l for the workers unless given,\n"
-		"                           --vdev/-a for the ports, and, when no memory option is\n"
-		"                           given, --in-memory with hugepages or --no-huge without.\n"
-		"  workers N | LCORES       N workers on lcores 1..N (the main lcore 0 runs the\n"
-		"                           control thread), or an lcore list such as 1,3-4\n"
+		"  eal ARGS...              EAL arguments, once. dpstackd adds what they leave\n"
+		"                           open: --no-pci unless a port is a PCI device,\n"
+		"                           --lcores for the workers, --vdev/-a for the ports,\n"
+		"                           --in-memory with %u free hugepages or else --no-huge,\n"
+		"                           -m %u without hugepages, and --no-shconf without\n"
+		"                           hugepages or --file-prefix\n"
+		"  workers N | CPUS         N workers, each alone on one of the CPUs this process\n"
+		"                           may use, or on the listed CPUs (0,1 or 1,3-4); the\n"
+		"                           control thread takes a CPU left over, else shares\n"
+		"                           the first worker's (it sleeps but for commands)\n"
 		"  port add NAME DEVICE     a port: a vdev string (net_af_packet0,iface=veth0,\n"
 		"                           net_memif0,role=server,...) or a PCI address\n"
 		"  mbufs N                  packet buffers in the pool (default %d)\n"
@@ -74,126 +82,21 @@ static void usage(FILE *f)
 		"                                  exempt from per-user limits; 'dpstackctl\n"
 		"                                  apps limits' shows them)\n"
 		"\n"
+		"A config (runs on a 2-CPU machine, with or without hugepages):\n"
+		"  eal --no-huge -m 512           # optional: dpstackd picks memory options\n"
+		"  workers 2                      # or: workers 0,1\n"
+		"  port add port0 net_af_xdp0,iface=veth0\n"
+		"  ip addr add 10.0.0.2/24 dev port0\n"
+		"  ip route add default via 10.0.0.1\n"
+		"\n"
 		"Environment:\n"
 		"  " DPSTACK_CTL_ENV "   control socket (default " DPSTACK_CTL_DEFAULT ")\n"
 		"  " DPSTACK_SOCK_ENV "  application socket (default " DPSTACK_SOCK_DEFAULT ")\n"
 		"\n"
 		"SIGINT or SIGTERM stops the daemon cleanly.\n",
-		DEFAULT_MBUFS, DEFAULT_IDLE_SLEEP_US, TCP_LISTEN_MAX_DEFAULT, TCP_LISTEN_MAX_LIMIT,
+		EAL_MIN_FREE_HUGEPAGES, EAL_NO_HUGE_MB, DAEMON_DEFAULT_MBUFS,
+		DAEMON_DEFAULT_IDLE_SLEEP_US, TCP_LISTEN_MAX_DEFAULT, TCP_LISTEN_MAX_LIMIT,
 		CHAN_LISTENERS_PER_USER_SHARE);
-}
-
-static bool eal_has(const struct daemon *d, const char *const *opts)
-{
-	for (int i = 0; i < d->eal_argc; i++)
-		for (const char *const *o = opts; *o != NULL; o++)
-			if (strncmp(d->eal_argv[i], *o, strlen(*o)) == 0)
-				return true;
-	return false;
-}
-
-static unsigned free_hugepages(void)
-{
-	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
-	unsigned n = 0;
-	if (f != NULL) {
-		if (fscanf(f, "%u", &n) != 1)
-			n = 0;
-		fclose(f);
-	}
-	return n;
-}
-
-/* `workers` asks for lcores; say clearly when this machine cannot give them, rather than
- * letting the EAL print its usage text. Skipped when the eal line chooses lcores itself. */
-static int check_worker_cpus(const struct daemon *d, const char *config_path)
-{
-	static const char *const lcore_opts[] = {"-l", "--lcores", "-c", NULL};
-	cpu_set_t cpus;
-	if (eal_has(d, lcore_opts) || sched_getaffinity(0, sizeof(cpus), &cpus) != 0)
-		return 0;
-	int n = CPU_COUNT(&cpus);
-	if (!d->worker_lcores_given) {
-		/* Lcores 0..N: the control thread on 0 and the workers on 1..N. */
-		for (unsigned l = 0; l <= d->nb_workers; l++)
-			if (l >= CPU_SETSIZE || !CPU_ISSET(l, &cpus)) {
-				fprintf(stderr, "dpstackd: %s: workers %u needs CPUs 0-%u (one for the "
-						"control thread) but this process may use %d CPU(s); "
-						"use fewer workers or list lcores\n",
-					config_path, d->nb_workers, d->nb_workers, n);
-				return -1;
-			}
-		return 0;
-	}
-	for (unsigned i = 0; i < d->nb_workers; i++) {
-		unsigned l = d->worker_lcores[i];
-		if (l >= CPU_SETSIZE || !CPU_ISSET(l, &cpus)) {
-			fprintf(stderr, "dpstackd: %s: workers: lcore %u is not a CPU this process "
-					"may use (%d available)\n", config_path, l, n);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* The EAL command line: the config's `eal` words plus what the ports and workers imply. */
-static int build_eal_argv(struct daemon *d, char **argv, char *store, size_t store_len)
-{
-	int argc = 0;
-	size_t used = 0;
-#define ADD(...)                                                                  \
-	do {                                                                          \
-		int n_ = snprintf(store + used, store_len - used, __VA_ARGS__);           \
-		if (n_ < 0 || (size_t)n_ >= store_len - used || argc >= DAEMON_MAX_EAL_ARGS) \
-			return -1;                                                        \
-		argv[argc++] = store + used;                                              \
-		used += (size_t)n_ + 1;                                                   \
-	} while (0)
-	ADD("dpstackd");
-	for (int i = 0; i < d->eal_argc; i++)
-		ADD("%s", d->eal_argv[i]);
-	static const char *const lcore_opts[] = {"-l", "--lcores", "-c", NULL};
-	if (!eal_has(d, lcore_opts)) {
-		if (d->worker_lcores_given) {
-			ADD("-l");
-			char list[512] = "0";
-			for (unsigned i = 0; i < d->nb_workers; i++)
-				snprintf(list + strlen(list), sizeof(list) - strlen(list), ",%u",
-					 d->worker_lcores[i]);
-			ADD("%s", list);
-		} else {
-			ADD("-l");
-			ADD("0-%u", d->nb_workers);
-		}
-	}
-	bool any_pci = false;
-	for (unsigned i = 0; i < d->nb_ports; i++) {
-		if (port_devargs_is_pci(d->ports[i].devargs)) {
-			any_pci = true;
-			ADD("-a");
-			ADD("%s", d->ports[i].devargs);
-		} else {
-			ADD("--vdev=%s", d->ports[i].devargs);
-		}
-	}
-	static const char *const pci_opts[] = {"--no-pci", "-a", "--allow", "-b", "--block", NULL};
-	if (!any_pci && !eal_has(d, pci_opts))
-		ADD("--no-pci");
-	static const char *const mem_opts[] = {"--no-huge", "--in-memory", "--file-prefix", "-m",
-					       "--socket-mem", "--no-shconf", NULL};
-	if (!eal_has(d, mem_opts)) {
-		if (free_hugepages() >= MIN_FREE_HUGEPAGES) {
-			ADD("--in-memory");
-		} else {
-			ADD("--no-huge");
-			ADD("-m");
-			ADD("512");
-			ADD("--no-shconf");
-		}
-	}
-#undef ADD
-	argv[argc] = NULL;
-	return argc;
 }
 
 /* The lcores the workers run on: the config's list, or every worker lcore of the EAL. */
@@ -230,11 +133,15 @@ static int start_dataplane(struct daemon *d)
 	d->pool = port_pool_create("mbufs", d->nb_mbufs, 256, (int)rte_socket_id());
 	if (d->pool == NULL) {
 		fprintf(stderr, "dpstackd: mbuf pool: %s\n", rte_strerror(rte_errno));
+		if (rte_errno == ENOMEM)
+			startup_memory_hint(d);
 		return -1;
 	}
 	int rc = netcfg_init(&d->master, "routes_master", SOCKET_ID_ANY);
 	if (rc < 0) {
 		fprintf(stderr, "dpstackd: route table: %s\n", strerror(-rc));
+		if (rc == -ENOMEM)
+			startup_memory_hint(d);
 		return -1;
 	}
 	for (unsigned i = 0; i < d->nb_ports; i++) {
@@ -253,6 +160,8 @@ static int start_dataplane(struct daemon *d)
 				 d->pool, d->idle_sleep_max_us, &d->steer, d->tcp_listen_max);
 		if (rc != 0) {
 			fprintf(stderr, "dpstackd: worker %u: %s\n", w, strerror(-rc));
+			if (rc == -ENOMEM)
+				startup_memory_hint(d);
 			return -1;
 		}
 		struct stack *s = d->workers[w].stack;
@@ -312,37 +221,13 @@ static void stop_dataplane(struct daemon *d)
 	d->pool = NULL;
 }
 
-static int run_config_commands(struct daemon *d, const struct config *cfg)
-{
-	for (size_t i = 0; i < cfg->nb_cmds; i++) {
-		const struct config_cmd *c = &cfg->cmds[i];
-		struct ctl_out out;
-		ctl_out_init(&out, false);
-		int rc = cmd_exec(d, c->argc, (char **)c->argv, &out);
-		if (rc != 0)
-			fprintf(stderr, "dpstackd: %s:%u: %.*s\n", cfg->path, c->lineno,
-				(int)out.len, out.buf ? out.buf : "");
-		ctl_out_fini(&out);
-		if (rc != 0)
-			return -1;
-	}
-	/* The config's ACL rules, built into one set now that all are in. */
-	struct ctl_out out;
-	ctl_out_init(&out, false);
-	int rc = cmd_acl_start(d, &out);
-	if (rc != 0)
-		fprintf(stderr, "dpstackd: %s: %.*s\n", cfg->path, (int)out.len,
-			out.buf ? out.buf : "");
-	ctl_out_fini(&out);
-	return rc;
-}
-
 /* The control thread: serve dpstackctl until SIGINT or SIGTERM. */
 static void serve(struct daemon *d, int ctl_fd, int sig_fd)
 {
 	struct pollfd fds[2] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN}};
 	for (;;) {
 		mem_trim_tick(&d->mem, d);
+		veth_offload_tick(&d->veth, d);
 		if (poll(fds, 2, MEM_TRIM_INTERVAL_MS) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -364,17 +249,21 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
+		{"check-config", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	mem_trim_setup();
-	const char *config_path = NULL;
+	const char *config_path = NULL, *check_path = NULL;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			config_path = optarg;
+			break;
+		case 'C':
+			check_path = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -387,25 +276,21 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (config_path == NULL || optind != argc) {
+	if ((config_path == NULL) == (check_path == NULL) || optind != argc) {
 		usage(stderr);
 		return 2;
 	}
+	if (check_path != NULL)
+		return config_check(check_path) == 0 ? 0 : 1;
 
 	static struct daemon d;
-	d.nb_workers = 1;
-	d.nb_mbufs = DEFAULT_MBUFS;
-	d.idle_sleep_max_us = DEFAULT_IDLE_SLEEP_US;
-	d.tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
-	d.chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT};
+	config_defaults(&d);
 	struct config cfg;
 	char err[512];
-	if (config_load(config_path, &d, &cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "dpstackd: %s: %s\n", config_path, err);
-		return 1;
-	}
-	cfg.path = (char *)config_path;
-	if (check_worker_cpus(&d, config_path) != 0) {
+	struct eal_host host;
+	eal_host_read(&host);
+	if (config_load(config_path, &d, &cfg, stderr, "dpstackd: ") != 0 ||
+	    startup_check(&d, &host, &cfg) != 0) {
 		config_free(&cfg, &d);
 		return 1;
 	}
@@ -421,14 +306,15 @@ int main(int argc, char **argv)
 
 	char *eal_argv[DAEMON_MAX_EAL_ARGS + 1];
 	static char eal_store[8192];
-	int eal_argc = build_eal_argv(&d, eal_argv, eal_store, sizeof(eal_store));
+	int eal_argc = eal_args_build(&d, &host, eal_argv, eal_store, sizeof(eal_store), err,
+				      sizeof(err));
 	if (eal_argc < 0) {
-		fprintf(stderr, "dpstackd: EAL arguments too long\n");
+		fprintf(stderr, "dpstackd: %s\n", err);
 		config_free(&cfg, &d);
 		return 1;
 	}
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
-		fprintf(stderr, "dpstackd: EAL init failed: %s\n", rte_strerror(rte_errno));
+		startup_eal_failed(&d, eal_argc, eal_argv);
 		config_free(&cfg, &d);
 		return 1;
 	}
@@ -447,8 +333,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dpstackd: %s\n", err);
 		goto out;
 	}
-	if (sig_fd < 0 || pick_worker_lcores(&d) != 0 || start_dataplane(&d) != 0 ||
-	    run_config_commands(&d, &cfg) != 0)
+	if (sig_fd < 0 || pick_worker_lcores(&d) != 0 || start_dataplane(&d) != 0)
+		goto out;
+	veth_offload_check_ports(&d.veth, &d);
+	if (config_run_commands(&d, &cfg, false) != 0)
 		goto out;
 	fprintf(stderr, "dpstackd: running with %u worker(s) and %u port(s); control socket %s\n",
 		d.nb_workers, d.nb_ports, ctl_path);

@@ -23,7 +23,7 @@
 #include "dps_links.h"
 #include "dps_priv.h"
 #include "dps_ucopy.h"
-#include "../../src/proto/udp.h"
+#include "udp/udp.h"
 
 /* Linux's net.core.optmem_max default: sendmsg's control data beyond it is ENOBUFS. */
 #define DPS_CONTROL_MAX 131072

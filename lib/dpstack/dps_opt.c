@@ -18,7 +18,7 @@
 
 #include "dps_links.h"
 #include "dps_priv.h"
-#include "../../src/proto/udp.h"
+#include "udp/udp.h"
 
 #define DPS_BUF_DEFAULT 262144          /* the stack's default FIFO size */
 #define DPS_BUF_MIN 4096

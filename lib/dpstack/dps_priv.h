@@ -16,7 +16,7 @@
 
 #include "../../src/base/doorbell.h"
 #include "../../src/chan/chan_shm.h"
-#include "../../src/proto/fifo.h"
+#include "base/fifo.h"
 #include "dps_ucopy.h"
 
 /* The kernel's epoll on the library's own instances, by system call: the preload shim

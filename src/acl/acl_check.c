@@ -2,8 +2,8 @@
 
 #include <string.h>
 
-#include "bytes.h"
-#include "eth.h"
+#include "wire/bytes.h"
+#include "wire/eth.h"
 
 /* The slots of key in worker's last burst, or NULL. The hooks meet datagrams in the order
  * they were received, so the search starts after the last one found. */

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "tcp.h"
+#include "wire/tcp.h"
 
 void acl_key_build(struct acl_key *k, const struct rte_mbuf *m, uint32_t l3_off,
 		   const struct ip4_repr *ip, uint16_t dev)

@@ -11,7 +11,7 @@
 
 #include <rte_mbuf.h>
 
-#include "ipv4.h"
+#include "wire/ipv4.h"
 
 #define ACL_KEY_DEV_NONE 0xff    /* not from a port (the stack's own loopback datagrams) */
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipv4.h"
+#include "wire/ipv4.h"
 
 #define PROTO_ICMP 1
 #define PROTO_TCP 6

@@ -14,7 +14,7 @@
 
 #include "chan_priv.h"
 #include "chan_worker.h"
-#include "../dp/worker.h"
+#include "dp/worker.h"
 
 static int chan_run(struct chan *ch, unsigned w, int (*fn)(struct stack *, void *),
 		    struct chan_job *j)

@@ -9,11 +9,11 @@
 #include <sys/socket.h>
 
 #include "chan_priv.h"
-#include "../proto/stack.h"
-#include "../proto/steer.h"
-#include "../proto/tcp.h"
-#include "../proto/tcp_cc.h"
-#include "../proto/udp.h"
+#include "stack/stack.h"
+#include "stack/steer.h"
+#include "tcp/tcp.h"
+#include "tcp/cc/tcp_cc.h"
+#include "udp/udp.h"
 
 #define CHAN_PRIV_PORT 1024      /* below: root only, as CAP_NET_BIND_SERVICE on Linux */
 

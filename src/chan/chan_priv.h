@@ -10,7 +10,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
-#include "../proto/sock.h"
+#include "stack/sock.h"
 #include "chan.h"
 #include "chan_arena.h"
 #include "chan_shm.h"

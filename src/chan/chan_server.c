@@ -19,8 +19,8 @@
 
 #include "chan_priv.h"
 #include "chan_worker.h"
-#include "../dp/worker.h"
-#include "../proto/tcp.h"
+#include "dp/worker.h"
+#include "tcp/tcp.h"
 
 #define CHAN_MAX_PENDING 64      /* connections that have not attached yet */
 

@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../base/doorbell.h"
+#include "base/doorbell.h"
 
 #define CHAN_MAGIC 0x43535044u         /* "DPSC" */
 #define CHAN_VERSION 6u
@@ -160,7 +160,7 @@ struct chan_sock {
 	uint64_t rx_pos_off, tx_pos_off;        /* their positions (struct fifo_pos) */
 	uint32_t rx_size, tx_size;      /* their sizes (the shared parts do not hold them) */
 	/* The worker moves an empty TCP receive FIFO to a bigger block (receive autotuning,
-	 * src/proto/tcp_rcvbuf.c): rx_gen is a sequence lock over rx_off, rx_pos_off and
+	 * src/tcp/tcp_rcvbuf.c): rx_gen is a sequence lock over rx_off, rx_pos_off and
 	 * rx_size (odd while they change), so processes take a view per call and keep none.
 	 * The moved FIFO has positions of its own, not the old ones reset: a view taken before
 	 * the move pairs the old data with the old positions, which nobody moves any more (the

@@ -11,9 +11,9 @@
 
 #include "chan_priv.h"
 #include "chan_worker.h"
-#include "../proto/stack.h"
-#include "../proto/tcp.h"
-#include "../proto/udp.h"
+#include "stack/stack.h"
+#include "tcp/tcp.h"
+#include "udp/udp.h"
 
 #define CHAN_CMD_BUDGET 256            /* commands per process per round */
 /* Datagrams one UDP send FIFO may send per round: one KICK must not keep the worker

@@ -1,4 +1,5 @@
 #include "cmd.h"
+#include "cmd_words.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -65,20 +66,16 @@ static const struct cmd cmds[] = {
 	 "arena-mb-per-app | arena-mb-per-user | binds-per-app } N]..."},
 };
 
-/* How many of argv's leading words spell c->words; 0 when they do not. */
-static int cmd_match(const struct cmd *c, int argc, char **argv)
+/* No command, or an alias given words its handler refused: blame the word no command
+ * continues with ("unknown ip subcommand 'stats'"), not the first. */
+static int cmd_blame(int argc, char **argv, struct ctl_out *out)
 {
-	const char *w = c->words;
-	int i = 0;
-	while (*w != '\0') {
-		size_t n = strcspn(w, " ");
-		if (i >= argc || strlen(argv[i]) != n || strncmp(argv[i], w, n) != 0)
-			return 0;
-		i++;
-		w += n;
-		w += *w == ' ';
-	}
-	return i;
+	const char *words[sizeof(cmds) / sizeof(cmds[0])];
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		words[i] = cmds[i].words;
+	char msg[512];
+	cmd_words_blame(words, sizeof(cmds) / sizeof(cmds[0]), argc, argv, msg, sizeof(msg));
+	return ctl_error(out, "%s", msg);
 }
 
 int cmd_exec(struct daemon *d, int argc, char **argv, struct ctl_out *out)
@@ -89,19 +86,23 @@ int cmd_exec(struct daemon *d, int argc, char **argv, struct ctl_out *out)
 	const struct cmd *best = NULL;
 	int best_n = 0;
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		int n = cmd_match(&cmds[i], argc, argv);
+		int n = cmd_words_match(cmds[i].words, argc, argv);
 		if (n > best_n) {
 			best = &cmds[i];
 			best_n = n;
 		}
 	}
 	if (best == NULL)
-		return ctl_error(out, "unknown command '%s' (try 'help')", argv[0]);
+		return cmd_blame(argc, argv, out);
 	if (best->fn == cmd_route_add && best_n == 4)
 		best_n = 3; /* blackhole/unreachable is the route type, parsed by the handler */
 	int rc = best->fn(d, argc - best_n, argv + best_n, out);
-	if (rc != 0 && !out->failed)
-		ctl_error(out, "usage: %s", best->usage ? best->usage : best->words);
+	if (rc != 0 && !out->failed) {
+		if (best->usage == NULL && argc > best_n)
+			cmd_blame(argc, argv, out);
+		else
+			ctl_error(out, "usage: %s", best->usage ? best->usage : best->words);
+	}
 	if (out->oom)
 		return ctl_error(out, "out of memory");
 	return rc != 0 ? -1 : 0;

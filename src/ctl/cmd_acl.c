@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "../wire/ipv4.h"
+#include "wire/ipv4.h"
 
 static int acl_swap_on_stack(struct stack *s, void *arg)
 {
@@ -117,7 +117,8 @@ static uint64_t acl_denied_total(const struct daemon *d)
 {
 	uint64_t sum = 0;
 	for (unsigned w = 0; w < d->nb_workers; w++)
-		sum += d->workers[w].stack->drops[STACK_DROP_ACL_DENIED];
+		if (d->workers[w].stack != NULL)        /* none in a dry run (--check-config) */
+			sum += d->workers[w].stack->drops[STACK_DROP_ACL_DENIED];
 	return sum;
 }
 

@@ -18,6 +18,8 @@ int cmd_lcore_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	(void)argv;
 	if (argc != 0)
 		return -1;
+	if (d->dry_run)
+		return 0;
 	if (o->json) {
 		json_obj_begin(o, NULL);
 		json_arr_begin(o, "workers");

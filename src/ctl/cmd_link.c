@@ -69,6 +69,8 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	} else if (argc != 0) {
 		return -1;
 	}
+	if (d->dry_run)
+		return 0;
 	if (o->json)
 		json_arr_begin(o, NULL);
 	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++) {
@@ -170,7 +172,7 @@ int cmd_link_set(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			return -1;
 		op.mtu = (uint16_t)mtu;
 		/* The device must take it first: it sizes its receive buffers by it. */
-		int rc = rte_eth_dev_set_mtu(d->ports[op.port].eth_port, op.mtu);
+		int rc = d->dry_run ? 0 : rte_eth_dev_set_mtu(d->ports[op.port].eth_port, op.mtu);
 		if (rc != 0)
 			return ctl_error(o, "link set %s mtu %u: the device refused: %s", argv[0],
 					 op.mtu, strerror(-rc));

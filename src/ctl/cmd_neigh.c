@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "../wire/ipv4.h"
+#include "wire/ipv4.h"
 
 #define NEIGH_SHOW_MAX 8192
 
@@ -208,7 +208,7 @@ int cmd_neigh_params(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
 	if (argc % 2 != 0)
 		return -1;
-	struct neigh_params_op op;
+	struct neigh_params_op op = {0};
 	daemon_each_worker(d, neigh_params_get_stack, &op); /* all workers hold the same */
 	for (int i = 0; i < argc; i += 2) {
 		size_t k = 0;

@@ -8,7 +8,7 @@
 #include <rte_cycles.h>
 
 #include "cmd.h"
-#include "../wire/ipv4.h"
+#include "wire/ipv4.h"
 
 #define PING_MAX_COUNT 100000
 
@@ -85,6 +85,8 @@ int cmd_ping(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		if (rc != 0)
 			return -1;
 	}
+	if (d->dry_run)
+		return 0;
 	struct worker *w = &d->workers[0];
 	op.id = (uint16_t)(getpid() ^ now_us());
 	op.id |= 1; /* never 0, which means "no ping" */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "../svc/svc.h"
+#include "svc/svc.h"
 
 #define SERVICE_ROWS (2 * SVC_MAX)   /* workers agree on the list; room if they did not */
 
@@ -65,7 +65,7 @@ static const char *service_strerror(int err)
 /* The tables are allocated here, on the control thread, before any worker uses them. */
 static int service_tables_make(struct daemon *d, struct ctl_out *o)
 {
-	for (unsigned i = 0; i < d->nb_workers; i++) {
+	for (unsigned i = 0; i < d->nb_workers && !d->dry_run; i++) {
 		if (d->svc[i] != NULL)
 			continue;
 		d->svc[i] = svc_table_create(d->workers[i].stack);

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "../proto/tcp.h"
-#include "../proto/udp.h"
+#include "tcp/tcp.h"
+#include "udp/udp.h"
 
 #define SOCK_ROWS_MAX (1u << 20)
 

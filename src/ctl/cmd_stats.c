@@ -10,7 +10,7 @@
 #include <rte_mempool.h>
 
 #include "cmd.h"
-#include "../proto/tcp.h"
+#include "tcp/tcp.h"
 
 #define STATS_WORKER_COLUMNS 8 /* the text output shows each worker's count up to this many */
 
@@ -280,6 +280,8 @@ int cmd_stats_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
 	if (argc != 0)
 		return -1;
+	if (d->dry_run)
+		return 0;
 	struct stats_sum sum;
 	stats_sum(d, &sum);
 	if (o->json)

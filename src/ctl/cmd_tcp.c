@@ -4,8 +4,8 @@
 
 #include "cmd.h"
 #include "daemon.h"
-#include "../proto/tcp.h"
-#include "../proto/tcp_cc.h"
+#include "tcp/tcp.h"
+#include "tcp/cc/tcp_cc.h"
 
 static int tcp_params_get_stack(struct stack *s, void *arg)
 {
@@ -49,7 +49,7 @@ int cmd_tcp_params(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
 	if (argc % 2 != 0)
 		return -1;
-	struct tcp_params p;
+	struct tcp_params p = {0};
 	daemon_each_worker(d, tcp_params_get_stack, &p); /* all workers hold the same */
 	const char *cc = NULL;
 	for (int i = 0; i < argc; i += 2) {

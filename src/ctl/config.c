@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../proto/tcp.h"
-#include "../wire/ipv4.h"
+#include "tcp/tcp.h"
+#include "wire/ipv4.h"
 
 #define CONFIG_MAX_LINE 4096
 
@@ -36,15 +36,18 @@ int config_split(char *line, char **argv, int max)
 	}
 }
 
-__attribute__((format(printf, 4, 5)))
-static int config_fail(char *err, size_t errlen, unsigned lineno, const char *fmt, ...)
+int config_error(struct config *cfg, unsigned lineno, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(err, errlen, "line %u: %s", lineno, msg);
+	if (lineno != 0)
+		fprintf(cfg->errs, "%s%s:%u: %s\n", cfg->prefix, cfg->path, lineno, msg);
+	else
+		fprintf(cfg->errs, "%s%s: %s\n", cfg->prefix, cfg->path, msg);
+	cfg->nb_errors++;
 	return -1;
 }
 
@@ -61,13 +64,13 @@ static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
 
 /* `workers 2` is a count; a list of lcores has a ',' or a '-' ("1,3-4", or "3," for the
  * single lcore 3). */
-static int parse_workers(struct daemon *d, const char *spec, char *err, size_t errlen,
+static int parse_workers(struct daemon *d, const char *spec, struct config *cfg,
 			 unsigned lineno)
 {
 	unsigned long v;
 	if (strpbrk(spec, ",-") == NULL) {
 		if (!parse_uint(spec, WORKER_MAX, &v) || v == 0)
-			return config_fail(err, errlen, lineno,
+			return config_error(cfg, lineno,
 					   "workers: '%s' is not a count from 1 to %u", spec,
 					   WORKER_MAX);
 		d->nb_workers = (unsigned)v;
@@ -76,7 +79,7 @@ static int parse_workers(struct daemon *d, const char *spec, char *err, size_t e
 	}
 	char buf[256];
 	if (strlen(spec) >= sizeof(buf))
-		return config_fail(err, errlen, lineno, "workers: list too long");
+		return config_error(cfg, lineno, "workers: list too long");
 	strcpy(buf, spec);
 	unsigned n = 0;
 	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
@@ -88,15 +91,15 @@ static int parse_workers(struct daemon *d, const char *spec, char *err, size_t e
 		if (!parse_uint(tok, RTE_MAX_LCORE - 1, &lo) ||
 		    (dash != NULL ? !parse_uint(dash + 1, RTE_MAX_LCORE - 1, &hi) : (hi = lo, 0)) ||
 		    hi < lo)
-			return config_fail(err, errlen, lineno, "workers: bad lcore list '%s'",
+			return config_error(cfg, lineno, "workers: bad lcore list '%s'",
 					   spec);
 		for (unsigned long c = lo; c <= hi; c++) {
 			if (n == WORKER_MAX)
-				return config_fail(err, errlen, lineno, "workers: more than %u",
+				return config_error(cfg, lineno, "workers: more than %u",
 						   WORKER_MAX);
 			for (unsigned k = 0; k < n; k++)
 				if (d->worker_lcores[k] == c)
-					return config_fail(err, errlen, lineno,
+					return config_error(cfg, lineno,
 							   "workers: lcore %lu listed twice", c);
 			d->worker_lcores[n++] = (unsigned)c;
 		}
@@ -117,27 +120,28 @@ static bool port_name_valid(const char *s)
 	return true;
 }
 
-static int config_port_add(struct daemon *d, int argc, char **argv, char *err, size_t errlen,
+static int config_port_add(struct daemon *d, int argc, char **argv, struct config *cfg,
 			   unsigned lineno)
 {
 	if (argc != 4)
-		return config_fail(err, errlen, lineno, "usage: port add NAME DEVICE");
+		return config_error(cfg, lineno, "usage: port add NAME DEVICE");
 	if (!port_name_valid(argv[2]))
-		return config_fail(err, errlen, lineno,
+		return config_error(cfg, lineno,
 				   "port name '%s': use 1-%d letters, digits, '_', '-' or '.'",
 				   argv[2], NETCFG_NAME_LEN - 1);
 	if (strlen(argv[3]) >= PORT_DEVARGS_LEN)
-		return config_fail(err, errlen, lineno, "device string too long");
+		return config_error(cfg, lineno, "device string too long");
 	if (d->nb_ports == NETCFG_MAX_PORTS)
-		return config_fail(err, errlen, lineno, "more than %d ports", NETCFG_MAX_PORTS);
+		return config_error(cfg, lineno, "more than %d ports", NETCFG_MAX_PORTS);
 	for (unsigned i = 0; i < d->nb_ports; i++) {
 		if (strcmp(d->ports[i].name, argv[2]) == 0)
-			return config_fail(err, errlen, lineno, "port '%s' defined twice", argv[2]);
+			return config_error(cfg, lineno, "port '%s' defined twice", argv[2]);
 		size_t a = strcspn(d->ports[i].devargs, ","), b = strcspn(argv[3], ",");
 		if (a == b && strncmp(d->ports[i].devargs, argv[3], a) == 0)
-			return config_fail(err, errlen, lineno, "device '%.*s' used twice", (int)b,
+			return config_error(cfg, lineno, "device '%.*s' used twice", (int)b,
 					   argv[3]);
 	}
+	cfg->port_lines[d->nb_ports] = lineno;
 	struct port *p = &d->ports[d->nb_ports++];
 	strcpy(p->name, argv[2]);
 	strcpy(p->devargs, argv[3]);
@@ -167,10 +171,10 @@ static int config_number(const char *kw)
 	return -1;
 }
 
-/* A start-up directive: returns 1 when the line was one, 0 when it is a command, -1 on
- * error. */
-static int config_directive(struct daemon *d, int argc, char **argv, bool commands_seen,
-			    char *err, size_t errlen, unsigned lineno)
+/* A start-up directive: returns 1 when the line was one (-1 when it was a wrong one,
+ * reported), 0 when it is a command. */
+static int config_directive(struct daemon *d, int argc, char **argv, struct config *cfg,
+			    unsigned lineno)
 {
 	const char *kw = argv[0];
 	bool is_port_add = strcmp(kw, "port") == 0 && argc >= 2 && strcmp(argv[1], "add") == 0;
@@ -179,72 +183,81 @@ static int config_directive(struct daemon *d, int argc, char **argv, bool comman
 			 number >= 0;
 	if (!directive)
 		return 0;
-	if (commands_seen)
-		return config_fail(err, errlen, lineno,
+	if (cfg->nb_cmds != 0)
+		return config_error(cfg, lineno,
 				   "'%s' must come before the first command", kw);
 	unsigned long v;
 	if (is_port_add)
-		return config_port_add(d, argc, argv, err, errlen, lineno) == 0 ? 1 : -1;
+		return config_port_add(d, argc, argv, cfg, lineno) == 0 ? 1 : -1;
 	if (strcmp(kw, "eal") == 0) {
-		if (d->eal_argc != 0)
-			return config_fail(err, errlen, lineno, "'eal' given twice");
+		if (cfg->eal_line != 0)
+			return config_error(cfg, lineno, "'eal' given twice (first on line %u)",
+					    cfg->eal_line);
+		cfg->eal_line = lineno;
 		if (argc - 1 > DAEMON_MAX_EAL_ARGS - 16)
-			return config_fail(err, errlen, lineno, "too many EAL arguments");
+			return config_error(cfg, lineno, "too many EAL arguments");
 		for (int i = 1; i < argc; i++)
 			if ((d->eal_argv[d->eal_argc++] = strdup(argv[i])) == NULL)
-				return config_fail(err, errlen, lineno, "out of memory");
+				return config_error(cfg, lineno, "out of memory");
 		return 1;
 	}
 	if (argc != 2)
-		return config_fail(err, errlen, lineno, "usage: %s VALUE", kw);
-	if (strcmp(kw, "workers") == 0)
-		return parse_workers(d, argv[1], err, errlen, lineno) == 0 ? 1 : -1;
+		return config_error(cfg, lineno, "usage: %s VALUE", kw);
+	if (strcmp(kw, "workers") == 0) {
+		cfg->workers_line = lineno;
+		return parse_workers(d, argv[1], cfg, lineno) == 0 ? 1 : -1;
+	}
+	if (strcmp(kw, "mbufs") == 0)
+		cfg->mbufs_line = lineno;
 	unsigned long min = config_numbers[number].min, max = config_numbers[number].max;
 	if (!parse_uint(argv[1], max, &v) || v < min)
-		return config_fail(err, errlen, lineno, "%s: '%s' is not %s from %lu to %lu", kw,
+		return config_error(cfg, lineno, "%s: '%s' is not %s from %lu to %lu", kw,
 				   argv[1], config_numbers[number].unit, min, max);
 	*(uint32_t *)((char *)d + config_numbers[number].offset) = (uint32_t)v;
 	return 1;
 }
 
-int config_load(const char *path, struct daemon *d, struct config *cfg, char *err, size_t errlen)
+void config_defaults(struct daemon *d)
+{
+	d->nb_workers = 1;
+	d->nb_mbufs = DAEMON_DEFAULT_MBUFS;
+	d->idle_sleep_max_us = DAEMON_DEFAULT_IDLE_SLEEP_US;
+	d->tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
+	d->chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT};
+}
+
+int config_load(const char *path, struct daemon *d, struct config *cfg, FILE *errs,
+		const char *prefix)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->path = path;
+	cfg->errs = errs;
+	cfg->prefix = prefix;
 	FILE *f = fopen(path, "r");
-	if (f == NULL) {
-		snprintf(err, errlen, "cannot open: %s", strerror(errno));
-		return -1;
-	}
+	if (f == NULL)
+		return config_error(cfg, 0, "cannot open: %s", strerror(errno));
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t got;
 	unsigned lineno = 0;
-	int rc = 0;
-	while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
+	/* Every line is checked, so that one run names every mistake. */
+	while ((got = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		if (got > CONFIG_MAX_LINE) {
-			rc = config_fail(err, errlen, lineno, "line longer than %d bytes",
-					 CONFIG_MAX_LINE);
-			break;
+			config_error(cfg, lineno, "line longer than %d bytes", CONFIG_MAX_LINE);
+			continue;
 		}
 		if (strlen(line) != (size_t)got) {
-			rc = config_fail(err, errlen, lineno, "NUL byte in line");
-			break;
+			config_error(cfg, lineno, "NUL byte in line");
+			continue;
 		}
 		char *argv[CONFIG_MAX_WORDS];
 		int argc = config_split(line, argv, CONFIG_MAX_WORDS);
 		if (argc < 0) {
-			rc = config_fail(err, errlen, lineno, "more than %d words", CONFIG_MAX_WORDS);
-			break;
-		}
-		if (argc == 0)
+			config_error(cfg, lineno, "more than %d words", CONFIG_MAX_WORDS);
 			continue;
-		int dr = config_directive(d, argc, argv, cfg->nb_cmds != 0, err, errlen, lineno);
-		if (dr < 0) {
-			rc = -1;
-			break;
 		}
-		if (dr == 1)
+		if (argc == 0 || config_directive(d, argc, argv, cfg, lineno) != 0)
 			continue;
 		/* Room doubles at each power of two: a file of 10,000 acl lines once took minutes
 		 * under ASan, whose realloc copies every time. */
@@ -252,7 +265,7 @@ int config_load(const char *path, struct daemon *d, struct config *cfg, char *er
 		if ((n & (n - 1)) == 0) {
 			struct config_cmd *cmds = realloc(cfg->cmds, (n ? 2 * n : 1) * sizeof(*cmds));
 			if (cmds == NULL) {
-				rc = config_fail(err, errlen, lineno, "out of memory");
+				config_error(cfg, lineno, "out of memory");
 				break;
 			}
 			cfg->cmds = cmds;
@@ -260,22 +273,21 @@ int config_load(const char *path, struct daemon *d, struct config *cfg, char *er
 		struct config_cmd *c = &cfg->cmds[cfg->nb_cmds++];
 		memset(c, 0, sizeof(*c));
 		c->lineno = lineno;
-		c->argc = argc;
-		for (int i = 0; i < argc; i++)
-			if ((c->argv[i] = strdup(argv[i])) == NULL)
-				rc = config_fail(err, errlen, lineno, "out of memory");
+		for (int i = 0; i < argc; i++) {
+			if ((c->argv[i] = strdup(argv[i])) == NULL) {
+				config_error(cfg, lineno, "out of memory");
+				break;
+			}
+			c->argc = i + 1;
+		}
 	}
-	if (rc == 0 && ferror(f))
-		rc = config_fail(err, errlen, lineno, "read error");
+	if (ferror(f))
+		config_error(cfg, lineno, "read error");
 	free(line);
 	fclose(f);
-	if (rc == 0 && d->nb_ports == 0) {
-		snprintf(err, errlen, "no 'port add NAME DEVICE' line: nothing to run on");
-		rc = -1;
-	}
-	if (rc != 0)
-		config_free(cfg, d);
-	return rc;
+	if (d->nb_ports == 0)
+		config_error(cfg, 0, "no 'port add NAME DEVICE' line: nothing to run on");
+	return cfg->nb_errors == 0 ? 0 : -1;
 }
 
 void config_free(struct config *cfg, struct daemon *d)

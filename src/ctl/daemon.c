@@ -5,7 +5,7 @@
 int daemon_each_worker(struct daemon *d, int (*fn)(struct stack *s, void *arg), void *arg)
 {
 	int first = 0;
-	for (unsigned i = 0; i < d->nb_workers; i++) {
+	for (unsigned i = 0; i < d->nb_workers && !d->dry_run; i++) {
 		struct worker *w = &d->workers[i];
 		int rc = d->workers_running ? worker_call(w, fn, arg) : fn(w->stack, arg);
 		if (rc != 0 && first == 0)

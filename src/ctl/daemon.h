@@ -9,14 +9,17 @@
 
 #include <rte_mempool.h>
 
-#include "../dp/port.h"
-#include "../dp/worker.h"
-#include "../proto/netcfg.h"
-#include "../chan/chan.h"
-#include "../acl/acl_table.h"
+#include "dp/port.h"
+#include "dp/worker.h"
+#include "stack/netcfg.h"
+#include "chan/chan.h"
+#include "acl/acl_table.h"
 #include "mem_trim.h"
+#include "veth_offload.h"
 
 #define DAEMON_MAX_EAL_ARGS 64
+#define DAEMON_DEFAULT_MBUFS 16383          /* 2^n - 1 fills a mempool best */
+#define DAEMON_DEFAULT_IDLE_SLEEP_US 200
 
 struct svc_table;
 struct chan;
@@ -49,6 +52,12 @@ struct daemon {
 	int sig_fd;                      /* readable when SIGINT/SIGTERM is pending */
 	int client_fd;                   /* the control client being served, or -1 */
 	struct mem_trim mem;             /* the heap given back after storms (mem_trim.h) */
+	struct veth_offload_watch veth;  /* checksum drops from a veth peer (veth_offload.h) */
+	/* `dpstackd --check-config`: no EAL ports, workers or channel. Commands check their
+	 * words and change the master tables (so later lines see earlier ones), nothing else:
+	 * daemon_each_worker() has no workers to run on, and a handler that reads or changes
+	 * a worker, port or the channel directly stops once its words are checked. */
+	bool dry_run;
 };
 
 /* For long commands (ping): true when the daemon should stop or the client has gone, so the

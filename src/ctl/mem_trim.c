@@ -3,7 +3,7 @@
 #include <malloc.h>
 
 #include "daemon.h"
-#include "../proto/tcp.h"
+#include "tcp/tcp.h"
 
 void mem_trim_setup(void)
 {

@@ -9,8 +9,8 @@
 
 #include <rte_ethdev.h>
 
-#include "../proto/netcfg.h"
-#include "../proto/steer.h"
+#include "stack/netcfg.h"
+#include "stack/steer.h"
 
 #define PORT_DEVARGS_LEN 256
 

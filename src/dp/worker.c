@@ -1,4 +1,5 @@
 #include "worker.h"
+#include "inet/inet.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "../acl/acl.h"
+#include "acl/acl.h"
 
 #define WORKER_MAILBOX_SIZE 64
 #define WORKER_NEIGH_RING_SIZE 1024 /* ARP news waiting for a worker; more are dropped */
@@ -177,7 +178,7 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	int socket = (int)rte_lcore_to_socket_id(lcore);
 
 	struct stack_params sp;
-	stack_params_default(&sp);
+	inet_params_default(&sp);
 	sp.id = index;
 	sp.socket_id = socket;
 	sp.pool = pool;

@@ -11,9 +11,9 @@
 #include <rte_ethdev.h>
 #include <rte_ring.h>
 
-#include "../base/doorbell.h"
-#include "../proto/stack.h"
-#include "../proto/steer.h"
+#include "base/doorbell.h"
+#include "stack/stack.h"
+#include "stack/steer.h"
 #include "port.h"
 
 #define WORKER_MAX 64

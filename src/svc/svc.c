@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 
 #include "svc_priv.h"
-#include "../proto/udp.h"
+#include "udp/udp.h"
 
 static const struct svc_kind_ops *const svc_kinds[SVC_KIND_COUNT] = {
 	[SVC_ECHO] = &svc_echo_ops,

@@ -53,7 +53,7 @@
 
 #include "json_min.h"
 #include "svc_priv.h"
-#include "../proto/stack.h"
+#include "stack/stack.h"
 
 /* Control states and error codes of iperf 3.12 (iperf_api.h): the wire values. */
 #define IPERF_TEST_START 1

@@ -14,7 +14,7 @@
 #include <sys/queue.h>
 
 #include "svc.h"
-#include "../proto/tcp.h"
+#include "tcp/tcp.h"
 
 struct udp_sock;
 

@@ -86,3 +86,13 @@ uint32_t wire_csum_pseudo4(uint32_t src, uint32_t dst, uint8_t proto, uint16_t l
 	 * is lost in 32 bits. */
 	return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + len;
 }
+
+uint32_t wire_csum_pseudo6(const uint8_t src[16], const uint8_t dst[16], uint8_t next_header,
+			   uint32_t len)
+{
+	/* wire_csum_add folds to 16 bits before adding, so the three small words after the
+	 * addresses lose no carry in 32 bits. */
+	uint32_t sum = wire_csum_add(0, src, 16);
+	sum = wire_csum_add(sum, dst, 16);
+	return sum + (len >> 16) + (len & 0xffff) + next_header;
+}

@@ -30,4 +30,9 @@ uint16_t wire_csum_update16(uint16_t csum, uint16_t old_word, uint16_t new_word)
  * the segment, then wire_csum_finish. */
 uint32_t wire_csum_pseudo4(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len);
 
+/* The same for IPv6 (RFC 8200 §8.1): source, destination (network order, as in the header),
+ * the upper-layer packet length len and the Next Header value of the upper layer. */
+uint32_t wire_csum_pseudo6(const uint8_t src[16], const uint8_t dst[16], uint8_t next_header,
+			   uint32_t len);
+
 #endif

@@ -61,10 +61,11 @@
 #include "../../src/chan/chan_priv.h"
 #include "../../src/chan/chan_worker.h"
 #include "../../src/dp/worker.h"
-#include "../../src/proto/fifo.h"
-#include "../../src/proto/stack.h"
-#include "../../src/proto/tcp_priv.h"
-#include "../../src/proto/udp_priv.h"
+#include "base/fifo.h"
+#include "stack/stack.h"
+#include "tcp/tcp_priv.h"
+#include "udp/udp_priv.h"
+#include "inet/inet.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -756,7 +757,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	FUZZ_CHECK(pool != NULL);
 	for (unsigned w = 0; w < NB_WORKERS; w++) {
 		struct stack_params p;
-		stack_params_default(&p);
+		inet_params_default(&p);
 		p.id = w;
 		p.pool = pool;
 		p.ops.xmit = fuzz_xmit;

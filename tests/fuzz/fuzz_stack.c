@@ -1,4 +1,4 @@
-/* libFuzzer target: one long-lived stack (src/proto/stack.h) driven by sequences of frames,
+/* libFuzzer target: one long-lived stack (src/stack/stack.h) driven by sequences of frames,
  * clock steps, pings and configuration changes, the way lwIP's test/fuzz drives its stack.
  *
  * Topology (built once, in LLVMFuzzerInitialize, on an EAL without hugepages):
@@ -60,13 +60,14 @@
 
 #include "fuzz_check.h"
 #include "fuzz_eal.h"
-#include "../../src/proto/stack.h"
+#include "stack/stack.h"
 #include "../../src/wire/arp.h"
 #include "../../src/wire/bytes.h"
 #include "../../src/wire/checksum.h"
 #include "../../src/wire/eth.h"
 #include "../../src/wire/icmp4.h"
 #include "../../src/wire/ipv4.h"
+#include "inet/inet.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -657,7 +658,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 				       SOCKET_ID_ANY);
 	FUZZ_CHECK(pool != NULL);
 
-	stack_params_default(&p);
+	inet_params_default(&p);
 	p.pool = pool;
 	p.ops.xmit = fuzz_xmit;
 	p.neigh.max_entries = NEIGH_ENTRIES;

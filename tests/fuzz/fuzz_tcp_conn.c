@@ -36,13 +36,14 @@
 
 #include "fuzz_check.h"
 #include "fuzz_eal.h"
-#include "../../src/proto/stack.h"
-#include "../../src/proto/tcp.h"
-#include "../../src/proto/tcp_priv.h"
+#include "stack/stack.h"
+#include "tcp/tcp.h"
+#include "tcp/tcp_priv.h"
 #include "../../src/wire/bytes.h"
 #include "../../src/wire/eth.h"
 #include "../../src/wire/ipv4.h"
 #include "../../src/wire/tcp.h"
+#include "inet/inet.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -357,7 +358,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	FUZZ_CHECK(pool != NULL);
 	struct stack_params p;
-	stack_params_default(&p);
+	inet_params_default(&p);
 	p.pool = pool;
 	p.ops.xmit = fuzz_xmit;
 	stk = stack_create(&p);

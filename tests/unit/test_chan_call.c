@@ -17,8 +17,8 @@
 
 #include "test_chan_util.h"
 #include "test_eal.h"
-#include "../../src/proto/fifo.h"
-#include "../../src/proto/tcp_priv.h"
+#include "base/fifo.h"
+#include "tcp/tcp_priv.h"
 
 static int setup(void **state)
 {

@@ -10,6 +10,7 @@
 
 #include "test_chan_util.h"
 #include "test_eal.h"
+#include "inet/inet.h"
 
 static void drop_frame(void *ctx, uint16_t port, struct rte_mbuf *m)
 {
@@ -21,7 +22,7 @@ static void drop_frame(void *ctx, uint16_t port, struct rte_mbuf *m)
 void chan_test_start(struct chan_test *t)
 {
 	struct stack_params p;
-	stack_params_default(&p);
+	inet_params_default(&p);
 	p.pool = test_pool();
 	p.ops.xmit = drop_frame;
 	t->stack = stack_create(&p);

@@ -8,7 +8,7 @@
 
 #include "../../src/chan/chan_priv.h"
 #include "../../src/chan/chan_worker.h"
-#include "../../src/proto/stack.h"
+#include "stack/stack.h"
 
 #define CT_ADDR 0x0a000002u      /* 10.0.0.2 */
 #define CT_MAX_SOCKS 16

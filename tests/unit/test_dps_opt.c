@@ -19,7 +19,7 @@
 #include <dpstack/dpstack.h>
 
 #include "../../lib/dpstack/dps_priv.h"
-#include "../../src/proto/udp.h"
+#include "udp/udp.h"
 
 static int setup(void **state)
 {

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/proto/fifo.h"
+#include "base/fifo.h"
 #include "test_rand.h"
 
 /* The byte at stream position i: not periodic in 256, so a misplaced chunk shows. */

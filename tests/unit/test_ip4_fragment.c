@@ -14,7 +14,7 @@
 
 #include "test_eal.h"
 #include "test_rand.h"
-#include "../../src/proto/ip4_frag.h"
+#include "ip4/ip4_frag.h"
 #include "../../src/wire/bytes.h"
 #include "../../src/wire/checksum.h"
 #include "../../src/wire/ipv4.h"

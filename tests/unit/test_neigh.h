@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/proto/neigh.h"
+#include "l2/neigh.h"
 
 #define FAKE_MAX 4096 /* records kept per kind; counts go on past it */
 

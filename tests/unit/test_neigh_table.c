@@ -3,7 +3,7 @@
 #include "test_neigh.h"
 
 /* White box, for one test: it checks that the big tables really collide in the hash. */
-#include "../../src/proto/neigh_priv.h"
+#include "l2/neigh_priv.h"
 
 /* --- create / destroy / params --- */
 

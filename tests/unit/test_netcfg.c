@@ -1,4 +1,4 @@
-/* Interfaces, addresses and routes of one stack's configuration (src/proto/netcfg.c): the
+/* Interfaces, addresses and routes of one stack's configuration (src/stack/netcfg.c): the
  * LOCAL, BROADCAST and CONNECTED routes an address brings and takes away, which addresses may
  * be assigned, source selection, user routes and their checks, and route MTUs. */
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "test_eal.h"
-#include "../../src/proto/netcfg.h"
+#include "stack/netcfg.h"
 #include "../../src/wire/ipv4.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))

@@ -1,4 +1,4 @@
-/* The IPv4 routing table (src/proto/route.c) on rte_lpm: longest-prefix match, exact find,
+/* The IPv4 routing table (src/stack/route.c) on rte_lpm: longest-prefix match, exact find,
  * errors, type masks on delete, walk order, capacity, and random tables checked against a
  * brute-force longest-prefix match. Needs the EAL (rte_lpm lives in DPDK memory). */
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "test_eal.h"
-#include "../../src/proto/route.h"
+#include "stack/route.h"
 #include "../../src/wire/ipv4.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/proto/siphash.h"
+#include "base/siphash.h"
 #include "test_rand.h"
 
 /* SipHash-2-4 outputs, as the little-endian bytes of the 64-bit result. */

@@ -1,4 +1,4 @@
-/* ARP through the whole stack (src/proto/link.c): requests answered or not, gratuitous
+/* ARP through the whole stack (src/l2/link.c): requests answered or not, gratuitous
  * announcements, learning, packets queued while resolving and released in order, static
  * entries against spoofing, address conflicts, malformed packets, resolution failure. */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* Forwarding between the two ports (src/proto/ip4_forward.c, ip4_output.c, link.c): TTL and
+/* Forwarding between the two ports (src/ip4/ip4_forward.c, ip4_output.c, link.c): TTL and
  * its incremental checksum update, the ICMP errors of a router (time exceeded, net and host
  * unreachable, fragmentation needed) with their sources and quotes, fragmentation to the
  * route MTU, next hops resolved by ARP (queued, released, or failed on the virtual clock),

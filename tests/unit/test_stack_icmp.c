@@ -1,4 +1,4 @@
-/* ICMP through the whole stack (src/proto/ip4_icmp.c): echo (plain, with IP options, large
+/* ICMP through the whole stack (src/ip4/ip4_icmp.c): echo (plain, with IP options, large
  * and fragmented), broadcast echo, malformed messages, ping (stack_ping_send and s->ping),
  * error generation (protocol unreachable, reassembly time exceeded), the RFC 1122 §3.2.2
  * suppression rules and the rate limit on the virtual clock. */

@@ -1,4 +1,4 @@
-/* Ethernet and IPv4 input through the whole stack (src/proto/stack.c, ip4_input.c): every
+/* Ethernet and IPv4 input through the whole stack (src/stack/stack.c, ip4_input.c): every
  * check of the input order counts its own drop and sends nothing; padding is trimmed;
  * options are accepted or dropped by RFC 7126; checksum offload flags are honoured. Each
  * malformed case is built from a valid echo request that is answered when left intact. */

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "test_stack_util.h"
-#include "../../src/proto/steer.h"
+#include "stack/steer.h"
 #include "../../src/wire/udp.h"
 
 static uint8_t dgram[4096];

@@ -1,4 +1,4 @@
-/* Flow steering between workers (src/proto/steer.c and its use in ip4_input.c, tcp_user.c,
+/* Flow steering between workers (src/stack/steer.c and its use in ip4_input.c, tcp_user.c,
  * udp.c): a stack that is worker `id` of two hands what the other owns to it, keeps what it
  * owns, and opens connections on ports it owns. */
 #include <errno.h>
@@ -11,10 +11,10 @@
 #include <cmocka.h>
 
 #include "test_stack_util.h"
-#include "../../src/proto/steer.h"
-#include "../../src/proto/tcp.h"
-#include "../../src/proto/tcp_priv.h"
-#include "../../src/proto/udp.h"
+#include "stack/steer.h"
+#include "tcp/tcp.h"
+#include "tcp/tcp_priv.h"
+#include "udp/udp.h"
 #include "../../src/wire/tcp.h"
 #include "../../src/wire/udp.h"
 

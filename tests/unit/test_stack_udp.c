@@ -1,4 +1,4 @@
-/* UDP through the whole stack (src/proto/udp*.c): binding rules, delivery and demultiplexing,
+/* UDP through the whole stack (src/udp/udp*.c): binding rules, delivery and demultiplexing,
  * connected sockets, the receive FIFO's records and its overflow, checksums (zero, bad,
  * all-ones), malformed headers, broadcasts, port unreachable, fragmented datagrams in and
  * out, ICMP errors reported to connected sockets, loopback and owner re-entrancy. */
@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "test_stack_util.h"
-#include "../../src/proto/udp.h"
+#include "udp/udp.h"
 #include "../../src/wire/udp.h"
 
 static uint8_t dgram[IP4_MAX_LEN];

@@ -10,6 +10,7 @@
 
 #include "test_eal.h"
 #include "test_stack_util.h"
+#include "inet/inet.h"
 
 const struct eth_addr ts_mac_port[2] = {
 	{{0x02, 0x00, 0x00, 0x00, 0x00, 0x00}},
@@ -58,7 +59,7 @@ static void ts_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 
 void ts_params(struct stack_params *p)
 {
-	stack_params_default(p);
+	inet_params_default(p);
 	p->pool = test_pool();
 	p->ops.xmit = ts_xmit;
 	p->ops.ctx = NULL;

@@ -17,7 +17,7 @@
 
 #include <rte_mbuf.h>
 
-#include "../../src/proto/stack.h"
+#include "stack/stack.h"
 #include "test_eal.h"
 #include "../../src/wire/arp.h"
 #include "../../src/wire/bytes.h"

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/proto/tcp_cc.h"
+#include "tcp/cc/tcp_cc.h"
 
 #define MSS 1000u
 #define SEG(n) ((uint32_t)(n) * MSS)

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/proto/tcp_isn.h"
+#include "tcp/tcp_isn.h"
 #include "test_rand.h"
 
 #define LADDR 0xc0000201u /* 192.0.2.1 */

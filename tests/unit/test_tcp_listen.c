@@ -14,7 +14,7 @@
 #include <rte_errno.h>
 
 #include "test_tcp_util.h"
-#include "../../src/proto/tcp_syncookie.h"
+#include "tcp/tcp_syncookie.h"
 
 #define IP_ECN_MASK 0x03
 #define IP_ECT0 0x02

@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <stdbool.h>
 
-#include "../../src/proto/tcp_ooo.h"
+#include "tcp/tcp_ooo.h"
 #include "test_rand.h"
 
 #define NXT 1000u

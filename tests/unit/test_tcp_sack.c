@@ -12,8 +12,8 @@
 
 #include <stdbool.h>
 
-#include "../../src/proto/tcp_sack.h"
-#include "../../src/proto/tcp_seq.h"
+#include "tcp/tcp_sack.h"
+#include "tcp/tcp_seq.h"
 #include "test_rand.h"
 
 #define UNA 10000u

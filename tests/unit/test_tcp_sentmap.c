@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "../../src/proto/tcp_rack.h"
-#include "../../src/proto/tcp_sentmap.h"
-#include "../../src/proto/tcp_seq.h"
+#include "tcp/tcp_rack.h"
+#include "tcp/tcp_sentmap.h"
+#include "tcp/tcp_seq.h"
 #include "test_rand.h"
 
 #define SEQ0 0xfffff000u /* near the wrap: sequence arithmetic is modular */

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/proto/tcp_syncookie.h"
+#include "tcp/tcp_syncookie.h"
 #include "test_rand.h"
 
 #define LADDR 0xc0000201u /* 192.0.2.1 */

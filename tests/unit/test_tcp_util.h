@@ -7,8 +7,8 @@
 #define DPS_TEST_TCP_UTIL_H
 
 #include "test_stack_util.h"
-#include "../../src/proto/tcp.h"
-#include "../../src/proto/tcp_priv.h"
+#include "tcp/tcp.h"
+#include "tcp/tcp_priv.h"
 #include "../../src/wire/tcp.h"
 
 #define TP_LPORT 80          /* the stack's listening port */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/proto/timer_wheel.h"
+#include "base/timer_wheel.h"
 #include "test_rand.h"
 
 #define MAX_REC 4096

@@ -48,7 +48,7 @@
  * library (garbage-ring) and to tell Python the message layout (sizes). */
 #include "app_cmd.h"
 #include "../../../src/chan/chan_shm.h"
-#include "../../../src/proto/fifo.h"
+#include "base/fifo.h"
 
 #define IO_TIMEOUT_S 30
 #define BUF (64 * 1024)

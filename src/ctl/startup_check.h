@@ -1,0 +1,50 @@
+/* Start-up checks made before the EAL starts, on what the config asks of this machine, so
+ * that a config that cannot run says why and what would work instead of failing deep in
+ * DPDK ("LPM memory allocation failed", "queue 0 setup: Invalid argument"). Shared by the
+ * daemon and `dpstackd --check-config`. */
+#ifndef DPS_CTL_STARTUP_CHECK_H
+#define DPS_CTL_STARTUP_CHECK_H
+
+#include <rte_mbuf.h>
+
+#include "config.h"
+#include "eal_args.h"
+
+/* Measured with `eal --no-huge -m M` (DPDK 22.11, this build): the smallest M that starts is
+ * 181-185 MB with one worker and the default pool, 251-270 MB with two. Each stack's route
+ * table is an rte_lpm whose first level alone is 2^24 entries of 4 bytes (64 MB), one per
+ * worker and one for the control thread's master copy; a worker's connection and listener
+ * tables add about 12 MB. */
+#define STARTUP_BASE_MB 70
+#define STARTUP_WORKER_MB 76
+#define STARTUP_LPM_MB 64
+
+/* DPDK 22.11's net_af_xdp fills each queue's AF_XDP fill ring (XSK_RING_CONS__DEFAULT_NUM_DESCS
+ * = 2048 buffers) from the pool when the queue is set up. */
+#define STARTUP_AF_XDP_FILL 2048
+
+/* One pool element: the mbuf header, its data room and the mempool's own header and
+ * trailer (a cache line each at most). */
+#define STARTUP_MBUF_BYTES \
+	(sizeof(struct rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE + 2 * RTE_CACHE_LINE_SIZE)
+
+/* The EAL memory the config needs, in MB (an estimate from the figures above). */
+unsigned startup_memory_mb(const struct daemon *d);
+
+/* The fewest mbufs the config's ports take from the pool before any packet arrives. */
+unsigned startup_min_mbufs(const struct daemon *d, unsigned *port_index);
+
+/* Reports every problem found (config_error, with the line of the directive to change) and
+ * returns how many there were. */
+unsigned startup_check(const struct daemon *d, const struct eal_host *h, struct config *cfg);
+
+
+/* After an allocation failed at start (ENOMEM): says how much memory the config needs. */
+void startup_memory_hint(const struct daemon *d);
+
+/* After rte_eal_init() failed: prints rte_errno's meaning (the EAL's own message precedes it)
+ * and the fix of the failures known by their cause: another primary process holding the
+ * shared config of the same --file-prefix, hugepages that cannot be used. */
+void startup_eal_failed(const struct daemon *d, int argc, char **argv);
+
+#endif

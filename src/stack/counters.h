@@ -1,0 +1,213 @@
+/* Every event and every drop reason of a worker's stack, as one X-macro list each, so the
+ * counters, their printable names and the CLI never drift apart (the *_error.def idea of
+ * VPP). Counters are per worker, written only by their worker; the control thread reads them
+ * (64-bit aligned loads are atomic on every platform DPDK supports). */
+#ifndef DPS_STACK_COUNTERS_H
+#define DPS_STACK_COUNTERS_H
+
+#include <stdint.h>
+
+/* X(ID, "name", "description") */
+#define STACK_EVENT_LIST(X) \
+	X(ETH_RX,             "eth.rx",               "frames received") \
+	X(ARP_RX_REQUEST,     "arp.rx_request",       "ARP requests received") \
+	X(ARP_RX_REPLY,       "arp.rx_reply",         "ARP replies received") \
+	X(ARP_TX_REQUEST,     "arp.tx_request",       "ARP requests sent") \
+	X(ARP_TX_REPLY,       "arp.tx_reply",         "ARP replies sent") \
+	X(ARP_TX_GRATUITOUS,  "arp.tx_gratuitous",    "gratuitous ARP announcements sent") \
+	X(IP_RX,              "ip.rx",                "IPv4 packets received") \
+	X(IP_DELIVERED,       "ip.delivered",         "IPv4 packets delivered locally") \
+	X(IP_FORWARDED,       "ip.forwarded",         "IPv4 packets forwarded") \
+	X(IP_TX,              "ip.tx",                "IPv4 packets sent (after fragmentation)") \
+	X(IP_FRAGMENTED,      "ip.fragmented",        "IPv4 datagrams fragmented on output") \
+	X(IP_FRAGS_CREATED,   "ip.frags_created",     "fragments created on output") \
+	X(IP_FRAGS_RX,        "ip.frags_rx",          "fragments received for local delivery") \
+	X(IP_REASSEMBLED,     "ip.reassembled",       "datagrams reassembled") \
+	X(IP_STEERED_OUT,     "ip.steered_out",       "datagrams that reached a worker not owning their flow, handed to the owner") \
+	X(IP_STEERED_IN,      "ip.steered_in",        "datagrams taken from another worker that received them") \
+	X(IP_OPTIONS,         "ip.options",           "packets received with IP options") \
+	X(ICMP_RX,            "icmp.rx",              "ICMP messages received") \
+	X(ICMP_RX_ECHO,       "icmp.rx_echo",         "echo requests received") \
+	X(ICMP_TX_ECHO_REPLY, "icmp.tx_echo_reply",   "echo replies sent") \
+	X(ICMP_RX_ERROR,      "icmp.rx_error",        "ICMP error messages received") \
+	X(ICMP_TX_UNREACH,    "icmp.tx_unreach",      "destination unreachable sent") \
+	X(ICMP_TX_TIME_EXCEEDED, "icmp.tx_time_exceeded", "time exceeded sent") \
+	X(ICMP_TX_PARAM_PROBLEM, "icmp.tx_param_problem", "parameter problem sent") \
+	X(UDP_IN_DATAGRAMS,   "udp.in_datagrams",     "UDP datagrams delivered to sockets") \
+	X(UDP_OUT_DATAGRAMS,  "udp.out_datagrams",    "UDP datagrams sent") \
+	X(UDP_ZERO_CHECKSUM,  "udp.zero_checksum",    "datagrams received without a checksum (accepted, RFC 768)") \
+	X(UDP_ICMP_ERRORS,    "udp.icmp_errors",      "ICMP errors reported to a connected socket (RFC 1122 §4.1.3.3)") \
+	X(UDP_ICMP_UNMATCHED, "udp.icmp_unmatched",   "ICMP errors about UDP of no connected socket (ignored)") \
+	X(TCP_IN_SEGS,        "tcp.in_segs",          "TCP segments received") \
+	X(TCP_OUT_SEGS,       "tcp.out_segs",         "TCP segments sent") \
+	X(TCP_ACTIVE_OPENS,   "tcp.active_opens",     "connections opened by us (SYN-SENT)") \
+	X(TCP_PASSIVE_OPENS,  "tcp.passive_opens",    "connections accepted from LISTEN (SYN-RECEIVED)") \
+	X(TCP_SIMULTANEOUS_OPENS, "tcp.simultaneous_opens", "simultaneous opens (RFC 9293 §3.5)") \
+	X(TCP_ESTABLISHED,    "tcp.established",      "connections that reached ESTABLISHED") \
+	X(TCP_ESTAB_RESETS,   "tcp.estab_resets",     "established connections ended by an error") \
+	X(TCP_CONN_REFUSED,   "tcp.conn_refused",     "active opens answered by a reset") \
+	X(TCP_IN_RSTS,        "tcp.in_rsts",          "acceptable resets received") \
+	X(TCP_OUT_RSTS,       "tcp.out_rsts",         "resets sent") \
+	X(TCP_IN_FINS,        "tcp.in_fins",          "FINs received in order") \
+	X(TCP_NO_CONN,        "tcp.no_conn",          "segments for no connection or listener (answered by RST)") \
+	X(TCP_RETRANS_SEGS,   "tcp.retrans_segs",     "segments retransmitted") \
+	X(TCP_RTO,            "tcp.rto",              "retransmission timeouts") \
+	X(TCP_TIMEOUTS,       "tcp.timeouts",         "connections dropped after the retry limit or user timeout") \
+	X(TCP_FAST_RETRANS,   "tcp.fast_retrans",     "fast retransmits / recovery episodes") \
+	X(TCP_DUPACKS,        "tcp.dupacks",          "duplicate ACKs received") \
+	X(TCP_DUPACKS_AFTER_RTO, "tcp.dupacks_after_rto", "dupACK threshold reached for an already repaired loss (RFC 6582)") \
+	X(TCP_DSACKS_RX,      "tcp.dsacks_rx",        "D-SACKs received (spurious retransmissions, RFC 2883)") \
+	X(TCP_RACK_LOST,      "tcp.rack_lost",        "segments RACK marked lost (RFC 8985 §6.2)") \
+	X(TCP_RACK_REO_TIMEOUTS, "tcp.rack_reo_timeouts", "RACK reordering timer expiries (RFC 8985 §6.3)") \
+	X(TCP_TLP_PROBES,     "tcp.tlp_probes",       "tail loss probes sent (RFC 8985 §7.3)") \
+	X(TCP_TLP_RECOVERIES, "tcp.tlp_recoveries",   "tail losses a probe repaired (RFC 8985 §7.4)") \
+	X(TCP_UNDOS,          "tcp.undos",            "window reductions undone as spurious (D-SACK, Eifel)") \
+	X(TCP_PACING_WAITS,   "tcp.pacing_waits",     "sends held back by the pacing rate") \
+	X(TCP_ORPHANS_RESET,  "tcp.orphans_reset",    "closes reset because max-orphans connections were still finishing") \
+	X(TCP_DUPLICATE_SEGS, "tcp.duplicate_segs",   "segments entirely already received") \
+	X(TCP_PARTIAL_DUPLICATES, "tcp.partial_duplicates", "segments partly already received") \
+	X(TCP_OOO_SEGS,       "tcp.ooo_segs",         "out-of-order segments kept") \
+	X(TCP_RCVBUF_GROWN,   "tcp.rcvbuf_grown",     "receive FIFOs doubled by autotuning") \
+	X(TCP_RCVBUF_NO_MEMORY, "tcp.rcvbuf_no_memory", "receive FIFOs not grown: no memory") \
+	X(TCP_DELAYED_ACKS,   "tcp.delayed_acks",     "ACKs sent by the delayed-ACK timer") \
+	X(TCP_WINDOW_PROBES,  "tcp.window_probes",    "zero-window probes sent") \
+	X(TCP_KEEPALIVE_PROBES, "tcp.keepalive_probes", "keepalive probes sent") \
+	X(TCP_KEEPALIVE_TIMEOUTS, "tcp.keepalive_timeouts", "connections dropped by keepalive") \
+	X(TCP_FIN_WAIT2_TIMEOUTS, "tcp.fin_wait2_timeouts", "orphaned FIN-WAIT-2 connections expired") \
+	X(TCP_TIME_WAIT_REUSED, "tcp.time_wait_reused", "TIME-WAIT connections replaced by a new SYN (RFC 6191)") \
+	X(TCP_SYNCOOKIES_SENT, "tcp.syncookies_sent", "SYN-ACKs with a SYN cookie (SYN queue full)") \
+	X(TCP_SYNCOOKIES_RECV, "tcp.syncookies_recv", "connections restored from a SYN cookie") \
+	X(TCP_SYNCOOKIES_FAILED, "tcp.syncookies_failed", "ACKs to a listener with no valid cookie") \
+	X(TCP_LISTEN_OVERFLOWS, "tcp.listen_overflows", "SYNs dropped: accept queue full") \
+	X(TCP_LISTEN_TABLE_FULL, "tcp.listen_table_full", "listens refused: the worker's listener table (tcp-listeners) is full (ENOBUFS)") \
+	X(TCP_SYN_QUEUE_OVERFLOWS, "tcp.syn_queue_overflows", "SYNs dropped: SYN queue full, cookies off") \
+	X(TCP_CHALLENGE_ACKS, "tcp.challenge_acks",   "challenge ACKs sent (RFC 5961)") \
+	X(TCP_CHALLENGE_ACK_LIMITED, "tcp.challenge_ack_limited", "challenge ACKs not sent: rate limit (RFC 5961 §7)") \
+	X(TCP_RST_CHALLENGED, "tcp.rst_challenged",   "in-window resets not at RCV.NXT (RFC 5961 §3)") \
+	X(TCP_SYN_CHALLENGED, "tcp.syn_challenged",   "SYNs on synchronized connections (RFC 5961 §4)") \
+	X(TCP_ACK_CHALLENGED, "tcp.ack_challenged",   "ACKs outside [SND.UNA-MAX.SND.WND, SND.NXT] (RFC 5961 §5)") \
+	X(TCP_SYN_FIN_CHALLENGED, "tcp.syn_fin_challenged", "SYN+FIN segments on synchronized connections: challenge ACK (RFC 5961 §4)") \
+	X(TCP_TIME_WAIT_ACKS, "tcp.time_wait_acks",   "segments answered by an ACK in TIME-WAIT (RFC 9293 §3.10.7.4)") \
+	X(TCP_QUICK_ACKS,     "tcp.quick_acks",       "data segments ACKed at once in quick-ACK mode (Linux's quickack)") \
+	X(TCP_OOO_FINS,       "tcp.ooo_fins",         "FINs kept beyond a hole, taken when it fills") \
+	X(TCP_ABORT_ON_CLOSE, "tcp.abort_on_close",   "closed with unread data: reset sent (RFC 2525 §2.17)") \
+	X(TCP_ABORT_LINGER,   "tcp.abort_linger",     "closed with SO_LINGER 0: reset sent") \
+	X(TCP_ECN_CE_RX,      "tcp.ecn_ce_rx",        "segments received with CE (RFC 3168)") \
+	X(TCP_ECN_REDUCTIONS, "tcp.ecn_reductions",   "window reductions for ECE") \
+	X(TCP_ICMP_ERRORS,    "tcp.icmp_errors",      "ICMP errors matched to a connection") \
+	X(TCP_ICMP_IGNORED,   "tcp.icmp_ignored",     "ICMP errors quoting a sequence number not in flight (RFC 5927)") \
+	X(TCP_PMTU_CLAMPED,   "tcp.pmtu_clamped",     "frag-needed with an MTU below 552 raised to it (Linux's ip_rt_min_pmtu)") \
+	X(TCP_TX_NO_MBUF,     "tcp.tx_no_mbuf",       "segments not sent: no mbuf") \
+	X(TCP_NO_MEMORY,      "tcp.no_memory",        "connections refused: no memory for buffers")
+
+#define STACK_DROP_LIST(X) \
+	X(ETH_TRUNCATED,      "eth.truncated",        "frame shorter than an Ethernet header") \
+	X(ETH_BAD_TYPE,       "eth.bad_type",         "802.3 length field or stacked VLAN tags") \
+	X(ETH_NOT_OURS,       "eth.not_ours",         "destination MAC is another host's") \
+	X(ETH_PORT_DOWN,      "eth.port_down",        "received on an administratively down port") \
+	X(ETH_VLAN,           "eth.vlan",             "802.1Q/802.1ad tagged frame: VLANs not configured") \
+	X(ETH_UNKNOWN_TYPE,   "eth.unknown_type",     "EtherType neither IPv4 nor ARP") \
+	X(ETH_BAD_SRC,        "eth.bad_src",          "multicast source MAC, or our own MAC looped back") \
+	X(ARP_MALFORMED,      "arp.malformed",        "ARP body truncated or not Ethernet/IPv4") \
+	X(ARP_BAD_SENDER,     "arp.bad_sender",       "ARP sender address is multicast, broadcast or zero-net") \
+	X(ARP_ADDR_CONFLICT,  "arp.addr_conflict",    "another host claims one of our addresses") \
+	X(ARP_STATIC_CONFLICT,"arp.static_conflict",  "claim against a static neighbour entry (spoofing?)") \
+	X(ARP_NOT_FOR_US,     "arp.not_for_us",       "ARP request for an address that is not ours") \
+	X(NEIGH_QUEUE_FULL,   "neigh.queue_full",     "packet waiting for ARP dropped: queue full") \
+	X(NEIGH_FAILED,       "neigh.failed",         "next hop did not answer ARP") \
+	X(NEIGH_TABLE_FULL,   "neigh.table_full",     "neighbour table full") \
+	X(NEIGH_FLUSHED,      "neigh.flushed",        "queued packet dropped when its entry was removed") \
+	X(IP_TRUNCATED,       "ip.truncated",         "shorter than an IPv4 header") \
+	X(IP_BAD_VERSION,     "ip.bad_version",       "version field is not 4") \
+	X(IP_BAD_HDR_LEN,     "ip.bad_hdr_len",       "IHL below 5 or past the frame") \
+	X(IP_BAD_LENGTH,      "ip.bad_length",        "total length below the header or past the frame") \
+	X(IP_BAD_CHECKSUM,    "ip.bad_checksum",      "header checksum mismatch") \
+	X(IP_BAD_FIELD,       "ip.bad_field",         "reserved flag, bad fragment field or martian source") \
+	X(IP_BAD_OPTION,      "ip.bad_option",        "malformed IP option") \
+	X(IP_SOURCE_ROUTE,    "ip.source_route",      "LSRR/SSRR option (RFC 7126: dropped)") \
+	X(IP_NOT_OURS,        "ip.not_ours",          "not for us and forwarding is off") \
+	X(IP_NO_ROUTE,        "ip.no_route",          "no route to the destination") \
+	X(ACL_DENIED,         "acl.denied",           "denied by an ACL rule (acl show counts each rule's hits)") \
+	X(IP_TTL_EXPIRED,     "ip.ttl_expired",       "TTL reached zero while forwarding") \
+	X(IP_FRAG_NEEDED,     "ip.frag_needed",       "DF set and larger than the next-hop MTU") \
+	X(IP_FRAG_FAILED,     "ip.frag_failed",       "could not fragment (no buffers)") \
+	X(IP_BAD_DST,         "ip.bad_dst",           "destination is multicast, broadcast or zero-net on a forwarding path") \
+	X(IP_LINK_BCAST,      "ip.link_bcast",        "unicast destination in a link-layer broadcast or multicast frame (RFC 1122 §3.3.6)") \
+	X(IP_LOOPBACK_FULL,   "ip.loopback_full",     "datagram to our own address dropped: loopback queue full") \
+	X(IP_LOOPBACK_ORPHAN, "ip.loopback_orphan",   "datagram to our own address dropped: the connection that sent it went first") \
+	X(IP_STEER_FULL,      "ip.steer_full",        "datagram for another worker dropped: its ring was full") \
+	X(IP_UNKNOWN_PROTO,   "ip.unknown_proto",     "no handler for the IP protocol") \
+	X(IP_REASS_DUPLICATE, "ip.reass_duplicate",   "duplicate fragment") \
+	X(IP_REASS_OVERLAP,   "ip.reass_overlap",     "overlapping fragments: datagram discarded") \
+	X(IP_REASS_TINY,      "ip.reass_tiny",        "tiny fragment (RFC 1858)") \
+	X(IP_REASS_TOO_BIG,   "ip.reass_too_big",     "reassembled length past 65535") \
+	X(IP_REASS_BAD_LAST,  "ip.reass_bad_last",    "inconsistent last fragment") \
+	X(IP_REASS_TOO_MANY,  "ip.reass_too_many",    "too many fragments in one datagram") \
+	X(IP_REASS_NO_MEMORY, "ip.reass_no_memory",   "reassembly memory limit reached") \
+	X(IP_REASS_TIMEOUT,   "ip.reass_timeout",     "datagram incomplete at timeout") \
+	X(ICMP_TRUNCATED,     "icmp.truncated",       "shorter than an ICMP header") \
+	X(ICMP_BAD_CHECKSUM,  "icmp.bad_checksum",    "ICMP checksum mismatch") \
+	X(ICMP_BROADCAST_ECHO,"icmp.broadcast_echo",  "echo request to a broadcast address (ignored, RFC 1122 §3.2.2.6)") \
+	X(ICMP_UNHANDLED,     "icmp.unhandled",       "ICMP type not handled") \
+	X(ICMP_RATE_LIMITED,  "icmp.rate_limited",    "ICMP error not sent: rate limit (RFC 1812 §4.3.2.8)") \
+	X(ICMP_ERROR_SUPPRESSED, "icmp.error_suppressed", "no ICMP error about an ICMP error, fragment or broadcast (RFC 1122 §3.2.2)") \
+	X(ICMP_BAD_QUOTE,     "icmp.bad_quote",       "ICMP error not quoting the start of a datagram we sent") \
+	X(TX_NO_MBUF,         "tx.no_mbuf",           "mbuf pool empty") \
+	X(TX_QUEUE_FULL,      "tx.queue_full",        "port TX queue full") \
+	X(TX_LINK_DOWN,       "tx.link_down",         "output port is administratively down") \
+	X(UDP_TRUNCATED,      "udp.truncated",        "shorter than a UDP header") \
+	X(UDP_BAD_LENGTH,     "udp.bad_length",       "length field below 8 or past the IP payload") \
+	X(UDP_BAD_PORT,       "udp.bad_port",         "destination port 0") \
+	X(UDP_BAD_CHECKSUM,   "udp.bad_checksum",     "UDP checksum mismatch") \
+	X(UDP_NO_PORT,        "udp.no_port",          "no socket for the port (answered by port unreachable)") \
+	X(UDP_IGNORED_BCAST,  "udp.ignored_bcast",    "broadcast for a port no socket has (no ICMP, RFC 1122 §4.1.3.1)") \
+	X(UDP_RCVBUF_ERRORS,  "udp.rcvbuf_errors",    "datagram dropped: socket receive buffer full") \
+	X(TCP_TRUNCATED,      "tcp.truncated",        "shorter than a TCP header") \
+	X(TCP_BAD_HDR_LEN,    "tcp.bad_hdr_len",      "data offset below 5 or past the segment") \
+	X(TCP_BAD_OPTION,     "tcp.bad_option",       "malformed TCP option") \
+	X(TCP_BAD_FLAGS,      "tcp.bad_flags",        "port 0, or SYN with FIN to a listener or SYN-SENT") \
+	X(TCP_BAD_CHECKSUM,   "tcp.bad_checksum",     "TCP checksum mismatch") \
+	X(TCP_BCAST,          "tcp.bcast",            "TCP to a broadcast or multicast address (RFC 1122 §4.2.3.10)") \
+	X(TCP_PAWS,           "tcp.paws",             "segment with an old timestamp (RFC 7323 PAWS)") \
+	X(TCP_OUT_OF_WINDOW,  "tcp.out_of_window",    "segment outside the receive window (answered by ACK)") \
+	X(TCP_BAD_ACK,        "tcp.bad_ack",          "SYN-SENT: ACK for something never sent") \
+	X(TCP_NO_ACK,         "tcp.no_ack",           "synchronized state: segment without ACK") \
+	X(TCP_LISTEN_NO_SYN,  "tcp.listen_no_syn",    "segment to a listener that is no SYN") \
+	X(TCP_DATA_PAST_WINDOW, "tcp.data_past_window", "data beyond the receive window (trimmed)") \
+	X(TCP_DATA_AFTER_FIN, "tcp.data_after_fin",   "data after the peer's FIN") \
+	X(TCP_OOO_DROPPED,    "tcp.ooo_dropped",      "out-of-order segment dropped: too many holes")
+
+enum stack_event {
+#define STACK_ENUM(id, name, text) STACK_EV_##id,
+	STACK_EVENT_LIST(STACK_ENUM)
+#undef STACK_ENUM
+	STACK_EV_COUNT
+};
+
+enum stack_drop {
+#define STACK_ENUM(id, name, text) STACK_DROP_##id,
+	STACK_DROP_LIST(STACK_ENUM)
+#undef STACK_ENUM
+	STACK_DROP_COUNT
+};
+
+struct stack_counter_info {
+	const char *name;
+	const char *text;
+};
+
+extern const struct stack_counter_info stack_event_info[STACK_EV_COUNT];
+extern const struct stack_counter_info stack_drop_info[STACK_DROP_COUNT];
+
+/* Per-port traffic of one worker. */
+struct stack_port_counters {
+	uint64_t rx_packets;
+	uint64_t rx_bytes;
+	uint64_t tx_packets;
+	uint64_t tx_bytes;
+	uint64_t tx_dropped;   /* counted in tx_packets too: refused by the port's queue (or a
+				* peer's hand-off ring), or chained for a PMD that sends one
+				* segment and no mbuf to gather it into (tx.no_mbuf) */
+};
+
+#endif

@@ -1,0 +1,96 @@
+/* The network configuration one stack instance works from: interfaces, addresses and routes.
+ * The control thread keeps a master copy (validation and `show`), and every worker holds its
+ * own copy changed by the same calls, run on the worker through its mailbox (DESIGN.md:
+ * per-worker copies fed by messages, no locks on the packet path). */
+#ifndef DPS_STACK_NETCFG_H
+#define DPS_STACK_NETCFG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "wire/eth.h"
+#include "route.h"
+
+#define NETCFG_MAX_PORTS 16
+#define NETCFG_MAX_ADDRS 256
+#define NETCFG_NAME_LEN 32
+#define NETCFG_MIN_MTU 68      /* RFC 791: every host must accept 68-byte datagrams */
+#define NETCFG_MAX_MTU 9600
+
+struct netcfg_iface {
+	bool present;
+	bool up;
+	char name[NETCFG_NAME_LEN];
+	struct eth_addr mac;
+	uint16_t mtu;
+};
+
+struct netcfg_addr {
+	bool used;
+	uint16_t port;
+	uint32_t addr;     /* host order */
+	uint8_t plen;
+};
+
+struct netcfg {
+	struct netcfg_iface ifaces[NETCFG_MAX_PORTS];
+	struct netcfg_addr addrs[NETCFG_MAX_ADDRS];
+	struct route_table *routes;
+	bool forwarding;   /* act as a router between ports (on by default) */
+	uint32_t gen;      /* changes with every change of interfaces or addresses, never 0 */
+};
+
+/* The interface index applications see (IP_PKTINFO, SIOCGIFINDEX, `link show`): the port
+ * plus one, since Linux keeps index 0 for "no interface". */
+static inline unsigned netcfg_ifindex(uint16_t port)
+{
+	return port + 1u;
+}
+
+/* name names the route table's rte_lpm and must be unique. Returns 0 or -errno. */
+int netcfg_init(struct netcfg *c, const char *name, int socket_id);
+void netcfg_fini(struct netcfg *c);
+
+/* Registers port. Returns 0, -EINVAL (bad index, name or MTU) or -EEXIST. */
+int netcfg_iface_add(struct netcfg *c, uint16_t port, const char *name,
+		     const struct eth_addr *mac, uint16_t mtu);
+/* The port of that name, or -ENODEV. */
+int netcfg_iface_by_name(const struct netcfg *c, const char *name);
+int netcfg_iface_set_mtu(struct netcfg *c, uint16_t port, uint16_t mtu);
+int netcfg_iface_set_up(struct netcfg *c, uint16_t port, bool up);
+
+/* Adds addr/plen on port with its LOCAL, BROADCAST (plen < 31) and CONNECTED (plen < 32)
+ * routes, the last two only where no route of their prefix exists: another address's (on
+ * any port), which serves both, or a user's, which comes first. Returns 0, -EEXIST (the
+ * address is configured already), -ENODEV, -EINVAL (multicast, broadcast, zero-net,
+ * loopback, host part all zeros or all ones), -ENOSPC. On error nothing changed. */
+int netcfg_addr_add(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen);
+/* Removes it and its LOCAL route. A CONNECTED or BROADCAST route it held stays while
+ * another address (on any port, this one first) makes the same route, and takes that
+ * address as its port and source; it goes with the last such address. User routes whose
+ * source was addr go too (Linux fib_sync_down_addr). Returns 0 or -EADDRNOTAVAIL. */
+int netcfg_addr_del(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen);
+/* True when port has an address. */
+bool netcfg_port_has_addr(const struct netcfg *c, uint16_t port);
+/* The address configured on port in the same subnet as dst, else the port's first address,
+ * else 0: the source for packets we originate (RFC 1122 §3.3.4.3). */
+uint32_t netcfg_source_for(const struct netcfg *c, uint16_t port, uint32_t dst);
+/* True when addr is one of ours (any port). */
+bool netcfg_addr_is_local(const struct netcfg *c, uint32_t addr);
+
+/* Adds a user route (GATEWAY with gw, CONNECTED with gw 0 and a port, BLACKHOLE or
+ * UNREACHABLE). A gateway must be reachable through a CONNECTED route; when port is
+ * NETCFG_PORT_ANY it is taken from that route. Returns 0, -EEXIST, -ENETUNREACH (gateway not
+ * on a connected subnet), -ENODEV, -EINVAL, -ENOSPC. */
+#define NETCFG_PORT_ANY UINT16_MAX
+int netcfg_route_add(struct netcfg *c, const struct route *r);
+/* Deletes a GATEWAY, CONNECTED, BLACKHOLE or UNREACHABLE route (as iproute2 can delete a
+ * connected route); LOCAL and BROADCAST entries go only with their address. When a user's
+ * route goes, the route an address makes at that prefix takes its place.
+ * Returns 0 or -ESRCH. */
+int netcfg_route_del(struct netcfg *c, uint32_t prefix, uint8_t plen);
+
+/* The MTU to use for a route: its own or its port's. */
+uint16_t netcfg_route_mtu(const struct netcfg *c, const struct route *r);
+
+#endif
