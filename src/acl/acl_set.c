@@ -7,7 +7,6 @@
 
 #include <rte_acl.h>
 #include <rte_common.h>
-#include <rte_errno.h>
 #include <rte_lcore.h>
 
 /* The fields of struct acl_key as rte_acl sees them (one definition per field; fields that
