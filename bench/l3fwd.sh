@@ -13,6 +13,8 @@ BUILD=${BUILD:-build}
 ROUNDS=${ROUNDS:-7}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-5}
 OUT=${OUT:-$BUILD/bench-l3fwd.json}
+CEILING=${CEILING:-1}        # 0: dpstackd alone (bench/acl.sh compares dpstackd with itself)
+EXTRA_CONF=${EXTRA_CONF:-}   # a file of config lines added to the forwarder's
 . scripts/topo.sh
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dps-l3fwd.XXXXXX")
@@ -100,6 +102,7 @@ port add port1 $server1
 ip addr add 10.10.0.1/24 dev port0
 ip addr add 10.20.0.1/24 dev port1
 neigh add 10.20.0.2 lladdr 02:00:00:00:00:22 dev port1
+$([ -z "$EXTRA_CONF" ] || cat "$EXTRA_CONF")
 CONF
 	daemon_start "$work/dut.conf" "$work/ctl.sock" "$work/dpstackd.log"
 	wait_for_sockets
@@ -116,14 +119,18 @@ ratio() { awk -v s="$1" -v c="$2" 'BEGIN { printf "%.2f", (c > 0) ? s / c : 0 }'
 ceiling=()
 stack=()
 for r in $(seq 1 "$ROUNDS"); do
-	echo "round $r/$ROUNDS: testpmd io" >&2
-	ceiling+=("$(run_testpmd)")
+	if [ "$CEILING" = 1 ]; then
+		echo "round $r/$ROUNDS: testpmd io" >&2
+		ceiling+=("$(run_testpmd)")
+	fi
 	echo "round $r/$ROUNDS: dpstackd l3" >&2
 	stack+=("$(run_dpstack)")
 done
 c=$(printf '%s\n' "${ceiling[@]}" | median)
+c=${c:-0}
 s=$(printf '%s\n' "${stack[@]}" | median)
 cb=$(printf '%s\n' "${ceiling[@]}" | best)
+cb=${cb:-0}
 sb=$(printf '%s\n' "${stack[@]}" | best)
 ratio=$(ratio "$s" "$c")
 ratio_best=$(ratio "$sb" "$cb")

@@ -71,6 +71,9 @@ static void usage(FILE *f)
 		"    ip route add default via 10.0.0.1\n"
 		"    service add http tcp 80      (built-in services: echo, discard,\n"
 		"                                  chargen, http, iperf3; see 'dpstackctl help')\n"
+		"    acl add deny proto tcp dport 23\n"
+		"                                 (ACL rules: built into one set once the file\n"
+		"                                  has run; grammar in 'dpstackctl help')\n"
 		"    apps limits socks-per-app 4096 listeners-per-user 64\n"
 		"                                 (what one application or user may take:\n"
 		"                                  apps-per-user, socks-per-app, socks-per-user,\n"
@@ -209,6 +212,7 @@ static void stop_dataplane(struct daemon *d)
 	}
 	for (unsigned w = 0; w < d->nb_workers; w++)
 		worker_fini(&d->workers[w]);
+	cmd_acl_fini(d);
 	/* After the stacks: connections still finishing held FIFOs in applications' segments. */
 	chan_destroy(d->chan);
 	d->chan = NULL;

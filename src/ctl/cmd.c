@@ -57,6 +57,14 @@ static const struct cmd cmds[] = {
 	{"capture", cmd_capture,
 	 "capture PORT [filter EXPR] [count N] [snaplen N] [-w FILE | -] (pcapng; -w is "
 	 "dpstackctl's)"},
+	{"acl add", cmd_acl_add,
+	 "acl add [prio N] { permit | deny } [proto { tcp | udp | icmp | N }] [src PREFIX] "
+	 "[dst PREFIX] [sport P[-P]] [dport P[-P]] [flags FLAGS[/MASK]] [dev PORT] "
+	 "[hook { input | forward }[,...]]"},
+	{"acl del", cmd_acl_del, "acl del ID"},
+	{"acl flush", cmd_acl_flush, "acl flush"},
+	{"acl show", cmd_acl_show, "acl show"},
+	{"acl", cmd_acl_show, NULL},
 	{"apps limits", cmd_apps_limits,
 	 "apps limits [{ apps-per-user | socks-per-app | socks-per-user | listeners-per-user | "
 	 "arena-mb-per-app | arena-mb-per-user | binds-per-app } N]..."},

@@ -31,6 +31,14 @@ cmd_handler cmd_capture;
 void cmd_capture_stats(struct daemon *d, struct ctl_out *o);
 void cmd_capture_fini(struct daemon *d);
 
+cmd_handler cmd_acl_add, cmd_acl_del, cmd_acl_flush, cmd_acl_show;
+
+/* ACL changes made by the config file are published together once it has run (one build
+ * of the rule set); from then on each change is published at once. */
+int cmd_acl_start(struct daemon *d, struct ctl_out *o);
+/* Frees the rules and the set in use, once the workers have stopped. */
+void cmd_acl_fini(struct daemon *d);
+
 /* The applications' limits and each user's use (in `stats` and `apps limits`). */
 void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o);
 

@@ -24,6 +24,16 @@ int config_run_commands(struct daemon *d, struct config *cfg, bool keep_going)
 		}
 		ctl_out_fini(&out);
 	}
+	/* The file's ACL rules, built into one set now that all are in (cmd_acl.c). */
+	if (rc == 0 || keep_going) {
+		struct ctl_out out;
+		ctl_out_init(&out, false);
+		if (cmd_acl_start(d, &out) != 0) {
+			config_error(cfg, 0, "%.*s", (int)out.len, out.buf ? out.buf : "");
+			rc = -1;
+		}
+		ctl_out_fini(&out);
+	}
 	return rc;
 }
 
@@ -115,6 +125,7 @@ int config_check(const char *path)
 					     rte_strerror(rte_errno));
 			else
 				config_run_commands(&d, &cfg, true);
+			cmd_acl_fini(&d);
 			netcfg_fini(&d.master);
 			rte_eal_cleanup();
 		}

@@ -14,6 +14,8 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
+#include "acl/acl.h"
+
 #define WORKER_MAILBOX_SIZE 64
 #define WORKER_NEIGH_RING_SIZE 1024 /* ARP news waiting for a worker; more are dropped */
 #define WORKER_HANDOFF_RING_SIZE 4096 /* packets handed to a worker and not yet taken */
@@ -353,6 +355,7 @@ int worker_main(void *arg)
 			uint16_t n = rte_eth_rx_burst(q->eth_port, q->queue, burst, WORKER_BURST);
 			capture_tap(&w->taps, q->port, w->index, q->queue, burst, n,
 				    RTE_PCAPNG_DIRECTION_IN);
+			acl_rx_burst(w->stack->acl, w->index, q->port, burst, n);
 			/* Headers are the first bytes the stack touches: fetch them a few packets
 			 * ahead, so the miss overlaps the work on the packets before. */
 			for (uint16_t k = 0; k < n && k < WORKER_PREFETCH; k++)

@@ -1,5 +1,6 @@
 /* Forwarding between ports as a router (RFC 1812 §5.2, §5.3). */
 #include "ip4.h"
+#include "acl/acl.h"
 #include "l2/link.h"
 #include "stack/stack_internal.h"
 #include "wire/bytes.h"
@@ -35,6 +36,10 @@ void ip4_forward(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
 	}
 	if (r->type == ROUTE_BLACKHOLE) {
 		stack_drop(s, STACK_DROP_IP_NO_ROUTE, m);
+		return;
+	}
+	if (acl_ip4_denies(s->acl, s->id, ACL_HOOK_FORWARD, m, ip)) {
+		stack_drop(s, STACK_DROP_ACL_DENIED, m);
 		return;
 	}
 	/* RFC 1624 incremental update: TTL is the high byte of the word it shares with the

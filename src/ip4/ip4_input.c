@@ -1,6 +1,7 @@
 /* IPv4 input: validation (shared/STYLE.md order, RFC 791, RFC 1122 §3.2.1, RFC 1812 §5.2.2),
  * options (RFC 7126), then local delivery (with reassembly) or forwarding. */
 #include "ip4.h"
+#include "acl/acl.h"
 #include "stack/stack_internal.h"
 #include "stack/steer.h"
 #include "wire/icmp4.h"
@@ -105,6 +106,10 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		m->ol_flags &= ~RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		if (s->steer != NULL && ip4_steer_away(s, m, ip, how))
 			return;
+	}
+	if (acl_ip4_denies(s->acl, s->id, ACL_HOOK_INPUT, m, ip)) {
+		stack_drop(s, STACK_DROP_ACL_DENIED, m);
+		return;
 	}
 	stack_count(s, STACK_EV_IP_DELIVERED);
 	bool bcast = how & IP4_DELIVER_BCAST;

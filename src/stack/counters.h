@@ -127,6 +127,7 @@
 	X(IP_SOURCE_ROUTE,    "ip.source_route",      "LSRR/SSRR option (RFC 7126: dropped)") \
 	X(IP_NOT_OURS,        "ip.not_ours",          "not for us and forwarding is off") \
 	X(IP_NO_ROUTE,        "ip.no_route",          "no route to the destination") \
+	X(ACL_DENIED,         "acl.denied",           "denied by an ACL rule (acl show counts each rule's hits)") \
 	X(IP_TTL_EXPIRED,     "ip.ttl_expired",       "TTL reached zero while forwarding") \
 	X(IP_FRAG_NEEDED,     "ip.frag_needed",       "DF set and larger than the next-hop MTU") \
 	X(IP_FRAG_FAILED,     "ip.frag_failed",       "could not fragment (no buffers)") \

@@ -17,6 +17,7 @@
 #include "base/ratelimit.h"
 #include "stack_proto.h"
 
+struct acl_set;
 struct stack;
 struct steer;
 struct tcp_stack;
@@ -90,6 +91,7 @@ struct stack {
 	struct rte_mbuf **loopback;
 	unsigned lo_mask, lo_head, lo_count;
 	struct udp_stack *udp;
+	const struct acl_set *acl;       /* the ACL this worker judges with (src/acl/acl.h) */
 	uint64_t events[STACK_EV_COUNT];
 	uint64_t drops[STACK_DROP_COUNT];
 	struct stack_port_counters ports[NETCFG_MAX_PORTS];
