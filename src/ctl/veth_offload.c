@@ -56,15 +56,24 @@ static void veth_peer(const char *ifname, char peer[IF_NAMESIZE], int *peer_inde
 		memcpy(peer, name, IF_NAMESIZE);
 }
 
+/* Whether port p sits on a veth; then its kernel end's name (empty when that end is in
+ * another namespace) and index. */
+static bool port_veth_peer(const struct port *p, char peer[IF_NAMESIZE], int *peer_index)
+{
+	if (p->kernel_if[0] == '\0' || !is_veth(p->kernel_if))
+		return false;
+	veth_peer(p->kernel_if, peer, peer_index);
+	return true;
+}
+
 void veth_offload_check_ports(struct veth_offload_watch *w, const struct daemon *d)
 {
 	for (unsigned i = 0; i < d->nb_ports; i++) {
 		const struct port *p = &d->ports[i];
 		char peer[IF_NAMESIZE];
 		int peer_index;
-		if (p->kernel_if[0] == '\0' || !is_veth(p->kernel_if))
+		if (!port_veth_peer(p, peer, &peer_index))
 			continue;
-		veth_peer(p->kernel_if, peer, &peer_index);
 		struct ethtool_value tx = {.cmd = ETHTOOL_GTXCSUM};
 		if (peer[0] == '\0' || ethtool(peer, &tx) != 0 || tx.data == 0)
 			continue;
@@ -91,9 +100,8 @@ void veth_offload_tick(struct veth_offload_watch *w, const struct daemon *d)
 		const struct port *p = &d->ports[i];
 		char peer[IF_NAMESIZE];
 		int peer_index;
-		if (p->kernel_if[0] == '\0' || !is_veth(p->kernel_if))
+		if (!port_veth_peer(p, peer, &peer_index))
 			continue;
-		veth_peer(p->kernel_if, peer, &peer_index);
 		fprintf(stderr, "dpstackd: %lu TCP/UDP segment(s) dropped for a bad checksum; "
 				"port %s is on veth %s, whose kernel end ", (unsigned long)bad,
 			p->name, p->kernel_if);

@@ -1,9 +1,12 @@
-/* Golden packets written as hex text in the wire tests. */
+/* Golden packets written as hex text in the wire tests, and addresses written as text.
+ * Include after cmocka.h. */
 #ifndef DPS_TEST_WIRE_HEX_H
 #define DPS_TEST_WIRE_HEX_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ipv6.h"
 
 /* Decodes the hex digits of text into out, at most cap bytes; returns the bytes written. */
 static inline size_t hex_decode(const char *text, uint8_t *out, size_t cap)
@@ -18,6 +21,14 @@ static inline size_t hex_decode(const char *text, uint8_t *out, size_t cap)
 		out[n++] = (uint8_t)v;
 	}
 	return n;
+}
+
+/* The IPv6 address text names (which must parse). */
+static inline struct ip6_addr ip6_addr_of(const char *text)
+{
+	struct ip6_addr a;
+	assert_int_equal(ip6_addr_parse(text, &a), 0);
+	return a;
 }
 
 #endif

@@ -70,13 +70,6 @@ static enum wire_status nd_exact(const struct datagram *d, size_t len, struct nd
 	return st;
 }
 
-static struct ip6_addr addr(const char *text)
-{
-	struct ip6_addr a;
-	assert_int_equal(ip6_addr_parse(text, &a), 0);
-	return a;
-}
-
 static void test_echo_checksum(void **state)
 {
 	struct datagram d;
@@ -120,7 +113,7 @@ static void test_golden_neighbor_discovery(void **state)
 	struct icmp6_repr r;
 	static const struct eth_addr mac1 = {{0x02, 0xfc, 0, 0, 0, 0x01}};
 	static const struct eth_addr mac5 = {{0x02, 0xfc, 0, 0, 0, 0x05}};
-	struct ip6_addr target = addr("2001:db8::1");
+	struct ip6_addr target = ip6_addr_of("2001:db8::1");
 
 	load(&d, neighbor_solicit_hex);
 	assert_int_equal(icmp6_parse(d.msg, d.msg_len, pseudo(&d), true, &r), WIRE_OK);
@@ -184,11 +177,11 @@ static void test_nd_rejects(void **state)
 	memset(d.ip.src.b, 0, 16);
 	assert_int_equal(nd_exact(&d, d.msg_len, &nd), WIRE_BAD_FIELD);
 	assert_int_equal(nd_exact(&d, 24, &nd), WIRE_OK);
-	d.ip.dst = addr("ff02::1");
+	d.ip.dst = ip6_addr_of("ff02::1");
 	assert_int_equal(nd_exact(&d, 24, &nd), WIRE_BAD_FIELD);
 	/* An advertisement to a group must not say "solicited". */
 	load(&d, neighbor_advert_hex);
-	d.ip.dst = addr("ff02::1");
+	d.ip.dst = ip6_addr_of("ff02::1");
 	assert_int_equal(nd_exact(&d, d.msg_len, &nd), WIRE_BAD_FIELD);
 	d.msg[4] &= (uint8_t)~0x40;
 	assert_int_equal(nd_exact(&d, d.msg_len, &nd), WIRE_OK);
@@ -234,7 +227,7 @@ static void router_advert(struct datagram *d, unsigned nb_prefixes)
 		n += 32;
 	}
 	struct ip6_repr ip = {.payload_len = (uint16_t)n, .next_header = IP6_NH_ICMPV6,
-			      .hop_limit = 255, .src = addr("fe80::1"), .dst = addr("ff02::1")};
+			      .hop_limit = 255, .src = ip6_addr_of("fe80::1"), .dst = ip6_addr_of("ff02::1")};
 	ip6_build(d->bytes, sizeof(d->bytes), &ip);
 	d->len = IP6_HDR_LEN + n;
 	assert_int_equal(ip6_parse(d->bytes, d->len, &d->ip), WIRE_OK);
@@ -260,7 +253,7 @@ static void test_router_advert(void **state)
 	assert_int_equal(nd.mtu, 1400);
 	assert_true(nd.has_source_lladdr);
 	assert_int_equal(nd.nb_prefixes, 2);
-	struct ip6_addr p1 = addr("2001:db8:1::");
+	struct ip6_addr p1 = ip6_addr_of("2001:db8:1::");
 	assert_true(ip6_addr_equal(&nd.prefixes[1].prefix, &p1));
 	assert_int_equal(nd.prefixes[1].plen, 64);
 	assert_int_equal(nd.prefixes[1].flags, ND_PREFIX_ONLINK | ND_PREFIX_AUTO);
@@ -279,7 +272,7 @@ static void test_router_advert(void **state)
 	assert_int_equal(nd.nb_prefixes, 0);
 	/* §6.1.2: only from a link-local source. */
 	router_advert(&d, 1);
-	d.ip.src = addr("2001:db8::1");
+	d.ip.src = ip6_addr_of("2001:db8::1");
 	assert_int_equal(nd_exact(&d, d.msg_len, &nd), WIRE_BAD_FIELD);
 	/* Unknown options are skipped (§4.6). */
 	router_advert(&d, 0);

@@ -72,13 +72,6 @@ static enum wire_status walk_exact(const uint8_t *bytes, size_t len, bool mcast,
 	return st;
 }
 
-static struct ip6_addr addr(const char *text)
-{
-	struct ip6_addr a;
-	assert_int_equal(ip6_addr_parse(text, &a), 0);
-	return a;
-}
-
 static void test_parse_echo_request(void **state)
 {
 	uint8_t p[128];
@@ -90,7 +83,7 @@ static void test_parse_echo_request(void **state)
 	assert_int_equal(r.payload_len, 64);
 	assert_int_equal(r.next_header, IP6_NH_ICMPV6);
 	assert_int_equal(r.hop_limit, 64);
-	struct ip6_addr src = addr("2001:db8::2"), dst = addr("2001:db8::1");
+	struct ip6_addr src = ip6_addr_of("2001:db8::2"), dst = ip6_addr_of("2001:db8::1");
 	assert_true(ip6_addr_equal(&r.src, &src));
 	assert_true(ip6_addr_equal(&r.dst, &dst));
 	/* Ethernet padding after the datagram is allowed; the caller trims it. */
@@ -400,7 +393,7 @@ static void test_prefixes_and_classes(void **state)
 	assert_int_equal(ip6_prefix_parse("2001:db8:1:2::5/32", &a, &plen), 0);
 	assert_int_equal(plen, 32);
 	ip6_prefix_mask(&a, plen);
-	struct ip6_addr net = addr("2001:db8::");
+	struct ip6_addr net = ip6_addr_of("2001:db8::");
 	assert_true(ip6_addr_equal(&a, &net));
 	assert_int_equal(ip6_prefix_parse("fe80::1", &a, &plen), 0);
 	assert_int_equal(plen, 128);
@@ -409,23 +402,23 @@ static void test_prefixes_and_classes(void **state)
 	static const char *const bad[] = {"::/129", "::/", "::/032", "::/-1", "::/1x", "/64"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(ip6_prefix_parse(bad[i], &a, &plen), -22);
-	a = addr("2001:db8::1:2:3:4");
+	a = ip6_addr_of("2001:db8::1:2:3:4");
 	ip6_prefix_mask(&a, 71);
-	net = addr("2001:db8:0:0:0::");
+	net = ip6_addr_of("2001:db8:0:0:0::");
 	assert_true(ip6_addr_equal(&a, &net));
 
-	struct ip6_addr t = addr("2001:db8::1"), g = ip6_solicited_node(&t);
-	struct ip6_addr want = addr("ff02::1:ff00:1");
+	struct ip6_addr t = ip6_addr_of("2001:db8::1"), g = ip6_solicited_node(&t);
+	struct ip6_addr want = ip6_addr_of("ff02::1:ff00:1");
 	assert_true(ip6_addr_equal(&g, &want));
-	a = addr("fe80::1");
+	a = ip6_addr_of("fe80::1");
 	assert_true(ip6_is_link_local(&a));
-	a = addr("febf::1");
+	a = ip6_addr_of("febf::1");
 	assert_true(ip6_is_link_local(&a));
-	a = addr("fec0::1");
+	a = ip6_addr_of("fec0::1");
 	assert_false(ip6_is_link_local(&a));
-	a = addr("::ffff:10.0.0.1");
+	a = ip6_addr_of("::ffff:10.0.0.1");
 	assert_true(ip6_is_v4mapped(&a));
-	a = addr("::1");
+	a = ip6_addr_of("::1");
 	assert_true(ip6_is_loopback(&a));
 	assert_false(ip6_is_unspecified(&a));
 }
