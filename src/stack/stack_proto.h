@@ -27,7 +27,8 @@ struct ip4_repr;
 struct stack_proto {
 	const char *name;
 	/* Creates the module's state in s: 0 or -errno. fini undoes it, in the reverse order of
-	 * the list, also after a later module's init failed (so it accepts what init left). */
+	 * the list, also when this module's own init or a later one's failed (so it accepts
+	 * whatever init left). */
 	int (*init)(struct stack *s, const struct stack_params *p);
 	void (*fini)(struct stack *s);
 
