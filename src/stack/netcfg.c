@@ -1,9 +1,13 @@
 #include "netcfg.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_errno.h>
+#include <rte_lpm6.h>
+
+#include "netcfg6.h"
 
 #include "wire/ipv4.h"
 
@@ -13,13 +17,25 @@ int netcfg_init(struct netcfg *c, const char *name, int socket_id)
 	c->forwarding = true;
 	c->gen = 1;
 	c->routes = route_table_create(name, socket_id);
-	return c->routes == NULL ? -rte_errno : 0;
+	if (c->routes == NULL)
+		return -rte_errno;
+	char name6[RTE_LPM6_NAMESIZE];
+	snprintf(name6, sizeof(name6), "%s_6", name);
+	c->routes6 = route6_table_create(name6, socket_id);
+	if (c->routes6 == NULL) {
+		int rc = -rte_errno;
+		netcfg_fini(c);
+		return rc;
+	}
+	return 0;
 }
 
 void netcfg_fini(struct netcfg *c)
 {
 	route_table_destroy(c->routes);
 	c->routes = NULL;
+	route6_table_destroy(c->routes6);
+	c->routes6 = NULL;
 }
 
 static bool port_valid(const struct netcfg *c, uint16_t port)
@@ -42,7 +58,8 @@ int netcfg_iface_add(struct netcfg *c, uint16_t port, const char *name,
 	i->mac = *mac;
 	i->mtu = mtu;
 	c->gen++;
-	return 0;
+	struct ip6_addr ll = netcfg6_link_local(mac);
+	return netcfg6_addr_add(c, port, &ll, 64, NETCFG6_AUTO);
 }
 
 int netcfg_iface_by_name(const struct netcfg *c, const char *name)

@@ -10,6 +10,7 @@
 
 #include "wire/eth.h"
 #include "route.h"
+#include "route6.h"
 
 #define NETCFG_MAX_PORTS 16
 #define NETCFG_MAX_ADDRS 256
@@ -32,10 +33,25 @@ struct netcfg_addr {
 	uint8_t plen;
 };
 
+/* An IPv6 address of a port (netcfg6.h). */
+#define NETCFG6_AUTO 0x1        /* made by the stack (link-local from the MAC), not a user */
+
+struct netcfg_addr6 {
+	bool used;
+	uint16_t port;
+	struct ip6_addr addr;
+	uint8_t plen;
+	uint8_t flags;     /* NETCFG6_* */
+};
+
+#define NETCFG_MAX_ADDRS6 256
+
 struct netcfg {
 	struct netcfg_iface ifaces[NETCFG_MAX_PORTS];
 	struct netcfg_addr addrs[NETCFG_MAX_ADDRS];
 	struct route_table *routes;
+	struct netcfg_addr6 addrs6[NETCFG_MAX_ADDRS6];
+	struct route6_table *routes6;
 	bool forwarding;   /* act as a router between ports (on by default) */
 	uint32_t gen;      /* changes with every change of interfaces or addresses, never 0 */
 };
@@ -47,11 +63,13 @@ static inline unsigned netcfg_ifindex(uint16_t port)
 	return port + 1u;
 }
 
-/* name names the route table's rte_lpm and must be unique. Returns 0 or -errno. */
+/* name names the route tables' rte_lpm and rte_lpm6 and must be unique. Returns 0 or
+ * -errno. */
 int netcfg_init(struct netcfg *c, const char *name, int socket_id);
 void netcfg_fini(struct netcfg *c);
 
-/* Registers port. Returns 0, -EINVAL (bad index, name or MTU) or -EEXIST. */
+/* Registers port, with its IPv6 link-local address from the MAC (netcfg6.h) as Linux gives
+ * one to every Ethernet interface. Returns 0, -EINVAL (bad index, name or MTU) or -EEXIST. */
 int netcfg_iface_add(struct netcfg *c, uint16_t port, const char *name,
 		     const struct eth_addr *mac, uint16_t mtu);
 /* The port of that name, or -ENODEV. */

@@ -1,0 +1,53 @@
+/* The IPv6 routing table: longest-prefix match through rte_lpm6, whose next hop is an index
+ * into our own array of entries, as route.h does for IPv4 with the same route types (no
+ * BROADCAST: IPv6 has none, RFC 4291 §2). LOCAL /128 entries and CONNECTED prefixes come from
+ * addresses, GATEWAY entries from `ip route add ... via`. One table per worker and a master
+ * copy in the control thread, changed by the same calls in the same order. */
+#ifndef DPS_STACK_ROUTE6_H
+#define DPS_STACK_ROUTE6_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "route.h"
+#include "wire/ipv6.h"
+
+struct route6 {
+	struct ip6_addr prefix;  /* host bits zero */
+	uint8_t plen;
+	enum route_type type;
+	uint16_t port;           /* output port (LOCAL: the address's port) */
+	struct ip6_addr gateway; /* GATEWAY only; a link-local gateway needs its port */
+	struct ip6_addr src;     /* preferred source; :: = choose (RFC 6724) */
+	uint16_t mtu;            /* 0 = the port's MTU */
+	bool from_addr;          /* made by an address (iproute2's "proto kernel") */
+};
+
+/* Entries, and rte_lpm6 tbl8 groups (1 KiB each): a /64 needs up to 5 groups, a /128 up to
+ * 13, and prefixes sharing their first bytes share groups. */
+#define ROUTE6_MAX 1024
+#define ROUTE6_TBL8S 2048
+
+struct route6_table;
+
+/* name must be unique in the process (it names the rte_lpm6). NULL with rte_errno set. */
+struct route6_table *route6_table_create(const char *name, int socket_id);
+void route6_table_destroy(struct route6_table *t);
+
+/* Adds r. Returns 0, -EEXIST (same prefix/plen present), -ENOSPC (full), -EINVAL (host bits
+ * set, plen > 128, a type IPv6 has not). */
+int route6_add(struct route6_table *t, const struct route6 *r);
+/* Deletes exactly prefix/plen; when type_mask is non-zero only a route whose (1 << type) is
+ * in it. Returns 0, -ENOENT or -EINVAL. */
+int route6_del(struct route6_table *t, const struct ip6_addr *prefix, uint8_t plen,
+	       unsigned type_mask);
+/* Longest-prefix match, or NULL. Valid until the next change of the table. */
+const struct route6 *route6_lookup(const struct route6_table *t, const struct ip6_addr *dst);
+/* Exact match, or NULL. */
+const struct route6 *route6_find(const struct route6_table *t, const struct ip6_addr *prefix,
+				 uint8_t plen);
+/* Calls fn for every route in index order; stops at fn's first non-zero and returns it. */
+int route6_walk(const struct route6_table *t, int (*fn)(const struct route6 *, void *),
+		void *arg);
+
+#endif
