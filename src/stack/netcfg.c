@@ -1,11 +1,9 @@
 #include "netcfg.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include <rte_errno.h>
-#include <rte_lpm6.h>
 
 #include "netcfg6.h"
 
@@ -19,9 +17,7 @@ int netcfg_init(struct netcfg *c, const char *name, int socket_id)
 	c->routes = route_table_create(name, socket_id);
 	if (c->routes == NULL)
 		return -rte_errno;
-	char name6[RTE_LPM6_NAMESIZE];
-	snprintf(name6, sizeof(name6), "%s_6", name);
-	c->routes6 = route6_table_create(name6, socket_id);
+	c->routes6 = route6_table_create();
 	if (c->routes6 == NULL) {
 		int rc = -rte_errno;
 		netcfg_fini(c);

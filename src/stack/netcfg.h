@@ -63,8 +63,7 @@ static inline unsigned netcfg_ifindex(uint16_t port)
 	return port + 1u;
 }
 
-/* name names the route tables' rte_lpm and rte_lpm6 and must be unique. Returns 0 or
- * -errno. */
+/* name names the IPv4 route table's rte_lpm and must be unique. Returns 0 or -errno. */
 int netcfg_init(struct netcfg *c, const char *name, int socket_id);
 void netcfg_fini(struct netcfg *c);
 

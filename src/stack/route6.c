@@ -4,41 +4,80 @@
 #include <stdlib.h>
 
 #include <rte_errno.h>
-#include <rte_lpm6.h>
+#include <rte_jhash.h>
 
-/* rte_lpm6 takes depths 1..128: the default route (::/0) lives beside it, as in route.c. */
-#define ROUTE6_NO_DEFAULT UINT32_MAX
+/* Open addressing with linear probing, at most half full: ROUTE6_MAX entries in twice as
+ * many slots, each an entry index plus one (0: empty). */
+#define ROUTE6_SLOTS (2 * ROUTE6_MAX)
 
 struct route6_table {
-	struct rte_lpm6 *lpm;
-	uint32_t default_idx;
+	uint16_t slots[ROUTE6_SLOTS];
 	bool used[ROUTE6_MAX];
 	struct route6 routes[ROUTE6_MAX];
+	uint32_t per_plen[129];  /* routes of each prefix length */
+	uint8_t plens[129];      /* the lengths in use, longest first */
+	unsigned nb_plens;
 };
 
-struct route6_table *route6_table_create(const char *name, int socket_id)
+struct route6_table *route6_table_create(void)
 {
 	struct route6_table *t = calloc(1, sizeof(*t));
-	if (t == NULL) {
+	if (t == NULL)
 		rte_errno = ENOMEM;
-		return NULL;
-	}
-	struct rte_lpm6_config cfg = {.max_rules = ROUTE6_MAX, .number_tbl8s = ROUTE6_TBL8S};
-	t->default_idx = ROUTE6_NO_DEFAULT;
-	t->lpm = rte_lpm6_create(name, socket_id, &cfg);
-	if (t->lpm == NULL) {
-		free(t);
-		return NULL;
-	}
 	return t;
 }
 
 void route6_table_destroy(struct route6_table *t)
 {
-	if (t == NULL)
-		return;
-	rte_lpm6_free(t->lpm);
 	free(t);
+}
+
+static uint32_t slot_of(const struct ip6_addr *prefix, uint8_t plen)
+{
+	return rte_jhash(prefix->b, sizeof(prefix->b), plen) & (ROUTE6_SLOTS - 1);
+}
+
+/* The slot holding exactly prefix/plen, or the empty slot where it would go. */
+static uint32_t slot_find(const struct route6_table *t, const struct ip6_addr *prefix,
+			  uint8_t plen)
+{
+	uint32_t s = slot_of(prefix, plen);
+	for (;; s = (s + 1) & (ROUTE6_SLOTS - 1)) {
+		uint16_t v = t->slots[s];
+		if (v == 0)
+			return s;
+		const struct route6 *r = &t->routes[v - 1];
+		if (r->plen == plen && ip6_addr_equal(&r->prefix, prefix))
+			return s;
+	}
+}
+
+/* Deleting from linear probing: the entries after the hole that would no longer be found
+ * move back into it (Knuth's algorithm R), so no tombstones pile up. */
+static void slot_clear(struct route6_table *t, uint32_t hole)
+{
+	t->slots[hole] = 0;
+	for (uint32_t s = (hole + 1) & (ROUTE6_SLOTS - 1); t->slots[s] != 0;
+	     s = (s + 1) & (ROUTE6_SLOTS - 1)) {
+		const struct route6 *r = &t->routes[t->slots[s] - 1];
+		uint32_t home = slot_of(&r->prefix, r->plen);
+		/* It may move to the hole when its home is not cyclically in (hole, s]. */
+		bool stays = hole < s ? (home > hole && home <= s) : (home > hole || home <= s);
+		if (!stays) {
+			t->slots[hole] = t->slots[s];
+			t->slots[s] = 0;
+			hole = s;
+		}
+	}
+}
+
+static void plen_use(struct route6_table *t, uint8_t plen, int delta)
+{
+	t->per_plen[plen] += (uint32_t)delta;
+	t->nb_plens = 0;
+	for (int l = 128; l >= 0; l--)
+		if (t->per_plen[l] != 0)
+			t->plens[t->nb_plens++] = (uint8_t)l;
 }
 
 static bool prefix_valid(const struct ip6_addr *prefix, uint8_t plen)
@@ -50,79 +89,62 @@ static bool prefix_valid(const struct ip6_addr *prefix, uint8_t plen)
 	return ip6_addr_equal(&masked, prefix);
 }
 
-/* The index of exactly prefix/plen: -EINVAL for host bits set or plen > 128, -ENOENT. */
-static int route6_index_find(const struct route6_table *t, const struct ip6_addr *prefix,
-			     uint8_t plen)
-{
-	if (!prefix_valid(prefix, plen))
-		return -EINVAL;
-	if (plen == 0)
-		return t->default_idx == ROUTE6_NO_DEFAULT ? -ENOENT : (int)t->default_idx;
-	uint32_t idx;
-	/* rte_lpm6_is_rule_present takes a non-const table; it does not change it. */
-	if (rte_lpm6_is_rule_present((struct rte_lpm6 *)t->lpm, prefix->b, plen, &idx) != 1)
-		return -ENOENT;
-	return (int)idx;
-}
-
 int route6_add(struct route6_table *t, const struct route6 *r)
 {
-	if ((unsigned)r->type >= ROUTE_TYPE_COUNT || r->type == ROUTE_BROADCAST)
+	if ((unsigned)r->type >= ROUTE_TYPE_COUNT || r->type == ROUTE_BROADCAST ||
+	    !prefix_valid(&r->prefix, r->plen))
 		return -EINVAL;
-	int found = route6_index_find(t, &r->prefix, r->plen);
-	if (found == -EINVAL)
-		return -EINVAL;
-	if (found >= 0)
+	uint32_t s = slot_find(t, &r->prefix, r->plen);
+	if (t->slots[s] != 0)
 		return -EEXIST;
 	uint32_t idx = 0;
 	while (idx < ROUTE6_MAX && t->used[idx])
 		idx++;
 	if (idx == ROUTE6_MAX)
 		return -ENOSPC;
-	if (r->plen == 0) {
-		t->default_idx = idx;
-	} else {
-		int rc = rte_lpm6_add(t->lpm, r->prefix.b, r->plen, idx);
-		if (rc < 0)
-			return rc;
-	}
 	t->routes[idx] = *r;
 	t->used[idx] = true;
+	t->slots[s] = (uint16_t)(idx + 1);
+	plen_use(t, r->plen, 1);
 	return 0;
 }
 
 int route6_del(struct route6_table *t, const struct ip6_addr *prefix, uint8_t plen,
 	       unsigned type_mask)
 {
-	int idx = route6_index_find(t, prefix, plen);
-	if (idx < 0)
-		return idx;
+	if (!prefix_valid(prefix, plen))
+		return -EINVAL;
+	uint32_t s = slot_find(t, prefix, plen);
+	if (t->slots[s] == 0)
+		return -ENOENT;
+	uint32_t idx = t->slots[s] - 1u;
 	if (type_mask != 0 && !(type_mask & (1u << t->routes[idx].type)))
 		return -ENOENT;
-	if (plen == 0)
-		t->default_idx = ROUTE6_NO_DEFAULT;
-	else
-		rte_lpm6_delete(t->lpm, prefix->b, plen);
+	slot_clear(t, s);
 	t->used[idx] = false;
+	plen_use(t, plen, -1);
 	return 0;
 }
 
 const struct route6 *route6_lookup(const struct route6_table *t, const struct ip6_addr *dst)
 {
-	uint32_t idx;
-	if (rte_lpm6_lookup(t->lpm, dst->b, &idx) != 0) {
-		if (t->default_idx == ROUTE6_NO_DEFAULT)
-			return NULL;
-		idx = t->default_idx;
+	for (unsigned i = 0; i < t->nb_plens; i++) {
+		struct ip6_addr p = *dst;
+		ip6_prefix_mask(&p, t->plens[i]);
+		uint32_t s = slot_find(t, &p, t->plens[i]);
+		if (t->slots[s] != 0)
+			return &t->routes[t->slots[s] - 1];
 	}
-	return &t->routes[idx];
+	return NULL;
 }
 
 const struct route6 *route6_find(const struct route6_table *t, const struct ip6_addr *prefix,
 				 uint8_t plen)
 {
-	int idx = route6_index_find(t, prefix, plen);
-	return idx < 0 ? NULL : &t->routes[idx];
+	if (!prefix_valid(prefix, plen))
+		return NULL;
+	uint32_t s = slot_find(t, prefix, plen);
+	return t->slots[s] == 0 ? NULL : &t->routes[t->slots[s] - 1];
 }
 
 int route6_walk(const struct route6_table *t, int (*fn)(const struct route6 *, void *),

@@ -1,6 +1,9 @@
-/* The IPv6 routing table: longest-prefix match through rte_lpm6, whose next hop is an index
- * into our own array of entries, as route.h does for IPv4 with the same route types (no
- * BROADCAST: IPv6 has none, RFC 4291 §2). LOCAL /128 entries and CONNECTED prefixes come from
+/* The IPv6 routing table, with route.h's route types (no BROADCAST: IPv6 has none, RFC 4291
+ * §2). Longest-prefix match probes one hash table keyed by (prefix, length) once per prefix
+ * length in use, longest first: a host or edge router holds a handful of lengths (/128 for
+ * its addresses, /64, /48, the default), so that is a few probes, and the table costs tens
+ * of kilobytes where rte_lpm6's fixed 2^24-entry first level costs 64 MiB per copy (one per
+ * worker and the master). LOCAL /128 entries and CONNECTED prefixes come from
  * addresses, GATEWAY entries from `ip route add ... via`. One table per worker and a master
  * copy in the control thread, changed by the same calls in the same order. */
 #ifndef DPS_STACK_ROUTE6_H
@@ -23,15 +26,12 @@ struct route6 {
 	bool from_addr;          /* made by an address (iproute2's "proto kernel") */
 };
 
-/* Entries, and rte_lpm6 tbl8 groups (1 KiB each): a /64 needs up to 5 groups, a /128 up to
- * 13, and prefixes sharing their first bytes share groups. */
 #define ROUTE6_MAX 1024
-#define ROUTE6_TBL8S 2048
 
 struct route6_table;
 
-/* name must be unique in the process (it names the rte_lpm6). NULL with rte_errno set. */
-struct route6_table *route6_table_create(const char *name, int socket_id);
+/* NULL with rte_errno set. */
+struct route6_table *route6_table_create(void);
 void route6_table_destroy(struct route6_table *t);
 
 /* Adds r. Returns 0, -EEXIST (same prefix/plen present), -ENOSPC (full), -EINVAL (host bits
