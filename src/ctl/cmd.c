@@ -16,8 +16,8 @@ static const struct cmd cmds[] = {
 	{"link show", cmd_link_show, "link show [PORT]"},
 	{"link set", cmd_link_set, "link set PORT { mtu N | up | down }"},
 	{"link", cmd_link_show, NULL},
-	{"ip addr add", cmd_addr_add, "ip addr add ADDR/LEN dev PORT"},
-	{"ip addr del", cmd_addr_del, "ip addr del ADDR/LEN dev PORT"},
+	{"ip addr add", cmd_addr_add, "ip addr add ADDR/LEN dev PORT (IPv4 or IPv6)"},
+	{"ip addr del", cmd_addr_del, "ip addr del ADDR/LEN dev PORT (IPv4 or IPv6)"},
 	{"ip addr show", cmd_addr_show, "ip addr show [dev PORT]"},
 	{"ip addr", cmd_addr_show, NULL},
 	{"ip route add", cmd_route_add,
@@ -26,6 +26,16 @@ static const struct cmd cmds[] = {
 	{"ip route del", cmd_route_del, "ip route del { PREFIX | default }"},
 	{"ip route show", cmd_route_show, "ip route show"},
 	{"ip route", cmd_route_show, NULL},
+	{"ip -6 route add", cmd_route6_add,
+	 "ip -6 route add { PREFIX | default } [via GW] [dev PORT] [mtu N] [src ADDR]"},
+	{"ip -6 route add blackhole", cmd_route6_add,
+	 "ip -6 route add { blackhole | unreachable } PREFIX"},
+	{"ip -6 route del", cmd_route6_del, "ip -6 route del { PREFIX | default }"},
+	{"ip -6 route show", cmd_route6_show, "ip -6 route show"},
+	{"ip -6 route", cmd_route6_show, NULL},
+	{"ip -6 addr show", cmd_addr_show, NULL},
+	{"ip -6 addr", cmd_addr_show, NULL},
+	{"ip -4 route", cmd_route_show, NULL},
 	{"ip forwarding", cmd_ip_forwarding, "ip forwarding [on | off]"},
 	{"ip reassembly", cmd_ip_reassembly, "ip reassembly [timeout-ms N]"},
 	{"neigh show", cmd_neigh_show, "neigh show [dev PORT]"},
@@ -98,8 +108,8 @@ int cmd_exec(struct daemon *d, int argc, char **argv, struct ctl_out *out)
 	}
 	if (best == NULL)
 		return cmd_blame(argc, argv, out);
-	if (best->fn == cmd_route_add && best_n == 4)
-		best_n = 3; /* blackhole/unreachable is the route type, parsed by the handler */
+	if ((best->fn == cmd_route_add && best_n == 4) || (best->fn == cmd_route6_add && best_n == 5))
+		best_n--; /* blackhole/unreachable is the route type, parsed by the handler */
 	int rc = best->fn(d, argc - best_n, argv + best_n, out);
 	if (rc != 0 && !out->failed) {
 		if (best->usage == NULL && argc > best_n)

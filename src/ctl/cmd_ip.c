@@ -1,5 +1,6 @@
 /* ip addr and ip route: iproute2's grammar over the master table and every worker's copy. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -49,6 +50,8 @@ static int addr_parse(struct daemon *d, int argc, char **argv, struct addr_op *o
 
 int cmd_addr_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
+	if (argc >= 1 && strchr(argv[0], ':') != NULL)
+		return cmd_addr6_change(d, true, argc, argv, o);
 	struct addr_op op;
 	if (addr_parse(d, argc, argv, &op, o) != 0)
 		return -1;
@@ -63,6 +66,8 @@ int cmd_addr_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 
 int cmd_addr_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
+	if (argc >= 1 && strchr(argv[0], ':') != NULL)
+		return cmd_addr6_change(d, false, argc, argv, o);
 	struct addr_op op;
 	if (addr_parse(d, argc, argv, &op, o) != 0)
 		return -1;
@@ -112,6 +117,7 @@ int cmd_addr_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 				ctl_printf(o, "    inet %s/%u\n", ip, a->plen);
 			}
 		}
+		cmd_addr6_show_port(d, p, o);
 		if (o->json) {
 			json_arr_end(o);
 			json_obj_end(o);
@@ -168,6 +174,8 @@ int cmd_route_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	}
 	if (i >= argc)
 		return -1;
+	if (strchr(argv[i], ':') != NULL) /* iproute2 takes the family from the prefix */
+		return cmd_route6_add(d, argc, argv, o);
 	if (route_parse_prefix(argv[i++], &r.prefix, &r.plen, o) != 0)
 		return -1;
 	bool special = r.type != ROUTE_CONNECTED;
@@ -211,6 +219,8 @@ int cmd_route_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
 	if (argc != 1)
 		return -1;
+	if (strchr(argv[0], ':') != NULL)
+		return cmd_route6_del(d, argc, argv, o);
 	struct route_key k;
 	if (route_parse_prefix(argv[0], &k.prefix, &k.plen, o) != 0)
 		return -1;
@@ -220,15 +230,57 @@ int cmd_route_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	return 0;
 }
 
-struct route_show {
-	struct daemon *d;
-	struct ctl_out *o;
-};
+void cmd_route_print(struct ctl_out *o, const struct route_print *p)
+{
+	bool has_dev = p->type != ROUTE_BLACKHOLE && p->type != ROUTE_UNREACHABLE;
+	if (o->json) {
+		json_obj_begin(o, NULL);
+		json_str(o, "type", route_type_str(p->type));
+		json_str(o, "dst", p->dst);
+		if (p->type == ROUTE_GATEWAY)
+			json_str(o, "gateway", p->gateway);
+		if (has_dev)
+			json_str(o, "dev", p->dev);
+		if (p->from_addr)
+			json_str(o, "protocol", "kernel"); /* iproute2's name: made by an address */
+		if (p->src != NULL)
+			json_str(o, "prefsrc", p->src);
+		if (p->mtu != 0)
+			json_u64(o, "mtu", p->mtu);
+		json_obj_end(o);
+		return;
+	}
+	switch (p->type) {
+	case ROUTE_LOCAL:
+	case ROUTE_BROADCAST:
+	case ROUTE_BLACKHOLE:
+	case ROUTE_UNREACHABLE:
+		ctl_printf(o, "%s %s", route_type_str(p->type), p->dst);
+		break;
+	case ROUTE_GATEWAY:
+		ctl_printf(o, "%s via %s", p->dst, p->gateway);
+		break;
+	default:
+		ctl_printf(o, "%s", p->dst);
+		break;
+	}
+	if (has_dev)
+		ctl_printf(o, " dev %s", p->dev);
+	if (p->from_addr)
+		ctl_printf(o, " proto kernel");
+	if (p->type == ROUTE_CONNECTED)
+		ctl_printf(o, " scope link");
+	if (p->src != NULL)
+		ctl_printf(o, " src %s", p->src);
+	if (p->mtu != 0)
+		ctl_printf(o, " mtu %u", p->mtu);
+	ctl_printf(o, "\n");
+}
 
 static int route_show_one(const struct route *r, void *arg)
 {
-	struct route_show *rs = arg;
-	struct ctl_out *o = rs->o;
+	struct daemon *d = ((void **)arg)[0];
+	struct ctl_out *o = ((void **)arg)[1];
 	char prefix[16], gw[16], src[16], dst[24];
 	ip4_addr_format(r->prefix, prefix, sizeof(prefix));
 	ip4_addr_format(r->gateway, gw, sizeof(gw));
@@ -239,50 +291,10 @@ static int route_show_one(const struct route *r, void *arg)
 		snprintf(dst, sizeof(dst), "%s", prefix);
 	else
 		snprintf(dst, sizeof(dst), "%s/%u", prefix, r->plen);
-	bool has_dev = r->type != ROUTE_BLACKHOLE && r->type != ROUTE_UNREACHABLE;
-	const char *dev = has_dev ? rs->d->master.ifaces[r->port].name : "";
-	if (o->json) {
-		json_obj_begin(o, NULL);
-		json_str(o, "type", route_type_str(r->type));
-		json_str(o, "dst", dst);
-		if (r->type == ROUTE_GATEWAY)
-			json_str(o, "gateway", gw);
-		if (has_dev)
-			json_str(o, "dev", dev);
-		if (r->from_addr)
-			json_str(o, "protocol", "kernel"); /* iproute2's name: made by an address */
-		if (r->src != 0)
-			json_str(o, "prefsrc", src);
-		if (r->mtu != 0)
-			json_u64(o, "mtu", r->mtu);
-		json_obj_end(o);
-		return 0;
-	}
-	switch (r->type) {
-	case ROUTE_LOCAL:
-	case ROUTE_BROADCAST:
-	case ROUTE_BLACKHOLE:
-	case ROUTE_UNREACHABLE:
-		ctl_printf(o, "%s %s", route_type_str(r->type), dst);
-		break;
-	case ROUTE_GATEWAY:
-		ctl_printf(o, "%s via %s", dst, gw);
-		break;
-	default:
-		ctl_printf(o, "%s", dst);
-		break;
-	}
-	if (has_dev)
-		ctl_printf(o, " dev %s", dev);
-	if (r->from_addr)
-		ctl_printf(o, " proto kernel");
-	if (r->type == ROUTE_CONNECTED)
-		ctl_printf(o, " scope link");
-	if (r->src != 0)
-		ctl_printf(o, " src %s", src);
-	if (r->mtu != 0)
-		ctl_printf(o, " mtu %u", r->mtu);
-	ctl_printf(o, "\n");
+	struct route_print p = {.type = r->type, .dst = dst, .gateway = gw,
+				.dev = d->master.ifaces[r->port].name, .from_addr = r->from_addr,
+				.src = r->src != 0 ? src : NULL, .mtu = r->mtu};
+	cmd_route_print(o, &p);
 	return 0;
 }
 
@@ -290,10 +302,10 @@ int cmd_route_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
 	if (argc != 0)
 		return -1;
-	struct route_show rs = {.d = d, .o = o};
+	void *ctx[] = {d, o};
 	if (o->json)
 		json_arr_begin(o, NULL);
-	route_walk(d->master.routes, route_show_one, &rs);
+	route_walk(d->master.routes, route_show_one, ctx);
 	if (o->json)
 		json_arr_end(o);
 	return 0;

@@ -1,6 +1,7 @@
 #include "inet.h"
 
 #include "ip4/ip4.h"
+#include "ip6/ip6.h"
 #include "l2/link.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
@@ -8,7 +9,7 @@
 /* In the order they start; they stop in the reverse one (TCP's resets on the way out still
  * find IPv4 and ARP). */
 static const struct stack_proto *const inet_protos[] = {
-	&arp_proto, &ip4_proto, &udp_proto, &tcp_proto, NULL,
+	&arp_proto, &ip4_proto, &ip6_proto, &udp_proto, &tcp_proto, NULL,
 };
 
 void inet_params_default(struct stack_params *p)

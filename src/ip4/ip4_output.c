@@ -26,10 +26,10 @@ static void link_output_route(struct stack *s, struct rte_mbuf *m, const struct 
 	}
 	if (r->type == ROUTE_BROADCAST) {
 		/* A directed broadcast of a connected subnet: no neighbour owns it (RFC 919). */
-		link_output_broadcast(s, r->port, m);
+		link_output_to(s, r->port, &eth_addr_broadcast, ETH_TYPE_IPV4, m);
 		return;
 	}
-	link_output(s, r->port, r->type == ROUTE_GATEWAY ? r->gateway : dst, m);
+	link_output(s, r->port, INET_ADDR_V4(r->type == ROUTE_GATEWAY ? r->gateway : dst), m);
 }
 
 /* A broadcast we originate reaches our own sockets too, whole, before it is fragmented for

@@ -126,26 +126,33 @@ void stack_neigh_learn(struct stack *s, uint16_t port, const struct inet_addr *a
 	neigh_learn(s->neigh, s->now_ms, port, addr, mac, flags);
 }
 
-void link_output(struct stack *s, uint16_t port, uint32_t nh, struct rte_mbuf *m)
+/* The EtherType of a datagram, from the version in its first nibble. */
+static uint16_t ethertype_of(const struct rte_mbuf *m)
+{
+	return (rte_pktmbuf_mtod(m, const uint8_t *)[0] >> 4) == 6 ? ETH_TYPE_IPV6 : ETH_TYPE_IPV4;
+}
+
+void link_output(struct stack *s, uint16_t port, const struct inet_addr *nh, struct rte_mbuf *m)
 {
 	if (!s->cfg.ifaces[port].up) {
 		stack_drop(s, STACK_DROP_TX_LINK_DOWN, m);
 		return;
 	}
 	struct eth_addr mac;
-	struct inet_addr next_hop = inet_addr_v4(nh);
-	if (neigh_resolve(s->neigh, s->now_ms, port, &next_hop, m, &mac) == NEIGH_RESOLVED)
-		eth_prepend_and_send(s, port, &mac, ETH_TYPE_IPV4, m);
+	if (neigh_resolve(s->neigh, s->now_ms, port, nh, m, &mac) == NEIGH_RESOLVED)
+		eth_prepend_and_send(s, port, &mac, inet_addr_is_v4(nh) ? ETH_TYPE_IPV4
+									  : ETH_TYPE_IPV6, m);
 	/* Otherwise the table queued the packet or handed it to neigh_drop_packet. */
 }
 
-void link_output_broadcast(struct stack *s, uint16_t port, struct rte_mbuf *m)
+void link_output_to(struct stack *s, uint16_t port, const struct eth_addr *dst,
+		    uint16_t ethertype, struct rte_mbuf *m)
 {
 	if (!s->cfg.ifaces[port].up) {
 		stack_drop(s, STACK_DROP_TX_LINK_DOWN, m);
 		return;
 	}
-	eth_prepend_and_send(s, port, &eth_addr_broadcast, ETH_TYPE_IPV4, m);
+	eth_prepend_and_send(s, port, dst, ethertype, m);
 }
 
 static void neigh_send_request(void *ctx, uint16_t port, const struct inet_addr *addr,
@@ -169,7 +176,7 @@ static void neigh_send_request(void *ctx, uint16_t port, const struct inet_addr 
 
 static void neigh_send_packet(void *ctx, uint16_t port, const struct eth_addr *mac, void *pkt)
 {
-	eth_prepend_and_send(ctx, port, mac, ETH_TYPE_IPV4, pkt);
+	eth_prepend_and_send(ctx, port, mac, ethertype_of(pkt), pkt);
 }
 
 static void neigh_drop_packet(void *ctx, void *pkt, enum neigh_drop why)
@@ -183,7 +190,7 @@ static void neigh_drop_packet(void *ctx, void *pkt, enum neigh_drop why)
 		[NEIGH_DROP_FLUSHED] = STACK_DROP_NEIGH_FLUSHED,
 	};
 	if (why == NEIGH_DROP_RESOLVE_FAILED || why == NEIGH_DROP_TABLE_FULL) {
-		const struct stack_proto *net = stack_proto_by_ethertype(s, ETH_TYPE_IPV4);
+		const struct stack_proto *net = stack_proto_by_ethertype(s, ethertype_of(m));
 		if (net != NULL && net->host_unreachable != NULL)
 			net->host_unreachable(s, m);
 	}

@@ -11,9 +11,13 @@
  * timers, gratuitous announcements, flushes. */
 extern const struct stack_proto arp_proto;
 
-/* Sends m (data at the IPv4 header) to next hop nh on port, resolving its MAC first. */
-void link_output(struct stack *s, uint16_t port, uint32_t nh, struct rte_mbuf *m);
-/* Sends m (data at the IPv4 header) to the Ethernet broadcast address out of port. */
-void link_output_broadcast(struct stack *s, uint16_t port, struct rte_mbuf *m);
+/* Sends m (data at the IPv4 or IPv6 header, nh's family) to next hop nh on port, resolving
+ * its MAC first. */
+void link_output(struct stack *s, uint16_t port, const struct inet_addr *nh,
+		 struct rte_mbuf *m);
+/* Sends m (data at the network header of ethertype) to the Ethernet address dst out of
+ * port, without resolution: broadcasts and multicast groups. */
+void link_output_to(struct stack *s, uint16_t port, const struct eth_addr *dst,
+		    uint16_t ethertype, struct rte_mbuf *m);
 
 #endif

@@ -33,6 +33,19 @@
 	X(ICMP_TX_UNREACH,    "icmp.tx_unreach",      "destination unreachable sent") \
 	X(ICMP_TX_TIME_EXCEEDED, "icmp.tx_time_exceeded", "time exceeded sent") \
 	X(ICMP_TX_PARAM_PROBLEM, "icmp.tx_param_problem", "parameter problem sent") \
+	X(IP6_RX,             "ip6.rx",               "IPv6 packets received") \
+	X(IP6_DELIVERED,      "ip6.delivered",        "IPv6 packets delivered locally") \
+	X(IP6_TX,             "ip6.tx",               "IPv6 packets sent") \
+	X(ICMP6_RX,           "icmp6.rx",             "ICMPv6 messages received") \
+	X(ICMP6_RX_ECHO,      "icmp6.rx_echo",        "ICMPv6 echo requests received") \
+	X(ICMP6_TX_ECHO_REPLY, "icmp6.tx_echo_reply", "ICMPv6 echo replies sent") \
+	X(ICMP6_RX_ERROR,     "icmp6.rx_error",       "ICMPv6 error messages received") \
+	X(ICMP6_TX_ERROR,     "icmp6.tx_error",       "ICMPv6 error messages sent") \
+	X(ND_RX_NS,           "nd.rx_ns",             "neighbor solicitations received (RFC 4861)") \
+	X(ND_RX_NA,           "nd.rx_na",             "neighbor advertisements received") \
+	X(ND_RX_ROUTER,       "nd.rx_router",         "router solicitations, advertisements and redirects received (not acted on)") \
+	X(ND_TX_NS,           "nd.tx_ns",             "neighbor solicitations sent") \
+	X(ND_TX_NA,           "nd.tx_na",             "neighbor advertisements sent") \
 	X(UDP_IN_DATAGRAMS,   "udp.in_datagrams",     "UDP datagrams delivered to sockets") \
 	X(UDP_OUT_DATAGRAMS,  "udp.out_datagrams",    "UDP datagrams sent") \
 	X(UDP_ZERO_CHECKSUM,  "udp.zero_checksum",    "datagrams received without a checksum (accepted, RFC 768)") \
@@ -106,7 +119,7 @@
 	X(ETH_NOT_OURS,       "eth.not_ours",         "destination MAC is another host's") \
 	X(ETH_PORT_DOWN,      "eth.port_down",        "received on an administratively down port") \
 	X(ETH_VLAN,           "eth.vlan",             "802.1Q/802.1ad tagged frame: VLANs not configured") \
-	X(ETH_UNKNOWN_TYPE,   "eth.unknown_type",     "EtherType neither IPv4 nor ARP") \
+	X(ETH_UNKNOWN_TYPE,   "eth.unknown_type",     "EtherType neither IPv4, IPv6 nor ARP") \
 	X(ETH_BAD_SRC,        "eth.bad_src",          "multicast source MAC, or our own MAC looped back") \
 	X(ARP_MALFORMED,      "arp.malformed",        "ARP body truncated or not Ethernet/IPv4") \
 	X(ARP_BAD_SENDER,     "arp.bad_sender",       "ARP sender address is multicast, broadcast or zero-net") \
@@ -152,6 +165,24 @@
 	X(ICMP_RATE_LIMITED,  "icmp.rate_limited",    "ICMP error not sent: rate limit (RFC 1812 §4.3.2.8)") \
 	X(ICMP_ERROR_SUPPRESSED, "icmp.error_suppressed", "no ICMP error about an ICMP error, fragment or broadcast (RFC 1122 §3.2.2)") \
 	X(ICMP_BAD_QUOTE,     "icmp.bad_quote",       "ICMP error not quoting the start of a datagram we sent") \
+	X(IP6_TRUNCATED,      "ip6.truncated",        "shorter than an IPv6 header") \
+	X(IP6_BAD_VERSION,    "ip6.bad_version",      "version field is not 6") \
+	X(IP6_BAD_LENGTH,     "ip6.bad_length",       "payload length zero or past the frame") \
+	X(IP6_BAD_FIELD,      "ip6.bad_field",        "multicast or loopback source, unspecified destination") \
+	X(IP6_BAD_EXT,        "ip6.bad_ext",          "extension header chain refused (RFC 8200 §4; parameter problem sent where due)") \
+	X(IP6_NOT_OURS,       "ip6.not_ours",         "not for one of our addresses or groups (IPv6 forwarding is not built yet)") \
+	X(IP6_NO_ROUTE,       "ip6.no_route",         "no IPv6 route to the destination, or no source address for it") \
+	X(IP6_FRAGMENT,       "ip6.fragment",         "IPv6 fragment: reassembly is not built yet") \
+	X(IP6_TOO_BIG,        "ip6.too_big",          "our own datagram larger than the path MTU (no fragmentation yet)") \
+	X(IP6_UNKNOWN_PROTO,  "ip6.unknown_proto",    "no handler for the Next Header (parameter problem sent)") \
+	X(ICMP6_TRUNCATED,    "icmp6.truncated",      "shorter than an ICMPv6 header") \
+	X(ICMP6_BAD_CHECKSUM, "icmp6.bad_checksum",   "ICMPv6 checksum mismatch") \
+	X(ICMP6_UNHANDLED,    "icmp6.unhandled",      "ICMPv6 type not handled") \
+	X(ICMP6_RATE_LIMITED, "icmp6.rate_limited",   "ICMPv6 error not sent: rate limit (RFC 4443 §2.4(f))") \
+	X(ICMP6_ERROR_SUPPRESSED, "icmp6.error_suppressed", "no ICMPv6 error about an error, a multicast or a non-unicast source (RFC 4443 §2.4(e))") \
+	X(ND_INVALID,         "nd.invalid",           "Neighbor Discovery message failing RFC 4861 §7.1 validation") \
+	X(ND_NOT_FOR_US,      "nd.not_for_us",        "neighbor solicitation for an address that is not ours") \
+	X(ND_ADDR_CONFLICT,   "nd.addr_conflict",     "another host advertises one of our addresses") \
 	X(TX_NO_MBUF,         "tx.no_mbuf",           "mbuf pool empty") \
 	X(TX_QUEUE_FULL,      "tx.queue_full",        "port TX queue full") \
 	X(TX_LINK_DOWN,       "tx.link_down",         "output port is administratively down") \

@@ -208,7 +208,7 @@ void stack_loopback_drain(struct stack *s)
 		/* The network layer by the version in the first nibble of the datagram. */
 		uint8_t version = rte_pktmbuf_mtod(m, const uint8_t *)[0] >> 4;
 		const struct stack_proto *pr = stack_proto_by_ethertype(
-			s, version == 4 ? ETH_TYPE_IPV4 : 0);
+			s, version == 4 ? ETH_TYPE_IPV4 : version == 6 ? ETH_TYPE_IPV6 : 0);
 		if (pr != NULL)
 			pr->input(s, m, STACK_IN_LOOPBACK);
 		else

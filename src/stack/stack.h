@@ -18,6 +18,7 @@
 #include "stack_proto.h"
 
 struct acl_set;
+struct ip6_state;
 struct stack;
 struct steer;
 struct tcp_stack;
@@ -83,6 +84,7 @@ struct stack {
 	struct neigh_table *neigh;
 	struct ip4_reass *reass;
 	struct ratelimit icmp_errors;
+	struct ip6_state *ip6;           /* IPv6's own (src/ip6/ip6.h) */
 	uint16_t next_ip_id;
 	struct stack_ping ping;
 	struct tcp_stack *tcp;

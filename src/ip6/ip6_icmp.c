@@ -1,0 +1,175 @@
+/* ICMPv6 (RFC 4443): echo, the error messages of a host, rate-limited, and the hand-off of
+ * Neighbor Discovery's messages (RFC 4861) to ip6_nd.c. */
+#include <string.h>
+
+#include <rte_ip.h>
+
+#include "ip6.h"
+#include "wire/bytes.h"
+#include "wire/checksum.h"
+#include "wire/icmp6.h"
+
+/* RFC 4443 §2.4(c): an error quotes as much of the invoking packet as fits in the minimum
+ * IPv6 MTU. */
+#define ICMP6_ERROR_MAX_QUOTE (IP6_MIN_MTU - IP6_HDR_LEN - ICMP6_HDR_LEN)
+
+void icmp6_fill_checksum(struct rte_mbuf *m, const struct ip6_out *d)
+{
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint16_t raw = 0; /* the whole of m: rte_raw_cksum_mbuf cannot fail */
+	rte_raw_cksum_mbuf(m, 0, len, &raw);
+	uint32_t sum = wire_csum_pseudo6(d->src.b, d->dst.b, IP6_NH_ICMPV6, len);
+	wire_put_be16(rte_pktmbuf_mtod(m, uint8_t *) + ICMP6_OFF_CSUM,
+		      wire_csum_finish(sum + rte_be_to_cpu_16(raw)));
+}
+
+/* Where an answer to the datagram ip, received on port, goes: a scoped source is answered
+ * on the port it came from, any other through the routes. */
+static struct ip6_out reply_dest(const struct ip6_repr *ip, uint16_t port)
+{
+	struct ip6_out d = {.dst = ip->src, .next_header = IP6_NH_ICMPV6,
+			     .port = ip6_is_link_local(&ip->src) ? port : NETCFG_PORT_ANY};
+	return d;
+}
+
+/* RFC 4443 §4.2: the reply carries the request's identifier, sequence and data; its source
+ * is the address the request went to, or one of the port's for a multicast request. */
+static void icmp6_echo_reply(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
+			     size_t msg_off)
+{
+	rte_pktmbuf_adj(m, (uint16_t)msg_off);
+	struct ip6_out d = reply_dest(ip, m->port);
+	d.tclass = ip->tclass;
+	if (!ip6_is_multicast(&ip->dst))
+		d.src = ip->dst;
+	else if (d.port == NETCFG_PORT_ANY)
+		d.port = m->port;
+	if (ip6_source_for(s, &d) != 0) {
+		stack_drop(s, STACK_DROP_IP6_NO_ROUTE, m);
+		return;
+	}
+	uint8_t *h = rte_pktmbuf_mtod(m, uint8_t *);
+	h[ICMP6_OFF_TYPE] = ICMP6_ECHO_REPLY;
+	wire_put_be16(h + ICMP6_OFF_CSUM, 0);
+	icmp6_fill_checksum(m, &d);
+	if (ip6_output(s, m, &d) == 0)
+		stack_count(s, STACK_EV_ICMP6_TX_ECHO_REPLY);
+}
+
+void icmp6_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, size_t msg_off,
+		 unsigned how)
+{
+	stack_count(s, STACK_EV_ICMP6_RX);
+	const uint8_t *msg = rte_pktmbuf_mtod_offset(m, const uint8_t *, msg_off);
+	size_t len = IP6_HDR_LEN + ip->payload_len - msg_off;
+	/* Our own messages turned around in memory were summed a moment ago. */
+	bool verify = !(how & STACK_IN_LOOPBACK);
+	struct icmp6_repr ic;
+	switch (icmp6_parse(msg, len, wire_csum_pseudo6(ip->src.b, ip->dst.b, IP6_NH_ICMPV6,
+							 (uint32_t)len),
+			    verify, &ic)) {
+	case WIRE_OK:
+		break;
+	case WIRE_TRUNCATED:
+		stack_drop(s, STACK_DROP_ICMP6_TRUNCATED, m);
+		return;
+	default:
+		stack_drop(s, STACK_DROP_ICMP6_BAD_CHECKSUM, m);
+		return;
+	}
+	switch (ic.type) {
+	case ICMP6_ECHO_REQUEST:
+		stack_count(s, STACK_EV_ICMP6_RX_ECHO);
+		icmp6_echo_reply(s, m, ip, msg_off);
+		return;
+	case ICMP6_ROUTER_SOLICIT:
+	case ICMP6_ROUTER_ADVERT:
+	case ICMP6_NEIGHBOR_SOLICIT:
+	case ICMP6_NEIGHBOR_ADVERT:
+	case ICMP6_REDIRECT:
+		nd_input(s, m, ip, msg_off);
+		return;
+	case ICMP6_ECHO_REPLY:
+		rte_pktmbuf_free(m);
+		return;
+	default:
+		if (icmp6_type_is_error(ic.type)) {
+			/* RFC 4443 §2.4(b): errors, known or not, belong to the transport that
+			 * sent the quoted datagram; no transport runs over IPv6 yet. */
+			stack_count(s, STACK_EV_ICMP6_RX_ERROR);
+			rte_pktmbuf_free(m);
+			return;
+		}
+		stack_drop(s, STACK_DROP_ICMP6_UNHANDLED, m);
+		return;
+	}
+}
+
+/* RFC 4443 §2.4(e): the packets that must never cause an error. The multicast exceptions
+ * (Packet Too Big, and Parameter Problem code 2 for an option whose type asks for it,
+ * which ip6_ext_walk decides) pass. */
+static bool icmp6_error_allowed(const struct rte_mbuf *orig, uint8_t type, uint8_t code)
+{
+	uint8_t hdr[IP6_HDR_LEN];
+	const uint8_t *h = rte_pktmbuf_read(orig, 0, sizeof(hdr), hdr);
+	if (h == NULL)
+		return false;
+	struct ip6_addr src, dst;
+	memcpy(src.b, h + IP6_OFF_SRC, 16);
+	memcpy(dst.b, h + IP6_OFF_DST, 16);
+	if (ip6_is_unspecified(&src) || ip6_is_multicast(&src))
+		return false; /* (e.6): no single node to tell */
+	bool multicast_ok = type == ICMP6_PACKET_TOO_BIG || (type == ICMP6_PARAM_PROBLEM && code == 2);
+	if (ip6_is_multicast(&dst) && !multicast_ok)
+		return false; /* (e.3) */
+	if (h[IP6_OFF_NEXT_HEADER] == IP6_NH_ICMPV6) {
+		uint8_t t;
+		const uint8_t *p = rte_pktmbuf_read(orig, IP6_HDR_LEN, 1, &t);
+		if (p == NULL || icmp6_type_is_error(*p) || *p == ICMP6_REDIRECT)
+			return false; /* (e.1), (e.2) */
+	}
+	return true;
+}
+
+void icmp6_send_error(struct stack *s, const struct rte_mbuf *orig, uint8_t type, uint8_t code,
+		      uint32_t info)
+{
+	if (!icmp6_error_allowed(orig, type, code)) {
+		s->drops[STACK_DROP_ICMP6_ERROR_SUPPRESSED]++;
+		return;
+	}
+	if (!ratelimit_allow(&s->ip6->icmp_errors, s->now_ms)) {
+		s->drops[STACK_DROP_ICMP6_RATE_LIMITED]++;
+		return;
+	}
+	struct rte_mbuf *m = rte_pktmbuf_alloc(s->pool);
+	if (m == NULL) {
+		s->drops[STACK_DROP_TX_NO_MBUF]++;
+		return;
+	}
+	uint32_t quote = RTE_MIN(rte_pktmbuf_pkt_len(orig), (uint32_t)ICMP6_ERROR_MAX_QUOTE);
+	uint8_t *msg = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(ICMP6_HDR_LEN + quote));
+	if (msg == NULL) {
+		stack_drop(s, STACK_DROP_TX_NO_MBUF, m);
+		return;
+	}
+	struct icmp6_repr ic = {.type = type, .code = code, .rest = info};
+	icmp6_build_header(msg, ICMP6_HDR_LEN, &ic);
+	const uint8_t *q = rte_pktmbuf_read(orig, 0, quote, msg + ICMP6_HDR_LEN);
+	if (q != msg + ICMP6_HDR_LEN)
+		memcpy(msg + ICMP6_HDR_LEN, q, quote);
+	struct ip6_repr oip;
+	memcpy(oip.src.b, msg + ICMP6_HDR_LEN + IP6_OFF_SRC, 16);
+	struct ip6_out d = reply_dest(&oip, orig->port);
+	if (d.port == NETCFG_PORT_ANY && orig->port < NETCFG_MAX_PORTS)
+		d.port = orig->port; /* from an address of the port it came in on */
+	if (ip6_source_for(s, &d) != 0) {
+		stack_drop(s, STACK_DROP_IP6_NO_ROUTE, m);
+		return;
+	}
+	if (!ip6_is_link_local(&d.dst))
+		d.port = NETCFG_PORT_ANY; /* chosen the source; the route picks the way */
+	icmp6_fill_checksum(m, &d);
+	if (ip6_output(s, m, &d) == 0)
+		stack_count(s, STACK_EV_ICMP6_TX_ERROR);
+}

@@ -1,0 +1,105 @@
+/* IPv6 output: the route and source decision, header construction, and hand-off to the
+ * link layer (the neighbour cache for unicast, RFC 2464 §7's mapping for multicast). */
+#include <errno.h>
+
+#include "ip6.h"
+#include "l2/link.h"
+#include "stack/stack_internal.h"
+#include "wire/eth.h"
+
+/* The route to d->dst, or NULL for a destination that needs none (link-local, multicast:
+ * out of d->port as given). Sets *err when there is no usable route. */
+static const struct route6 *ip6_route(struct stack *s, const struct ip6_out *d, int *err)
+{
+	*err = 0;
+	if (d->on_link || ip6_is_link_local(&d->dst) || ip6_is_multicast(&d->dst)) {
+		if (d->port >= NETCFG_MAX_PORTS || !s->cfg.ifaces[d->port].present)
+			*err = -EHOSTUNREACH; /* a scoped address means nothing without its port */
+		return NULL;
+	}
+	const struct route6 *r = route6_lookup(s->cfg.routes6, &d->dst);
+	if (r == NULL || r->type == ROUTE_BLACKHOLE)
+		*err = -ENETUNREACH;
+	else if (r->type == ROUTE_UNREACHABLE)
+		*err = -EHOSTUNREACH;
+	return r;
+}
+
+int ip6_source_for(struct stack *s, struct ip6_out *d)
+{
+	int err;
+	const struct route6 *r = ip6_route(s, d, &err);
+	if (err != 0)
+		return err;
+	if (r != NULL && d->port == NETCFG_PORT_ANY)
+		d->port = r->port;
+	if (!ip6_is_unspecified(&d->src))
+		return 0;
+	if (r != NULL && !ip6_is_unspecified(&r->src) && r->port == d->port) {
+		d->src = r->src;
+		return 0;
+	}
+	return netcfg6_source_for(&s->cfg, d->port, &d->dst, &d->src) ? 0 : -EADDRNOTAVAIL;
+}
+
+static uint16_t ip6_mtu(const struct stack *s, const struct route6 *r, uint16_t port)
+{
+	uint16_t mtu = s->cfg.ifaces[port].mtu;
+	return r != NULL && r->mtu != 0 && r->mtu < mtu ? r->mtu : mtu;
+}
+
+int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
+{
+	int err;
+	const struct route6 *r = ip6_route(s, d, &err);
+	struct ip6_out out = *d;
+	if (err == 0)
+		err = ip6_source_for(s, &out);
+	if (err != 0) {
+		stack_drop(s, STACK_DROP_IP6_NO_ROUTE, m);
+		return err;
+	}
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint8_t *h = (uint8_t *)rte_pktmbuf_prepend(m, IP6_HDR_LEN);
+	if (h == NULL || len > UINT16_MAX) {
+		stack_drop(s, STACK_DROP_TX_NO_MBUF, m);
+		return h == NULL ? -ENOBUFS : -EMSGSIZE;
+	}
+	struct ip6_repr ip = {
+		.tclass = out.tclass,
+		.payload_len = (uint16_t)len,
+		.next_header = out.next_header,
+		.hop_limit = out.hop_limit != 0 ? out.hop_limit : IP6_DEFAULT_HOP_LIMIT,
+		.src = out.src,
+		.dst = out.dst,
+	};
+	ip6_build(h, IP6_HDR_LEN, &ip);
+	m->l3_len = IP6_HDR_LEN;
+	stack_count(s, STACK_EV_IP6_TX);
+	if (r != NULL && r->type == ROUTE_LOCAL) {
+		m->port = r->port; /* as if received there; see ip4_output.c */
+		stack_loopback_queue(s, m);
+		return 0;
+	}
+	if (IP6_HDR_LEN + len > ip6_mtu(s, r, out.port)) {
+		/* Transports size their datagrams by the path MTU; fragmentation of the rest
+		 * (RFC 8200 §4.5) is not built yet. */
+		stack_drop(s, STACK_DROP_IP6_TOO_BIG, m);
+		return -EMSGSIZE;
+	}
+	if (out.link_dst != NULL) {
+		link_output_to(s, out.port, out.link_dst, ETH_TYPE_IPV6, m);
+		return 0;
+	}
+	if (ip6_is_multicast(&out.dst)) {
+		/* RFC 2464 §7: 33:33 and the group's last 32 bits. */
+		struct eth_addr mac = {{0x33, 0x33, out.dst.b[12], out.dst.b[13], out.dst.b[14],
+					out.dst.b[15]}};
+		link_output_to(s, out.port, &mac, ETH_TYPE_IPV6, m);
+		return 0;
+	}
+	struct inet_addr nh = inet_addr_v6(r != NULL && r->type == ROUTE_GATEWAY ? &r->gateway
+										  : &out.dst);
+	link_output(s, out.port, &nh, m);
+	return 0;
+}

@@ -1,0 +1,32 @@
+/* IPv6 as a protocol of a stack instance (src/stack/stack_proto.h): its state and what the
+ * layers around it ask of it. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ip6.h"
+#include "wire/eth.h"
+
+static int ip6_init(struct stack *s, const struct stack_params *p)
+{
+	s->ip6 = calloc(1, sizeof(*s->ip6));
+	if (s->ip6 == NULL)
+		return -ENOMEM;
+	/* The same budget as ICMP for IPv4: Linux's icmpv6 ratelimit is separate, too. */
+	ratelimit_init(&s->ip6->icmp_errors, p->icmp_rate, p->icmp_burst, 0);
+	return 0;
+}
+
+static void ip6_fini(struct stack *s)
+{
+	free(s->ip6);
+	s->ip6 = NULL;
+}
+
+const struct stack_proto ip6_proto = {
+	.name = "ipv6",
+	.init = ip6_init,
+	.fini = ip6_fini,
+	.ethertype = ETH_TYPE_IPV6,
+	.input = ip6_input,
+	.neigh_solicit = nd_solicit,
+};
