@@ -52,12 +52,13 @@ void ip6_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 		stack_drop(s, STACK_DROP_IP6_FRAGMENT, m);
 		return;
 	}
-	stack_count(s, STACK_EV_IP6_DELIVERED);
 	switch (ext.proto) {
 	case IP6_NH_ICMPV6:
+		stack_count(s, STACK_EV_IP6_DELIVERED);
 		icmp6_input(s, m, &ip, ext.l4_off, how);
 		return;
 	case IP6_NH_NONE:
+		stack_count(s, STACK_EV_IP6_DELIVERED);
 		rte_pktmbuf_free(m); /* RFC 8200 §4.7: nothing follows, nothing to do */
 		return;
 	default:

@@ -32,14 +32,19 @@
  *   9 FWD    forwarding off, or on with F_PORT1.
  *  10 ADDR   add 10.0.p.h/(16 + arg>>8 & 15) to port F_PORT1 (p = the port, h = arg's low
  *            byte); with F_BCAST delete it instead; with F_OTHER announce it.
- *  11-15     as IP.
+ *  11 IP6    data is an IPv6 datagram, framed as IP but with F_BCAST to the all-nodes MAC
+ *            33:33:00:00:00:01; unless F_NOFIX the payload length is set from the data and
+ *            an ICMPv6 message right after the fixed header gets its checksum.
+ *  12-15     as IP.
  *
  * The peers: every frame the stack sends goes to fuzz_xmit, which checks it (a sound mbuf, at
  * least 60 bytes, our source MAC, no zero destination; ARP that parses; IPv4 that parses with
  * a valid header checksum unless the input lied with the "good" flag, and exactly fills the
  * frame; unfragmented ICMP that parses with a valid checksum unless the input itself fed a
- * truncated or bad one, which the stack forwards as is), frees it, and may queue an answer:
- * an ARP reply to a request, an echo reply to an echo request (both on by default). Answers
+ * truncated or bad one, which the stack forwards as is; IPv6 that parses, fills the frame
+ * and carries only ICMPv6 with a valid checksum), frees it, and may queue an answer: an ARP
+ * reply to a request, a neighbor advertisement to a solicitation, an echo reply to an echo
+ * request (on by default). Answers
  * are fed back after the current record, not from inside the callback.
  *
  * After each input the harness restores the configuration, advances the clock by 10 minutes
@@ -66,7 +71,10 @@
 #include "../../src/wire/checksum.h"
 #include "../../src/wire/eth.h"
 #include "../../src/wire/icmp4.h"
+#include "../../src/wire/icmp6.h"
 #include "../../src/wire/ipv4.h"
+#include "../../src/wire/ipv6.h"
+#include "stack/netcfg6.h"
 #include "inet/inet.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -88,14 +96,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 enum fuzz_kind {
 	OP_IP, OP_ARP, OP_RAW, OP_CLOCK, OP_PING, OP_NEIGH, OP_PEER, OP_MTU, OP_LINK, OP_FWD,
-	OP_ADDR,
+	OP_ADDR, OP_IP6,
 };
 #define F_PORT1 0x1
 #define F_BCAST 0x2
 #define F_OTHER 0x4
 #define F_NOFIX 0x8
 
-#define PEER_ARP 0x1       /* answer ARP requests */
+#define PEER_ARP 0x1       /* answer ARP requests and neighbor solicitations */
 #define PEER_ECHO 0x2      /* answer echo requests */
 #define PEER_ALT_MAC 0x4   /* answer ARP with a second MAC per address (cached MACs change) */
 #define PEER_DEFAULT (PEER_ARP | PEER_ECHO)
@@ -306,6 +314,54 @@ static void check_ipv4(uint16_t port, const uint8_t *frame, size_t len,
 		peer_answer_echo(port, frame, eth, &ip);
 }
 
+/* The stack asked who has the target of its solicitation (ICMPv6 at msg, len bytes): that
+ * host answers with a solicited advertisement from the MAC peer_mac_of its last 32 bits. */
+static void peer_answer_ns(uint16_t port, const struct eth_repr *eth, const struct ip6_repr *ip,
+			   const uint8_t *msg, size_t len)
+{
+	struct nd_repr ns;
+	if (nd_parse(msg, len, ip, &ns) != WIRE_OK || ns.type != ICMP6_NEIGHBOR_SOLICIT ||
+	    netcfg6_local(&stk->cfg, port, &ns.target) != NULL)
+		return;
+	uint8_t frame[ETH_HDR_LEN + IP6_HDR_LEN + 32];
+	struct eth_addr mac = peer_mac_of(wire_get_be32(ns.target.b + 12),
+					  (peer_mode & PEER_ALT_MAC) != 0);
+	struct eth_repr e = {.dst = eth->src, .src = mac, .ethertype = ETH_TYPE_IPV6};
+	struct ip6_repr na_ip = {.payload_len = 32, .next_header = IP6_NH_ICMPV6,
+				 .hop_limit = 255, .src = ns.target, .dst = ip->src};
+	struct icmp6_repr ic = {.type = ICMP6_NEIGHBOR_ADVERT, .rest = 0x60000000u};
+	uint8_t *na = frame + ETH_HDR_LEN + IP6_HDR_LEN;
+	eth_build(frame, ETH_HDR_LEN, &e);
+	ip6_build(frame + ETH_HDR_LEN, IP6_HDR_LEN, &na_ip);
+	icmp6_build_header(na, ICMP6_HDR_LEN, &ic);
+	memcpy(na + ICMP6_HDR_LEN, ns.target.b, 16);
+	nd_build_lladdr_opt(na + 24, 8, ND_OPT_TARGET_LLADDR, &mac);
+	uint32_t sum = wire_csum_pseudo6(na_ip.src.b, na_ip.dst.b, IP6_NH_ICMPV6, 32);
+	wire_put_be16(na + ICMP6_OFF_CSUM, wire_csum_finish(wire_csum_add(sum, na, 32)));
+	peer_push(port, frame, sizeof(frame));
+}
+
+/* What the stack sends over IPv6 is ICMPv6 alone for now, always summed by the stack
+ * itself: it must verify, whatever the input was. */
+static void check_ipv6(uint16_t port, const uint8_t *frame, size_t len,
+		       const struct eth_repr *eth)
+{
+	struct ip6_repr ip;
+	struct icmp6_repr ic;
+	const uint8_t *dgram = frame + ETH_HDR_LEN;
+
+	FUZZ_CHECK(ip6_parse(dgram, len - ETH_HDR_LEN, &ip) == WIRE_OK);
+	size_t total = IP6_HDR_LEN + ip.payload_len;
+	FUZZ_CHECK(len == ETH_HDR_LEN + total ||
+		   (len == ETH_MIN_FRAME_LEN && ETH_HDR_LEN + total < len));
+	FUZZ_CHECK(total <= NETCFG_MAX_MTU && ip.hop_limit != 0);
+	FUZZ_CHECK(ip.next_header == IP6_NH_ICMPV6);
+	uint32_t sum = wire_csum_pseudo6(ip.src.b, ip.dst.b, IP6_NH_ICMPV6, ip.payload_len);
+	FUZZ_CHECK(icmp6_parse(dgram + IP6_HDR_LEN, ip.payload_len, sum, true, &ic) == WIRE_OK);
+	if ((peer_mode & PEER_ARP) && ic.type == ICMP6_NEIGHBOR_SOLICIT)
+		peer_answer_ns(port, eth, &ip, dgram + IP6_HDR_LEN, ip.payload_len);
+}
+
 /* The stack's only way out: checks the frame, lets a peer answer, frees it. */
 static void fuzz_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 {
@@ -336,6 +392,8 @@ static void fuzz_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 		FUZZ_CHECK(eth_addr_equal(&arp.sha, &mac_port[port]));
 		if ((peer_mode & PEER_ARP) && arp.op == ARP_OP_REQUEST && arp.spa != arp.tpa)
 			peer_answer_arp(port, &arp);
+	} else if (eth.ethertype == ETH_TYPE_IPV6) {
+		check_ipv6(port, frame, len, &eth);
 	} else {
 		FUZZ_CHECK(eth.ethertype == ETH_TYPE_IPV4);
 		check_ipv4(port, frame, len, &eth);
@@ -387,13 +445,33 @@ static void fix_ipv4(uint8_t *dgram, size_t len)
 	}
 }
 
+/* The payload length from the data, and the checksum of an ICMPv6 message right after the
+ * fixed header, so that mutations reach the layers behind them. */
+static void fix_ipv6(uint8_t *dgram, size_t len)
+{
+	if (len < IP6_HDR_LEN || len - IP6_HDR_LEN > UINT16_MAX)
+		return;
+	uint16_t plen = (uint16_t)(len - IP6_HDR_LEN);
+	wire_put_be16(dgram + IP6_OFF_PAYLOAD_LEN, plen);
+	if (dgram[IP6_OFF_NEXT_HEADER] != IP6_NH_ICMPV6 || plen < ICMP6_HDR_LEN)
+		return;
+	uint8_t *msg = dgram + IP6_HDR_LEN;
+	wire_put_be16(msg + ICMP6_OFF_CSUM, 0);
+	uint32_t sum = wire_csum_pseudo6(dgram + IP6_OFF_SRC, dgram + IP6_OFF_DST,
+					 IP6_NH_ICMPV6, plen);
+	wire_put_be16(msg + ICMP6_OFF_CSUM, wire_csum_finish(wire_csum_add(sum, msg, plen)));
+}
+
 static void op_frame(unsigned kind, unsigned flags, const uint8_t *data, size_t len)
 {
+	static const struct eth_addr all_nodes = {{0x33, 0x33, 0, 0, 0, 1}};
 	uint16_t port = (flags & F_PORT1) ? 1 : 0;
 	struct eth_repr eth = {
-		.dst = (flags & F_BCAST) ? eth_addr_broadcast : mac_port[port],
+		.dst = !(flags & F_BCAST) ? mac_port[port]
+		       : kind == OP_IP6   ? all_nodes : eth_addr_broadcast,
 		.src = (flags & F_OTHER) ? mac_other : mac_peer[port],
-		.ethertype = kind == OP_ARP ? ETH_TYPE_ARP : ETH_TYPE_IPV4,
+		.ethertype = kind == OP_ARP ? ETH_TYPE_ARP
+			     : kind == OP_IP6 ? ETH_TYPE_IPV6 : ETH_TYPE_IPV4,
 	};
 
 	if (kind == OP_RAW) {
@@ -415,6 +493,8 @@ static void op_frame(unsigned kind, unsigned flags, const uint8_t *data, size_t 
 			fix_ipv4(frame_buf + ETH_HDR_LEN, len);
 		note_icmp(frame_buf + ETH_HDR_LEN, len);
 	}
+	if (kind == OP_IP6 && !(flags & F_NOFIX))
+		fix_ipv6(frame_buf + ETH_HDR_LEN, len);
 	feed_frame(port, frame_buf, ETH_HDR_LEN + len, 0, 0);
 }
 
@@ -470,10 +550,11 @@ static void run_record(uint8_t op, uint16_t arg, const uint8_t *data, size_t len
 	unsigned kind = op & 0x0f, flags = op >> 4;
 	uint16_t port = (flags & F_PORT1) ? 1 : 0;
 
-	if (kind > OP_ADDR)
+	if (kind > OP_IP6)
 		kind = OP_IP;
 	switch (kind) {
 	case OP_IP:
+	case OP_IP6:
 	case OP_ARP:
 	case OP_RAW:
 		op_frame(kind, flags, data, len);
@@ -673,6 +754,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	FUZZ_CHECK(netcfg_iface_add(&stk->cfg, 1, "port1", &mac_port[1], PORT_MTU) == 0);
 	FUZZ_CHECK(stack_addr_add(stk, 0, ADDR0, 24, false) == 0);
 	FUZZ_CHECK(stack_addr_add(stk, 1, ADDR1, 24, false) == 0);
+	/* 2001:db8::2/64 on port 0, 2001:db8:1::2/64 on port 1, beside their link-local ones. */
+	struct ip6_addr a6 = {.b = {0x20, 0x01, 0x0d, 0xb8, [15] = 2}};
+	FUZZ_CHECK(netcfg6_addr_add(&stk->cfg, 0, &a6, 64, 0) == 0);
+	a6.b[5] = 1;
+	FUZZ_CHECK(netcfg6_addr_add(&stk->cfg, 1, &a6, 64, 0) == 0);
 	route_or_die(0, 0, ROUTE_GATEWAY, HOST_A, 0);
 	route_or_die(IP4(172, 16, 0, 0), 12, ROUTE_GATEWAY, HOST_B, 0);
 	route_or_die(IP4(203, 0, 113, 0), 24, ROUTE_GATEWAY, HOST_B, 576);

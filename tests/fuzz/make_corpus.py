@@ -193,7 +193,7 @@ def seeds():
     }
     return {"eth": eth, "arp": arp, "ipv4": ipv4, "icmp4": icmp4, "ipv6": ipv6_seeds(),
             "icmp6": icmp6_seeds(), "udp": udp_seeds(),
-            "tcp": tcp_seeds(), "stack": stack_seeds(), "tcp_conn": tcp_conn_seeds(),
+            "tcp": tcp_seeds(), "stack": {**stack_seeds(), **stack6_seeds()}, "tcp_conn": tcp_conn_seeds(),
             "chan": chan_seeds()}
 
 
@@ -305,7 +305,7 @@ def tcp_seeds():
 # --- fuzz_stack: records "op:u8 arg:be16 [arg bytes]", op = kind | flags << 4 ---------------
 
 OP_IP, OP_ARP, OP_RAW, OP_CLOCK, OP_PING, OP_NEIGH, OP_PEER, OP_MTU, OP_LINK, OP_FWD, \
-    OP_ADDR = range(11)
+    OP_ADDR, OP_IP6 = range(12)
 F_PORT1, F_BCAST, F_OTHER, F_NOFIX = 1, 2, 4, 8
 PEER_ARP, PEER_ECHO, PEER_ALT_MAC = 1, 2, 4
 # Indexes into fuzz_stack.c's ping_dst[].
@@ -361,6 +361,49 @@ def fragments(dgram, size):
 
 def arp_body(op, sha, spa, tha, tpa):
     return struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, op, sha, bytes(spa), tha, bytes(tpa))
+
+
+def v6(text):
+    import ipaddress
+    return ipaddress.IPv6Address(text).packed
+
+
+STACK6_0, PEER6_0 = v6("2001:db8::2"), v6("2001:db8::1")
+STACK6_LL0, PEER6_LL0 = v6("fe80::ff:fe00:0"), v6("fe80::aa:ff:fe00:1")
+
+
+def ip6_packet(src, dst, nh, payload, hlim=64):
+    """An IPv6 datagram; fuzz_stack sets its payload length and ICMPv6 checksum."""
+    return struct.pack("!IHBB", 6 << 28, len(payload), nh, hlim) + src + dst + payload
+
+
+def icmp6(typ, code=0, rest=0, body=b""):
+    return struct.pack("!BBHI", typ, code, 0, rest) + body
+
+
+def nd_opt(kind, mac):
+    return bytes([kind, 1]) + mac
+
+
+def stack6_seeds():
+    echo6 = icmp6(128, rest=0x00770001, body=bytes(range(56)))
+    ns = icmp6(135, body=STACK6_0 + nd_opt(1, MAC_PEER[0]))
+    return {
+        "ip6_echo": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 58, echo6)),
+        "ip6_echo_link_local": rec(OP_IP6, data=ip6_packet(PEER6_LL0, STACK6_LL0, 58, echo6)),
+        "ip6_echo_all_nodes": rec(OP_IP6, F_BCAST,
+                                  data=ip6_packet(PEER6_LL0, v6("ff02::1"), 58, echo6)),
+        "ip6_ns": rec(OP_IP6, data=ip6_packet(PEER6_0, v6("ff02::1:ff00:2"), 58, ns, 255)),
+        "ip6_dad_ns": rec(OP_IP6, data=ip6_packet(bytes(16), v6("ff02::1:ff00:2"), 58,
+                                                  icmp6(135, body=STACK6_0), 255)),
+        "ip6_na": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 58, icmp6(
+            136, rest=0x60000000, body=PEER6_0 + nd_opt(2, MAC_PEER[0])), 255)),
+        "ip6_routing0": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 43, bytes(
+            [58, 2, 0, 1, 0, 0, 0, 0]) + v6("2001:db8::5") + echo6)),
+        "ip6_unknown_nh": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 253, bytes(16))),
+        "ip6_hop_by_hop": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 0, bytes(
+            [58, 0, 1, 4, 0, 0, 0, 0]) + echo6)),
+    }
 
 
 def stack_seeds():

@@ -183,9 +183,9 @@ static void test_eth_802_3_length_field_dropped_bad_type(void **state)
 static void test_eth_unknown_ethertype_dropped_unknown_type(void **state)
 {
 	(void)state;
-	uint8_t v6[ETH_MIN_FRAME_LEN] = {0};
-	ts_eth_build(v6, &ts_mac_port[0], &ts_mac_a, 0x86dd, NULL, 0);
-	ts_input_frame(0, v6, sizeof(v6));
+	uint8_t other[ETH_MIN_FRAME_LEN] = {0};
+	ts_eth_build(other, &ts_mac_port[0], &ts_mac_a, 0x88b5, NULL, 0); /* IEEE local */
+	ts_input_frame(0, other, sizeof(other));
 	expect_dropped(STACK_DROP_ETH_UNKNOWN_TYPE);
 }
 
