@@ -1,4 +1,5 @@
 #include "port.h"
+#include "port_tap.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -117,10 +118,10 @@ static unsigned port_socket_list(int domain_wanted, int *fds, unsigned max)
  * appeared meanwhile (ports start one after the other). */
 static void port_xsk_note_new(struct port *p, const int *before, unsigned nb_before)
 {
-	int now[PORT_MAX_XSK * 8];
+	int now[PORT_MAX_QUEUES * 8];
 	unsigned n = port_socket_list(AF_XDP, now, RTE_DIM(now));
 	p->nb_xsk = 0;
-	for (unsigned i = 0; i < n && p->nb_xsk < PORT_MAX_XSK; i++) {
+	for (unsigned i = 0; i < n && p->nb_xsk < PORT_MAX_QUEUES; i++) {
 		bool old = false;
 		for (unsigned k = 0; k < nb_before && !old; k++)
 			old = before[k] == now[i];
@@ -238,7 +239,16 @@ static void port_set_reta(struct port *p, const struct rte_eth_dev_info *info,
 	p->hw_rss_reta = rte_eth_dev_rss_reta_update(p->eth_port, reta, size) == 0;
 }
 
-int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
+/* net_af_xdp and net_af_packet open their kernel sockets when the device is probed, one
+ * per queue (queue_count, qpairs), and the kernel hands each socket its share of the
+ * frames from then on (AF_XDP by the interface's RX queue, AF_PACKET's fanout by flow
+ * hash): a queue nobody polls is a silent loss of its flows. */
+static bool port_polls_every_queue(const char *driver)
+{
+	return strcmp(driver, "net_af_xdp") == 0 || strcmp(driver, "net_af_packet") == 0;
+}
+
+int port_start(struct port *p, uint16_t nb_workers, struct rte_mempool *pool,
 	       const struct steer *steer, char *err, size_t errlen)
 {
 	int rc = port_find_eth(p, &p->eth_port);
@@ -253,7 +263,7 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 		snprintf(err, errlen, "%s: device info: %s", p->name, strerror(-rc));
 		return rc;
 	}
-	uint16_t q = nb_queues;
+	uint16_t q = port_polls_every_queue(info.driver_name) ? info.max_rx_queues : nb_workers;
 	if (q > info.max_rx_queues)
 		q = info.max_rx_queues;
 	if (q > info.max_tx_queues)
@@ -262,7 +272,13 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 		snprintf(err, errlen, "%s: device has no queues", p->name);
 		return -EINVAL;
 	}
+	if (q > PORT_MAX_QUEUES) {
+		snprintf(err, errlen, "%s: the device has %u queues, more than the %u a port "
+				      "serves: ask it for fewer", p->name, q, PORT_MAX_QUEUES);
+		return -EINVAL;
+	}
 	p->nb_queues = q;
+	p->nb_workers = nb_workers;
 
 	struct rte_eth_conf conf = {0};
 	/* Hardware RSS with the stack's own key, so that the NIC's choice of queue agrees with
@@ -297,7 +313,7 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 		snprintf(err, errlen, "%s: configure: %s", p->name, strerror(-rc));
 		return rc;
 	}
-	int xsk_before[PORT_MAX_XSK * 8];
+	int xsk_before[PORT_MAX_QUEUES * 8];
 	unsigned nb_xsk_before = port_socket_list(AF_XDP, xsk_before, RTE_DIM(xsk_before));
 	uint16_t rxd = PORT_RX_DESC, txd = PORT_TX_DESC;
 	rte_eth_dev_adjust_nb_rx_tx_desc(p->eth_port, &rxd, &txd);
@@ -322,6 +338,15 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 	if (p->hw_rss)
 		port_set_reta(p, &info, steer);
 	rte_eth_macaddr_get(p->eth_port, &p->mac);
+	if (strcmp(info.driver_name, "net_tap") == 0) {
+		char why[160];
+		rc = port_tap_kernel_mac(&info, &p->mac, why, sizeof(why));
+		if (rc < 0) {
+			rte_eth_dev_stop(p->eth_port);
+			snprintf(err, errlen, "%s: %s", p->name, why);
+			return rc;
+		}
+	}
 	if (rte_eth_dev_get_mtu(p->eth_port, &p->mtu) != 0 || p->mtu < NETCFG_MIN_MTU)
 		p->mtu = RTE_ETHER_MTU;
 	p->used = true;
