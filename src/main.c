@@ -25,6 +25,7 @@
 #include "ctl/eal_args.h"
 #include "ctl/startup_check.h"
 #include "chan/chan.h"
+#include "dp/port_ring.h"
 #include "tcp/tcp.h"
 
 
@@ -143,6 +144,15 @@ static int start_dataplane(struct daemon *d)
 		if (rc == -ENOMEM)
 			startup_memory_hint(d);
 		return -1;
+	}
+	for (unsigned i = 0; i < d->nb_ports; i++) {
+		struct port *p = &d->ports[i];
+		if (p->ring_paired && p->ring_peer > i &&
+		    port_ring_pair_create(p, &d->ports[p->ring_peer], d->nb_workers, err,
+					  sizeof(err)) != 0) {
+			fprintf(stderr, "dpstackd: %s\n", err);
+			return -1;
+		}
 	}
 	for (unsigned i = 0; i < d->nb_ports; i++) {
 		struct port *p = &d->ports[i];

@@ -68,9 +68,13 @@ bool port_devargs_is_pci(const char *devargs)
 }
 
 /* The ethdev name the EAL gives a device: the vdev's driver-and-index before the first comma,
- * or the PCI address. */
+ * or the PCI address; a ring pair's, the id it was made with. */
 static int port_find_eth(const struct port *p, uint16_t *eth_port)
 {
+	if (p->ring_paired) {
+		*eth_port = p->eth_port;        /* made by port_ring_pair_create */
+		return 0;
+	}
 	char name[RTE_ETH_NAME_MAX_LEN];
 	size_t n = strcspn(p->devargs, ",");
 	if (n >= sizeof(name))
@@ -338,6 +342,12 @@ int port_start(struct port *p, uint16_t nb_workers, struct rte_mempool *pool,
 	if (p->hw_rss)
 		port_set_reta(p, &info, steer);
 	rte_eth_macaddr_get(p->eth_port, &p->mac);
+	/* net_ring has no address (all zeros): both ends of a ring pair would then take
+	 * each other's frames for their own looped back (eth.bad_src). */
+	if (rte_is_zero_ether_addr(&p->mac)) {
+		rte_eth_random_addr(p->mac.addr_bytes);
+		rte_eth_dev_default_mac_addr_set(p->eth_port, &p->mac);
+	}
 	if (strcmp(info.driver_name, "net_tap") == 0) {
 		char why[160];
 		rc = port_tap_kernel_mac(&info, &p->mac, why, sizeof(why));

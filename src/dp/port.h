@@ -68,6 +68,9 @@ struct port {
 	bool hw_rss;                    /* the device spreads flows over its queues by hash */
 	bool hw_rss_reta;               /* ... with our key and table (steer.h) */
 	char kernel_if[IF_NAMESIZE];    /* the kernel interface under the PMD, or "" */
+	bool ring_paired;               /* a net_ring joined to port ring_peer (port_ring.h):
+					 * made by dpstackd, not by the EAL */
+	uint16_t ring_peer;
 	unsigned nb_xsk;                /* net_af_xdp: its AF_XDP sockets (not ours to close) */
 	int xsk_fd[PORT_MAX_QUEUES];
 	uint64_t packet_drops;          /* net_af_packet: its sockets' drops so far (the kernel
