@@ -95,7 +95,8 @@ static unsigned check_mbufs(const struct daemon *d, struct config *cfg)
 		return 0;
 	config_error(cfg, cfg->mbufs_line != 0 ? cfg->mbufs_line : cfg->port_lines[port],
 		     "mbufs %u is too few: each net_af_xdp queue takes %u mbufs for its AF_XDP "
-		     "fill ring when it is set up (%u here, with port %s); use mbufs %u or more",
+		     "fill ring when it is set up (%u here, with port %s); use mbufs %u or more, "
+		     "or give the interfaces fewer RX queues (ethtool -L)",
 		     d->nb_mbufs, STARTUP_AF_XDP_FILL, min, d->ports[port].name, min);
 	return 1;
 }
