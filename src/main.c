@@ -25,6 +25,7 @@
 #include "ctl/eal_args.h"
 #include "ctl/startup_check.h"
 #include "chan/chan.h"
+#include "dp/port_ring.h"
 #include "tcp/tcp.h"
 
 
@@ -56,8 +57,10 @@ static void usage(FILE *f)
 		"                           may use, or on the listed CPUs (0,1 or 1,3-4); the\n"
 		"                           control thread takes a CPU left over, else shares\n"
 		"                           the first worker's (it sleeps but for commands)\n"
-		"  port add NAME DEVICE     a port: a vdev string (net_af_packet0,iface=veth0,\n"
-		"                           net_memif0,role=server,...) or a PCI address\n"
+		"  port add NAME DEVICE     a port: a vdev string (net_af_xdp0,iface=veth0,\n"
+		"                           net_memif0,role=server,...) or a PCI address;\n"
+		"                           net_ringN,peer=OTHER joins two net_ring ports of\n"
+		"                           this daemon by a ring pair\n"
 		"  mbufs N                  packet buffers in the pool (default %d)\n"
 		"  idle-sleep-us N          longest nap of an idle worker, 0 = busy poll\n"
 		"                           (default %d; ten times that after 100 ms without\n"
@@ -143,6 +146,15 @@ static int start_dataplane(struct daemon *d)
 		if (rc == -ENOMEM)
 			startup_memory_hint(d);
 		return -1;
+	}
+	for (unsigned i = 0; i < d->nb_ports; i++) {
+		struct port *p = &d->ports[i];
+		if (p->ring_paired && p->ring_peer > i &&
+		    port_ring_pair_create(p, &d->ports[p->ring_peer], d->nb_workers, err,
+					  sizeof(err)) != 0) {
+			fprintf(stderr, "dpstackd: %s\n", err);
+			return -1;
+		}
 	}
 	for (unsigned i = 0; i < d->nb_ports; i++) {
 		struct port *p = &d->ports[i];

@@ -107,7 +107,8 @@ static void chan_refuse(struct chan *ch, int fd, int err)
  * what happened, and nothing retries it in a loop; it lasts until one of the user's
  * applications exits), ENOMEM when there is no memory for the segment. The library's
  * socket() fails with that errno. */
-static void chan_attach(struct chan *ch, int fd, const struct ucred *cr)
+static void chan_attach(struct chan *ch, int fd, const struct ucred *cr,
+			const struct chan_req *rq)
 {
 	char err[128];
 	if (ch->napps >= CHAN_MAX_APPS) {
@@ -144,7 +145,7 @@ static void chan_attach(struct chan *ch, int fd, const struct ucred *cr)
 	if (getrandom(&a->token, sizeof(a->token), 0) != sizeof(a->token))
 		a->token = a->id ^ (uint64_t)(uintptr_t)a;
 	a->procs[0] = (struct chan_proc_priv){.fd = fd, .efd = efd, .pid = cr->pid,
-					      .uid = cr->uid};
+					      .ns_pid = rq->pid, .uid = cr->uid};
 	a->nprocs = 1;
 	atomic_store(&a->hdr->procs[0].attached, 1);
 	TAILQ_INSERT_TAIL(&ch->apps, a, link);
@@ -192,7 +193,8 @@ static void chan_join(struct chan *ch, int fd, const struct ucred *cr, const str
 		close(fd);
 		return;
 	}
-	a->procs[p] = (struct chan_proc_priv){.fd = fd, .efd = efd, .pid = cr->pid, .uid = cr->uid};
+	a->procs[p] = (struct chan_proc_priv){.fd = fd, .efd = efd, .pid = cr->pid,
+					      .ns_pid = rq->pid, .uid = cr->uid};
 	a->nprocs++;
 	doorbell_init(&a->hdr->procs[p].bell);
 	atomic_store(&a->hdr->procs[p].attached, 1);
@@ -220,7 +222,7 @@ void chan_hello(struct chan *ch, int fd, const void *msg, size_t len, const stru
 	}
 	memcpy(&rq, msg, sizeof(rq));
 	if (rq.op == CHAN_OP_ATTACH) {
-		chan_attach(ch, fd, cr);
+		chan_attach(ch, fd, cr, &rq);
 	} else if (rq.op == CHAN_OP_JOIN) {
 		chan_join(ch, fd, cr, &rq);
 	} else {

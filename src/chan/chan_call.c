@@ -104,7 +104,7 @@ static struct chan_dsock *chan_new_sock(const struct chan_ctx *x, uint8_t kind)
 
 static struct sock_owner chan_ctx_owner(const struct chan_ctx *x, struct chan_dsock *ds)
 {
-	return chan_owner(ds, x->a->procs[x->p].pid);
+	return chan_owner(ds, x->a->procs[x->p].pid, x->a->procs[x->p].ns_pid);
 }
 
 /* The socket a request names, if process p holds it (it is then this worker's); else

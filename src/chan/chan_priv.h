@@ -55,7 +55,9 @@ struct chan_app_worker {
 struct chan_proc_priv {
 	int fd;                         /* its unix connection; -1 when the slot is free */
 	int efd;                        /* its eventfd */
-	pid_t pid;
+	pid_t pid;                      /* as the daemon sees it (SO_PEERCRED), 0 when in a
+					 * PID namespace the daemon cannot see into */
+	pid_t ns_pid;                   /* as the process sees itself (its attach request) */
 	uid_t uid;
 	_Atomic bool kill;              /* a worker caught it misbehaving */
 };
@@ -203,7 +205,7 @@ static inline uint64_t chan_app_off(const struct chan_app *a, const void *p)
 }
 
 /* --- chan_worker.c (on the worker) --- */
-struct sock_owner chan_owner(struct chan_dsock *ds, pid_t pid);
+struct sock_owner chan_owner(struct chan_dsock *ds, pid_t pid, pid_t ns_pid);
 /* Puts a connection's FIFOs and addresses into its shared record (connect, accept). */
 void chan_dsock_share_tcp(struct chan_dsock *ds);
 /* Publishes where a socket's receive FIFO is, under its sequence lock (chan_sock.rx_gen). */

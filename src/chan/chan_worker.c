@@ -184,11 +184,11 @@ static void chan_rx_retire(struct sock *sk, struct fifo *old)
 	chan_sock_share_rx(ds->app, chan_dsock_shm(ds), sk->rx);
 }
 
-struct sock_owner chan_owner(struct chan_dsock *ds, pid_t pid)
+struct sock_owner chan_owner(struct chan_dsock *ds, pid_t pid, pid_t ns_pid)
 {
 	struct chan_app_worker *aw = &ds->app->w[ds->index % ds->app->lay.nb_workers];
 	return (struct sock_owner){.notify = chan_notify, .ctx = ds, .mem = &aw->mem,
-				   .pid = pid, .rx_swappable = chan_rx_swappable,
+				   .pid = pid, .ns_pid = ns_pid, .rx_swappable = chan_rx_swappable,
 				   .rx_retire = chan_rx_retire};
 }
 
@@ -209,7 +209,7 @@ static void chan_accept_pump(struct chan_worker *cw, struct chan_dsock *l)
 			break;
 		}
 		struct sock *lsk = tcp_sock(l->tcp);
-		struct sock_owner own = chan_owner(ds, lsk->owner.pid);
+		struct sock_owner own = chan_owner(ds, lsk->owner.pid, lsk->owner.ns_pid);
 		struct tcp_conn *c = tcp_accept(l->tcp, &own);
 		if (c == NULL) {
 			chan_dsock_release(ds);

@@ -1,6 +1,7 @@
 /* sock show: an ss-like table of every TCP and UDP socket of every worker, with the process
- * that owns it (0: the daemon's built-in services). Each worker lists its own sockets on its
- * own thread; the rows are printed here. */
+ * that owns it (0: the daemon's built-in services; "ns:N" and JSON ns_pid: pid N in a PID
+ * namespace the daemon cannot see into, as the process said when it attached). Each worker
+ * lists its own sockets on its own thread; the rows are printed here. */
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <netinet/in.h>
@@ -21,7 +22,7 @@ struct sock_row {
 	uint32_t laddr, raddr;          /* host order */
 	uint16_t lport, rport;
 	uint32_t rx_queued, tx_queued;
-	int32_t pid;
+	int32_t pid, ns_pid;
 };
 
 struct sock_list {
@@ -58,7 +59,8 @@ static int sock_tcp_row(const struct tcp_conn *c, void *arg)
 			       .state = tcp_state_name(ti.state), .laddr = ti.laddr,
 			       .raddr = ti.raddr, .lport = ti.lport, .rport = ti.rport,
 			       .rx_queued = ti.rx_queued, .tx_queued = ti.tx_queued,
-			       .pid = tcp_sock((struct tcp_conn *)c)->owner.pid};
+			       .pid = tcp_sock((struct tcp_conn *)c)->owner.pid,
+			       .ns_pid = tcp_sock((struct tcp_conn *)c)->owner.ns_pid};
 	return 0;
 }
 
@@ -74,7 +76,8 @@ static int sock_udp_row(const struct udp_sock *u, void *arg)
 			       .state = ui.raddr != 0 ? "CONNECTED" : "UNCONN", .laddr = ui.laddr,
 			       .raddr = ui.raddr, .lport = ui.lport, .rport = ui.rport,
 			       .rx_queued = ui.rx_queued,
-			       .pid = udp_sock((struct udp_sock *)u)->owner.pid};
+			       .pid = udp_sock((struct udp_sock *)u)->owner.pid,
+			       .ns_pid = udp_sock((struct udp_sock *)u)->owner.ns_pid};
 	return 0;
 }
 
@@ -134,14 +137,19 @@ int cmd_sock_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			json_str(o, "local", local);
 			json_str(o, "peer", peer);
 			json_u64(o, "pid", (uint64_t)r->pid);
+			if (r->pid == 0 && r->ns_pid > 0)
+				json_u64(o, "ns_pid", (uint64_t)r->ns_pid);
 			json_u64(o, "worker", r->worker);
 			json_obj_end(o);
 		} else {
-			char pid[16];
-			snprintf(pid, sizeof(pid), "%d", r->pid);
+			char pid[16] = "-";
+			if (r->pid > 0)
+				snprintf(pid, sizeof(pid), "%d", r->pid);
+			else if (r->ns_pid > 0) /* another container's: its own view */
+				snprintf(pid, sizeof(pid), "ns:%d", r->ns_pid);
 			ctl_printf(o, "%-5s %-12s %8" PRIu32 " %8" PRIu32 " %-21s %-21s %7s %6u\n",
 				   proto, r->state, r->rx_queued, r->tx_queued, local, peer,
-				   r->pid > 0 ? pid : "-", r->worker);
+				   pid, r->worker);
 		}
 	}
 	if (o->json)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp/port_devargs.h"
 #include "tcp/tcp.h"
 #include "wire/ipv4.h"
 
@@ -146,6 +147,49 @@ static int config_port_add(struct daemon *d, int argc, char **argv, struct confi
 	strcpy(p->name, argv[2]);
 	strcpy(p->devargs, argv[3]);
 	return 0;
+}
+
+/* A ring pair's device strings have no arguments but peer= (its rings are dpstackd's). */
+static bool ring_devargs_plain(const char *devargs)
+{
+	const char *c = strchr(devargs, ',');
+	return c == NULL || (strncmp(c, ",peer=", 6) == 0 && strchr(c + 1, ',') == NULL);
+}
+
+/* `port add b net_ring1,peer=a`: ports a and b (both net_ring) joined by a ring pair
+ * (src/dp/port_ring.h). The peer may be defined before or after, and may name b back. */
+static void config_ring_pairs(struct daemon *d, struct config *cfg)
+{
+	for (unsigned i = 0; i < d->nb_ports; i++) {
+		struct port *p = &d->ports[i];
+		char peer[NETCFG_NAME_LEN];
+		if (!port_devargs_value(p->devargs, "peer", peer, sizeof(peer)))
+			continue;
+		unsigned lineno = cfg->port_lines[i], k = 0;
+		while (k < d->nb_ports && strcmp(d->ports[k].name, peer) != 0)
+			k++;
+		struct port *q = k < d->nb_ports ? &d->ports[k] : NULL;
+		if (p->ring_paired && p->ring_peer == k)
+			continue;
+		if (!port_devargs_driver_is(p->devargs, "net_ring"))
+			config_error(cfg, lineno, "port %s: peer= joins two net_ring ports only",
+				     p->name);
+		else if (q == NULL || q == p || !port_devargs_driver_is(q->devargs, "net_ring"))
+			config_error(cfg, lineno, "port %s: peer '%s' is not another net_ring "
+						  "port of this config", p->name, peer);
+		else if (p->ring_paired || q->ring_paired)
+			config_error(cfg, lineno, "port %s: %s is already in a ring pair",
+				     p->name, p->ring_paired ? p->name : q->name);
+		else if (!ring_devargs_plain(p->devargs) || !ring_devargs_plain(q->devargs))
+			config_error(cfg, lineno, "port %s: a ring pair takes no other device "
+						  "arguments: 'net_ringN,peer=NAME' and 'net_ringM'",
+				     p->name);
+		else {
+			p->ring_paired = q->ring_paired = true;
+			p->ring_peer = (uint16_t)k;
+			q->ring_peer = (uint16_t)i;
+		}
+	}
 }
 
 /* The start-up directives that take one number: where it goes in struct daemon. */
@@ -287,6 +331,7 @@ int config_load(const char *path, struct daemon *d, struct config *cfg, FILE *er
 	fclose(f);
 	if (d->nb_ports == 0)
 		config_error(cfg, 0, "no 'port add NAME DEVICE' line: nothing to run on");
+	config_ring_pairs(d, cfg);
 	return cfg->nb_errors == 0 ? 0 : -1;
 }
 

@@ -208,7 +208,7 @@ int eal_args_build(const struct daemon *d, const struct eal_host *h, char **argv
 			any_pci = true;
 			add(&b, "-a");
 			add(&b, "%s", d->ports[i].devargs);
-		} else {
+		} else if (!d->ports[i].ring_paired) {
 			add(&b, "--vdev=%s", d->ports[i].devargs);
 		}
 	}

@@ -17,6 +17,7 @@ static const struct {
 } port_caps[] = {
 	{"net_af_xdp", CAP(CAP_NET_RAW) | CAP(CAP_NET_ADMIN) | CAP(CAP_SYS_ADMIN), true},
 	{"net_af_packet", CAP(CAP_NET_RAW) | CAP(CAP_NET_ADMIN), false},
+	{"net_tap", CAP(CAP_NET_ADMIN), false},
 };
 
 static const struct {

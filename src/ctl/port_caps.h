@@ -6,7 +6,11 @@
  *                  program), CAP_SYS_ADMIN (libxdp reads the program back by id), and
  *                  CAP_IPC_LOCK unless RLIMIT_MEMLOCK covers the pool (the UMEM is locked)
  *   net_af_packet  CAP_NET_RAW (the packet socket), CAP_NET_ADMIN (promiscuous mode, MAC)
- * CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE were not needed. */
+ *   net_tap        CAP_NET_ADMIN (creating the tap, its kernel end's address)
+ *   net_memif, net_vhost, net_virtio_user, net_ring: none (a unix socket the daemon may
+ *                  create or open, or nothing outside the process)
+ * CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE were not needed (setpriv --bounding-set with
+ * exactly these, the same with one dropped: tests/integ/test_containers.py). */
 #ifndef DPS_CTL_PORT_CAPS_H
 #define DPS_CTL_PORT_CAPS_H
 

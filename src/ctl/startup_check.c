@@ -1,6 +1,8 @@
 #include "startup_check.h"
 
 #include "port_caps.h"
+#include "port_queues.h"
+#include "dp/port_devargs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,28 +24,18 @@ unsigned startup_memory_mb(const struct daemon *d)
 	return STARTUP_BASE_MB + pool_mb(d) + STARTUP_WORKER_MB * d->nb_workers;
 }
 
-/* The value of a "key=N" devarg of a vdev string, or dflt. */
-static unsigned devarg_uint(const char *devargs, const char *key, unsigned dflt)
-{
-	size_t n = strlen(key);
-	for (const char *p = strchr(devargs, ','); p != NULL; p = strchr(p + 1, ','))
-		if (strncmp(p + 1, key, n) == 0 && p[1 + n] == '=')
-			return (unsigned)strtoul(p + 2 + n, NULL, 10);
-	return dflt;
-}
-
 unsigned startup_min_mbufs(const struct daemon *d, unsigned *port_index)
 {
 	unsigned total = 0;
 	*port_index = 0;
 	for (unsigned i = 0; i < d->nb_ports; i++) {
 		const char *dev = d->ports[i].devargs;
-		if (strncmp(dev, "net_af_xdp", strlen("net_af_xdp")) != 0)
+		if (!port_devargs_driver_is(dev, "net_af_xdp"))
 			continue;
-		/* One queue pair per worker, as many as the device has (queue_count, default 1). */
-		unsigned q = devarg_uint(dev, "queue_count", 1);
-		if (q > d->nb_workers)
-			q = d->nb_workers;
+		/* Every queue the device has is set up (queue_count, default 1), whatever the
+		 * number of workers: port_start(). */
+		unsigned q = 1;
+		port_devargs_uint(dev, "queue_count", &q);
 		if (total == 0)
 			*port_index = i;
 		total += STARTUP_AF_XDP_FILL * q;
@@ -103,13 +95,15 @@ static unsigned check_mbufs(const struct daemon *d, struct config *cfg)
 		return 0;
 	config_error(cfg, cfg->mbufs_line != 0 ? cfg->mbufs_line : cfg->port_lines[port],
 		     "mbufs %u is too few: each net_af_xdp queue takes %u mbufs for its AF_XDP "
-		     "fill ring when it is set up (%u here, with port %s); use mbufs %u or more",
+		     "fill ring when it is set up (%u here, with port %s); use mbufs %u or more, "
+		     "or give the interfaces fewer RX queues (ethtool -L)",
 		     d->nb_mbufs, STARTUP_AF_XDP_FILL, min, d->ports[port].name, min);
 	return 1;
 }
 
-unsigned startup_check(const struct daemon *d, const struct eal_host *h, struct config *cfg)
+unsigned startup_check(struct daemon *d, const struct eal_host *h, struct config *cfg)
 {
+	unsigned queue_errors = port_queues_check(d, cfg);
 	char err[256];
 	char *argv[DAEMON_MAX_EAL_ARGS + 1];
 	static char store[8192];
@@ -119,7 +113,8 @@ unsigned startup_check(const struct daemon *d, const struct eal_host *h, struct 
 			     "%s", err);
 		errors++;
 	}
-	return errors + check_memory(d, h, cfg) + check_mbufs(d, cfg) + port_caps_check(d, cfg);
+	return queue_errors + errors + check_memory(d, h, cfg) + check_mbufs(d, cfg) +
+	       port_caps_check(d, cfg);
 }
 
 void startup_memory_hint(const struct daemon *d)

@@ -35,8 +35,9 @@ unsigned startup_memory_mb(const struct daemon *d);
 unsigned startup_min_mbufs(const struct daemon *d, unsigned *port_index);
 
 /* Reports every problem found (config_error, with the line of the directive to change) and
- * returns how many there were. */
-unsigned startup_check(const struct daemon *d, const struct eal_host *h, struct config *cfg);
+ * returns how many there were. Completes the devargs of net_af_xdp ports with the queues
+ * of their interfaces first (port_queues.h). */
+unsigned startup_check(struct daemon *d, const struct eal_host *h, struct config *cfg);
 
 
 /* After an allocation failed at start (ENOMEM): says how much memory the config needs. */

@@ -1,68 +1,19 @@
 #include "veth_offload.h"
 
 #include <linux/ethtool.h>
-#include <linux/sockios.h>
 #include <net/if.h>
 #include <stdio.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "daemon.h"
-
-static bool read_sys_int(const char *ifname, const char *attr, int *v)
-{
-	char path[128];
-	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifname, attr);
-	FILE *f = fopen(path, "re");
-	if (f == NULL)
-		return false;
-	bool ok = fscanf(f, "%d", v) == 1;
-	fclose(f);
-	return ok;
-}
-
-static int ethtool(const char *ifname, void *cmd)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	struct ifreq ifr = {.ifr_data = cmd};
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	int rc = ioctl(fd, SIOCETHTOOL, &ifr);
-	close(fd);
-	return rc;
-}
-
-static bool is_veth(const char *ifname)
-{
-	struct ethtool_drvinfo info = {.cmd = ETHTOOL_GDRVINFO};
-	return ethtool(ifname, &info) == 0 && strcmp(info.driver, "veth") == 0;
-}
-
-/* The other end of veth ifname: its name when it is in this namespace (its iflink points
- * back at ifname), "" otherwise; its ifindex in *peer_index either way. */
-static void veth_peer(const char *ifname, char peer[IF_NAMESIZE], int *peer_index)
-{
-	int index = 0, back = 0;
-	peer[0] = '\0';
-	*peer_index = 0;
-	if (!read_sys_int(ifname, "ifindex", &index) || !read_sys_int(ifname, "iflink", peer_index))
-		return;
-	char name[IF_NAMESIZE];
-	if (if_indextoname((unsigned)*peer_index, name) != NULL &&
-	    read_sys_int(name, "iflink", &back) && back == index)
-		memcpy(peer, name, IF_NAMESIZE);
-}
+#include "kernel_if.h"
 
 /* Whether port p sits on a veth; then its kernel end's name (empty when that end is in
  * another namespace) and index. */
 static bool port_veth_peer(const struct port *p, char peer[IF_NAMESIZE], int *peer_index)
 {
-	if (p->kernel_if[0] == '\0' || !is_veth(p->kernel_if))
+	if (p->kernel_if[0] == '\0' || !kernel_if_is_veth(p->kernel_if))
 		return false;
-	veth_peer(p->kernel_if, peer, peer_index);
+	kernel_if_veth_peer(p->kernel_if, peer, peer_index);
 	return true;
 }
 
@@ -75,7 +26,7 @@ void veth_offload_check_ports(struct veth_offload_watch *w, const struct daemon 
 		if (!port_veth_peer(p, peer, &peer_index))
 			continue;
 		struct ethtool_value tx = {.cmd = ETHTOOL_GTXCSUM};
-		if (peer[0] == '\0' || ethtool(peer, &tx) != 0 || tx.data == 0)
+		if (peer[0] == '\0' || kernel_if_ethtool(peer, &tx) != 0 || tx.data == 0)
 			continue;
 		w->warned = true;
 		fprintf(stderr, "dpstackd: port %s: %s, the kernel end of veth %s, has TX "

@@ -1,4 +1,5 @@
 #include "port.h"
+#include "port_tap.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -67,9 +68,13 @@ bool port_devargs_is_pci(const char *devargs)
 }
 
 /* The ethdev name the EAL gives a device: the vdev's driver-and-index before the first comma,
- * or the PCI address. */
+ * or the PCI address; a ring pair's, the id it was made with. */
 static int port_find_eth(const struct port *p, uint16_t *eth_port)
 {
+	if (p->ring_paired) {
+		*eth_port = p->eth_port;        /* made by port_ring_pair_create */
+		return 0;
+	}
 	char name[RTE_ETH_NAME_MAX_LEN];
 	size_t n = strcspn(p->devargs, ",");
 	if (n >= sizeof(name))
@@ -117,10 +122,10 @@ static unsigned port_socket_list(int domain_wanted, int *fds, unsigned max)
  * appeared meanwhile (ports start one after the other). */
 static void port_xsk_note_new(struct port *p, const int *before, unsigned nb_before)
 {
-	int now[PORT_MAX_XSK * 8];
+	int now[PORT_MAX_QUEUES * 8];
 	unsigned n = port_socket_list(AF_XDP, now, RTE_DIM(now));
 	p->nb_xsk = 0;
-	for (unsigned i = 0; i < n && p->nb_xsk < PORT_MAX_XSK; i++) {
+	for (unsigned i = 0; i < n && p->nb_xsk < PORT_MAX_QUEUES; i++) {
 		bool old = false;
 		for (unsigned k = 0; k < nb_before && !old; k++)
 			old = before[k] == now[i];
@@ -238,7 +243,16 @@ static void port_set_reta(struct port *p, const struct rte_eth_dev_info *info,
 	p->hw_rss_reta = rte_eth_dev_rss_reta_update(p->eth_port, reta, size) == 0;
 }
 
-int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
+/* net_af_xdp and net_af_packet open their kernel sockets when the device is probed, one
+ * per queue (queue_count, qpairs), and the kernel hands each socket its share of the
+ * frames from then on (AF_XDP by the interface's RX queue, AF_PACKET's fanout by flow
+ * hash): a queue nobody polls is a silent loss of its flows. */
+static bool port_polls_every_queue(const char *driver)
+{
+	return strcmp(driver, "net_af_xdp") == 0 || strcmp(driver, "net_af_packet") == 0;
+}
+
+int port_start(struct port *p, uint16_t nb_workers, struct rte_mempool *pool,
 	       const struct steer *steer, char *err, size_t errlen)
 {
 	int rc = port_find_eth(p, &p->eth_port);
@@ -253,7 +267,7 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 		snprintf(err, errlen, "%s: device info: %s", p->name, strerror(-rc));
 		return rc;
 	}
-	uint16_t q = nb_queues;
+	uint16_t q = port_polls_every_queue(info.driver_name) ? info.max_rx_queues : nb_workers;
 	if (q > info.max_rx_queues)
 		q = info.max_rx_queues;
 	if (q > info.max_tx_queues)
@@ -262,7 +276,13 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 		snprintf(err, errlen, "%s: device has no queues", p->name);
 		return -EINVAL;
 	}
+	if (q > PORT_MAX_QUEUES) {
+		snprintf(err, errlen, "%s: the device has %u queues, more than the %u a port "
+				      "serves: ask it for fewer", p->name, q, PORT_MAX_QUEUES);
+		return -EINVAL;
+	}
 	p->nb_queues = q;
+	p->nb_workers = nb_workers;
 
 	struct rte_eth_conf conf = {0};
 	/* Hardware RSS with the stack's own key, so that the NIC's choice of queue agrees with
@@ -297,7 +317,7 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 		snprintf(err, errlen, "%s: configure: %s", p->name, strerror(-rc));
 		return rc;
 	}
-	int xsk_before[PORT_MAX_XSK * 8];
+	int xsk_before[PORT_MAX_QUEUES * 8];
 	unsigned nb_xsk_before = port_socket_list(AF_XDP, xsk_before, RTE_DIM(xsk_before));
 	uint16_t rxd = PORT_RX_DESC, txd = PORT_TX_DESC;
 	rte_eth_dev_adjust_nb_rx_tx_desc(p->eth_port, &rxd, &txd);
@@ -322,6 +342,21 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 	if (p->hw_rss)
 		port_set_reta(p, &info, steer);
 	rte_eth_macaddr_get(p->eth_port, &p->mac);
+	/* net_ring has no address (all zeros): both ends of a ring pair would then take
+	 * each other's frames for their own looped back (eth.bad_src). */
+	if (rte_is_zero_ether_addr(&p->mac)) {
+		rte_eth_random_addr(p->mac.addr_bytes);
+		rte_eth_dev_default_mac_addr_set(p->eth_port, &p->mac);
+	}
+	if (strcmp(info.driver_name, "net_tap") == 0) {
+		char why[160];
+		rc = port_tap_kernel_mac(&info, &p->mac, why, sizeof(why));
+		if (rc < 0) {
+			rte_eth_dev_stop(p->eth_port);
+			snprintf(err, errlen, "%s: %s", p->name, why);
+			return rc;
+		}
+	}
 	if (rte_eth_dev_get_mtu(p->eth_port, &p->mtu) != 0 || p->mtu < NETCFG_MIN_MTU)
 		p->mtu = RTE_ETHER_MTU;
 	p->used = true;

@@ -1,5 +1,6 @@
 /* DPDK ports: probing a device named in the config, configuring one RX/TX queue pair per
- * worker (fewer if the device has fewer), RSS across them with the stack's key, and checksum offloads. */
+ * worker (fewer if the device has fewer; every queue of a device whose queues exist before
+ * they are configured), RSS across them with the stack's key, and checksum offloads. */
 #ifndef DPS_DP_PORT_H
 #define DPS_DP_PORT_H
 
@@ -48,7 +49,8 @@ struct port_dev_counters {
 	bool kernel;        /* the kernel_* counters are known */
 };
 
-#define PORT_MAX_XSK 16
+/* The most queue pairs a port has (and AF_XDP sockets it watches). */
+#define PORT_MAX_QUEUES 16
 
 struct port {
 	bool used;
@@ -56,6 +58,8 @@ struct port {
 	char devargs[PORT_DEVARGS_LEN]; /* vdev string or PCI address from the config */
 	uint16_t eth_port;              /* DPDK port id */
 	uint16_t nb_queues;             /* RX and TX queue pairs */
+	uint16_t nb_workers;            /* RX queue i is polled by worker i % nb_workers, TX
+					 * queue i (i < nb_workers) is worker i's */
 	struct rte_ether_addr mac;
 	uint16_t mtu;
 	bool rx_ip_cksum;               /* the NIC validates IPv4 header checksums */
@@ -64,8 +68,11 @@ struct port {
 	bool hw_rss;                    /* the device spreads flows over its queues by hash */
 	bool hw_rss_reta;               /* ... with our key and table (steer.h) */
 	char kernel_if[IF_NAMESIZE];    /* the kernel interface under the PMD, or "" */
+	bool ring_paired;               /* a net_ring joined to port ring_peer (port_ring.h):
+					 * made by dpstackd, not by the EAL */
+	uint16_t ring_peer;
 	unsigned nb_xsk;                /* net_af_xdp: its AF_XDP sockets (not ours to close) */
-	int xsk_fd[PORT_MAX_XSK];
+	int xsk_fd[PORT_MAX_QUEUES];
 	uint64_t packet_drops;          /* net_af_packet: its sockets' drops so far (the kernel
 					 * clears them as they are read); control thread only */
 };
@@ -77,11 +84,12 @@ struct rte_mempool *port_pool_create(const char *name, unsigned n, unsigned cach
 /* True when devargs names a PCI device (DDDD:BB:DD.F or BB:DD.F) rather than a vdev. */
 bool port_devargs_is_pci(const char *devargs);
 
-/* After rte_eal_init: finds the ethdev the EAL created for p->devargs, configures it with
- * nb_queues queue pairs (capped by the device) drawing from pool, with hardware RSS set
- * up as steer says where the device has it, and starts it.
- * Returns 0 or -errno with a message in err. */
-int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
+/* After rte_eal_init: finds the ethdev the EAL created for p->devargs, configures it for
+ * nb_workers workers drawing from pool: one queue pair each (capped by the device), or
+ * every queue of net_af_xdp and net_af_packet, whose kernel sockets exist (and receive)
+ * from the probe on, however many there are; with hardware RSS set up as steer says where
+ * the device has it, and starts it. Returns 0 or -errno with a message in err. */
+int port_start(struct port *p, uint16_t nb_workers, struct rte_mempool *pool,
 	       const struct steer *steer, char *err, size_t errlen);
 void port_stop(struct port *p);
 

@@ -226,8 +226,10 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 		}
 		w->txq[p] = (uint16_t)index;
 		w->txp[w->nb_txp++] = (uint16_t)p;
-		w->rxq[w->nb_rxq++] = (struct worker_rxq){
-			.port = (uint16_t)p, .eth_port = ports[p].eth_port, .queue = (uint16_t)index};
+		for (unsigned q = index; q < ports[p].nb_queues; q += ports[p].nb_workers)
+			w->rxq[w->nb_rxq++] = (struct worker_rxq){
+				.port = (uint16_t)p, .eth_port = ports[p].eth_port,
+				.queue = (uint16_t)q};
 		w->txbuf[p] = rte_zmalloc_socket("txbuf", RTE_ETH_TX_BUFFER_SIZE(WORKER_BURST), 0,
 						 socket);
 		if (w->txbuf[p] == NULL) {

@@ -84,7 +84,7 @@ struct worker {
 	uint64_t wake_peers;                     /* bit i: worker i was handed work */
 	atomic_bool sleeping;                    /* in a nap: hand-overs must wake it */
 	unsigned nb_rxq;
-	struct worker_rxq rxq[NETCFG_MAX_PORTS];
+	struct worker_rxq rxq[NETCFG_MAX_PORTS * PORT_MAX_QUEUES];
 	unsigned nb_txp;
 	uint16_t txp[NETCFG_MAX_PORTS];          /* the ports where we have a TX queue */
 	uint16_t txq[NETCFG_MAX_PORTS];          /* this worker's TX queue on each port */
@@ -124,10 +124,11 @@ struct worker_call {
 	atomic_bool done;
 };
 
-/* Creates the worker's stack, rings and TX buffers. Worker i polls RX queue i and sends on
- * TX queue i of every port that has that many; on a port with fewer queue pairs than
- * workers it receives nothing (the others steer its flows to it, steer.h) and worker
- * i % nb_queues sends its frames (TX queues are not thread-safe). steer: who owns a flow,
+/* Creates the worker's stack, rings and TX buffers. Worker i polls RX queues i, i + n,
+ * i + 2n... (n workers) and sends on TX queue i of every port that has that many; on a
+ * port with fewer queue pairs than workers it receives nothing (the others steer its flows
+ * to it, steer.h) and worker i % nb_queues sends its frames (TX queues are not
+ * thread-safe). steer: who owns a flow,
  * shared read-only by every worker (NULL with one worker). tcp_listen_max: the entries of
  * its TCP listener table (`tcp-listeners`). Returns 0 or -errno. */
 int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,

@@ -44,7 +44,11 @@ struct sock_owner {
 	void (*notify)(struct sock *sk, uint32_t events);
 	void *ctx;
 	const struct sock_mem *mem;     /* NULL: the heap */
-	int32_t pid;                    /* the owning process, 0 for the daemon (sock show) */
+	int32_t pid;                    /* the owning process, 0 for the daemon (sock show) or
+					 * for a process in a PID namespace the daemon cannot
+					 * see into (another container's) */
+	int32_t ns_pid;                 /* its pid in its own PID namespace, as it said when it
+					 * attached (sock show, where pid is 0) */
 	/* Receive autotuning (tcp_rcvbuf.c) replaces an empty rx FIFO by a bigger one. NULL:
 	 * always allowed, and the old FIFO is freed at once. Otherwise the owner says whether
 	 * it can follow a move now, and takes the old FIFO to free when nobody reads it. */

@@ -511,8 +511,8 @@ def test_two_workers_many_connections_spread_over_both_and_echo_exactly(lab, dri
     d = s.daemon
     m = d.ctl("lcore", "show", json=True)
     assert m["ports"] == [{"port": "port0", "queues": queues, "steering": "software"}], m
-    want = [{"port": "port0", "rx_queue": 0, "tx_queue": 0},
-            {"port": "port0", "rx_queue": 1, "tx_queue": 1} if queues == 2 else
+    want = [{"port": "port0", "rx_queue": 0, "rx_queues": [0], "tx_queue": 0},
+            {"port": "port0", "rx_queue": 1, "rx_queues": [1], "tx_queue": 1} if queues == 2 else
             {"port": "port0", "tx_via_worker": 0}]
     assert [w["ports"][0] for w in m["workers"]] == want, m
     port = 7183

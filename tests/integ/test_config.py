@@ -79,6 +79,18 @@ BAD_CONFIGS = [
      r"port port0: no DPDK device for 'net_af_xdp0,iface=dpinonexist0'"),
     ("unknown_driver", "workers 1\nport add port0 net_bogus0,iface=x\n",
      r"EAL init failed"),
+    ("ring_peer_missing", "workers 1\nport add r1 net_ring1,peer=r0\n",
+     r"dpstackd\.conf:2: port r1: peer 'r0' is not another net_ring port of this config"),
+    ("ring_peer_not_a_ring", "workers 1\n" + PORT + "port add r1 net_ring1,peer=port0\n",
+     r"dpstackd\.conf:3: port r1: peer 'port0' is not another net_ring port"),
+    ("ring_peer_itself", "workers 1\nport add r1 net_ring1,peer=r1\n",
+     r"dpstackd\.conf:2: port r1: peer 'r1' is not another net_ring port"),
+    ("ring_peer_taken", "workers 1\nport add r0 net_ring0\nport add r1 net_ring1,peer=r0\n"
+     "port add r2 net_ring2,peer=r0\n", r"dpstackd\.conf:4: port r2: r0 is already in a ring pair"),
+    ("ring_pair_other_args", "workers 1\nport add r0 net_ring0,nodeaction=x:0:CREATE\n"
+     "port add r1 net_ring1,peer=r0\n", r"dpstackd\.conf:3: port r1: a ring pair takes no other"),
+    ("peer_on_other_driver", "workers 1\nport add p0 net_af_xdp0,iface={iface},peer=p1\n",
+     r"dpstackd\.conf:2: port p0: peer= joins two net_ring ports only"),
 ]
 
 

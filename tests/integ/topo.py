@@ -366,10 +366,22 @@ class Lab:
     def add_cleanup(self, fn):
         self._cleanups.append(fn)
 
-    def add_peer(self, addr=None, plen=24, gw=None, sysctls=()):
+    def add_netns(self):
+        """An empty network namespace with lo up and IPv6 off; returns its name."""
+        ns = "%s%s-%s" % (PREFIX, PID_HEX, self._next_id())
+        run(["ip", "netns", "add", ns])
+        self.add_cleanup(lambda: run(["ip", "netns", "del", ns], check=False))
+        run(["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"])
+        run(["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+        run(["ip", "netns", "exec", ns, "sysctl", "-qw",
+             "net.ipv6.conf.default.disable_ipv6=1"])
+        return ns
+
+    def add_peer(self, addr=None, plen=24, gw=None, sysctls=(), queues=1):
         """A veth pair: the root end (for DPDK) up, the other end in a new namespace with
         addr/plen, tx checksum offload off, IPv6 off (so that no unrelated frames reach the
-        stack) and lo up. gw: default route via it. Returns a Peer."""
+        stack) and lo up. gw: default route via it. queues: RX and TX queues of each end.
+        Returns a Peer."""
         nid = self._next_id()
         base = "%s%s%s" % (PREFIX, PID_HEX, nid)
         root_if, peer_if = base + "r", base + "p"
@@ -377,7 +389,8 @@ class Lab:
         ns = "%s%s-%s" % (PREFIX, PID_HEX, nid)
         run(["ip", "netns", "add", ns])
         self.add_cleanup(lambda: run(["ip", "netns", "del", ns], check=False))
-        run(["ip", "link", "add", root_if, "type", "veth", "peer", "name", peer_if])
+        q = ["numrxqueues", str(queues), "numtxqueues", str(queues)]
+        run(["ip", "link", "add", root_if] + q + ["type", "veth", "peer", "name", peer_if] + q)
         # Deleting the namespace deletes the pair; this catches a failure before the move.
         self.add_cleanup(lambda: run(["ip", "link", "del", root_if], check=False)
                          if os.path.exists("/sys/class/net/" + root_if) else None)
@@ -398,8 +411,10 @@ class Lab:
             peer.run("ip", "route", "add", "default", "via", gw)
         return peer
 
-    def start_daemon(self, config, name="d", wait=True):
-        d = Daemon(os.path.join(self.tmp, name), config)
+    def start_daemon(self, config, name="d", wait=True, netns=None, pidns=False, wrap=()):
+        """A dpstackd on config, in network namespace netns (None: this one), in a PID
+        namespace of its own with pidns, its command line after wrap (setpriv ...)."""
+        d = Daemon(os.path.join(self.tmp, name), config, netns, pidns, wrap)
         self.daemons.append(d)
         self.add_cleanup(d.stop_quietly)
         d.start(wait=wait)
@@ -456,9 +471,12 @@ def dying_with_parent(argv):
 class Daemon:
     """One dpstackd with its own control socket in its own directory."""
 
-    def __init__(self, workdir, config):
+    def __init__(self, workdir, config, netns=None, pidns=False, wrap=()):
         os.makedirs(workdir, exist_ok=True)
         self.dir = workdir
+        self.netns = netns
+        self.pidns = pidns
+        self.wrap = list(wrap)
         self.config_path = os.path.join(workdir, "dpstackd.conf")
         self.sock = os.path.join(workdir, "ctl.sock")
         self.log_path = os.path.join(workdir, "dpstackd.log")
@@ -484,7 +502,14 @@ class Daemon:
 
     def start(self, wait=True):
         self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(dying_with_parent([DPSTACKD, "-c", self.config_path]),
+        # ip netns exec enters the namespace and execs the rest: the PID stays dpstackd's.
+        inside = ["ip", "netns", "exec", self.netns] if self.netns else []
+        # unshare --fork: dpstackd is its child (PID 1 of the new namespace), signalled
+        # directly (unshare does not pass SIGTERM on).
+        if self.pidns:
+            inside += ["unshare", "--pid", "--fork", "--kill-child=TERM", "--"]
+        argv = inside + self.wrap + dying_with_parent([DPSTACKD, "-c", self.config_path])
+        self.proc = subprocess.Popen(argv,
                                      stdout=self._log, stderr=subprocess.STDOUT, env=self.env,
                                      start_new_session=True)
         if wait:
@@ -589,17 +614,37 @@ class Daemon:
     # Stopping.
     @property
     def pid(self):
-        return self.proc.pid
+        """dpstackd's PID here (in a PID namespace of its own: unshare's child)."""
+        if not self.pidns:
+            return self.proc.pid
+        return wait_until(self._unshare_child, 10, what="dpstackd forked by unshare")
+
+    def _unshare_child(self):
+        try:
+            with open("/proc/%d/task/%d/children" % (self.proc.pid, self.proc.pid)) as f:
+                pids = f.read().split()
+        except FileNotFoundError:
+            return None
+        return int(pids[0]) if pids else None
+
+    def _signal(self, sig):
+        if not self.pidns:
+            self.proc.send_signal(sig)
+            return
+        child = self._unshare_child()
+        if child is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, sig)
 
     def stop(self):
         """SIGTERM by PID; asserts a clean exit: status 0, no crash report, socket removed."""
         if self.proc is None or self.returncode is not None:
             return self.returncode
-        self.proc.send_signal(signal.SIGTERM)
+        self._signal(signal.SIGTERM)
         try:
             rc = self.proc.wait(DAEMON_STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            self._signal(signal.SIGKILL)
             rc = self.proc.wait(5)
             self.returncode = rc
             self._close_log()
@@ -624,7 +669,7 @@ class Daemon:
     def kill(self):
         """SIGKILL by PID, as a crash would end it: nothing of its own cleanup runs, so the
         socket files it leaves are removed here."""
-        self.proc.kill()
+        self._signal(signal.SIGKILL)
         self.returncode = self.proc.wait(10)
         self._close_log()
         for path in (self.sock, self.env["DPSTACK_SOCK"]):
@@ -634,11 +679,11 @@ class Daemon:
     def stop_quietly(self):
         """Cleanup path: make sure the process is gone, by its PID, without asserting."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self._signal(signal.SIGTERM)
             try:
                 self.proc.wait(DAEMON_STOP_TIMEOUT)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                self._signal(signal.SIGKILL)
                 self.proc.wait(5)
         self._close_log()
 

@@ -221,6 +221,20 @@ static void test_caps_af_packet_and_other_ports(void **state)
 	assert_int_equal(port, 2);
 }
 
+static void test_caps_tap_needs_net_admin_ring_vhost_none(void **state)
+{
+	setup_daemon("", 1);
+	d.nb_ports = 3;
+	strcpy(d.ports[0].devargs, "net_ring0");
+	strcpy(d.ports[1].devargs, "net_vhost0,iface=/run/v.sock");
+	strcpy(d.ports[2].devargs, "net_tap0,iface=dtap0");
+	unsigned port;
+	assert_int_equal(port_caps_missing(&d, 0, 0, &port), CAP(CAP_NET_ADMIN));
+	assert_int_equal(port, 2);
+	d.nb_ports = 2;
+	assert_int_equal(port_caps_missing(&d, 0, 0, &port), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_caps_af_xdp_needs_raw_admin_sys_admin),
 		cmocka_unit_test(test_caps_ipc_lock_only_when_memlock_too_small),
 		cmocka_unit_test(test_caps_af_packet_and_other_ports),
+		cmocka_unit_test(test_caps_tap_needs_net_admin_ring_vhost_none),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
