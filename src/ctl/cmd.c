@@ -65,6 +65,13 @@ static const struct cmd cmds[] = {
 	{"acl flush", cmd_acl_flush, "acl flush"},
 	{"acl show", cmd_acl_show, "acl show"},
 	{"acl", cmd_acl_show, NULL},
+	{"flow add", cmd_flow_add,
+	 "flow add [prio N] { drop | steer WORKER | kernel | cluster NAME } [dev PORT] "
+	 "[ethertype { ipv4 | arp | ipv6 | N }] [proto { tcp | udp | icmp | N }] [src PREFIX] "
+	 "[dst PREFIX] [sport P[-P]] [dport P[-P]]"},
+	{"flow del", cmd_flow_del, "flow del ID"},
+	{"flow show", cmd_flow_show, "flow show"},
+	{"flow", cmd_flow_show, NULL},
 	{"apps limits", cmd_apps_limits,
 	 "apps limits [{ apps-per-user | socks-per-app | socks-per-user | listeners-per-user | "
 	 "arena-mb-per-app | arena-mb-per-user | binds-per-app } N]..."},

@@ -39,6 +39,11 @@ int cmd_acl_start(struct daemon *d, struct ctl_out *o);
 /* Frees the rules and the set in use, once the workers have stopped. */
 void cmd_acl_fini(struct daemon *d);
 
+cmd_handler cmd_flow_add, cmd_flow_del, cmd_flow_show;
+/* Takes the flow rules out of the ports' hardware and frees them (workers stopped, ports
+ * not yet). */
+void cmd_flow_fini(struct daemon *d);
+
 /* The applications' limits and each user's use (in `stats` and `apps limits`). */
 void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o);
 
