@@ -1,13 +1,14 @@
 /* flow add/del/show: the rules live in the control thread's table (src/flow/flow_table.h),
- * kept in the order they are judged. Every change goes the same way, so that each frame is
- * judged by the whole old rule list or the whole new one:
- *   1. the rules in hardware, if any, are first put back into the software set the workers
- *      walk, then taken out of the ports (their counts kept);
- *   2. the table changes and its whole list is handed to the workers as a new software set;
+ * kept in the order they are judged. The workers always walk every rule in software; some
+ * are also in the ports' hardware (flow_hw.h). Every change goes the same way, so that each
+ * frame is judged by the whole old rule list or the whole new one:
+ *   1. the rules in hardware, if any, are taken out of the ports (their counts kept): the
+ *      software walk, which holds them too, carries them out meanwhile;
+ *   2. the table changes and its whole list is handed to the workers as a new set;
  *   3. the rules are offered to the ports' hardware in order (rte_flow_validate, then
  *      create), until the first that some port refuses: hardware rules always come first
- *      (flow_table.h), and the software set is rebuilt without them.
- * Hardware rules thus never judge a frame the software would have judged otherwise. */
+ *      (flow_table.h), so the NIC never decides a frame that an earlier software rule would
+ *      have decided otherwise. */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -22,36 +23,30 @@ static int flow_swap_on_stack(struct stack *s, void *arg)
 	return 0;
 }
 
-/* Hands the workers the set of rules e[first..nb); once each has taken it, none walks the
+/* Hands the workers the set of the table's rules; once each has taken it, none walks the
  * old one, whose hits the table keeps. */
-static int flow_publish(struct daemon *d, uint32_t first)
+static int flow_publish(struct daemon *d)
 {
 	struct flow_table *t = &d->flow;
 	struct flow_set *set;
-	if (flow_table_build(t, first, d->nb_workers, &set) != 0)
+	if (flow_table_build(t, d->nb_workers, &set) != 0)
 		return -ENOMEM;
 	struct flow_set *old = t->set;
 	daemon_each_worker(d, flow_swap_on_stack, set);
 	t->set = set;
-	t->set_first = first;
 	flow_table_retire(t, old);
 	return 0;
 }
 
-/* Step 1: every rule back in software, none in hardware. */
-static int flow_hw_off(struct daemon *d)
+/* Step 1: no rule in hardware. */
+static void flow_hw_off(struct daemon *d)
 {
 	struct flow_table *t = &d->flow;
-	if (t->nb_hw == 0)
-		return 0;
-	if (flow_publish(d, 0) != 0)
-		return -ENOMEM;
 	for (uint32_t i = 0; i < t->nb_hw; i++) {
 		t->e[i].hits_retired += flow_hw_remove(t->e[i].hw);
 		t->e[i].hw = NULL;
 	}
 	t->nb_hw = 0;
-	return 0;
 }
 
 /* The running ports as rte_flow sees them; 0 in a dry run (no ports were started). */
@@ -69,7 +64,7 @@ static unsigned flow_hw_ports(struct daemon *d, struct flow_hw_port *out)
 
 /* Step 3: the longest prefix of the rules that the hardware takes, then the rest in
  * software. The first rule left in software notes why; the others, whom they follow. */
-static int flow_hw_on(struct daemon *d)
+static void flow_hw_on(struct daemon *d)
 {
 	struct flow_table *t = &d->flow;
 	struct flow_hw_port ports[NETCFG_MAX_PORTS];
@@ -85,7 +80,6 @@ static int flow_hw_on(struct daemon *d)
 	for (uint32_t k = i + 1; k < t->nb && nb_ports > 0; k++)
 		snprintf(t->e[k].note, sizeof(t->e[k].note),
 			 "after rule %" PRIu32 ", which runs in software", t->e[i].r.id);
-	return i > 0 ? flow_publish(d, i) : 0;
 }
 
 void cmd_flow_fini(struct daemon *d)
@@ -135,10 +129,9 @@ int cmd_flow_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		return -1;
 	if (d->flow.nb >= FLOW_MAX_RULES)
 		return ctl_error(o, "too many flow rules (at most %d)", FLOW_MAX_RULES);
-	if (flow_hw_off(d) != 0)
-		return ctl_error(o, "out of memory");
+	flow_hw_off(d);
 	int i = flow_table_insert(&d->flow, &r);
-	if (i < 0 || flow_publish(d, 0) != 0) {
+	if (i < 0 || flow_publish(d) != 0) {
 		if (i >= 0)
 			flow_table_remove(&d->flow, (uint32_t)i);
 		flow_hw_on(d);
@@ -165,17 +158,14 @@ int cmd_flow_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	int i = flow_table_find(&d->flow, id);
 	if (i < 0)
 		return ctl_error(o, "no flow rule with id %" PRIu32 " (see flow show)", id);
-	if (flow_hw_off(d) != 0)
-		return ctl_error(o, "out of memory");
+	flow_hw_off(d);
 	struct flow_table_entry gone = d->flow.e[i];
 	flow_table_remove(&d->flow, (uint32_t)i);
-	if (flow_publish(d, 0) != 0) {
-		/* The old set still runs: the rule goes back where it was. */
+	int rc = flow_publish(d);
+	if (rc != 0) /* the old set still runs: the rule goes back where it was */
 		flow_table_put_back(&d->flow, (uint32_t)i, &gone);
-		flow_hw_on(d);
-		return ctl_error(o, "out of memory");
-	}
-	return flow_hw_on(d) == 0 ? 0 : ctl_error(o, "out of memory");
+	flow_hw_on(d);
+	return rc == 0 ? 0 : ctl_error(o, "out of memory");
 }
 
 static uint64_t flow_dropped_total(const struct daemon *d)

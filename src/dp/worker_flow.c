@@ -2,8 +2,8 @@
 
 #include "flow/flow_set.h"
 
-/* Marks m as a hardware MARK action would (rte_flow.rst, "Action: MARK"), so the stack sees
- * one sign for both paths. */
+/* Marks m the way rte_flow's MARK action would (rte_flow.rst, "Action: MARK"): the flags and
+ * the rule's id where a NIC puts them. */
 static void worker_flow_mark(struct rte_mbuf *m, uint32_t rule_id)
 {
 	m->ol_flags |= RTE_MBUF_F_RX_FDIR | STACK_MBUF_FLOW_STEERED;
@@ -32,10 +32,6 @@ uint16_t worker_flow_judge_burst(struct worker *w, uint16_t port, struct rte_mbu
 	uint16_t kept = 0;
 	for (uint16_t k = 0; k < n; k++) {
 		struct rte_mbuf *m = burst[k];
-		if (m->ol_flags & STACK_MBUF_FLOW_STEERED) {
-			burst[kept++] = m; /* a hardware rule's: already at its worker */
-			continue;
-		}
 		struct flow_key key;
 		flow_key_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), port,
 			       &key);

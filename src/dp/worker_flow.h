@@ -4,7 +4,7 @@
  * (flow.dropped); steer WORKER marks it (STACK_MBUF_FLOW_STEERED) and, when WORKER is another
  * worker, hands the whole frame over on that worker's steering ring (worker_handoff with
  * WORKER_HANDOFF_FRAME), where it enters the stack as if received there. A frame a hardware
- * rule already steered carries the mark and is not walked again.
+ * steer rule queued here meets its rule first and stays (src/flow/flow_hw.h).
  *
  * Publication: the set pointer lives in the worker's stack (struct stack.flow) and is swapped
  * through the worker mailbox, between two bursts, as the ACL's is (src/acl/acl.h): a frame

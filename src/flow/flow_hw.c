@@ -13,6 +13,7 @@
 #define FLOW_HW_MAX_PORTS 32
 
 struct flow_hw_rule {
+	bool counted;               /* its flows carry a COUNT action */
 	unsigned nb;
 	struct {
 		uint16_t eth_port;
@@ -28,8 +29,7 @@ struct flow_hw_spec {
 	struct rte_flow_item_ipv4 ip, ip_mask;
 	struct rte_flow_item_tcp tcp, tcp_mask;
 	struct rte_flow_item_udp udp, udp_mask;
-	struct rte_flow_action actions[4];
-	struct rte_flow_action_mark mark;
+	struct rte_flow_action actions[3];
 	struct rte_flow_action_queue queue;
 	struct rte_flow_action_count count;
 };
@@ -40,7 +40,7 @@ static bool ports_have_hw_form(uint16_t lo, uint16_t hi)
 	return lo == hi || (lo == 0 && hi == 65535);
 }
 
-/* Fills s from r for queue (steer). Returns 0, or -1 with why: what rte_flow cannot say. */
+/* Fills s from r. Returns 0, or -1 with why: what rte_flow cannot say. */
 static int flow_hw_spec_fill(struct flow_hw_spec *s, const struct flow_rule *r, uint32_t prio,
 			     char *why, size_t cap)
 {
@@ -104,16 +104,13 @@ static int flow_hw_spec_fill(struct flow_hw_spec *s, const struct flow_rule *r, 
 	unsigned a = 0;
 	if (r->action == FLOW_ACT_DROP) {
 		s->actions[a++].type = RTE_FLOW_ACTION_TYPE_DROP;
+		s->actions[a++] = (struct rte_flow_action){.type = RTE_FLOW_ACTION_TYPE_COUNT,
+							   .conf = &s->count};
 	} else {
-		s->mark.id = r->id;
-		s->actions[a++] = (struct rte_flow_action){.type = RTE_FLOW_ACTION_TYPE_MARK,
-							   .conf = &s->mark};
 		s->queue.index = r->worker;
 		s->actions[a++] = (struct rte_flow_action){.type = RTE_FLOW_ACTION_TYPE_QUEUE,
 							   .conf = &s->queue};
 	}
-	s->actions[a++] = (struct rte_flow_action){.type = RTE_FLOW_ACTION_TYPE_COUNT,
-						   .conf = &s->count};
 	s->actions[a].type = RTE_FLOW_ACTION_TYPE_END;
 	return 0;
 }
@@ -157,6 +154,7 @@ int flow_hw_install(const struct flow_hw_port *ports, unsigned n, const struct f
 		snprintf(why, cap, "out of memory");
 		return -1;
 	}
+	h->counted = r->action == FLOW_ACT_DROP;
 	for (unsigned i = 0; i < n; i++) {
 		if (r->m.dev != FLOW_ANY && r->m.dev != ports[i].index)
 			continue;
@@ -180,7 +178,7 @@ uint64_t flow_hw_hits(const struct flow_hw_rule *h)
 {
 	uint64_t sum = 0;
 	const struct rte_flow_action count = {.type = RTE_FLOW_ACTION_TYPE_COUNT};
-	for (unsigned i = 0; i < h->nb; i++) {
+	for (unsigned i = 0; i < h->nb && h->counted; i++) {
 		struct rte_flow_query_count q = {0};
 		struct rte_flow_error err;
 		if (rte_flow_query(h->f[i].eth_port, h->f[i].flow, &count, &q, &err) == 0 &&

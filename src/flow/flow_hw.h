@@ -1,10 +1,13 @@
 /* Flow rules in the ports' hardware, through rte_flow (DPDK's generic flow API,
  * doc/guides/prog_guide/rte_flow.rst): a rule becomes one rte_flow per port it applies to,
- * with the same match and the same action — DROP, or QUEUE to the worker's RX queue with a
- * MARK that tells the worker a flow rule brought the frame (as the software path marks it) —
- * and a COUNT action for its hits. rte_flow_validate decides: a rule goes to hardware only
- * when every port it applies to accepts it whole, else it stays in software and the reason is
- * kept for `flow show`. */
+ * with the same match and the same action.
+ *  - drop: DROP and COUNT. The frames never reach a worker, so the NIC counts them.
+ *  - steer WORKER: QUEUE to the worker's RX queue on that port. The frames then meet the same
+ *    rule in the worker's software walk, which counts and marks them and finds them already
+ *    at their worker: the NIC saves the hand-over between cores, and needs neither MARK nor
+ *    COUNT (which few virtual PMDs have).
+ * rte_flow_validate decides: a rule goes to hardware only when every port it applies to
+ * accepts it whole, else it stays in software and the reason is kept for `flow show`. */
 #ifndef DPS_FLOW_HW_H
 #define DPS_FLOW_HW_H
 
@@ -29,7 +32,8 @@ struct flow_hw_rule;
 int flow_hw_install(const struct flow_hw_port *ports, unsigned n, const struct flow_rule *r,
 		    uint32_t prio, struct flow_hw_rule **out, char *why, size_t cap);
 
-/* Hits counted by the hardware so far (rte_flow_query of COUNT, summed over the ports). */
+/* Hits counted by the hardware so far (rte_flow_query of COUNT, summed over the ports; 0
+ * for a steer rule, which the software walk counts). */
 uint64_t flow_hw_hits(const struct flow_hw_rule *h);
 
 /* Removes the rule from the hardware; returns its last hit count. */

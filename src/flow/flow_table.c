@@ -49,18 +49,17 @@ void flow_table_put_back(struct flow_table *t, uint32_t i, const struct flow_tab
 	t->nb++;
 }
 
-int flow_table_build(const struct flow_table *t, uint32_t first, unsigned nb_workers,
-		     struct flow_set **out)
+int flow_table_build(const struct flow_table *t, unsigned nb_workers, struct flow_set **out)
 {
 	*out = NULL;
-	if (first >= t->nb)
+	if (t->nb == 0)
 		return 0;
-	struct flow_rule *rules = malloc((t->nb - first) * sizeof(*rules));
+	struct flow_rule *rules = malloc(t->nb * sizeof(*rules));
 	if (rules == NULL)
 		return -ENOMEM;
-	for (uint32_t i = first; i < t->nb; i++)
-		rules[i - first] = t->e[i].r;
-	*out = flow_set_build(rules, t->nb - first, nb_workers);
+	for (uint32_t i = 0; i < t->nb; i++)
+		rules[i] = t->e[i].r;
+	*out = flow_set_build(rules, t->nb, nb_workers);
 	free(rules);
 	return *out != NULL ? 0 : -ENOMEM;
 }
@@ -80,9 +79,8 @@ void flow_table_retire(struct flow_table *t, struct flow_set *old)
 uint64_t flow_table_sw_hits(const struct flow_table *t, uint32_t i)
 {
 	uint64_t hits = t->e[i].hits_retired;
-	if (t->set != NULL && i >= t->set_first && i - t->set_first < t->set->nb &&
-	    t->set->entries[i - t->set_first].id == t->e[i].r.id)
-		hits += flow_set_hits(t->set, i - t->set_first);
+	if (t->set != NULL && i < t->set->nb && t->set->entries[i].id == t->e[i].r.id)
+		hits += flow_set_hits(t->set, i);
 	return hits;
 }
 

@@ -1,9 +1,9 @@
 /* The control thread's list of flow rules, kept in the order they are judged, with what each
- * has counted so far and where it runs: the first nb_hw rules in the ports' hardware
- * (rte_flow, flow_hw.h), the rest in software (the set the workers walk, flow_set.h). Hardware
- * rules always come first, so a frame sees the rules in one order wherever each runs: the
- * ones the NIC judged are those the software walk would have met first. Only the control
- * thread touches it. Pure C. */
+ * has counted so far and where it runs: the first nb_hw rules also in the ports' hardware
+ * (rte_flow, flow_hw.h). The workers walk every rule in software (flow_set.h): a frame a
+ * hardware drop rule took never reaches them, and one a hardware steer rule queued meets
+ * that rule again first. Hardware rules always come first, so a frame sees the rules in one
+ * order wherever each is carried out. Only the control thread touches it. Pure C. */
 #ifndef DPS_FLOW_TABLE_H
 #define DPS_FLOW_TABLE_H
 
@@ -29,9 +29,8 @@ struct flow_table {
 	uint32_t nb, cap;
 	uint32_t next_id;           /* ids start at 1 and are never reused */
 	uint32_t nb_hw;             /* e[0..nb_hw) run in hardware */
-	struct flow_set *set;       /* what the workers walk: e[set_first..nb) as they were
-				     * when it was built; NULL: nothing to walk */
-	uint32_t set_first;
+	struct flow_set *set;       /* what the workers walk: the rules as they were when it was
+				     * built; NULL: no rules */
 };
 
 /* Inserts r in judge order with the next id (written back into r). Returns its index, or
@@ -44,10 +43,9 @@ void flow_table_remove(struct flow_table *t, uint32_t i);
 /* Puts a rule just removed from index i back there. */
 void flow_table_put_back(struct flow_table *t, uint32_t i, const struct flow_table_entry *e);
 
-/* Builds the set of rules e[first..nb) for nb_workers workers into *out (NULL when there are
+/* Builds the set of the table's rules for nb_workers workers into *out (NULL when there are
  * none). Returns 0 or -ENOMEM. */
-int flow_table_build(const struct flow_table *t, uint32_t first, unsigned nb_workers,
-		     struct flow_set **out);
+int flow_table_build(const struct flow_table *t, unsigned nb_workers, struct flow_set **out);
 
 /* Once no worker walks old any more: adds its hits to the rules still in the table (by id),
  * then frees it. */

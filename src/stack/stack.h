@@ -99,9 +99,8 @@ struct stack {
 	struct stack_port_counters ports[NETCFG_MAX_PORTS];
 };
 
-/* On a received mbuf: a flow rule steered it to this worker (rte_flow's MARK in hardware,
- * the receiving worker in software, src/dp/worker_flow.h), whose stack then keeps its TCP
- * connection rather than handing it to the flow's RSS owner. */
+/* On a received mbuf: a flow rule steered it to this worker (src/dp/worker_flow.h), whose
+ * stack then keeps its TCP connection rather than handing it to the flow's RSS owner. */
 #define STACK_MBUF_FLOW_STEERED RTE_MBUF_F_RX_FDIR_ID
 
 /* Returns NULL (rte_errno set) on failure. */

@@ -354,3 +354,27 @@ def test_config_file_rules_and_check_config(lab):
         "%s:6: flow action kernel: port0 has no kernel exception interface (this dpstackd "
         "has no kernel exception path)" % path,
         "%s: 2 error(s)" % path], p
+
+
+def test_net_tap_offers_rules_to_rte_flow_and_says_why_not(lab):
+    """net_tap is the one virtual PMD here with rte_flow (as TC flower rules): each rule goes
+    through rte_flow_validate and rte_flow_create. This machine's kernel has no multiq qdisc
+    for the PMD's flower rules, so the PMD refuses them and every rule stays in software,
+    saying which port refused and rte_flow's reason; on a kernel that takes them the steer
+    rule would show as hw (flow_hw.h)."""
+    ifname = "%s%stap" % (topo.PREFIX, topo.PID_HEX)
+    cpus = sorted(os.sched_getaffinity(0))
+    d = lab.start_daemon("\n".join([
+        "eal --lcores=0@%d,1@%d,2@%d" % (cpus[0], cpus[0], cpus[1 % len(cpus)]),
+        "workers 2",
+        "port add port0 net_tap0,iface=%s" % ifname,
+        "ip addr add 198.51.100.2/24 dev port0",
+        "flow add steer 1 proto tcp dport 80",
+        "flow add drop proto udp sport 1000-2000"]) + "\n")
+    steer, ranged = rules(d)
+    assert steer["where"] in ("hw", "sw") and ranged["where"] == "sw", (steer, ranged)
+    if steer["where"] == "sw":
+        assert steer["why_sw"].startswith("port0: rte_flow: "), steer
+        assert ranged["why_sw"] == "after rule %d, which runs in software" % steer["id"]
+    else:
+        assert ranged["why_sw"] == "port ranges are judged in software", ranged
