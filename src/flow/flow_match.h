@@ -25,26 +25,31 @@ struct flow_key {
  * (the stack then counts and drops what is malformed). */
 void flow_key_parse(const uint8_t *frame, size_t len, uint16_t port, struct flow_key *k);
 
-static inline bool flow_prefix_holds(uint32_t addr, uint32_t prefix, uint8_t len)
-{
-	return len == 0 || ((addr ^ prefix) >> (32 - len)) == 0;
-}
+/* A rule's match compiled for the walk: every field a compare of the key against a value
+ * under a mask, or a range as one unsigned compare, combined with & rather than a branch
+ * per field. What a field of struct flow_match means is in flow_test_compile. */
+struct flow_test {
+	uint32_t src, src_mask, dst, dst_mask;
+	uint16_t sport_lo, sport_span;      /* sport - sport_lo <= sport_span */
+	uint16_t dport_lo, dport_span;
+	uint16_t port, port_mask;           /* 0xffff: this port only; 0: any */
+	uint16_t ethertype, ethertype_mask;
+	uint8_t proto, proto_mask;
+	bool need_ip4, need_l4;
+};
 
-static inline bool flow_match_holds(const struct flow_match *m, const struct flow_key *k)
+void flow_test_compile(const struct flow_match *m, struct flow_test *t);
+
+static inline bool flow_test_holds(const struct flow_test *t, const struct flow_key *k)
 {
-	if ((m->dev != FLOW_ANY && m->dev != k->port) ||
-	    (m->ethertype != FLOW_ANY && m->ethertype != k->ethertype))
-		return false;
-	if (m->proto == FLOW_ANY && m->src_len == 0 && m->dst_len == 0)
-		return true;         /* no IP match (ports need proto, flow_rule_parse) */
-	if (!k->ip4 || (m->proto != FLOW_ANY && m->proto != k->proto) ||
-	    !flow_prefix_holds(k->src, m->src, m->src_len) ||
-	    !flow_prefix_holds(k->dst, m->dst, m->dst_len))
-		return false;
-	bool any_ports = m->sport_lo == 0 && m->sport_hi == 65535 && m->dport_lo == 0 &&
-			 m->dport_hi == 65535;
-	return any_ports || (k->l4 && k->sport >= m->sport_lo && k->sport <= m->sport_hi &&
-			     k->dport >= m->dport_lo && k->dport <= m->dport_hi);
+	return (((k->port ^ t->port) & t->port_mask) == 0) &
+	       (((k->ethertype ^ t->ethertype) & t->ethertype_mask) == 0) &
+	       (k->ip4 | !t->need_ip4) & (k->l4 | !t->need_l4) &
+	       (((k->proto ^ t->proto) & t->proto_mask) == 0) &
+	       (((k->src ^ t->src) & t->src_mask) == 0) &
+	       (((k->dst ^ t->dst) & t->dst_mask) == 0) &
+	       ((uint16_t)(k->sport - t->sport_lo) <= t->sport_span) &
+	       ((uint16_t)(k->dport - t->dport_lo) <= t->dport_span);
 }
 
 #endif

@@ -23,10 +23,12 @@ struct flow_set *flow_set_build(const struct flow_rule *rules, uint32_t n, unsig
 		return NULL;
 	}
 	memset(set->hits, 0, set->stride * nb_workers * sizeof(uint64_t));
-	for (uint32_t i = 0; i < n; i++)
-		set->entries[i] = (struct flow_entry){.m = rules[i].m, .id = rules[i].id,
+	for (uint32_t i = 0; i < n; i++) {
+		set->entries[i] = (struct flow_entry){.id = rules[i].id,
 						      .action = (uint8_t)rules[i].action,
 						      .worker = rules[i].worker};
+		flow_test_compile(&rules[i].m, &set->entries[i].t);
+	}
 	return set;
 }
 

@@ -5,10 +5,10 @@
  *
  * The first matching rule decides, found by walking the rules in order. A walk, not a
  * classifier such as rte_acl: flow rules are few (a NIC's flow table holds hundreds, and
- * every rule here may become one of them), each test is a handful of compares on a key read
- * once per frame, and a frame that matches no rule costs one pass (README: measured cost).
- * Larger lists of permit/deny rules belong in the ACL, which rte_acl judges in constant
- * time. */
+ * every rule here may become one of them), each test is a handful of masked compares on a
+ * key read once per frame (flow_test_holds), and a frame that matches no rule costs one
+ * pass: a few ns per rule (README, bench/flow.sh). Long permit/deny lists belong in the ACL,
+ * which rte_acl judges in a time that does not grow with the rules. */
 #ifndef DPS_FLOW_SET_H
 #define DPS_FLOW_SET_H
 
@@ -19,7 +19,7 @@
 
 /* What the packet path needs of a rule, packed for the walk. */
 struct flow_entry {
-	struct flow_match m;
+	struct flow_test t;
 	uint32_t id;
 	uint8_t action;             /* enum flow_action */
 	uint16_t worker;            /* steer */
@@ -43,7 +43,7 @@ static inline const struct flow_entry *flow_set_judge(const struct flow_set *set
 						       unsigned worker, const struct flow_key *k)
 {
 	for (uint32_t i = 0; i < set->nb; i++)
-		if (flow_match_holds(&set->entries[i].m, k)) {
+		if (flow_test_holds(&set->entries[i].t, k)) {
 			set->hits[worker * set->stride + i]++;
 			return &set->entries[i];
 		}

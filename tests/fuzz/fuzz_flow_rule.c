@@ -57,7 +57,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   m->ethertype == FLOW_ETHERTYPE_IPV4);
 	FUZZ_CHECK(m->ethertype == FLOW_ANY || (m->ethertype >= 0x0600 && m->ethertype <= 0xffff));
 	FUZZ_CHECK(r.action < FLOW_ACT_COUNT && (r.action != FLOW_ACT_STEER || r.worker < NB_WORKERS));
-	(void)flow_match_holds(m, &k);
+	/* The compiled test against the match read plainly. */
+	struct flow_test t;
+	flow_test_compile(m, &t);
+	bool ip = m->proto != FLOW_ANY || m->src_len != 0 || m->dst_len != 0;
+	bool ports = !(m->sport_lo == 0 && m->sport_hi == 65535 && m->dport_lo == 0 &&
+		       m->dport_hi == 65535);
+	bool plain = (m->dev == FLOW_ANY || m->dev == k.port) &&
+		     (m->ethertype == FLOW_ANY || m->ethertype == k.ethertype) &&
+		     (!ip || (k.ip4 && (m->proto == FLOW_ANY || m->proto == k.proto) &&
+			      (m->src_len == 0 || (k.src >> (32 - m->src_len)) ==
+						      (m->src >> (32 - m->src_len))) &&
+			      (m->dst_len == 0 || (k.dst >> (32 - m->dst_len)) ==
+						      (m->dst >> (32 - m->dst_len))))) &&
+		     (!ports || (k.l4 && k.sport >= m->sport_lo && k.sport <= m->sport_hi &&
+				 k.dport >= m->dport_lo && k.dport <= m->dport_hi));
+	FUZZ_CHECK(flow_test_holds(&t, &k) == plain);
 	flow_match_format(m, match, sizeof(match));
 	snprintf(again_text, sizeof(again_text), "drop %s", match);
 	char *again_words[MAX_WORDS];
