@@ -15,30 +15,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_cpu.h"
 #include "flow/flow_table.h"
 
 #define NB_ADDRS 1024
 #define FRAME_LEN 64
 #define MAX_RUNS 64
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void make_frame(uint8_t *f, unsigned i)
 {
@@ -100,7 +82,7 @@ static struct flow_set *make_set(unsigned n)
 static double run(const struct flow_set *set, uint8_t (*f)[FRAME_LEN], unsigned frames)
 {
 	unsigned matched = 0;
-	double t0 = now_ns();
+	double t0 = bench_cpu_ns();
 	for (unsigned i = 0; i < frames; i++) {
 		struct flow_key k;
 		flow_key_parse(f[i % NB_ADDRS], FRAME_LEN, 0, &k);
@@ -109,7 +91,7 @@ static double run(const struct flow_set *set, uint8_t (*f)[FRAME_LEN], unsigned 
 		else
 			matched += k.l4;
 	}
-	double ns = (now_ns() - t0) / frames;
+	double ns = (bench_cpu_ns() - t0) / frames;
 	if (matched != frames) {
 		fprintf(stderr, "dps-flow-bench: %u of %u frames matched\n", matched, frames);
 		exit(1);
@@ -137,13 +119,13 @@ int main(int argc, char **argv)
 	for (unsigned r = 0; r < runs; r++)
 		v[r] = run(NULL, f, frames);
 	printf("%-7s %s\n", "rules", "CPU ns per frame (median of runs)");
-	printf("%-7s %.1f (reading the key alone)\n", "-", median(v, runs));
+	printf("%-7s %.1f (reading the key alone)\n", "-", bench_median(v, runs));
 	static const unsigned sizes[] = {1, 10, 100, 1000};
 	for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		struct flow_set *set = make_set(sizes[s]);
 		for (unsigned r = 0; r < runs; r++)
 			v[r] = run(set, f, frames);
-		printf("%-7u %.1f\n", sizes[s], median(v, runs));
+		printf("%-7u %.1f\n", sizes[s], bench_median(v, runs));
 		flow_set_free(set);
 	}
 	return 0;
