@@ -1,7 +1,9 @@
 #include "cmd.h"
 #include "cmd_words.h"
+#include "wire/ipv4.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,6 +173,25 @@ int cmd_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out, cons
 				 s);
 	*out = (uint32_t)v;
 	return 0;
+}
+
+uint64_t cmd_drop_total(const struct daemon *d, enum stack_drop reason)
+{
+	uint64_t sum = 0;
+	for (unsigned w = 0; w < d->nb_workers; w++)
+		if (d->workers[w].stack != NULL)        /* none in a dry run (--check-config) */
+			sum += d->workers[w].stack->drops[reason];
+	return sum;
+}
+
+void cmd_json_prefix(struct ctl_out *o, const char *key, uint32_t addr, uint8_t len)
+{
+	char buf[24];
+	if (len == 0)
+		return;
+	ip4_addr_format(addr, buf, sizeof(buf));
+	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/%u", len);
+	json_str(o, key, buf);
 }
 
 const char *cmd_strerror(int err)

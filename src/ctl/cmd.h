@@ -67,6 +67,10 @@ int cmd_parse_port(struct daemon *d, const char *name, uint16_t *port, struct ct
 int cmd_parse_dev_filter(struct daemon *d, int argc, char **argv, int *port, struct ctl_out *o);
 int cmd_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out, const char *what,
 		  struct ctl_out *o);
+/* A drop reason's count summed over the workers (0 in a dry run, which has none). */
+uint64_t cmd_drop_total(const struct daemon *d, enum stack_drop reason);
+/* "key": "A.B.C.D/LEN" in a JSON object; nothing for the prefix that matches all (len 0). */
+void cmd_json_prefix(struct ctl_out *o, const char *key, uint32_t addr, uint8_t len);
 /* Human-readable errno for command errors ("File exists" is not what a user wants). */
 const char *cmd_strerror(int err);
 

@@ -11,11 +11,9 @@
  *      have decided otherwise. */
 #include <errno.h>
 #include <inttypes.h>
-#include <string.h>
 
 #include "cmd.h"
 #include "flow/flow_hw.h"
-#include "wire/ipv4.h"
 
 static int flow_swap_on_stack(struct stack *s, void *arg)
 {
@@ -168,29 +166,10 @@ int cmd_flow_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	return rc == 0 ? 0 : ctl_error(o, "out of memory");
 }
 
-static uint64_t flow_dropped_total(const struct daemon *d)
-{
-	uint64_t sum = 0;
-	for (unsigned w = 0; w < d->nb_workers; w++)
-		if (d->workers[w].stack != NULL)        /* none in a dry run (--check-config) */
-			sum += d->workers[w].stack->drops[STACK_DROP_FLOW_DROPPED];
-	return sum;
-}
-
 static uint64_t flow_hits(const struct flow_table *t, uint32_t i)
 {
 	uint64_t hits = flow_table_sw_hits(t, i);
 	return t->e[i].hw != NULL ? hits + flow_hw_hits(t->e[i].hw) : hits;
-}
-
-static void flow_prefix_json(struct ctl_out *o, const char *key, uint32_t addr, uint8_t len)
-{
-	char buf[24];
-	if (len == 0)
-		return;
-	ip4_addr_format(addr, buf, sizeof(buf));
-	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/%u", len);
-	json_str(o, key, buf);
 }
 
 static void flow_rule_json(struct daemon *d, struct ctl_out *o, const struct flow_table_entry *e,
@@ -212,8 +191,8 @@ static void flow_rule_json(struct daemon *d, struct ctl_out *o, const struct flo
 		json_u64(o, "ethertype", (uint64_t)r->m.ethertype);
 	if (r->m.proto != FLOW_ANY)
 		json_u64(o, "proto", (uint64_t)r->m.proto);
-	flow_prefix_json(o, "src", r->m.src, r->m.src_len);
-	flow_prefix_json(o, "dst", r->m.dst, r->m.dst_len);
+	cmd_json_prefix(o, "src", r->m.src, r->m.src_len);
+	cmd_json_prefix(o, "dst", r->m.dst, r->m.dst_len);
 	json_u64(o, "sport_min", r->m.sport_lo);
 	json_u64(o, "sport_max", r->m.sport_hi);
 	json_u64(o, "dport_min", r->m.dport_lo);
@@ -233,7 +212,7 @@ int cmd_flow_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	const struct flow_table *t = &d->flow;
 	if (o->json) {
 		json_obj_begin(o, NULL);
-		json_u64(o, "dropped", flow_dropped_total(d));
+		json_u64(o, "dropped", cmd_drop_total(d, STACK_DROP_FLOW_DROPPED));
 		json_arr_begin(o, "rules");
 	} else {
 		ctl_printf(o, "%-6s %-5s %-12s %-8s %-44s %-5s %s\n", "ID", "PRIO", "ACTION", "DEV",
@@ -260,7 +239,7 @@ int cmd_flow_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		json_obj_end(o);
 	} else {
 		ctl_printf(o, "%" PRIu32 " rules (%" PRIu32 " in hardware); dropped %" PRIu64
-			   " frames (flow.dropped)\n", t->nb, t->nb_hw, flow_dropped_total(d));
+			   " frames (flow.dropped)\n", t->nb, t->nb_hw, cmd_drop_total(d, STACK_DROP_FLOW_DROPPED));
 	}
 	return 0;
 }

@@ -51,7 +51,8 @@ static int flow_hw_spec_fill(struct flow_hw_spec *s, const struct flow_rule *r, 
 		return -1;
 	}
 	/* A range would need the items' "last" field, which few PMDs take: software judges it. */
-	if (!ports_have_hw_form(m->sport_lo, m->sport_hi) || !ports_have_hw_form(m->dport_lo, m->dport_hi)) {
+	if (!ports_have_hw_form(m->sport_lo, m->sport_hi) ||
+	    !ports_have_hw_form(m->dport_lo, m->dport_hi)) {
 		snprintf(why, cap, "port ranges are judged in software");
 		return -1;
 	}

@@ -7,42 +7,27 @@
 #include <string.h>
 
 #include "fuzz_check.h"
+#include "fuzz_words.h"
 #include "flow/flow_match.h"
 
-#define MAX_WORDS 24
 #define NB_WORKERS 4
 
-static int port_by_name(void *ctx, const char *name)
-{
-	(void)ctx;
-	return strcmp(name, "port0") == 0 ? 0 : -1;
-}
-
-static const struct flow_parse_env env = {.port_by_name = port_by_name,
+static const struct flow_parse_env env = {.port_by_name = fuzz_port_by_name,
 					  .nb_workers = NB_WORKERS};
-
-/* Splits text (modified in place) at blanks into at most MAX_WORDS words. */
-static int split(char *text, char **words)
-{
-	int n = 0;
-	for (char *w = strtok(text, " \t\n"); w != NULL && n < MAX_WORDS; w = strtok(NULL, " \t\n"))
-		words[n++] = w;
-	return n;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 1024)
 		return 0;
 	char text[1025], err[160], match[200], again_text[256];
-	char *words[MAX_WORDS];
+	char *words[FUZZ_MAX_WORDS];
 	memcpy(text, data, size);
 	text[size] = '\0';
 	struct flow_rule r, again;
 	struct flow_key k;
 	flow_key_parse(data, size, 0, &k);
 	err[0] = '\0';
-	if (flow_rule_parse(split(text, words), words, &env, &r, err, sizeof(err)) != 0) {
+	if (flow_rule_parse(fuzz_split_words(text, words), words, &env, &r, err, sizeof(err)) != 0) {
 		FUZZ_CHECK(err[0] != '\0');
 		return 0;
 	}
@@ -75,8 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(flow_test_holds(&t, &k) == plain);
 	flow_match_format(m, match, sizeof(match));
 	snprintf(again_text, sizeof(again_text), "drop %s", match);
-	char *again_words[MAX_WORDS];
-	int n = split(again_text, again_words);
+	char *again_words[FUZZ_MAX_WORDS];
+	int n = fuzz_split_words(again_text, again_words);
 	FUZZ_CHECK(flow_rule_parse(n == 2 && strcmp(again_words[1], "any") == 0 ? 1 : n,
 				   again_words, &env, &again, err, sizeof(err)) == 0);
 	again.m.dev = m->dev; /* the match text leaves dev to the daemon, which names ports */
