@@ -18,31 +18,11 @@
 #include <rte_mbuf.h>
 
 #include "acl/acl.h"
+#include "bench_cpu.h"
 #include "wire/eth.h"
 
 #define NB_PKTS 1024          /* distinct packets, cycled through (a multiple of BURST) */
 #define BURST 32
-
-/* The thread's CPU time, not the wall clock: on a shared machine the time others' work
- * takes from this thread would otherwise count as the ACL's. */
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Rule i of a set of n: UDP and TCP, sources as /32 hosts and every tenth a /24, single
  * destination ports and every seventh a range; the first and last rules of the 10-rule set
@@ -93,7 +73,7 @@ static double run(const struct acl_set *set, struct rte_mbuf **frames, unsigned 
 		  bool burst, unsigned *denied)
 {
 	unsigned d = 0;
-	double t0 = now_ns();
+	double t0 = bench_cpu_ns();
 	for (unsigned i = 0; i < packets; i += BURST) {
 		struct rte_mbuf **f = &frames[i % NB_PKTS];
 		if (burst)
@@ -109,7 +89,7 @@ static double run(const struct acl_set *set, struct rte_mbuf **frames, unsigned 
 			rte_pktmbuf_prepend(m, ETH_HDR_LEN);
 		}
 	}
-	double t = now_ns() - t0;
+	double t = bench_cpu_ns() - t0;
 	*denied = d;
 	return t / packets;
 }
@@ -162,17 +142,17 @@ int main(int argc, char **argv)
 		unsigned d;
 		none[r] = run(NULL, frames, packets, false, &d);
 	}
-	printf("%-7u %-10s %-18.1f %-18s %s\n", 0, "-", median(none, runs), "-",
+	printf("%-7u %-10s %-18.1f %-18s %s\n", 0, "-", bench_median(none, runs), "-",
 	       "(no rules: header strip and parse, the hook's NULL check)");
 	for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		struct acl_rule *rules = calloc(sizes[s], sizeof(*rules));
 		for (uint32_t i = 0; rules != NULL && i < sizes[s]; i++)
 			make_rule(&rules[i], i);
 		char err[160] = "out of memory";
-		double t0 = now_ns();
+		double t0 = bench_cpu_ns();
 		struct acl_set *set = rules ? acl_set_build(rules, sizes[s], 1, err, sizeof(err))
 					    : NULL;
-		double build_ms = (now_ns() - t0) / 1e6;
+		double build_ms = (bench_cpu_ns() - t0) / 1e6;
 		free(rules);
 		if (set == NULL) {
 			fprintf(stderr, "dps-acl-bench: %s\n", err);
@@ -189,7 +169,7 @@ int main(int argc, char **argv)
 				"%u in bursts\n", d1, d2);
 			return 1;
 		}
-		double m1 = median(one, runs), m2 = median(burst, runs);
+		double m1 = bench_median(one, runs), m2 = bench_median(burst, runs);
 		printf("%-7u %-10.1f %-18.1f %-18.1f %.2f   (%u of %u packets denied)\n", sizes[s],
 		       build_ms, m1, m2, m1 / m2, d1, packets);
 		acl_set_free(set);

@@ -1,16 +1,13 @@
 #include "acl_rule.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "wire/ipv4.h"
+#include "match_words.h"
 
-#define PROTO_ICMP 1
-#define PROTO_TCP 6
-#define PROTO_UDP 17
+#define PROTO_TCP MATCH_PROTO_TCP
+#define PROTO_UDP MATCH_PROTO_UDP
 
 /* One name per TCP flag bit (RFC 9293 §3.1, RFC 3168 for ECE and CWR), bit i = 1 << i. */
 static const char *const tcp_flag_names[8] = {"FIN", "SYN", "RST", "PSH", "ACK", "URG", "ECE",
@@ -36,24 +33,10 @@ __attribute__((format(printf, 2, 3))) static int parse_error(struct rule_parser 
 	return -1;
 }
 
-/* A decimal number from 0 to max, nothing else (no sign, no blanks, no hex). */
-static bool parse_num(const char *s, unsigned long max, unsigned long *out)
-{
-	if (s[0] < '0' || s[0] > '9')
-		return false;
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*end != '\0' || errno != 0 || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
 static int parse_prio(struct rule_parser *p, const char *key, const char *val)
 {
 	unsigned long v;
-	if (!parse_num(val, ACL_PRIO_MAX, &v))
+	if (!match_num(val, ACL_PRIO_MAX, &v))
 		return parse_error(p, "%s must be a number from 0 to %u, not '%s'", key,
 				   ACL_PRIO_MAX, val);
 	p->r->prio = (uint16_t)v;
@@ -62,82 +45,30 @@ static int parse_prio(struct rule_parser *p, const char *key, const char *val)
 
 static int parse_proto(struct rule_parser *p, const char *key, const char *val)
 {
-	unsigned long v;
-	if (strcmp(val, "tcp") == 0)
-		v = PROTO_TCP;
-	else if (strcmp(val, "udp") == 0)
-		v = PROTO_UDP;
-	else if (strcmp(val, "icmp") == 0)
-		v = PROTO_ICMP;
-	else if (!parse_num(val, 255, &v))
-		return parse_error(p, "%s must be tcp, udp, icmp or a number from 0 to 255, "
-				   "not '%s'", key, val);
-	p->r->proto = (int16_t)v;
 	p->seen_proto = true;
-	return 0;
-}
-
-static int parse_prefix(struct rule_parser *p, const char *key, const char *val,
-			uint32_t *addr, uint8_t *len)
-{
-	if (ip4_prefix_parse(val, addr, len) != 0)
-		return parse_error(p, "%s '%s' is not an IPv4 address or ADDR/LEN prefix", key,
-				   val);
-	if ((*addr & ~ip4_mask(*len)) != 0) {
-		char net[16];
-		ip4_addr_format(*addr & ip4_mask(*len), net, sizeof(net));
-		return parse_error(p, "%s '%s' has host bits set (did you mean %s/%u?)", key, val,
-				   net, *len);
-	}
-	return 0;
+	return match_proto(key, val, &p->r->proto, p->err, p->cap);
 }
 
 static int parse_src(struct rule_parser *p, const char *key, const char *val)
 {
-	return parse_prefix(p, key, val, &p->r->src, &p->r->src_len);
+	return match_prefix(key, val, &p->r->src, &p->r->src_len, p->err, p->cap);
 }
 
 static int parse_dst(struct rule_parser *p, const char *key, const char *val)
 {
-	return parse_prefix(p, key, val, &p->r->dst, &p->r->dst_len);
-}
-
-/* "P" or "A-B" with A <= B. */
-static int parse_port_range(struct rule_parser *p, const char *key, const char *val,
-			    uint16_t *lo, uint16_t *hi)
-{
-	char first[8];
-	const char *dash = strchr(val, '-');
-	size_t n = dash != NULL ? (size_t)(dash - val) : strlen(val);
-	unsigned long a, b;
-	if (n >= sizeof(first))
-		goto bad;
-	memcpy(first, val, n);
-	first[n] = '\0';
-	if (!parse_num(first, 65535, &a))
-		goto bad;
-	b = a;
-	if (dash != NULL && !parse_num(dash + 1, 65535, &b))
-		goto bad;
-	if (a > b)
-		return parse_error(p, "%s range '%s' is reversed (did you mean %lu-%lu?)", key,
-				   val, b, a);
-	*lo = (uint16_t)a;
-	*hi = (uint16_t)b;
-	p->seen_ports = true;
-	return 0;
-bad:
-	return parse_error(p, "%s '%s' is not a port or PORT-PORT range of 0 to 65535", key, val);
+	return match_prefix(key, val, &p->r->dst, &p->r->dst_len, p->err, p->cap);
 }
 
 static int parse_sport(struct rule_parser *p, const char *key, const char *val)
 {
-	return parse_port_range(p, key, val, &p->r->sport_lo, &p->r->sport_hi);
+	p->seen_ports = true;
+	return match_port_range(key, val, &p->r->sport_lo, &p->r->sport_hi, p->err, p->cap);
 }
 
 static int parse_dport(struct rule_parser *p, const char *key, const char *val)
 {
-	return parse_port_range(p, key, val, &p->r->dport_lo, &p->r->dport_hi);
+	p->seen_ports = true;
+	return match_port_range(key, val, &p->r->dport_lo, &p->r->dport_hi, p->err, p->cap);
 }
 
 /* A comma-separated list of names[i] into bits 1 << i; false at an unknown or empty name. */
@@ -294,55 +225,25 @@ char *acl_tcp_flags_format(uint8_t flags, char *buf, size_t cap)
 	return buf;
 }
 
-/* Appends to buf (len so far) without overrunning cap. */
-__attribute__((format(printf, 4, 5))) static size_t append(char *buf, size_t cap, size_t len,
-							   const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf + len, len < cap ? cap - len : 0, fmt, ap);
-	va_end(ap);
-	return len + (n > 0 ? (size_t)n : 0);
-}
-
-static size_t append_ports(char *buf, size_t cap, size_t len, const char *key, uint16_t lo,
-			   uint16_t hi)
-{
-	if (lo == 0 && hi == 65535)
-		return len;
-	if (lo == hi)
-		return append(buf, cap, len, " %s %u", key, lo);
-	return append(buf, cap, len, " %s %u-%u", key, lo, hi);
-}
-
 char *acl_rule_match_format(const struct acl_rule *r, char *buf, size_t cap)
 {
-	char a[16], f1[40], f2[40];
-	size_t len = 0;
+	char f1[40], f2[40];
 	buf[0] = '\0';
-	if (r->proto == PROTO_TCP || r->proto == PROTO_UDP || r->proto == PROTO_ICMP)
-		len = append(buf, cap, len, " proto %s",
-			     r->proto == PROTO_TCP ? "tcp" : r->proto == PROTO_UDP ? "udp" : "icmp");
-	else if (r->proto != ACL_PROTO_ANY)
-		len = append(buf, cap, len, " proto %d", r->proto);
-	if (r->src_len != 0)
-		len = append(buf, cap, len, " src %s/%u", ip4_addr_format(r->src, a, sizeof(a)),
-			     r->src_len);
-	if (r->dst_len != 0)
-		len = append(buf, cap, len, " dst %s/%u", ip4_addr_format(r->dst, a, sizeof(a)),
-			     r->dst_len);
-	len = append_ports(buf, cap, len, "sport", r->sport_lo, r->sport_hi);
-	len = append_ports(buf, cap, len, "dport", r->dport_lo, r->dport_hi);
+	size_t len = match_append_proto(buf, cap, 0, r->proto);
+	len = match_append_prefix(buf, cap, len, "src", r->src, r->src_len);
+	len = match_append_prefix(buf, cap, len, "dst", r->dst, r->dst_len);
+	len = match_append_ports(buf, cap, len, "sport", r->sport_lo, r->sport_hi);
+	len = match_append_ports(buf, cap, len, "dport", r->dport_lo, r->dport_hi);
 	if (r->flags_mask != 0) {
 		acl_tcp_flags_format(r->flags_set, f1, sizeof(f1));
 		if (r->flags_mask == r->flags_set)
-			len = append(buf, cap, len, " flags %s", f1);
+			len = match_append(buf, cap, len, " flags %s", f1);
 		else
-			len = append(buf, cap, len, " flags %s/%s", f1,
-				     acl_tcp_flags_format(r->flags_mask, f2, sizeof(f2)));
+			len = match_append(buf, cap, len, " flags %s/%s", f1,
+					   acl_tcp_flags_format(r->flags_mask, f2, sizeof(f2)));
 	}
 	if (len == 0)
-		append(buf, cap, len, " any");
+		match_append(buf, cap, len, " any");
 	memmove(buf, buf + 1, strlen(buf)); /* the leading blank */
 	return buf;
 }

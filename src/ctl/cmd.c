@@ -1,7 +1,9 @@
 #include "cmd.h"
 #include "cmd_words.h"
+#include "wire/ipv4.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +77,13 @@ static const struct cmd cmds[] = {
 	{"acl flush", cmd_acl_flush, "acl flush"},
 	{"acl show", cmd_acl_show, "acl show"},
 	{"acl", cmd_acl_show, NULL},
+	{"flow add", cmd_flow_add,
+	 "flow add [prio N] { drop | steer WORKER | kernel | cluster NAME } [dev PORT] "
+	 "[ethertype { ipv4 | arp | ipv6 | N }] [proto { tcp | udp | icmp | N }] [src PREFIX] "
+	 "[dst PREFIX] [sport P[-P]] [dport P[-P]]"},
+	{"flow del", cmd_flow_del, "flow del ID"},
+	{"flow show", cmd_flow_show, "flow show"},
+	{"flow", cmd_flow_show, NULL},
 	{"apps limits", cmd_apps_limits,
 	 "apps limits [{ apps-per-user | socks-per-app | socks-per-user | listeners-per-user | "
 	 "arena-mb-per-app | arena-mb-per-user | binds-per-app } N]..."},
@@ -174,6 +183,25 @@ int cmd_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out, cons
 				 s);
 	*out = (uint32_t)v;
 	return 0;
+}
+
+uint64_t cmd_drop_total(const struct daemon *d, enum stack_drop reason)
+{
+	uint64_t sum = 0;
+	for (unsigned w = 0; w < d->nb_workers; w++)
+		if (d->workers[w].stack != NULL)        /* none in a dry run (--check-config) */
+			sum += d->workers[w].stack->drops[reason];
+	return sum;
+}
+
+void cmd_json_prefix(struct ctl_out *o, const char *key, uint32_t addr, uint8_t len)
+{
+	char buf[24];
+	if (len == 0)
+		return;
+	ip4_addr_format(addr, buf, sizeof(buf));
+	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/%u", len);
+	json_str(o, key, buf);
 }
 
 const char *cmd_strerror(int err)

@@ -55,6 +55,11 @@ int cmd_acl_start(struct daemon *d, struct ctl_out *o);
 /* Frees the rules and the set in use, once the workers have stopped. */
 void cmd_acl_fini(struct daemon *d);
 
+cmd_handler cmd_flow_add, cmd_flow_del, cmd_flow_show;
+/* Takes the flow rules out of the ports' hardware and frees them (workers stopped, ports
+ * not yet). */
+void cmd_flow_fini(struct daemon *d);
+
 /* The applications' limits and each user's use (in `stats` and `apps limits`). */
 void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o);
 
@@ -78,6 +83,10 @@ int cmd_parse_port(struct daemon *d, const char *name, uint16_t *port, struct ct
 int cmd_parse_dev_filter(struct daemon *d, int argc, char **argv, int *port, struct ctl_out *o);
 int cmd_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out, const char *what,
 		  struct ctl_out *o);
+/* A drop reason's count summed over the workers (0 in a dry run, which has none). */
+uint64_t cmd_drop_total(const struct daemon *d, enum stack_drop reason);
+/* "key": "A.B.C.D/LEN" in a JSON object; nothing for the prefix that matches all (len 0). */
+void cmd_json_prefix(struct ctl_out *o, const char *key, uint32_t addr, uint8_t len);
 /* Human-readable errno for command errors ("File exists" is not what a user wants). */
 const char *cmd_strerror(int err);
 

@@ -6,10 +6,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cmd.h"
-#include "wire/ipv4.h"
 
 static int acl_swap_on_stack(struct stack *s, void *arg)
 {
@@ -113,15 +111,6 @@ int cmd_acl_flush(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	return 0;
 }
 
-static uint64_t acl_denied_total(const struct daemon *d)
-{
-	uint64_t sum = 0;
-	for (unsigned w = 0; w < d->nb_workers; w++)
-		if (d->workers[w].stack != NULL)        /* none in a dry run (--check-config) */
-			sum += d->workers[w].stack->drops[STACK_DROP_ACL_DENIED];
-	return sum;
-}
-
 static void acl_rule_json(struct daemon *d, struct ctl_out *o, const struct acl_rule *r,
 			  uint64_t hits)
 {
@@ -135,16 +124,8 @@ static void acl_rule_json(struct daemon *d, struct ctl_out *o, const struct acl_
 		json_str(o, "dev", d->master.ifaces[r->dev].name);
 	if (r->proto != ACL_PROTO_ANY)
 		json_u64(o, "proto", (uint64_t)r->proto);
-	if (r->src_len != 0) {
-		ip4_addr_format(r->src, buf, sizeof(buf));
-		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/%u", r->src_len);
-		json_str(o, "src", buf);
-	}
-	if (r->dst_len != 0) {
-		ip4_addr_format(r->dst, buf, sizeof(buf));
-		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/%u", r->dst_len);
-		json_str(o, "dst", buf);
-	}
+	cmd_json_prefix(o, "src", r->src, r->src_len);
+	cmd_json_prefix(o, "dst", r->dst, r->dst_len);
 	json_u64(o, "sport_min", r->sport_lo);
 	json_u64(o, "sport_max", r->sport_hi);
 	json_u64(o, "dport_min", r->dport_lo);
@@ -172,7 +153,7 @@ int cmd_acl_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	qsort_r(order, t->nb_rules, sizeof(*order), acl_rule_index_order, t->rules);
 	if (o->json) {
 		json_obj_begin(o, NULL);
-		json_u64(o, "denied", acl_denied_total(d));
+		json_u64(o, "denied", cmd_drop_total(d, STACK_DROP_ACL_DENIED));
 		json_arr_begin(o, "rules");
 	} else {
 		ctl_printf(o, "%-6s %-5s %-6s %-13s %-8s %-44s %s\n", "ID", "PRIO", "ACTION",
@@ -197,7 +178,7 @@ int cmd_acl_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		json_obj_end(o);
 	} else {
 		ctl_printf(o, "%" PRIu32 " rules; denied %" PRIu64 " packets (acl.denied)\n",
-			   t->nb_rules, acl_denied_total(d));
+			   t->nb_rules, cmd_drop_total(d, STACK_DROP_ACL_DENIED));
 	}
 	free(order);
 	return 0;

@@ -126,6 +126,7 @@ int config_check(const char *path)
 			else
 				config_run_commands(&d, &cfg, true);
 			cmd_acl_fini(&d);
+			cmd_flow_fini(&d);
 			netcfg_fini(&d.master);
 			rte_eal_cleanup();
 		}

@@ -15,6 +15,7 @@
 #include <rte_malloc.h>
 
 #include "acl/acl.h"
+#include "worker_flow.h"
 
 #define WORKER_MAILBOX_SIZE 64
 #define WORKER_NEIGH_RING_SIZE 1024 /* ARP news waiting for a worker; more are dropped */
@@ -90,9 +91,8 @@ void worker_set_peers(struct worker *w, struct worker *all, unsigned n)
 	w->nb_peers = n;
 }
 
-/* Hands h to a peer's ring and notes that the peer may need waking. */
-static bool worker_hand_to(struct worker *w, unsigned peer, struct rte_ring *r,
-			   struct worker_handoff *h)
+bool worker_hand_to(struct worker *w, unsigned peer, struct rte_ring *r,
+		    struct worker_handoff *h)
 {
 	if (rte_ring_mp_enqueue_elem(r, h, sizeof(*h)) != 0)
 		return false;
@@ -134,8 +134,14 @@ static unsigned worker_run_handoffs(struct worker *w)
 	struct worker_handoff h[WORKER_BURST];
 	unsigned n = rte_ring_sc_dequeue_burst_elem(w->steer_in, h, sizeof(h[0]), WORKER_BURST,
 						    NULL);
-	for (unsigned i = 0; i < n; i++)
-		stack_input_steered(w->stack, h[i].m, h[i].arg);
+	for (unsigned i = 0; i < n; i++) {
+		if (h[i].arg & WORKER_HANDOFF_FRAME) {
+			stack_count(w->stack, STACK_EV_FLOW_STEERED_IN);
+			stack_input(w->stack, (uint16_t)h[i].arg, h[i].m);
+		} else {
+			stack_input_steered(w->stack, h[i].m, h[i].arg);
+		}
+	}
 	unsigned t = rte_ring_sc_dequeue_burst_elem(w->tx_in, h, sizeof(h[0]), WORKER_BURST, NULL);
 	for (unsigned i = 0; i < t; i++) {
 		uint16_t p = (uint16_t)h[i].arg;
@@ -354,9 +360,10 @@ int worker_main(void *arg)
 		unsigned got = 0;
 		for (unsigned i = 0; i < w->nb_rxq; i++) {
 			const struct worker_rxq *q = &w->rxq[i];
-			uint16_t n = rte_eth_rx_burst(q->eth_port, q->queue, burst, WORKER_BURST);
-			capture_tap(&w->taps, q->port, w->index, q->queue, burst, n,
+			uint16_t rx = rte_eth_rx_burst(q->eth_port, q->queue, burst, WORKER_BURST);
+			capture_tap(&w->taps, q->port, w->index, q->queue, burst, rx,
 				    RTE_PCAPNG_DIRECTION_IN);
+			uint16_t n = worker_flow_rx(w, q->port, burst, rx);
 			acl_rx_burst(w->stack->acl, w->index, q->port, burst, n);
 			/* Headers are the first bytes the stack touches: fetch them a few packets
 			 * ahead, so the miss overlaps the work on the packets before. */
@@ -367,7 +374,7 @@ int worker_main(void *arg)
 					rte_prefetch0(rte_pktmbuf_mtod(burst[k + WORKER_PREFETCH], void *));
 				stack_input(w->stack, q->port, burst[k]);
 			}
-			got += n;
+			got += rx;
 		}
 		got += worker_run_handoffs(w);
 		uint64_t t_ports = rte_rdtsc();

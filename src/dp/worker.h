@@ -40,6 +40,10 @@ struct worker_handoff {
 	uint32_t arg;
 } __attribute__((aligned(16)));
 
+/* In worker_handoff.arg on the steering ring: m is a whole frame received on port
+ * (arg & 0xffff) that a flow rule sent here (worker_flow.h), for stack_input. */
+#define WORKER_HANDOFF_FRAME 0x80000000u
+
 /* What one worker tells the others it learnt from ARP. */
 struct worker_neigh_msg {
 	struct inet_addr addr;
@@ -140,6 +144,11 @@ void worker_fini(struct worker *w);
 
 /* The lcore entry point (rte_eal_remote_launch); arg is the struct worker. */
 int worker_main(void *arg);
+
+/* Hands h to peer's ring r (its steer_in or tx_in) and notes that the peer may need waking.
+ * False when the ring is full (the caller still owns h->m). */
+bool worker_hand_to(struct worker *w, unsigned peer, struct rte_ring *r,
+		    struct worker_handoff *h);
 
 /* Runs fn(stack, arg) on the worker and waits for it. The worker must be running. Safe from
  * several threads at once. */

@@ -48,6 +48,12 @@ static bool ip4_steer_away(struct stack *s, struct rte_mbuf *m, const struct ip4
 	unsigned owner;
 	if (how & IP4_DELIVER_AT_OWNER)
 		return false;
+	/* A flow rule chose this worker for the segment: its connection lives here, since
+	 * every worker listens (README "Flow rules": what that means for UDP and active
+	 * opens). */
+	if ((m->ol_flags & STACK_MBUF_FLOW_STEERED) && ip->proto == IP4_PROTO_TCP &&
+	    !ip->mf && ip->frag_off == 0)
+		return false;
 	if (ip->mf || ip->frag_off != 0) {
 		if (how & IP4_DELIVER_AT_REASS)
 			return false;

@@ -25,6 +25,8 @@
 	X(IP_REASSEMBLED,     "ip.reassembled",       "datagrams reassembled") \
 	X(IP_STEERED_OUT,     "ip.steered_out",       "datagrams that reached a worker not owning their flow, handed to the owner") \
 	X(IP_STEERED_IN,      "ip.steered_in",        "datagrams taken from another worker that received them") \
+	X(FLOW_STEERED_OUT,   "flow.steered_out",     "frames a flow rule sent to another worker") \
+	X(FLOW_STEERED_IN,    "flow.steered_in",      "frames taken from another worker that a flow rule sent here") \
 	X(IP_OPTIONS,         "ip.options",           "packets received with IP options") \
 	X(ICMP_RX,            "icmp.rx",              "ICMP messages received") \
 	X(ICMP_RX_ECHO,       "icmp.rx_echo",         "echo requests received") \
@@ -140,6 +142,8 @@
 	X(IP_SOURCE_ROUTE,    "ip.source_route",      "LSRR/SSRR option (RFC 7126: dropped)") \
 	X(IP_NOT_OURS,        "ip.not_ours",          "not for us and forwarding is off") \
 	X(IP_NO_ROUTE,        "ip.no_route",          "no route to the destination") \
+	X(FLOW_DROPPED,       "flow.dropped",         "dropped by a flow rule's drop action (flow show counts each rule's hits)") \
+	X(FLOW_STEER_FULL,    "flow.steer_full",      "frame a flow rule steered dropped: the worker's ring was full") \
 	X(ACL_DENIED,         "acl.denied",           "denied by an ACL rule (acl show counts each rule's hits)") \
 	X(IP_TTL_EXPIRED,     "ip.ttl_expired",       "TTL reached zero while forwarding") \
 	X(IP_FRAG_NEEDED,     "ip.frag_needed",       "DF set and larger than the next-hop MTU") \

@@ -19,6 +19,7 @@
 
 struct acl_set;
 struct ip6_state;
+struct flow_set;
 struct stack;
 struct steer;
 struct tcp_stack;
@@ -94,10 +95,15 @@ struct stack {
 	unsigned lo_mask, lo_head, lo_count;
 	struct udp_stack *udp;
 	const struct acl_set *acl;       /* the ACL this worker judges with (src/acl/acl.h) */
+	const struct flow_set *flow;     /* flow rules walked on receive (src/dp/worker_flow.h) */
 	uint64_t events[STACK_EV_COUNT];
 	uint64_t drops[STACK_DROP_COUNT];
 	struct stack_port_counters ports[NETCFG_MAX_PORTS];
 };
+
+/* On a received mbuf: a flow rule steered it to this worker (src/dp/worker_flow.h), whose
+ * stack then keeps its TCP connection rather than handing it to the flow's RSS owner. */
+#define STACK_MBUF_FLOW_STEERED RTE_MBUF_F_RX_FDIR_ID
 
 /* Returns NULL (rte_errno set) on failure. */
 struct stack *stack_create(const struct stack_params *p);

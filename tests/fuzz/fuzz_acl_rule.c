@@ -6,36 +6,20 @@
 #include <string.h>
 
 #include "fuzz_check.h"
+#include "fuzz_words.h"
 #include "acl/acl_rule.h"
-
-#define MAX_WORDS 24
-
-static int port_by_name(void *ctx, const char *name)
-{
-	(void)ctx;
-	return strcmp(name, "port0") == 0 ? 0 : -1;
-}
-
-/* Splits text (modified in place) at blanks into at most MAX_WORDS words. */
-static int split(char *text, char **words)
-{
-	int n = 0;
-	for (char *w = strtok(text, " \t\n"); w != NULL && n < MAX_WORDS; w = strtok(NULL, " \t\n"))
-		words[n++] = w;
-	return n;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 1024)
 		return 0;
 	char text[1025], err[160], match[200], again_text[256];
-	char *words[MAX_WORDS];
+	char *words[FUZZ_MAX_WORDS];
 	memcpy(text, data, size);
 	text[size] = '\0';
 	struct acl_rule r, again;
 	err[0] = '\0';
-	if (acl_rule_parse(split(text, words), words, port_by_name, NULL, &r, err,
+	if (acl_rule_parse(fuzz_split_words(text, words), words, fuzz_port_by_name, NULL, &r, err,
 			   sizeof(err)) != 0) {
 		FUZZ_CHECK(err[0] != '\0');
 		return 0;
@@ -49,10 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(r.hooks != 0 && (r.hooks & ~ACL_HOOK_ALL) == 0);
 	acl_rule_match_format(&r, match, sizeof(match));
 	snprintf(again_text, sizeof(again_text), "deny %s", match);
-	char *again_words[MAX_WORDS];
-	int n = split(again_text, again_words);
+	char *again_words[FUZZ_MAX_WORDS];
+	int n = fuzz_split_words(again_text, again_words);
 	FUZZ_CHECK(acl_rule_parse(n == 2 && strcmp(again_words[1], "any") == 0 ? 1 : n,
-				  again_words, port_by_name, NULL, &again, err, sizeof(err)) == 0);
+				  again_words, fuzz_port_by_name, NULL, &again, err, sizeof(err)) == 0);
 	FUZZ_CHECK(again.proto == r.proto && again.src == r.src && again.src_len == r.src_len &&
 		   again.dst == r.dst && again.dst_len == r.dst_len &&
 		   again.sport_lo == r.sport_lo && again.sport_hi == r.sport_hi &&
