@@ -355,6 +355,11 @@ int worker_main(void *arg)
 			uint16_t n = rte_eth_rx_burst(q->eth_port, q->queue, burst, WORKER_BURST);
 			capture_tap(&w->taps, q->port, w->index, q->queue, burst, n,
 				    RTE_PCAPNG_DIRECTION_IN);
+			if (cluster_owns(&w->clusters, q->port)) {
+				cluster_rx(&w->clusters, q->port, burst, n);
+				got += n;
+				continue;
+			}
 			acl_rx_burst(w->stack->acl, w->index, q->port, burst, n);
 			/* Headers are the first bytes the stack touches: fetch them a few packets
 			 * ahead, so the miss overlaps the work on the packets before. */
@@ -368,6 +373,7 @@ int worker_main(void *arg)
 			got += n;
 		}
 		got += worker_run_handoffs(w);
+		got += cluster_reclaim(&w->clusters);
 		uint64_t t_ports = rte_rdtsc();
 		*(got != 0 ? &w->cycles.ports : &w->cycles.polling) += t_ports - now;
 		w->polls++;

@@ -1,0 +1,148 @@
+#include "cluster_worker.h"
+
+#include <errno.h>
+#include <time.h>
+
+/* Frees the mbufs of slots [r->freed, upto), in at most two runs of the shadow array. */
+static unsigned cluster_wring_free_to(struct cluster_wring *r, uint32_t upto)
+{
+	uint32_t n = upto - r->freed;
+	uint32_t left = n;
+	while (left > 0) {
+		uint32_t at = r->freed & r->mask;
+		uint32_t run = r->mask + 1 - at < left ? r->mask + 1 - at : left;
+		rte_pktmbuf_free_bulk(&r->shadow[at], run);
+		r->freed += run;
+		left -= run;
+	}
+	return n;
+}
+
+/* What the consumer released: cons if it lies in [freed, prod], else nothing (a consumer
+ * that writes nonsense loses only its own frames, which stay until it goes). */
+static unsigned cluster_wring_reclaim(struct cluster_wring *r)
+{
+	uint32_t cons = atomic_load_explicit(&r->sh->cons, memory_order_acquire);
+	if (cons == r->freed || (uint32_t)(cons - r->freed) > (uint32_t)(r->prod - r->freed))
+		return 0;
+	return cluster_wring_free_to(r, cons);
+}
+
+unsigned cluster_reclaim(struct cluster_wtab *t)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < t->nb_rings; i++)
+		n += cluster_wring_reclaim(t->rings[i]);
+	return n;
+}
+
+static void cluster_publish(struct cluster_wstate *ws, uint64_t touched)
+{
+	while (touched != 0) {
+		struct cluster_wring *r = ws->ring[__builtin_ctzll(touched)];
+		touched &= touched - 1;
+		atomic_store_explicit(&r->sh->prod, r->prod, memory_order_release);
+		doorbell_ring_fd(&r->hdr->bell, r->efd);
+	}
+}
+
+void cluster_rx(struct cluster_wtab *t, uint16_t port, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct cluster_wport *wp = &t->port[port];
+	struct cluster_wstate *ws = wp->ws;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	const uint64_t ts = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	uint64_t touched = 0;
+	for (uint16_t k = 0; k < n; k++) {
+		struct rte_mbuf *m = pkts[k];
+		if (m->nb_segs != 1 || m->pool != ws->region_pool[wp->region]) {
+			ws->unsupported++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
+		struct dpc_desc d = {
+			.off = (uintptr_t)data - ws->region_base[wp->region], .ts_ns = ts,
+			.len = m->data_len, .hash = cluster_hash_frame(ws->hash, data, m->data_len),
+			.region = wp->region};
+		uint16_t refs = 0;
+		for (unsigned g = 0; g < ws->nb_groups; g++) {
+			unsigned c = ws->group_first[g] + d.hash % ws->group_size[g];
+			struct cluster_wring *r = ws->ring[c];
+			if (r == NULL) {
+				ws->ctr[c].absent++;
+				continue;
+			}
+			if (r->prod - r->freed > r->mask)
+				cluster_wring_reclaim(r);
+			if (r->prod - r->freed > r->mask) {
+				ws->ctr[c].dropped++;
+				uint64_t was = atomic_load_explicit(&r->sh->dropped,
+								    memory_order_relaxed);
+				atomic_store_explicit(&r->sh->dropped, was + 1,
+						      memory_order_relaxed);
+				continue;
+			}
+			r->sh->desc[r->prod & r->mask] = d;
+			r->shadow[r->prod & r->mask] = m;
+			r->prod++;
+			ws->ctr[c].delivered++;
+			touched |= 1ull << c;
+			refs++;
+		}
+		/* Each ring that holds the frame frees it once; consumers see it only when the
+		 * burst is published below, after the count is right. */
+		if (refs == 0)
+			rte_pktmbuf_free(m);
+		else if (refs > 1)
+			rte_mbuf_refcnt_update(m, (int16_t)(refs - 1));
+	}
+	cluster_publish(ws, touched);
+}
+
+void cluster_wtab_install(struct cluster_wtab *t, struct cluster_wstate *ws,
+			  const uint16_t *ports, unsigned nb_ports)
+{
+	for (unsigned i = 0; i < nb_ports; i++)
+		t->port[ports[i]] = (struct cluster_wport){.ws = ws, .region = (uint16_t)i};
+}
+
+static void cluster_wtab_unlist(struct cluster_wtab *t, struct cluster_wring *r)
+{
+	for (unsigned i = 0; i < t->nb_rings; i++) {
+		if (t->rings[i] == r) {
+			t->rings[i] = t->rings[--t->nb_rings];
+			return;
+		}
+	}
+}
+
+void cluster_wtab_ring_remove(struct cluster_wtab *t, struct cluster_wstate *ws, unsigned c)
+{
+	struct cluster_wring *r = ws->ring[c];
+	if (r == NULL)
+		return;
+	cluster_wring_free_to(r, r->prod);
+	cluster_wtab_unlist(t, r);
+	ws->ring[c] = NULL;
+}
+
+void cluster_wtab_remove(struct cluster_wtab *t, struct cluster_wstate *ws)
+{
+	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++)
+		if (t->port[p].ws == ws)
+			t->port[p] = (struct cluster_wport){0};
+	for (unsigned c = 0; c < CLUSTER_MAX_CONSUMERS; c++)
+		cluster_wtab_ring_remove(t, ws, c);
+}
+
+int cluster_wtab_ring_add(struct cluster_wtab *t, struct cluster_wstate *ws, unsigned c,
+			  struct cluster_wring *r)
+{
+	if (t->nb_rings == CLUSTER_MAX_WRINGS)
+		return -ENOSPC;
+	t->rings[t->nb_rings++] = r;
+	ws->ring[c] = r;
+	return 0;
+}
