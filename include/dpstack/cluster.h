@@ -43,6 +43,8 @@ struct dps_cluster_info {
 struct dps_cluster_stats {
 	uint64_t received;      /* frames this handle received */
 	uint64_t dropped;       /* frames the daemon had no room for in this handle's rings */
+	uint64_t sent;          /* frames the daemon sent for it (dps_cluster_send) */
+	uint64_t send_dropped;  /* frames it posted that the daemon refused (no mbuf) */
 };
 
 /* Attaches as spec. Returns NULL with errno (ENOENT: no such cluster or consumer, EBUSY:
@@ -64,6 +66,13 @@ int dps_cluster_release(struct dps_cluster *c, const struct dps_cluster_frame *f
 /* Waits until frames may be there: spins a little, then sleeps. timeout_ms < 0 waits for
  * ever. Returns 0, -ETIMEDOUT, -EINTR, or -EPIPE as recv. */
 int dps_cluster_wait(struct dps_cluster *c, int timeout_ms);
+
+/* Sends a whole Ethernet frame (14 to 2048 bytes) out of the cluster's port number port
+ * (its place in the cluster's port list). The bytes are copied into this consumer's
+ * transmit slot at once (frame may be reused on return; one copy, in the daemon, into an
+ * mbuf). Returns 0, -EAGAIN when all transmit slots wait for the daemon, -EINVAL for a bad
+ * port or length, -EPIPE as recv. */
+int dps_cluster_send(struct dps_cluster *c, unsigned port, const void *frame, uint32_t len);
 
 int dps_cluster_info(const struct dps_cluster *c, struct dps_cluster_info *info);
 int dps_cluster_stats(const struct dps_cluster *c, struct dps_cluster_stats *st);

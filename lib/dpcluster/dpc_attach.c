@@ -107,8 +107,10 @@ static int dpc_map(struct dps_cluster *c, const int *fds, unsigned nfds)
 	if (h->magic != DPC_SHM_MAGIC || h->version != DPC_SHM_VERSION || need > (uint64_t)seg ||
 	    h->nb_rings == 0 || h->nb_rings > DPC_MAX_RINGS || h->nb_regions != nfds - 2 ||
 	    h->ring_size == 0 || (h->ring_size & (h->ring_size - 1)) != 0 ||
-	    h->ring_bytes < dpc_ring_bytes(h->ring_size))
+	    h->ring_bytes < dpc_ring_bytes(h->ring_size) ||
+	    h->tx_off < need || h->tx_off + sizeof(struct dpc_txring) > (uint64_t)seg)
 		return -EPROTO;
+	c->tx = (struct dpc_txring *)((char *)c->hdr + h->tx_off);
 	for (unsigned i = 0; i < h->nb_regions; i++) {
 		void *r = mmap(NULL, h->regions[i].size, PROT_READ, MAP_SHARED, fds[2 + i], 0);
 		if (r == MAP_FAILED)

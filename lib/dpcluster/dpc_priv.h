@@ -25,6 +25,7 @@ struct dps_cluster {
 	uint32_t rel[DPC_MAX_RINGS];    /* frames released to each ring */
 	unsigned next_ring;             /* where the next recv starts (fairness) */
 	uint64_t received;
+	struct dpc_txring *tx;
 	int64_t spin_ns;
 };
 

@@ -117,10 +117,29 @@ DPC_EXPORT int dps_cluster_wait(struct dps_cluster *c, int timeout_ms)
 	return rc;
 }
 
+DPC_EXPORT int dps_cluster_send(struct dps_cluster *c, unsigned port, const void *frame,
+				uint32_t len)
+{
+	if (dpc_closed(c))
+		return -EPIPE;
+	if (port >= c->hdr->nb_regions || len < 14 || len > DPC_TX_SLOT)
+		return -EINVAL;
+	struct dpc_txring *r = c->tx;
+	uint32_t prod = atomic_load_explicit(&r->prod, memory_order_relaxed);
+	if (prod - atomic_load_explicit(&r->cons, memory_order_acquire) >= DPC_TX_SIZE)
+		return -EAGAIN;
+	memcpy(r->slot[prod % DPC_TX_SIZE], frame, len);
+	r->desc[prod % DPC_TX_SIZE] = (struct dpc_tx_desc){.len = len, .region = (uint16_t)port};
+	atomic_store_explicit(&r->prod, prod + 1, memory_order_release);
+	return 0;
+}
+
 DPC_EXPORT int dps_cluster_stats(const struct dps_cluster *c, struct dps_cluster_stats *st)
 {
 	st->received = c->received;
 	st->dropped = 0;
+	st->sent = atomic_load_explicit(&c->tx->sent, memory_order_relaxed);
+	st->send_dropped = atomic_load_explicit(&c->tx->dropped, memory_order_relaxed);
 	for (unsigned i = 0; i < c->hdr->nb_rings; i++)
 		st->dropped += atomic_load_explicit(&dpc_ring(c, i)->dropped, memory_order_relaxed);
 	return 0;

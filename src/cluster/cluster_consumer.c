@@ -15,18 +15,24 @@ struct ring_arg {
 	struct cluster_wstate *ws;
 	unsigned c;
 	struct cluster_wring *r;
+	struct cluster_wtx *tx;         /* worker 0 sends for every consumer */
 };
 
 static int cluster_ring_add_on(struct cluster_wtab *t, void *arg)
 {
 	struct ring_arg *a = arg;
-	return cluster_wtab_ring_add(t, a->ws, a->c, a->r);
+	int rc = cluster_wtab_ring_add(t, a->ws, a->c, a->r);
+	if (rc == 0 && a->tx != NULL && (rc = cluster_wtab_tx_add(t, a->tx)) != 0)
+		cluster_wtab_ring_remove(t, a->ws, a->c);
+	return rc;
 }
 
 static int cluster_ring_remove_on(struct cluster_wtab *t, void *arg)
 {
 	struct ring_arg *a = arg;
 	cluster_wtab_ring_remove(t, a->ws, a->c);
+	if (a->tx != NULL)
+		cluster_wtab_tx_remove(t, a->tx);
 	return 0;
 }
 
@@ -55,7 +61,8 @@ static int cluster_segment_create(struct cluster_mgr *m, struct cluster *cl, uns
 	const struct cluster_def *def = &cl->def;
 	uint64_t ring_bytes = dpc_ring_bytes(def->ring_size);
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-	k->seg_size = (dpc_rings_off() + ring_bytes * m->ops.nb_workers + pg - 1) & ~(pg - 1);
+	uint64_t tx_off = dpc_tx_off(def->ring_size, m->ops.nb_workers);
+	k->seg_size = (tx_off + sizeof(struct dpc_txring) + pg - 1) & ~(pg - 1);
 	k->seg_fd = memfd_create("dpstack-cluster", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (k->seg_fd < 0 || ftruncate(k->seg_fd, (off_t)k->seg_size) != 0 ||
 	    fcntl(k->seg_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
@@ -71,6 +78,7 @@ static int cluster_segment_create(struct cluster_mgr *m, struct cluster *cl, uns
 	h->ring_size = def->ring_size;
 	h->ring_bytes = ring_bytes;
 	h->rings_off = dpc_rings_off();
+	h->tx_off = tx_off;
 	h->consumer = c;
 	unsigned first = 0;
 	for (unsigned g = 0; g < def->nb_groups; g++) {
@@ -106,6 +114,10 @@ static int cluster_segment_create(struct cluster_mgr *m, struct cluster *cl, uns
 		r->efd = k->efd;
 		r->mask = def->ring_size - 1;
 	}
+	k->tx.sh = (struct dpc_txring *)((char *)h + tx_off);
+	k->tx.nb_regions = def->nb_ports;
+	for (unsigned i = 0; i < def->nb_ports; i++)
+		k->tx.port[i] = def->ports[i];
 	return 0;
 }
 
@@ -122,12 +134,13 @@ int cluster_consumer_attach(struct cluster_mgr *m, struct cluster *cl, unsigned 
 	int rc = cluster_segment_create(m, cl, c, k);
 	unsigned w = 0;
 	for (; rc == 0 && w < m->ops.nb_workers; w++) {
-		struct ring_arg a = {.ws = cl->ws[w], .c = c, .r = k->wr[w]};
+		struct ring_arg a = {.ws = cl->ws[w], .c = c, .r = k->wr[w],
+				     .tx = w == 0 ? &k->tx : NULL};
 		rc = m->ops.run(m->ops.ctx, w, cluster_ring_add_on, &a);
 	}
 	if (rc != 0) {
 		while (w-- > 0) {
-			struct ring_arg a = {.ws = cl->ws[w], .c = c};
+			struct ring_arg a = {.ws = cl->ws[w], .c = c, .tx = w == 0 ? &k->tx : NULL};
 			m->ops.run(m->ops.ctx, w, cluster_ring_remove_on, &a);
 		}
 		cluster_consumer_free(k, m->ops.nb_workers);
@@ -153,7 +166,7 @@ int cluster_consumer_detach(struct cluster_mgr *m, struct cluster *cl, unsigned 
 	atomic_store(&k->hdr->closed, 1);
 	doorbell_ring_fd(&k->hdr->bell, k->efd);
 	for (unsigned w = 0; w < m->ops.nb_workers; w++) {
-		struct ring_arg a = {.ws = cl->ws[w], .c = c};
+		struct ring_arg a = {.ws = cl->ws[w], .c = c, .tx = w == 0 ? &k->tx : NULL};
 		m->ops.run(m->ops.ctx, w, cluster_ring_remove_on, &a);
 	}
 	cluster_consumer_free(k, m->ops.nb_workers);

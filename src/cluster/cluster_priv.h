@@ -17,6 +17,7 @@ struct cluster_consumer {
 	struct dpc_shm_hdr *hdr;
 	size_t seg_size;
 	struct cluster_wring *wr[DPC_MAX_RINGS];    /* one per worker */
+	struct cluster_wtx tx;                      /* its transmit ring, on worker 0 */
 };
 
 struct cluster {

@@ -12,7 +12,13 @@
  * moving `prod`; the consumer releases them, oldest first, by moving `cons`; the worker frees
  * the mbufs between its last reclaim and `cons` (so a consumer can neither free a frame twice
  * nor free one it was not given: a `cons` outside [reclaimed, prod] is ignored). A full ring
- * drops the frame for that consumer only and counts it in `dropped`. */
+ * drops the frame for that consumer only and counts it in `dropped`.
+ *
+ * Transmit goes the other way through one more ring (struct dpc_txring, after the receive
+ * rings): the consumer copies a frame into the slot of its own that `prod` names, fills the
+ * descriptor and moves `prod`; worker 0 copies the frame into an mbuf, sends it out of the
+ * port the descriptor names and moves `cons`. A descriptor it cannot use (bad port or
+ * length) or a frame it has no mbuf for is counted in `dropped`, never sent. */
 #ifndef DPS_CLUSTER_SHM_H
 #define DPS_CLUSTER_SHM_H
 
@@ -46,6 +52,24 @@ struct dpc_ring {
 	_Alignas(DPC_CACHE_LINE) struct dpc_desc desc[];    /* ring_size of them */
 };
 
+#define DPC_TX_SLOT 2048                /* bytes of one transmit slot: the largest frame */
+#define DPC_TX_SIZE 256                 /* transmit slots of a consumer */
+
+struct dpc_tx_desc {
+	uint32_t len;
+	uint16_t region;                /* the port to send from (cluster port index) */
+	uint16_t pad;
+};
+
+struct dpc_txring {
+	_Alignas(DPC_CACHE_LINE) _Atomic uint32_t prod;     /* the consumer's: frames posted */
+	_Alignas(DPC_CACHE_LINE) _Atomic uint32_t cons;     /* the worker's: frames taken */
+	_Alignas(DPC_CACHE_LINE) _Atomic uint64_t sent;     /* the worker's */
+	_Atomic uint64_t dropped;                           /* the worker's: refused */
+	_Alignas(DPC_CACHE_LINE) struct dpc_tx_desc desc[DPC_TX_SIZE];
+	_Alignas(DPC_CACHE_LINE) uint8_t slot[DPC_TX_SIZE][DPC_TX_SLOT];
+};
+
 struct dpc_region_info {
 	char port[DPC_NAME_LEN];        /* the port's name */
 	uint64_t size;                  /* bytes to map */
@@ -58,6 +82,7 @@ struct dpc_shm_hdr {
 	uint32_t ring_size;             /* a power of two */
 	uint64_t ring_bytes;            /* each ring's stride in the segment */
 	uint64_t rings_off;             /* of ring 0 */
+	uint64_t tx_off;                /* of the struct dpc_txring */
 	uint32_t consumer;              /* flat index in the cluster */
 	uint32_t group;
 	uint32_t index_in_group;
@@ -92,6 +117,12 @@ static inline uint64_t dpc_ring_bytes(uint32_t ring_size)
 static inline uint64_t dpc_rings_off(void)
 {
 	return (sizeof(struct dpc_shm_hdr) + DPC_CACHE_LINE - 1) & ~(uint64_t)(DPC_CACHE_LINE - 1);
+}
+
+/* The segment: header, nb_rings receive rings, then the transmit ring here. */
+static inline uint64_t dpc_tx_off(uint32_t ring_size, uint32_t nb_rings)
+{
+	return dpc_rings_off() + dpc_ring_bytes(ring_size) * nb_rings;
 }
 
 #endif

@@ -1,7 +1,10 @@
 #include "cluster_worker.h"
 
 #include <errno.h>
+#include <string.h>
 #include <time.h>
+
+#define CLUSTER_TX_BURST 32              /* frames of one consumer per worker loop */
 
 /* Frees the mbufs of slots [r->freed, upto), in at most two runs of the shadow array. */
 static unsigned cluster_wring_free_to(struct cluster_wring *r, uint32_t upto)
@@ -145,4 +148,70 @@ int cluster_wtab_ring_add(struct cluster_wtab *t, struct cluster_wstate *ws, uns
 	t->rings[t->nb_rings++] = r;
 	ws->ring[c] = r;
 	return 0;
+}
+
+/* A burst of one consumer's posted frames: copied out of its slot (it can rewrite the slot
+ * meanwhile: it only spoils its own frame), into an mbuf, out of the port. */
+static unsigned cluster_tx_drain(struct cluster_wtab *t, struct cluster_wtx *tx)
+{
+	struct dpc_txring *r = tx->sh;
+	uint32_t cons = atomic_load_explicit(&r->cons, memory_order_relaxed);
+	uint32_t prod = atomic_load_explicit(&r->prod, memory_order_acquire);
+	if ((uint32_t)(prod - cons) > DPC_TX_SIZE)
+		prod = cons; /* nonsense from the consumer: nothing to send */
+	unsigned n = 0, bad = 0;
+	for (; cons != prod && n < CLUSTER_TX_BURST; cons++, n++) {
+		struct dpc_tx_desc d = r->desc[cons % DPC_TX_SIZE];
+		struct rte_mbuf *m = NULL;
+		if (d.region < tx->nb_regions && d.len >= 14 && d.len <= DPC_TX_SLOT)
+			m = rte_pktmbuf_alloc(t->pool);
+		char *dst = m != NULL ? rte_pktmbuf_append(m, (uint16_t)d.len) : NULL;
+		if (dst == NULL) {
+			rte_pktmbuf_free(m);
+			bad++;
+			continue;
+		}
+		memcpy(dst, r->slot[cons % DPC_TX_SIZE], d.len);
+		m->port = tx->port[d.region];
+		t->xmit(t->xmit_ctx, tx->port[d.region], m);
+	}
+	atomic_store_explicit(&r->cons, cons, memory_order_release);
+	if (n != 0) {
+		atomic_store_explicit(&r->sent, atomic_load_explicit(&r->sent, memory_order_relaxed) +
+				      n - bad, memory_order_relaxed);
+		atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped,
+				      memory_order_relaxed) + bad, memory_order_relaxed);
+	}
+	return n;
+}
+
+unsigned cluster_tx_poll(struct cluster_wtab *t)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < t->nb_tx; i++)
+		n += cluster_tx_drain(t, t->tx[i]);
+	return n;
+}
+
+int cluster_wtab_tx_add(struct cluster_wtab *t, struct cluster_wtx *tx)
+{
+	if (t->nb_tx == CLUSTER_MAX_WRINGS)
+		return -ENOSPC;
+	t->tx[t->nb_tx++] = tx;
+	return 0;
+}
+
+void cluster_wtab_tx_remove(struct cluster_wtab *t, struct cluster_wtx *tx)
+{
+	/* A consumer that sends and exits at once: what it posted still goes out (one ring's
+	 * worth at most: a live consumer posting on could hold the worker here). */
+	for (unsigned k = 0; k < DPC_TX_SIZE / CLUSTER_TX_BURST && cluster_tx_drain(t, tx) != 0;
+	     k++) {
+	}
+	for (unsigned i = 0; i < t->nb_tx; i++) {
+		if (t->tx[i] == tx) {
+			t->tx[i] = t->tx[--t->nb_tx];
+			return;
+		}
+	}
 }

@@ -29,6 +29,13 @@ struct cluster_wring {
 	uint32_t freed;                 /* frames reclaimed */
 };
 
+/* The daemon's view of a consumer's transmit ring (worker 0 drains it). */
+struct cluster_wtx {
+	struct dpc_txring *sh;
+	unsigned nb_regions;
+	uint16_t port[DPC_MAX_REGIONS];     /* our port of each cluster port index */
+};
+
 /* Per consumer, per worker; summed by `cluster show`. */
 struct cluster_counters {
 	uint64_t delivered;             /* frames put in its ring */
@@ -58,6 +65,12 @@ struct cluster_wtab {
 	struct cluster_wport port[NETCFG_MAX_PORTS];
 	unsigned nb_rings;
 	struct cluster_wring *rings[CLUSTER_MAX_WRINGS];   /* to reclaim from */
+	unsigned nb_tx;
+	struct cluster_wtx *tx[CLUSTER_MAX_WRINGS];         /* to send from */
+	/* How the worker sends: frames copied into mbufs of pool, given to xmit. */
+	struct rte_mempool *pool;
+	void (*xmit)(void *ctx, uint16_t port, struct rte_mbuf *m);
+	void *xmit_ctx;
 };
 
 static inline bool cluster_owns(const struct cluster_wtab *t, uint16_t port)
@@ -72,6 +85,10 @@ void cluster_rx(struct cluster_wtab *t, uint16_t port, struct rte_mbuf **pkts, u
 /* Frees what consumers released since the last call; returns how many frames. */
 unsigned cluster_reclaim(struct cluster_wtab *t);
 
+/* Sends what consumers posted on their transmit rings (through t->xmit). Returns how many
+ * frames. */
+unsigned cluster_tx_poll(struct cluster_wtab *t);
+
 /* Changes, run on the worker. A port list maps each port to its region (index). */
 void cluster_wtab_install(struct cluster_wtab *t, struct cluster_wstate *ws,
 			  const uint16_t *ports, unsigned nb_ports);
@@ -80,6 +97,9 @@ void cluster_wtab_remove(struct cluster_wtab *t, struct cluster_wstate *ws);
 /* Returns -ENOSPC when the worker feeds too many rings already. */
 int cluster_wtab_ring_add(struct cluster_wtab *t, struct cluster_wstate *ws, unsigned c,
 			  struct cluster_wring *r);
+int cluster_wtab_tx_add(struct cluster_wtab *t, struct cluster_wtx *tx);
+/* Sends what tx still holds, then forgets it. */
+void cluster_wtab_tx_remove(struct cluster_wtab *t, struct cluster_wtx *tx);
 /* Detaches consumer c: what its ring holds is freed, released or not. */
 void cluster_wtab_ring_remove(struct cluster_wtab *t, struct cluster_wstate *ws, unsigned c);
 

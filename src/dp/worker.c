@@ -214,6 +214,9 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	}
 	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++)
 		w->tx_via[p] = -1;
+	w->clusters.pool = pool;
+	w->clusters.xmit = worker_xmit;
+	w->clusters.xmit_ctx = w;
 	for (unsigned p = 0; p < nb_ports; p++) {
 		if (!ports[p].used)
 			continue;
@@ -374,6 +377,7 @@ int worker_main(void *arg)
 		}
 		got += worker_run_handoffs(w);
 		got += cluster_reclaim(&w->clusters);
+		got += cluster_tx_poll(&w->clusters);
 		uint64_t t_ports = rte_rdtsc();
 		*(got != 0 ? &w->cycles.ports : &w->cycles.polling) += t_ports - now;
 		w->polls++;
