@@ -67,8 +67,8 @@ static int dpc_recv_reply(int fd, struct dpc_attach_rep *rep, int *fds, unsigned
 			continue;
 		unsigned k = (unsigned)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 		int tmp[2 + DPC_MAX_REGIONS];
-		memcpy(tmp, CMSG_DATA(cm), sizeof(int) * (k < RTE_DIM_FDS ? k : RTE_DIM_FDS));
-		for (unsigned i = 0; i < k && i < RTE_DIM_FDS; i++) {
+		memcpy(tmp, CMSG_DATA(cm), sizeof(int) * (k < DPC_ATTACH_FDS ? k : DPC_ATTACH_FDS));
+		for (unsigned i = 0; i < k && i < DPC_ATTACH_FDS; i++) {
 			if ((unsigned)got < max)
 				fds[got++] = tmp[i];
 			else
@@ -136,7 +136,7 @@ DPC_EXPORT struct dps_cluster *dps_cluster_attach(const char *spec)
 	struct dpc_attach_rep rep;
 	int fds[2 + DPC_MAX_REGIONS];
 	int nfds = send(fd, &req, sizeof(req), MSG_NOSIGNAL) == (ssize_t)sizeof(req)
-			   ? dpc_recv_reply(fd, &rep, fds, RTE_DIM_FDS) : -1;
+			   ? dpc_recv_reply(fd, &rep, fds, DPC_ATTACH_FDS) : -1;
 	if (nfds < 0) {
 		close(fd);
 		return dpc_fail(EPROTO, "dpstackd on %s did not answer the attach", path);
@@ -160,11 +160,13 @@ DPC_EXPORT struct dps_cluster *dps_cluster_attach(const char *spec)
 	for (int i = 2; i < nfds; i++)
 		close(fds[i]);
 	if (rc != 0) {
-		if (c != NULL)
+		if (c != NULL) {
 			dpc_unmap(c);
-		else
-			close(fd), close(fds[1]);
-		free(c);
+			free(c);
+		} else {
+			close(fd);
+			close(fds[1]);
+		}
 		return dpc_fail(-rc, "cannot map the cluster's memory: %s", strerror(-rc));
 	}
 	c->spin_ns = dpc_spin_default();

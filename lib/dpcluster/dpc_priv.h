@@ -12,7 +12,7 @@
 #define DPC_EXPORT __attribute__((visibility("default")))
 #define DPC_SOCK_ENV "DPSTACK_CLUSTER_SOCK"
 #define DPC_SOCK_DEFAULT "/run/dpstack/cluster.sock"
-#define RTE_DIM_FDS (2 + DPC_MAX_REGIONS)   /* segment, eventfd, regions */
+#define DPC_ATTACH_FDS (2 + DPC_MAX_REGIONS)   /* segment, eventfd, regions */
 
 struct dps_cluster {
 	int conn;                       /* the attachment: its end detaches */

@@ -51,24 +51,28 @@ static void cluster_publish(struct cluster_wstate *ws, uint64_t touched)
 
 void cluster_rx(struct cluster_wtab *t, uint16_t port, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct cluster_wport *wp = &t->port[port];
-	struct cluster_wstate *ws = wp->ws;
+	cluster_place(t->port[port].ws, t->port[port].region, pkts, n);
+}
+
+void cluster_place(struct cluster_wstate *ws, uint16_t region, struct rte_mbuf **pkts,
+		   uint16_t n)
+{
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	const uint64_t ts = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 	uint64_t touched = 0;
 	for (uint16_t k = 0; k < n; k++) {
 		struct rte_mbuf *m = pkts[k];
-		if (m->nb_segs != 1 || m->pool != ws->region_pool[wp->region]) {
+		if (m->nb_segs != 1 || m->pool != ws->region_pool[region]) {
 			ws->unsupported++;
 			rte_pktmbuf_free(m);
 			continue;
 		}
 		const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
 		struct dpc_desc d = {
-			.off = (uintptr_t)data - ws->region_base[wp->region], .ts_ns = ts,
+			.off = (uintptr_t)data - ws->region_base[region], .ts_ns = ts,
 			.len = m->data_len, .hash = cluster_hash_frame(ws->hash, data, m->data_len),
-			.region = wp->region};
+			.region = region};
 		uint16_t refs = 0;
 		for (unsigned g = 0; g < ws->nb_groups; g++) {
 			unsigned c = ws->group_first[g] + d.hash % ws->group_size[g];

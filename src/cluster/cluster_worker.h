@@ -82,6 +82,13 @@ static inline bool cluster_owns(const struct cluster_wtab *t, uint16_t port)
  * one consumer of every group, or frees it. */
 void cluster_rx(struct cluster_wtab *t, uint16_t port, struct rte_mbuf **pkts, uint16_t n);
 
+/* The same for frames that reached a cluster otherwise (a flow rule, issue 15): ws is the
+ * cluster as this worker sees it, region the index of the frames' port in its port list.
+ * A frame whose mbuf is not of that port's shared pool cannot be read by consumers: it is
+ * freed and counted (`unsupported`). Every frame is consumed. */
+void cluster_place(struct cluster_wstate *ws, uint16_t region, struct rte_mbuf **pkts,
+		   uint16_t n);
+
 /* Frees what consumers released since the last call; returns how many frames. */
 unsigned cluster_reclaim(struct cluster_wtab *t);
 
