@@ -349,3 +349,21 @@ def test_consumer_sends_out_of_the_cluster_port(cl):
     assert p.returncode == 0 and out.split() == [b"reflected", str(len(frames)).encode()], err
     expected = sorted(f[6:12] + f[0:6] + f[12:] for f in mine)
     assert sorted(back) == expected
+
+
+def test_daemon_stopping_lets_consumers_go(lab):
+    """SIGTERM with consumers attached: the daemon takes their frames back and exits
+    cleanly (the lab checks), and each consumer's wait ends with the daemon gone."""
+    c = ClusterLab(lab)
+    c.fresh("consumers", 2, "ring", 64)
+    procs = [c.consumer(COUNT, "t@0"), c.consumer(COUNT, "--stall", "t@1")]
+    c.wait_attached(2)
+    c.send(varied_frames(200))
+    c.wait_delivered(200)
+    try:
+        c.daemon.stop()
+        out, err = procs[0].communicate(timeout=topo.DEFAULT_TIMEOUT)
+        assert procs[0].returncode == 1 and out.startswith(b"frames "), (out, err)
+        assert procs[1].poll() is None   # a consumer that never waits is not killed
+    finally:
+        c.close()
