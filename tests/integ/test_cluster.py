@@ -367,3 +367,21 @@ def test_daemon_stopping_lets_consumers_go(lab):
         assert procs[1].poll() is None   # a consumer that never waits is not killed
     finally:
         c.close()
+
+
+def test_check_config_judges_cluster_lines(lab):
+    """dpstackd --check-config runs cluster lines as dry runs: a good one passes, a bad one
+    is reported at its line with the reason."""
+    peer = lab.add_peer("10.0.0.1", 24)
+    base = "workers 1\nport add port0 net_af_xdp0,iface=%s\n" % peer.root_ifname
+    env = dict(os.environ, DPSTACK_CTL=os.path.join(lab.tmp, "chk.sock"),
+               DPSTACK_SOCK=os.path.join(lab.tmp, "chk-app.sock"))
+    for text, status, why in [
+            (base + "cluster add c ports port0 hash ip consumers 2,2\n", 0, ""),
+            (base + "cluster add c ports port0 consumers 2 hash crc\n", 1,
+             "check.conf:3: hash must be ip, mac, proto or 5tuple, not 'crc'")]:
+        path = os.path.join(lab.tmp, "check.conf")
+        with open(path, "w") as f:
+            f.write(text)
+        r = topo.run([topo.DPSTACKD, "--check-config", path], check=False, env=env)
+        assert r.returncode == status and why in r.stderr + r.stdout, r
