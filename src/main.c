@@ -18,6 +18,7 @@
 #include <dpstack/ctl.h>
 
 #include "ctl/cmd.h"
+#include "ctl/cmd_cluster.h"
 #include "ctl/config.h"
 #include "ctl/config_check.h"
 #include "ctl/ctl_server.h"
@@ -129,7 +130,7 @@ static int pick_worker_lcores(struct daemon *d)
 	return 0;
 }
 
-static int start_dataplane(struct daemon *d)
+static int start_dataplane(struct daemon *d, const struct config *cfg)
 {
 	char err[256];
 	steer_init(&d->steer, d->nb_workers);
@@ -147,6 +148,10 @@ static int start_dataplane(struct daemon *d)
 			startup_memory_hint(d);
 		return -1;
 	}
+	if (cmd_cluster_start(d, cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "dpstackd: %s\n", err);
+		return -1;
+	}
 	for (unsigned i = 0; i < d->nb_ports; i++) {
 		struct port *p = &d->ports[i];
 		if (p->ring_paired && p->ring_peer > i &&
@@ -158,7 +163,8 @@ static int start_dataplane(struct daemon *d)
 	}
 	for (unsigned i = 0; i < d->nb_ports; i++) {
 		struct port *p = &d->ports[i];
-		if (port_start(p, (uint16_t)d->nb_workers, d->pool, &d->steer, err,
+		struct rte_mempool *rx_pool = d->port_pool[i] != NULL ? d->port_pool[i] : d->pool;
+		if (port_start(p, (uint16_t)d->nb_workers, rx_pool, &d->steer, err,
 			       sizeof(err)) != 0) {
 			fprintf(stderr, "dpstackd: port %s: %s\n", p->name, err);
 			return -1;
@@ -200,6 +206,10 @@ static int start_dataplane(struct daemon *d)
 		}
 	}
 	d->workers_running = true;
+	if (cmd_cluster_listen(d, err, sizeof(err)) != 0) {
+		fprintf(stderr, "dpstackd: %s\n", err);
+		return -1;
+	}
 	rc = chan_start(d->chan);
 	if (rc != 0) {
 		fprintf(stderr, "dpstackd: channel thread: %s\n", strerror(-rc));
@@ -214,6 +224,8 @@ static void stop_dataplane(struct daemon *d)
 	cmd_capture_fini(d);
 	/* Services close their sockets on their workers' threads while those still run. */
 	cmd_service_fini(d);
+	/* Consumers' frames are reclaimed by their workers, so before those stop. */
+	cmd_cluster_stop(d);
 	/* Applications' sockets are closed by their workers, so before those stop. */
 	chan_stop(d->chan);
 	if (d->workers_running) {
@@ -231,6 +243,7 @@ static void stop_dataplane(struct daemon *d)
 	d->chan = NULL;
 	for (unsigned i = 0; i < d->nb_ports; i++)
 		port_stop(&d->ports[i]);
+	cmd_cluster_free(d);
 	netcfg_fini(&d->master);
 	rte_mempool_free(d->pool);
 	d->pool = NULL;
@@ -348,7 +361,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dpstackd: %s\n", err);
 		goto out;
 	}
-	if (sig_fd < 0 || pick_worker_lcores(&d) != 0 || start_dataplane(&d) != 0)
+	if (sig_fd < 0 || pick_worker_lcores(&d) != 0 || start_dataplane(&d, &cfg) != 0)
 		goto out;
 	veth_offload_check_ports(&d.veth, &d);
 	if (config_run_commands(&d, &cfg, false) != 0)

@@ -69,6 +69,13 @@ static const struct cmd cmds[] = {
 	{"capture", cmd_capture,
 	 "capture PORT [filter EXPR] [count N] [snaplen N] [-w FILE | -] (pcapng; -w is "
 	 "dpstackctl's)"},
+	{"cluster add", cmd_cluster_add,
+	 "cluster add NAME ports PORT[,PORT]... [hash { 5tuple | ip | mac | proto }] "
+	 "consumers N[,N]... [mode { balance | fanout }] [ring N] (consumers attach as "
+	 "NAME@i or NAME@g:i)"},
+	{"cluster del", cmd_cluster_del, "cluster del NAME"},
+	{"cluster show", cmd_cluster_show, "cluster show"},
+	{"cluster", cmd_cluster_show, NULL},
 	{"acl add", cmd_acl_add,
 	 "acl add [prio N] { permit | deny } [proto { tcp | udp | icmp | N }] [src PREFIX] "
 	 "[dst PREFIX] [sport P[-P]] [dport P[-P]] [flags FLAGS[/MASK]] [dev PORT] "

@@ -42,6 +42,7 @@ cmd_handler cmd_service_add, cmd_service_del, cmd_service_show;
 cmd_handler cmd_tcp_params;
 cmd_handler cmd_apps_limits;
 cmd_handler cmd_capture;
+cmd_handler cmd_cluster_add, cmd_cluster_del, cmd_cluster_show;
 
 /* The captures' counters in `stats`; and their end before the workers stop. */
 void cmd_capture_stats(struct daemon *d, struct ctl_out *o);

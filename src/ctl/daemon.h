@@ -25,6 +25,7 @@
 
 struct svc_table;
 struct chan;
+struct cluster_mgr;
 
 struct daemon {
 	/* From the config's first part (before the ports start). */
@@ -43,6 +44,10 @@ struct daemon {
 	/* Running state. */
 	struct steer steer;              /* which worker owns a flow (read-only once set) */
 	struct rte_mempool *pool;
+	/* A port's own RX pool, or NULL for the shared one: a cluster port's packet memory,
+	 * which its consumers map (cmd_cluster.c). */
+	struct rte_mempool *port_pool[NETCFG_MAX_PORTS];
+	struct cluster_mgr *clusters;    /* `cluster` (src/cluster) */
 	struct worker workers[WORKER_MAX];
 	bool workers_running;
 	struct netcfg master;

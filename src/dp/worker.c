@@ -220,6 +220,9 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	}
 	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++)
 		w->tx_via[p] = -1;
+	w->clusters.pool = pool;
+	w->clusters.xmit = worker_xmit;
+	w->clusters.xmit_ctx = w;
 	for (unsigned p = 0; p < nb_ports; p++) {
 		if (!ports[p].used)
 			continue;
@@ -363,6 +366,11 @@ int worker_main(void *arg)
 			uint16_t rx = rte_eth_rx_burst(q->eth_port, q->queue, burst, WORKER_BURST);
 			capture_tap(&w->taps, q->port, w->index, q->queue, burst, rx,
 				    RTE_PCAPNG_DIRECTION_IN);
+			if (cluster_owns(&w->clusters, q->port)) {
+				cluster_rx(&w->clusters, q->port, burst, rx);
+				got += rx;
+				continue;
+			}
 			uint16_t n = worker_flow_rx(w, q->port, burst, rx);
 			acl_rx_burst(w->stack->acl, w->index, q->port, burst, n);
 			/* Headers are the first bytes the stack touches: fetch them a few packets
@@ -377,6 +385,8 @@ int worker_main(void *arg)
 			got += rx;
 		}
 		got += worker_run_handoffs(w);
+		got += cluster_reclaim(&w->clusters);
+		got += cluster_tx_poll(&w->clusters);
 		uint64_t t_ports = rte_rdtsc();
 		*(got != 0 ? &w->cycles.ports : &w->cycles.polling) += t_ports - now;
 		w->polls++;

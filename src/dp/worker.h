@@ -13,6 +13,7 @@
 
 #include "base/doorbell.h"
 #include "capture/capture.h"
+#include "cluster/cluster_worker.h"
 #include "stack/stack.h"
 #include "stack/steer.h"
 #include "port.h"
@@ -103,6 +104,7 @@ struct worker {
 						  * has room (worker_call waits on it) */
 	struct worker_hooks hooks;
 	struct capture_taps taps;                /* captures of our ports (src/capture) */
+	struct cluster_wtab clusters;            /* ports a cluster owns (src/cluster) */
 	atomic_bool stop;
 	/* Loop statistics, read by the control thread. */
 	struct worker_cycles cycles;

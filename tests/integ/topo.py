@@ -491,6 +491,7 @@ class Daemon:
         env = dict(os.environ)
         env["DPSTACK_CTL"] = self.sock
         env["DPSTACK_SOCK"] = os.path.join(self.dir, "app.sock")
+        env["DPSTACK_CLUSTER_SOCK"] = os.path.join(self.dir, "cluster.sock")
         return env
 
     def log(self):

@@ -1,0 +1,62 @@
+/* dps-cluster-reflect: sends every frame one consumer of a cluster receives back out of the
+ * port it came in on, source and destination MAC swapped (transmit through a cluster; the
+ * frame is copied once, into the consumer's transmit slot). Prints "reflected N" at the end
+ * (after -n frames, SIGINT or SIGTERM). */
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "consumer_loop.h"
+
+struct reflect {
+	struct dps_cluster *c;
+	uint64_t reflected;
+	uint8_t buf[2048];
+};
+
+static bool reflect_burst(void *ctx, const struct dps_cluster_frame *f, unsigned n)
+{
+	struct reflect *r = ctx;
+	for (unsigned i = 0; i < n; i++) {
+		if (f[i].len < 14 || f[i].len > sizeof(r->buf))
+			continue;
+		memcpy(r->buf, f[i].data + 6, 6);
+		memcpy(r->buf + 6, f[i].data, 6);
+		memcpy(r->buf + 12, f[i].data + 12, f[i].len - 12);
+		int rc;
+		/* The daemon takes posted frames every loop: wait for a slot, briefly. */
+		while ((rc = dps_cluster_send(r->c, f[i].port, r->buf, f[i].len)) == -EAGAIN &&
+		       !consumer_stopping())
+			sched_yield();
+		if (rc != 0)
+			return false;
+		r->reflected++;
+	}
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t limit = 0;
+	int o;
+	while ((o = getopt(argc, argv, "n:")) != -1) {
+		if (o != 'n')
+			return 2;
+		limit = strtoull(optarg, NULL, 10);
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "usage: dps-cluster-reflect [-n FRAMES] NAME@i|NAME@g:i\n");
+		return 2;
+	}
+	static struct reflect r;
+	r.c = consumer_attach("dps-cluster-reflect", argv[optind]);
+	int rc = consumer_run(r.c, limit, reflect_burst, &r);
+	printf("reflected %" PRIu64 "\n", r.reflected);
+	fflush(stdout);
+	dps_cluster_detach(r.c);
+	return rc;
+}

@@ -1,0 +1,119 @@
+/* A worker's side of the clusters: which of its ports a cluster owns, the rings of the
+ * consumers it feeds, and the packet path (hash, place, publish, reclaim). Everything here
+ * is touched by its worker only; the control side changes it through functions run on the
+ * worker (cluster_mgr.c), between two bursts. */
+#ifndef DPS_CLUSTER_WORKER_H
+#define DPS_CLUSTER_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "cluster_hash.h"
+#include "cluster_shm.h"
+#include "stack/netcfg.h"
+
+#define CLUSTER_MAX_CONSUMERS 64        /* per cluster: bits of a uint64_t */
+#define CLUSTER_MAX_GROUPS 16
+#define CLUSTER_MAX_WRINGS 256          /* attached consumer rings per worker */
+
+/* The daemon's half of one consumer ring (struct dpc_ring) on one worker. */
+struct cluster_wring {
+	struct dpc_ring *sh;
+	struct dpc_shm_hdr *hdr;        /* the consumer's segment: its doorbell */
+	int efd;                        /* the consumer's eventfd */
+	struct rte_mbuf **shadow;       /* the mbuf behind each slot */
+	uint32_t mask;
+	uint32_t prod;                  /* frames placed (published at the burst's end) */
+	uint32_t freed;                 /* frames reclaimed */
+};
+
+/* The daemon's view of a consumer's transmit ring (worker 0 drains it). */
+struct cluster_wtx {
+	struct dpc_txring *sh;
+	unsigned nb_regions;
+	uint16_t port[DPC_MAX_REGIONS];     /* our port of each cluster port index */
+};
+
+/* Per consumer, per worker; summed by `cluster show`. */
+struct cluster_counters {
+	uint64_t delivered;             /* frames put in its ring */
+	uint64_t dropped;               /* its ring was full */
+	uint64_t absent;                /* nobody attached as this consumer */
+};
+
+/* One cluster as one worker sees it. */
+struct cluster_wstate {
+	enum cluster_hash_kind hash;
+	unsigned nb_groups;
+	uint16_t group_first[CLUSTER_MAX_GROUPS];
+	uint16_t group_size[CLUSTER_MAX_GROUPS];
+	uintptr_t region_base[DPC_MAX_REGIONS];
+	const struct rte_mempool *region_pool[DPC_MAX_REGIONS];
+	struct cluster_wring *ring[CLUSTER_MAX_CONSUMERS];   /* NULL: nobody attached */
+	struct cluster_counters ctr[CLUSTER_MAX_CONSUMERS];
+	uint64_t unsupported;           /* frames no consumer can read (chained, foreign) */
+};
+
+struct cluster_wport {
+	struct cluster_wstate *ws;      /* NULL: the stack's port */
+	uint16_t region;
+};
+
+struct cluster_wtab {
+	struct cluster_wport port[NETCFG_MAX_PORTS];
+	unsigned nb_rings;
+	struct cluster_wring *rings[CLUSTER_MAX_WRINGS];   /* to reclaim from */
+	unsigned nb_tx;
+	struct cluster_wtx *tx[CLUSTER_MAX_WRINGS];         /* to send from */
+	/* How the worker sends: frames copied into mbufs of pool, given to xmit. */
+	struct rte_mempool *pool;
+	void (*xmit)(void *ctx, uint16_t port, struct rte_mbuf *m);
+	void *xmit_ctx;
+};
+
+static inline bool cluster_owns(const struct cluster_wtab *t, uint16_t port)
+{
+	return t->port[port].ws != NULL;
+}
+
+/* The packet path: places each of the n frames received on port (which a cluster owns) on
+ * one consumer of every group, or frees it. */
+void cluster_rx(struct cluster_wtab *t, uint16_t port, struct rte_mbuf **pkts, uint16_t n);
+
+/* The same for frames that reached a cluster otherwise (a flow rule, issue 15): ws is the
+ * cluster as this worker sees it, region the index of the frames' port in its port list.
+ * A frame whose mbuf is not of that port's shared pool cannot be read by consumers: it is
+ * freed and counted (`unsupported`). Every frame is consumed. */
+void cluster_place(struct cluster_wstate *ws, uint16_t region, struct rte_mbuf **pkts,
+		   uint16_t n);
+
+/* Frees what consumers released since the last call; returns how many frames. */
+unsigned cluster_reclaim(struct cluster_wtab *t);
+
+/* Sends what consumers posted on their transmit rings (through t->xmit). Returns how many
+ * frames. */
+unsigned cluster_tx_poll(struct cluster_wtab *t);
+
+/* Changes, run on the worker. A port list maps each port to its region (index). */
+void cluster_wtab_install(struct cluster_wtab *t, struct cluster_wstate *ws,
+			  const uint16_t *ports, unsigned nb_ports);
+/* Takes ws out: its ports go back to the stack, its rings are reclaimed whole. */
+void cluster_wtab_remove(struct cluster_wtab *t, struct cluster_wstate *ws);
+/* Returns -ENOSPC when the worker feeds too many rings already. */
+int cluster_wtab_ring_add(struct cluster_wtab *t, struct cluster_wstate *ws, unsigned c,
+			  struct cluster_wring *r);
+int cluster_wtab_tx_add(struct cluster_wtab *t, struct cluster_wtx *tx);
+/* Sends what tx still holds, then forgets it. */
+void cluster_wtab_tx_remove(struct cluster_wtab *t, struct cluster_wtx *tx);
+/* Detaches consumer c: what its ring holds is freed, released or not. */
+void cluster_wtab_ring_remove(struct cluster_wtab *t, struct cluster_wstate *ws, unsigned c);
+
+/* Frames placed in r and not reclaimed yet (read from another thread: a snapshot). */
+static inline uint32_t cluster_wring_outstanding(const struct cluster_wring *r)
+{
+	return r->prod - r->freed;
+}
+
+#endif

@@ -1,0 +1,387 @@
+"""Packet distribution clusters (issue 16, docs/CLUSTERS.md): a kernel peer sends frames into
+a port that a cluster owns; consumers (ordinary processes on libdpstack_cluster) read them in
+place. Checked: each hash's placement against the documented formula computed here, both
+directions of a flow on one consumer, fan-out copies (every group gets every frame), a
+stalled consumer's drops counted while a fast one loses nothing, a consumer killed with
+SIGKILL reclaimed (the port's pool back where it was), cluster del letting consumers go, bad
+commands and attaches refused with the reason, and the pcapng consumer read by tshark."""
+
+import os
+import shutil
+import signal
+import struct
+import subprocess
+
+import pytest
+
+import topo
+
+COUNT = os.path.join(topo.BUILD, "examples", "cluster", "dps-cluster-count")
+PCAPNG = os.path.join(topo.BUILD, "examples", "cluster", "dps-cluster-pcapng")
+MARK = b"dpstack-cluster-test"
+STATE_TIMEOUT = 10.0
+
+
+# -- the hashes, as docs/CLUSTERS.md writes them ----------------------------------------------
+
+def fmix32(h):
+    h ^= h >> 16
+    h = (h * 0x85ebca6b) & 0xffffffff
+    h ^= h >> 13
+    h = (h * 0xc2b2ae35) & 0xffffffff
+    h ^= h >> 16
+    return h
+
+
+def frame_hash(kind, f):
+    def be(b):
+        return int.from_bytes(b, "big")
+    if kind == "mac":
+        fold = lambda m: be(m[0:2]) ^ be(m[2:6])
+        return fmix32((fold(f[0:6]) + fold(f[6:12])) & 0xffffffff)
+    if be(f[12:14]) != 0x0800:
+        return 0
+    ip = f[14:]
+    a, b, proto = be(ip[12:16]), be(ip[16:20]), ip[9]
+    if kind == "proto":
+        return proto
+    if kind == "ip":
+        return fmix32((a + b) & 0xffffffff)
+    ihl = (ip[0] & 0xf) * 4
+    ports = 0
+    if proto in (6, 17, 132) and be(ip[6:8]) & 0x3fff == 0:
+        ports = be(ip[ihl:ihl + 2]) + be(ip[ihl + 2:ihl + 4])
+    return fmix32(fmix32((a + b) & 0xffffffff) ^ ((ports << 8 | proto) & 0xffffffff))
+
+
+# -- frames -------------------------------------------------------------------------------------
+
+def ip4(s):
+    return bytes(int(x) for x in s.split("."))
+
+
+def make_frame(src_mac, dst_mac, src, dst, proto=17, sport=1000, dport=2000, seq=0):
+    payload = MARK + struct.pack("!I", seq)
+    l4 = struct.pack("!HH", sport, dport) + b"\0" * (16 if proto == 6 else 4) + payload
+    total = 20 + len(l4)
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, seq & 0xffff, 0, 64, proto, 0,
+                      ip4(src), ip4(dst))
+    hdr = hdr[:10] + struct.pack("!H", topo.inet_csum(hdr)) + hdr[12:]
+    return dst_mac + src_mac + b"\x08\x00" + hdr + l4
+
+
+def mac_bytes(s):
+    return bytes(int(x, 16) for x in s.split(":"))
+
+
+def varied_frames(n):
+    """n frames of many flows: addresses, ports, protocols and MACs vary; frame 2k+1 is
+    frame 2k's flow in the other direction."""
+    frames = []
+    for i in range(n):
+        j = i // 2
+        src = "10.%d.%d.%d" % (j % 7, (j * 13) % 250, 1 + j % 200)
+        dst = "192.168.%d.%d" % ((j * 7) % 250, 1 + (j * 31) % 250)
+        proto = (17, 6, 47)[j % 3]
+        sport, dport = 1024 + j * 17 % 60000, 80 + j % 5
+        smac = bytes([2, 0, 0, 0, j % 251, 1])
+        dmac = bytes([2, 0, 0, 1, (j * 3) % 251, 2])
+        if i % 2:
+            src, dst, sport, dport, smac, dmac = dst, src, dport, sport, dmac, smac
+        frames.append(make_frame(smac, dmac, src, dst, proto, sport, dport, seq=i))
+    return frames
+
+
+def read_pcapng(data):
+    """The packets of a pcapng stream (bytes), as a list of frame bytes."""
+    out, at = [], 0
+    while at + 12 <= len(data):
+        btype, blen = struct.unpack_from("<II", data, at)
+        if blen < 12 or at + blen > len(data):
+            break
+        if btype == 6:
+            caplen = struct.unpack_from("<I", data, at + 20)[0]
+            out.append(data[at + 28:at + 28 + caplen])
+        at += blen
+    return out
+
+
+# -- the daemon and its consumers --------------------------------------------------------------
+
+class ClusterLab:
+    def __init__(self, lab):
+        self.peer = lab.add_peer("10.0.0.1", 24)
+        # The cluster line gives port0 shared packet memory from the start; the tests make
+        # their own clusters on it.
+        self.daemon = lab.start_daemon("\n".join([
+            "workers 1",
+            "port add port0 net_af_xdp0,iface=%s" % self.peer.root_ifname,
+            "cluster add boot ports port0 consumers 1",
+        ]) + "\n")
+        # Frames to any MAC reach the port (the mac hash test varies them).
+        topo.run(["ip", "link", "set", self.peer.root_ifname, "promisc", "on"])
+        self.env = self.daemon.env
+        self.procs = []
+
+    def ctl(self, *args, json=False):
+        return self.daemon.ctl(*args, json=json)
+
+    def clusters(self):
+        return {c["name"]: c for c in self.ctl("cluster", "show", json=True)["clusters"]}
+
+    def fresh(self, *words):
+        """Deletes every cluster, then adds `cluster add t ...words`."""
+        for name in self.clusters():
+            self.ctl("cluster", "del", name)
+        self.ctl("cluster", "add", "t", "ports", "port0", *[str(w) for w in words])
+
+    def consumer(self, prog, *args, stdout=subprocess.PIPE):
+        p = subprocess.Popen(topo.dying_with_parent([prog] + [str(a) for a in args]),
+                             stdout=stdout, stderr=subprocess.PIPE, env=self.env)
+        self.procs.append(p)
+        return p
+
+    def wait_attached(self, n, name="t"):
+        topo.wait_until(lambda: sum(c["attached"] for c in self.clusters()[name]["consumers"])
+                        == n, STATE_TIMEOUT, what="%d consumers attached" % n)
+
+    def wait_delivered(self, total, name="t"):
+        """Until the consumers' delivered + dropped + absent add up to total frames per
+        group: the daemon has placed every frame sent."""
+        def placed():
+            c = self.clusters()[name]
+            per_group = {}
+            for k in c["consumers"]:
+                per_group[k["group"]] = per_group.get(k["group"], 0) + (
+                    k["delivered"] + k["dropped"] + k["absent"])
+            return all(v >= total for v in per_group.values()) and c
+        return topo.wait_until(placed, STATE_TIMEOUT, what="%d frames placed" % total)
+
+    def send(self, frames):
+        with topo.PacketSocket(self.peer.ns, self.peer.ifname) as s:
+            s.send_many(frames, pace_every=32)
+
+    def close(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.communicate(timeout=topo.DEFAULT_TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def cl():
+    lab = topo.Lab("cluster")
+    c = ClusterLab(lab)
+    try:
+        yield c
+    finally:
+        c.close()
+        lab.close()
+
+
+def stop(p):
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=topo.DEFAULT_TIMEOUT)
+    assert p.returncode == 0, err
+    return out
+
+
+@pytest.mark.parametrize("kind", ["ip", "5tuple", "mac", "proto"])
+def test_each_hash_places_frames_as_documented(cl, kind):
+    n = 3
+    cl.fresh("hash", kind, "consumers", n)
+    consumers = [cl.consumer(PCAPNG, "t@%d" % i) for i in range(n)]
+    cl.wait_attached(n)
+    frames = varied_frames(90)
+    cl.send(frames)
+    cl.wait_delivered(len(frames))
+    got = [[f for f in read_pcapng(stop(p)) if MARK in f] for p in consumers]
+    assert sum(len(g) for g in got) == len(frames)
+    for i, g in enumerate(got):
+        for f in g:
+            assert frame_hash(kind, f) % n == i, "frame %r on consumer %d" % (f[:42].hex(), i)
+    if kind in ("ip", "5tuple", "mac"):
+        assert sum(1 for g in got if g) > 1, "the hash did not spread the flows"
+    if kind in ("ip", "5tuple"):
+        where = {f: i for i, g in enumerate(got) for f in g}
+        for k in range(0, len(frames), 2):  # frame k+1 is frame k's flow reversed
+            assert where[frames[k]] == where[frames[k + 1]]
+
+
+def test_fanout_gives_every_group_every_frame(cl):
+    cl.fresh("hash", "5tuple", "consumers", "2,2")
+    consumers = [cl.consumer(COUNT, "t@%d:%d" % (g, i)) for g in range(2) for i in range(2)]
+    cl.wait_attached(4)
+    frames = varied_frames(100)
+    cl.send(frames)
+    c = cl.wait_delivered(len(frames))
+    for g in range(2):
+        mine = [k for k in c["consumers"] if k["group"] == g]
+        assert sum(k["delivered"] for k in mine) == len(frames)
+        assert sum(k["dropped"] + k["absent"] for k in mine) == 0
+    counted = [int(stop(p).split()[1]) for p in consumers]
+    assert counted[0] + counted[1] == len(frames)
+    assert counted[2] + counted[3] == len(frames)
+    assert counted[0] == counted[2] and counted[1] == counted[3]  # one hash, both groups
+
+
+def test_stalled_consumer_drops_alone_and_is_reclaimed_when_killed(cl):
+    ring = 64
+    cl.fresh("mode", "fanout", "consumers", 2, "ring", ring)
+    baseline = cl.clusters()["t"]["pool_in_use"]
+    fast = cl.consumer(COUNT, "t@0")
+    slow = cl.consumer(COUNT, "--stall", "t@1")
+    cl.wait_attached(2)
+    frames = varied_frames(320)
+    sent = 0
+    for k in range(0, len(frames), 32):
+        cl.send(frames[k:k + 32])
+        sent += 32
+        # Wait for the fast one to be given and to release all of it: it never lags by
+        # more than a chunk, far less than its ring, so anything it lost would be a bug.
+        topo.wait_until(lambda: (lambda c: c["delivered"] == sent and c["outstanding"] == 0)(
+            cl.clusters()["t"]["consumers"][0]), STATE_TIMEOUT, what="fast consumer done")
+    c = cl.clusters()["t"]["consumers"]
+    assert c[0]["delivered"] == len(frames) and c[0]["dropped"] == 0
+    assert c[1]["delivered"] == ring and c[1]["dropped"] == len(frames) - ring
+    assert c[1]["outstanding"] == ring
+    slow.kill()
+    slow.communicate(timeout=topo.DEFAULT_TIMEOUT)
+    topo.wait_until(lambda: not cl.clusters()["t"]["consumers"][1]["attached"], STATE_TIMEOUT,
+                    what="killed consumer detached")
+    c = cl.clusters()["t"]
+    assert c["consumers"][1]["outstanding"] == 0
+    assert c["pool_in_use"] <= baseline
+    assert int(stop(fast).split()[1]) == len(frames)
+
+
+def test_pcapng_consumer_is_read_by_tshark(cl):
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark not installed (./install-deps.sh)")
+    cl.fresh("consumers", 1)
+    pcap = cl.consumer(PCAPNG, "-c", 40, "t@0")
+    cl.wait_attached(1)
+    cl.send(varied_frames(40))
+    data, err = pcap.communicate(timeout=topo.DEFAULT_TIMEOUT)
+    assert pcap.returncode == 0, err
+    r = subprocess.run(["tshark", "-r", "-", "-T", "fields", "-e", "ip.src"], input=data,
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.decode().split()) == 40
+
+
+def test_cluster_del_lets_consumers_go(cl):
+    cl.fresh("consumers", 1)
+    p = cl.consumer(COUNT, "t@0")
+    cl.wait_attached(1)
+    cl.ctl("cluster", "del", "t")
+    out, err = p.communicate(timeout=topo.DEFAULT_TIMEOUT)
+    assert p.returncode == 1 and out.startswith(b"frames 0"), (out, err)
+
+
+def test_bad_attaches_are_refused_with_the_reason(cl):
+    cl.fresh("consumers", "2,1")
+    for spec, why in [("nosuch@0", "no cluster named 'nosuch'"),
+                      ("t@3", "has consumers 0 to 2, not 3"),
+                      ("t@1:1", "has no consumer 1:1"),
+                      ("t@x", "not NAME@i or NAME@g:i"),
+                      ("t", "not NAME@i or NAME@g:i")]:
+        r = topo.run([COUNT, spec], env=cl.env, check=False)
+        assert r.returncode == 1 and why in r.stderr, (spec, r.stderr)
+    first = cl.consumer(COUNT, "t@1:0")
+    cl.wait_attached(1)
+    r = topo.run([COUNT, "t@2"], env=cl.env, check=False)
+    assert r.returncode == 1 and "attached already" in r.stderr, r.stderr
+    stop(first)
+
+
+@pytest.mark.parametrize("words, why", [
+    (["t2", "ports", "port0", "consumers", "1"], "port port0 belongs to cluster 't'"),
+    (["t", "ports", "port0", "consumers", "1"], "already exists"),
+    (["t2", "ports", "nope", "consumers", "1"], "no port named 'nope'"),
+    (["t2", "ports", "port0", "consumers", "0"], "from 1 to 64"),
+    (["t2", "ports", "port0", "consumers", "2", "hash", "crc"], "hash must be"),
+    (["t2", "ports", "port0", "consumers", "2,2", "mode", "balance"], "mode balance has one"),
+    (["t2", "ports", "port0", "consumers", "2", "ring", "100"], "power of two"),
+    (["t2", "ports", "port0", "consumers", "64", "ring", "65536"], "use a smaller ring"),
+    (["t2", "ports", "port0"], "needs ports and consumers"),
+    (["a@b", "ports", "port0", "consumers", "1"], "no '@'"),
+])
+def test_bad_cluster_commands_are_refused(cl, words, why):
+    if "t" not in cl.clusters():
+        cl.fresh("consumers", 1)
+    before = cl.clusters()
+    r = cl.daemon.ctl_result("cluster", "add", *words)
+    assert r.rc == 1 and why in r.err, r
+    assert cl.clusters() == before
+
+
+def test_port_without_shared_memory_is_refused(lab):
+    peer = lab.add_peer("10.0.0.1", 24)
+    d = lab.start_daemon(topo.one_port_config(peer.root_ifname))
+    r = d.ctl_result("cluster", "add", "c", "ports", "port0", "consumers", "1")
+    assert r.rc == 1 and "config file" in r.err, r
+    assert d.ctl("cluster", "show", json=True) == {"clusters": []}
+
+
+REFLECT = os.path.join(topo.BUILD, "examples", "cluster", "dps-cluster-reflect")
+
+
+def test_consumer_sends_out_of_the_cluster_port(cl):
+    """Transmit through the cluster: a consumer sends each frame it gets back out of its
+    port with the MACs swapped; the peer captures every one, byte for byte."""
+    cl.fresh("consumers", 1)
+    frames = varied_frames(40)
+    p = cl.consumer(REFLECT, "-n", len(frames), "t@0")
+    cl.wait_attached(1)
+    peer_mac = mac_bytes(cl.peer.mac)
+    with topo.PacketSocket(cl.peer.ns, cl.peer.ifname) as s:
+        # Sent to the peer's own MAC: the kernel takes the reflections as its own frames.
+        mine = [f[6:12] + peer_mac + f[12:] for f in frames]
+        s.send_many(mine, pace_every=32)
+        back = []
+        while len(back) < len(mine):
+            f = s.recv_until(lambda f: MARK in bytes(f) and bytes(f)[:6] == peer_mac,
+                             timeout=STATE_TIMEOUT)
+            assert f is not None, "%d of %d frames came back" % (len(back), len(mine))
+            back.append(bytes(f))
+    out, err = p.communicate(timeout=topo.DEFAULT_TIMEOUT)
+    assert p.returncode == 0 and out.split() == [b"reflected", str(len(frames)).encode()], err
+    expected = sorted(f[6:12] + f[0:6] + f[12:] for f in mine)
+    assert sorted(back) == expected
+
+
+def test_daemon_stopping_lets_consumers_go(lab):
+    """SIGTERM with consumers attached: the daemon takes their frames back and exits
+    cleanly (the lab checks), and each consumer's wait ends with the daemon gone."""
+    c = ClusterLab(lab)
+    c.fresh("consumers", 2, "ring", 64)
+    procs = [c.consumer(COUNT, "t@0"), c.consumer(COUNT, "--stall", "t@1")]
+    c.wait_attached(2)
+    c.send(varied_frames(200))
+    c.wait_delivered(200)
+    try:
+        c.daemon.stop()
+        out, err = procs[0].communicate(timeout=topo.DEFAULT_TIMEOUT)
+        assert procs[0].returncode == 1 and out.startswith(b"frames "), (out, err)
+        assert procs[1].poll() is None   # a consumer that never waits is not killed
+    finally:
+        c.close()
+
+
+def test_check_config_judges_cluster_lines(lab):
+    """dpstackd --check-config runs cluster lines as dry runs: a good one passes, a bad one
+    is reported at its line with the reason."""
+    peer = lab.add_peer("10.0.0.1", 24)
+    base = "workers 1\nport add port0 net_af_xdp0,iface=%s\n" % peer.root_ifname
+    env = dict(os.environ, DPSTACK_CTL=os.path.join(lab.tmp, "chk.sock"),
+               DPSTACK_SOCK=os.path.join(lab.tmp, "chk-app.sock"))
+    for text, status, why in [
+            (base + "cluster add c ports port0 hash ip consumers 2,2\n", 0, ""),
+            (base + "cluster add c ports port0 consumers 2 hash crc\n", 1,
+             "check.conf:3: hash must be ip, mac, proto or 5tuple, not 'crc'")]:
+        path = os.path.join(lab.tmp, "check.conf")
+        with open(path, "w") as f:
+            f.write(text)
+        r = topo.run([topo.DPSTACKD, "--check-config", path], check=False, env=env)
+        assert r.returncode == status and why in r.stderr + r.stdout, r
