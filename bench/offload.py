@@ -9,8 +9,10 @@ medians and ratios.
     gro:  iperf3 -c in namespace boffk (the Linux kernel sending) --veth--> dpstackd C
           (net_af_xdp, the built-in iperf3 service), with `link set port0 gro on|off`.
 
-After the runs it prints each daemon's TCP segment counters and GRO merges, so that a figure
-can be read against what the stacks did. Figures never fail anything: a run that fails is
+Beside each median it prints what a byte cost each worker: its busy cycles (the loop
+iterations that did work, `stats`) over the bytes moved, summed over the mode's runs, and
+after the runs each daemon's TCP segment counters and GRO merges, so that a figure can be
+read against what the stacks did. Figures never fail anything: a run that fails is
 left out ("-").
 
 Usage: bench/offload.py [--runs N] [--seconds S] [--json PATH]   (as root, after a build)
@@ -75,19 +77,24 @@ class Daemon:
         s = json.loads(self.ctl("-j", "stats"))
         return {n: s["events"].get(n, 0) for n in COUNTERS}
 
+    def busy_cycles(self):
+        return sum(w["busy_cycles"] for w in json.loads(self.ctl("-j", "stats"))["workers"])
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait(20)
         self.log.close()
 
 
-def iperf3_gbps(argv, env=None, seconds=3):
+def iperf3_run(argv, env=None, seconds=3):
+    """(Gbit/s, bytes received), or (None, 0)."""
     try:
         p = subprocess.run(argv + ["-t", str(seconds), "-J"], env=env, capture_output=True,
                            text=True, timeout=seconds + 30)
-        return json.loads(p.stdout)["end"]["sum_received"]["bits_per_second"] / 1e9
+        r = json.loads(p.stdout)["end"]["sum_received"]
+        return r["bits_per_second"] / 1e9, r["bytes"]
     except (subprocess.TimeoutExpired, ValueError, KeyError):
-        return None
+        return None, 0
 
 
 def median(xs):
@@ -99,26 +106,40 @@ def fmt(x):
     return "-" if x is None else "%.2f" % x
 
 
-def alternate(runs, modes, set_mode, measure):
-    """{mode: [Gbit/s per run]}, the modes taking turns in each round."""
+def alternate(runs, modes, set_mode, measure, daemons):
+    """({mode: [Gbit/s per run]}, {mode: {daemon: busy cycles per byte}}), the modes taking
+    turns in each round."""
     out = {m: [] for m in modes}
+    cycles = {m: {name: 0 for name in daemons} for m in modes}
+    moved = {m: 0 for m in modes}
     for _ in range(runs):
         for m in modes:
             set_mode(m)
-            out[m].append(measure())
+            before = {name: d.busy_cycles() for name, d in daemons.items()}
+            gbps, nbytes = measure()
+            for name, d in daemons.items():
+                cycles[m][name] += d.busy_cycles() - before[name]
+            out[m].append(gbps)
+            moved[m] += nbytes
             time.sleep(0.5)
-    return out
+    per_byte = {m: {name: c / moved[m] if moved[m] else None for name, c in cycles[m].items()}
+                for m in modes}
+    return out, per_byte
 
 
-def report(title, res, on, off, deltas):
+def report(title, res, per_byte, on, off, deltas):
     mon, moff = median(res[on]), median(res[off])
     ratio = "%.2f" % (mon / moff) if mon and moff else "-"
     print("%s: %s %s Gbit/s (runs %s), %s %s Gbit/s (runs %s), ratio %s" %
           (title, on, fmt(mon), " ".join(map(fmt, res[on])), off, fmt(moff),
            " ".join(map(fmt, res[off])), ratio))
+    for m in (on, off):
+        print("    %s: worker busy cycles per byte: %s" %
+              (m, ", ".join("%s %s" % (n, fmt(c)) for n, c in per_byte[m].items())))
     for who, d in deltas.items():
         print("    %s: %s" % (who, ", ".join("%s %d" % kv for kv in d.items())))
-    return {"on": res[on], "off": res[off], "median_on": mon, "median_off": moff}
+    return {"on": res[on], "off": res[off], "median_on": mon, "median_off": moff,
+            "cycles_per_byte": per_byte}
 
 
 def bench_tso(work, runs, seconds):
@@ -139,11 +160,13 @@ def bench_tso(work, runs, seconds):
                 d.ctl("link", "set", "port0", "gro", m)
 
         before = {"sender A": a.counters(), "receiver B": b.counters()}
-        res = alternate(runs, ("on", "off"), set_mode,
-                        lambda: iperf3_gbps(["iperf3", "-c", B_IP], env, seconds))
+        res, per_byte = alternate(runs, ("on", "off"), set_mode,
+                                  lambda: iperf3_run(["iperf3", "-c", B_IP], env, seconds),
+                                  {"sender A": a, "receiver B": b})
         after = {"sender A": a.counters(), "receiver B": b.counters()}
         deltas = {w: {k: after[w][k] - before[w][k] for k in COUNTERS} for w in before}
-        return report("virtio-user -> vhost, stack to stack", res, "on", "off", deltas)
+        return report("virtio-user -> vhost, stack to stack", res, per_byte, "on", "off",
+                      deltas)
     finally:
         a.stop()  # the vhost-user client first: the server outlives it
         b.stop()
@@ -166,14 +189,16 @@ def bench_gro(work, runs, seconds):
         try:
             sh("ip", "netns", "exec", KNS, "ping", "-c", "1", "-W", "5", C_IP)
             before = {"receiver C": c.counters()}
-            res = alternate(runs, ("on", "off"),
-                            lambda m: c.ctl("link", "set", "port0", "gro", m),
-                            lambda: iperf3_gbps(["ip", "netns", "exec", KNS, "iperf3", "-c",
-                                                 C_IP], None, seconds))
+            res, per_byte = alternate(runs, ("on", "off"),
+                                      lambda m: c.ctl("link", "set", "port0", "gro", m),
+                                      lambda: iperf3_run(["ip", "netns", "exec", KNS,
+                                                          "iperf3", "-c", C_IP], None,
+                                                         seconds),
+                                      {"receiver C": c})
             after = {"receiver C": c.counters()}
             deltas = {w: {k: after[w][k] - before[w][k] for k in COUNTERS} for w in before}
-            return report("kernel -> stack over veth (net_af_xdp), GRO", res, "on", "off",
-                          deltas)
+            return report("kernel -> stack over veth (net_af_xdp), GRO", res, per_byte, "on",
+                          "off", deltas)
         finally:
             c.stop()
     finally:
