@@ -15,7 +15,8 @@
 
 /* One frame that can join or start a merge: its headers, checked. */
 struct gro_seg {
-	uint8_t *ip;            /* at the IPv4 header, in the frame's only segment */
+	uint8_t *eth;           /* the frame, in its only segment */
+	uint8_t *ip;            /* at the IPv4 header */
 	uint8_t *tcp;
 	struct ip4_repr iph;
 	struct tcp_repr th;
@@ -49,6 +50,7 @@ static bool gro_parse(struct stack *s, struct rte_mbuf *m, struct gro_seg *g)
 	if (eth_parse(frame, len, &eth) != WIRE_OK || eth.vlan_tagged ||
 	    eth.ethertype != ETH_TYPE_IPV4)
 		return false;
+	g->eth = frame;
 	g->ip = frame + eth.hdr_len;
 	bool ip_good = (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD;
 	if (ip4_parse(g->ip, len - eth.hdr_len, !ip_good, &g->iph) != WIRE_OK ||
@@ -83,11 +85,14 @@ static bool gro_mergeable(struct rte_mbuf *m, const struct gro_seg *g)
 	return true;
 }
 
-/* Whether g continues f's byte stream with headers the receiver would treat alike. */
+/* Whether g continues f's byte stream with headers the receiver would treat alike (the
+ * Ethernet header too, as Linux's eth_gro_receive: a frame for another station must not
+ * ride into the stack on one for us). */
 static bool gro_continues(const struct gro_flow *f, const struct gro_seg *g)
 {
 	const struct gro_seg *h = &f->first;
 	return !(h->th.flags & TCP_FLAG_PSH) && g->th.seq == f->next_seq &&
+	       memcmp(g->eth, h->eth, ETH_HDR_LEN) == 0 &&
 	       g->th.ack == h->th.ack && g->th.window == h->th.window &&
 	       g->iph.tos == h->iph.tos && g->iph.ttl == h->iph.ttl &&
 	       g->th.hdr_len == h->th.hdr_len &&

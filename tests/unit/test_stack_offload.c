@@ -202,6 +202,17 @@ static void test_gro_leaves_gaps_other_hosts_and_bad_checksums_in_order(void **s
 	free_all(b, 5);
 }
 
+static void test_gro_never_merges_a_frame_for_another_station(void **state)
+{
+	(void)state;
+	struct rte_mbuf *b[2] = {data_frame(0, SEG, TCP_FLAG_ACK), data_frame(SEG, SEG, TCP_FLAG_ACK)};
+	rte_pktmbuf_mtod(b[1], uint8_t *)[5] ^= 0x10; /* destination MAC: not ours */
+	assert_int_equal(gro_burst(ts_s, b, 2), 2);
+	stack_input(ts_s, 0, b[1]);
+	assert_int_equal(ts_s->drops[STACK_DROP_ETH_NOT_OURS], 1);
+	rte_pktmbuf_free(b[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +223,7 @@ int main(void)
 		T(test_gro_merges_in_order_segments_and_psh_ends_the_merge),
 		T(test_gro_merged_segment_delivered_by_the_stack),
 		T(test_gro_leaves_gaps_other_hosts_and_bad_checksums_in_order),
+		T(test_gro_never_merges_a_frame_for_another_station),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
