@@ -104,7 +104,7 @@ static bool gro_continues(const struct gro_flow *f, const struct gro_seg *g)
 /* Appends g's data (m) to f's leading frame; false when the chain cannot take it. */
 static bool gro_append(struct gro_flow *f, struct rte_mbuf *m, const struct gro_seg *g)
 {
-	uint32_t hdrs = (uint32_t)(g->tcp - rte_pktmbuf_mtod(m, uint8_t *)) + (uint32_t)g->th.hdr_len;
+	uint32_t hdrs = (uint32_t)(g->tcp - g->eth) + (uint32_t)g->th.hdr_len;
 	rte_pktmbuf_adj(m, (uint16_t)hdrs);
 	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - g->payload)); /* padding */
 	if (rte_pktmbuf_chain(f->head, m) != 0) {

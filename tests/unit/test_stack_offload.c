@@ -205,7 +205,8 @@ static void test_gro_leaves_gaps_other_hosts_and_bad_checksums_in_order(void **s
 static void test_gro_never_merges_a_frame_for_another_station(void **state)
 {
 	(void)state;
-	struct rte_mbuf *b[2] = {data_frame(0, SEG, TCP_FLAG_ACK), data_frame(SEG, SEG, TCP_FLAG_ACK)};
+	struct rte_mbuf *b[2] = {data_frame(0, SEG, TCP_FLAG_ACK),
+				 data_frame(SEG, SEG, TCP_FLAG_ACK)};
 	rte_pktmbuf_mtod(b[1], uint8_t *)[5] ^= 0x10; /* destination MAC: not ours */
 	assert_int_equal(gro_burst(ts_s, b, 2), 2);
 	stack_input(ts_s, 0, b[1]);
