@@ -7,6 +7,7 @@
 #include <rte_ethdev.h>
 
 #include "cmd.h"
+#include "cmd_offload.h"
 
 /* The driver's extended statistics beyond the basic ones (rte_eth_stats and their
  * per-queue split, shown above): in JSON all of them, as text the non-zero ones. */
@@ -100,6 +101,7 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			json_u64(o, "speed_mbps", link.link_speed);
 			json_u64(o, "queues", dp->nb_queues);
 			json_bool(o, "rx_ip_checksum_offload", dp->rx_ip_cksum);
+			cmd_offload_json(o, dp);
 			json_obj_begin(o, "stats");
 			json_u64(o, "rx_packets", st.ipackets);
 			json_u64(o, "rx_bytes", st.ibytes);
@@ -129,6 +131,7 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			   st.ipackets, st.ibytes, st.imissed, st.ierrors, st.rx_nombuf);
 		ctl_printf(o, "    TX: %" PRIu64 " packets %" PRIu64 " bytes %" PRIu64 " errors\n",
 			   st.opackets, st.obytes, st.oerrors);
+		cmd_offload_text(o, dp);
 		cmd_port_losses_text(o, "    ", &sc, &dc);
 		link_xstats(o, dp->eth_port);
 	}
@@ -179,6 +182,8 @@ int cmd_link_set(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		d->ports[op.port].mtu = op.mtu;
 		return daemon_apply_netcfg(d, link_mtu_on, &op) == 0 ? 0 : -1;
 	}
+	if (argc == 3 && (strcmp(argv[1], "offload") == 0 || strcmp(argv[1], "gro") == 0))
+		return cmd_offload_set(d, op.port, argv[1], argv[2], o);
 	if (argc == 2 && (strcmp(argv[1], "up") == 0 || strcmp(argv[1], "down") == 0)) {
 		op.up = strcmp(argv[1], "up") == 0;
 		return daemon_apply(d, link_up_master, link_up_stack, &op) == 0 ? 0 : -1;

@@ -1,5 +1,6 @@
 #include "port.h"
 #include "port_tap.h"
+#include "port_offload.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -312,6 +313,8 @@ int port_start(struct port *p, uint16_t nb_workers, struct rte_mempool *pool,
 	p->tx_burst = af_xdp ? PORT_AF_XDP_TX_BURST : PORT_TX_BURST;
 	if (p->tx_multi_seg)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	port_offload_choose(&info, &conf, &p->tx_caps);
+	p->gro = true;
 	rc = rte_eth_dev_configure(p->eth_port, q, q, &conf);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: configure: %s", p->name, strerror(-rc));

@@ -1,6 +1,7 @@
 /* DPDK ports: probing a device named in the config, configuring one RX/TX queue pair per
  * worker (fewer if the device has fewer; every queue of a device whose queues exist before
- * they are configured), RSS across them with the stack's key, and checksum offloads. */
+ * they are configured), RSS across them with the stack's key, and checksum and
+ * segmentation offloads (port_offload.h). */
 #ifndef DPS_DP_PORT_H
 #define DPS_DP_PORT_H
 
@@ -12,6 +13,7 @@
 
 #include "stack/netcfg.h"
 #include "stack/steer.h"
+#include "stack/tx_offload.h"
 
 #define PORT_DEVARGS_LEN 256
 
@@ -64,6 +66,9 @@ struct port {
 	uint16_t mtu;
 	bool rx_ip_cksum;               /* the NIC validates IPv4 header checksums */
 	bool tx_multi_seg;              /* the PMD sends chained mbufs (else we linearize) */
+	struct stack_tx_caps tx_caps;   /* TX offloads configured (port_offload.h) */
+	bool tx_offload_off;            /* `link set PORT offload off`: the stacks compute all */
+	bool gro;                       /* merge TCP segments per RX burst (src/dp/gro.h) */
 	uint16_t tx_burst;              /* frames per TX burst (the TX buffer's size) */
 	bool hw_rss;                    /* the device spreads flows over its queues by hash */
 	bool hw_rss_reta;               /* ... with our key and table (steer.h) */

@@ -16,6 +16,7 @@
 
 #include "acl/acl.h"
 #include "worker_flow.h"
+#include "gro.h"
 
 #define WORKER_MAILBOX_SIZE 64
 #define WORKER_NEIGH_RING_SIZE 1024 /* ARP news waiting for a worker; more are dropped */
@@ -114,8 +115,17 @@ static void worker_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 		w->stack->ports[port].tx_dropped++; /* tx.no_mbuf says why */
 		return;
 	}
-	capture_tap(&w->taps, port, w->index, w->tx_via[port] < 0 ? w->txq[port] :
-		    (uint16_t)w->tx_via[port], &m, 1, RTE_PCAPNG_DIRECTION_OUT);
+	uint16_t queue = w->tx_via[port] < 0 ? w->txq[port] : (uint16_t)w->tx_via[port];
+	/* A frame that asks the port for offloads gets what this device wants of it first
+	 * (virtio: the pseudo-header of a TSO segment with its length, rte_eth_tx_prepare). */
+	if (m->ol_flags & RTE_MBUF_F_TX_OFFLOAD_MASK &&
+	    rte_eth_tx_prepare(w->eth_port[port], queue, &m, 1) != 1) {
+		w->stack->drops[STACK_DROP_TX_PREPARE]++;
+		w->stack->ports[port].tx_dropped++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	capture_tap(&w->taps, port, w->index, queue, &m, 1, RTE_PCAPNG_DIRECTION_OUT);
 	if (w->tx_via[port] < 0) {
 		rte_eth_tx_buffer(w->eth_port[port], w->txq[port], w->txbuf[port], m);
 		return;
@@ -228,6 +238,8 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 			continue;
 		w->eth_port[p] = ports[p].eth_port;
 		w->tx_multi_seg[p] = ports[p].tx_multi_seg;
+		w->stack->tx_caps[p] = ports[p].tx_caps;
+		w->stack->rx_gro[p] = ports[p].gro;
 		w->txctx[p] = (struct worker_txq_ctx){.stack = w->stack, .port = (uint16_t)p};
 		if (index >= ports[p].nb_queues) {
 			w->tx_via[p] = (int16_t)(index % ports[p].nb_queues);
@@ -372,6 +384,8 @@ int worker_main(void *arg)
 				continue;
 			}
 			uint16_t n = worker_flow_rx(w, q->port, burst, rx);
+			if (w->stack->rx_gro[q->port])
+				n = gro_burst(w->stack, burst, n);
 			acl_rx_burst(w->stack->acl, w->index, q->port, burst, n);
 			/* Headers are the first bytes the stack touches: fetch them a few packets
 			 * ahead, so the miss overlaps the work on the packets before. */

@@ -157,9 +157,9 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 		stack_drop(s, STACK_DROP_IP_BAD_CHECKSUM, m);
 		return;
 	}
-	/* Received frames arrive in one segment (stack_input linearizes them); our own
-	 * loopback datagrams may be chains whose first segment holds the headers alone.
-	 * Either way the parser views the datagram through its first segment, which must hold
+	/* Received frames arrive in one segment or as chains whose first segment holds the
+	 * headers (stack_input); our own loopback datagrams may be chains whose first
+	 * segment holds the headers alone. Either way the parser views the datagram through its first segment, which must hold
 	 * the header its IHL names: the parser reads no more than the header, and compares
 	 * the rest by length only. */
 	uint32_t len = rte_pktmbuf_pkt_len(m);

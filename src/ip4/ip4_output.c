@@ -52,7 +52,11 @@ void ip4_route_output(struct stack *s, struct rte_mbuf *m, const struct route *r
 	if (r->type == ROUTE_BROADCAST && !forwarded)
 		ip4_loop_broadcast_back(s, m, r->port);
 	uint16_t mtu = netcfg_route_mtu(&s->cfg, r);
-	if (r->type == ROUTE_LOCAL || rte_pktmbuf_pkt_len(m) <= mtu) {
+	/* A TSO segment fits when the segments the port cuts from it do. */
+	uint32_t len = m->ol_flags & RTE_MBUF_F_TX_TCP_SEG
+			       ? (uint32_t)m->l3_len + m->l4_len + m->tso_segsz
+			       : rte_pktmbuf_pkt_len(m);
+	if (r->type == ROUTE_LOCAL || len <= mtu) {
 		link_output_route(s, m, r, dst);
 		return;
 	}
@@ -65,6 +69,9 @@ void ip4_route_output(struct stack *s, struct rte_mbuf *m, const struct route *r
 		stack_drop(s, STACK_DROP_IP_FRAG_NEEDED, m);
 		return;
 	}
+	/* A port would sum each fragment alone: the transport's checksum is finished here. */
+	if (m->ol_flags & TX_OFFLOAD_L4_FLAGS)
+		tx_offload_l4_finish(m, m->l3_len);
 	struct rte_mbuf *frags[IP4_MAX_FRAGS];
 	int n = ip4_fragment(m, mtu, s->pool, frags, IP4_MAX_FRAGS);
 	if (n < 0) {
@@ -105,6 +112,7 @@ int ip4_output(struct stack *s, struct rte_mbuf *m, uint8_t proto, uint32_t src,
 	};
 	ip4_build(h, IP4_HDR_MIN_LEN, &ip);
 	m->l3_len = IP4_HDR_MIN_LEN;
+	m->ol_flags |= RTE_MBUF_F_TX_IPV4; /* ours: the port may compute its checksum */
 	ip4_route_output(s, m, r, dst, false);
 	return 0;
 }

@@ -113,6 +113,8 @@
 	X(TCP_ICMP_IGNORED,   "tcp.icmp_ignored",     "ICMP errors quoting a sequence number not in flight (RFC 5927)") \
 	X(TCP_PMTU_CLAMPED,   "tcp.pmtu_clamped",     "frag-needed with an MTU below 552 raised to it (Linux's ip_rt_min_pmtu)") \
 	X(TCP_TX_NO_MBUF,     "tcp.tx_no_mbuf",       "segments not sent: no mbuf") \
+	X(TCP_TSO_SEGS,       "tcp.tso_segs",         "segments of several MSS handed to the port to cut (TSO)") \
+	X(GRO_MERGED,         "gro.merged",           "received TCP segments merged into the one before them in an RX burst (GRO)") \
 	X(TCP_NO_MEMORY,      "tcp.no_memory",        "connections refused: no memory for buffers")
 
 #define STACK_DROP_LIST(X) \
@@ -190,6 +192,8 @@
 	X(TX_NO_MBUF,         "tx.no_mbuf",           "mbuf pool empty") \
 	X(TX_QUEUE_FULL,      "tx.queue_full",        "port TX queue full") \
 	X(TX_LINK_DOWN,       "tx.link_down",         "output port is administratively down") \
+	X(TX_NO_TSO,          "tx.no_tso",            "TCP segment built for TSO reached a port without it (route changed)") \
+	X(TX_PREPARE,         "tx.prepare",           "frame the port's transmit preparation refused (rte_eth_tx_prepare)") \
 	X(UDP_TRUNCATED,      "udp.truncated",        "shorter than a UDP header") \
 	X(UDP_BAD_LENGTH,     "udp.bad_length",       "length field below 8 or past the IP payload") \
 	X(UDP_BAD_PORT,       "udp.bad_port",         "destination port 0") \

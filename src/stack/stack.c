@@ -98,6 +98,10 @@ const struct stack_proto *stack_proto_by_ethertype(const struct stack *s, uint16
 void stack_xmit(struct stack *s, uint16_t port, struct rte_mbuf *m)
 {
 	struct stack_port_counters *pc = &s->ports[port];
+	if (!tx_offload_apply(&s->tx_caps[port], m)) {
+		stack_drop(s, STACK_DROP_TX_NO_TSO, m);
+		return;
+	}
 	pc->tx_packets++;
 	pc->tx_bytes += rte_pktmbuf_pkt_len(m);
 	s->ops.xmit(s->ops.ctx, port, m);
@@ -115,6 +119,9 @@ void stack_input(struct stack *s, uint16_t port, struct rte_mbuf *m)
 		stack_loopback_drain(s);
 }
 
+/* The Ethernet header with one VLAN tag and the longest IPv4 header. */
+#define STACK_RX_HDR_ROOM ((uint32_t)(ETH_HDR_LEN + 4 + IP4_HDR_MAX_LEN))
+
 static void stack_input_frame(struct stack *s, uint16_t port, struct rte_mbuf *m)
 {
 	stack_count(s, STACK_EV_ETH_RX);
@@ -125,9 +132,13 @@ static void stack_input_frame(struct stack *s, uint16_t port, struct rte_mbuf *m
 	struct stack_port_counters *pc = &s->ports[port];
 	pc->rx_packets++;
 	pc->rx_bytes += rte_pktmbuf_pkt_len(m);
-	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
-		/* Parsers work on one contiguous view; a jumbo frame that does not fit one
-		 * segment's room cannot be viewed that way. */
+	/* Parsers view the headers in the first segment: a chain (a segment GRO merged, a
+	 * port's LRO or scattered jumbo frame) keeps its shape when the first segment holds
+	 * the Ethernet and network headers, and is gathered into one otherwise; a frame that
+	 * does not fit one segment's room cannot be gathered. */
+	if (m->nb_segs > 1 &&
+	    rte_pktmbuf_data_len(m) < RTE_MIN(rte_pktmbuf_pkt_len(m), STACK_RX_HDR_ROOM) &&
+	    rte_pktmbuf_linearize(m) != 0) {
 		stack_drop(s, STACK_DROP_ETH_TRUNCATED, m);
 		return;
 	}

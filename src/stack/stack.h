@@ -16,6 +16,7 @@
 #include "netcfg.h"
 #include "base/ratelimit.h"
 #include "stack_proto.h"
+#include "tx_offload.h"
 
 struct acl_set;
 struct ip6_state;
@@ -99,6 +100,10 @@ struct stack {
 	uint64_t events[STACK_EV_COUNT];
 	uint64_t drops[STACK_DROP_COUNT];
 	struct stack_port_counters ports[NETCFG_MAX_PORTS];
+	/* What each port computes on transmit (tx_offload.h); set by the worker before
+	 * traffic, all false (software) in unit tests. */
+	struct stack_tx_caps tx_caps[NETCFG_MAX_PORTS];
+	bool rx_gro[NETCFG_MAX_PORTS];   /* the worker merges TCP segments (src/dp/gro.h) */
 };
 
 /* On a received mbuf: a flow rule steered it to this worker (src/dp/worker_flow.h), whose
@@ -150,7 +155,8 @@ static inline void stack_drop_count(struct stack *s, enum stack_drop d)
 	s->drops[d]++;
 }
 
-/* Sends a finished frame and counts it on the port. */
+/* Sends a finished frame and counts it on the port, after handing the port the checksums
+ * it computes and finishing the others (tx_offload_apply). */
 void stack_xmit(struct stack *s, uint16_t port, struct rte_mbuf *m);
 
 /* Configuration changes that need more than the netcfg tables: they also announce, flush or

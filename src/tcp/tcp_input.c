@@ -573,10 +573,11 @@ static void tcp_data_input(struct tcp_conn *c, struct tcp_seg *g)
 		tcp_notify(c, SOCK_EV_IN);
 	/* RFC 9293 §3.8.6.3 / RFC 5681 §4.2: ACK at least every second full-sized segment,
 	 * otherwise within the delayed-ACK time. With timestamps a full-sized segment carries
-	 * 12 bytes less than the MSS we announced (RFC 6691 §3). */
+	 * 12 bytes less than the MSS we announced (RFC 6691 §3). A segment that GRO merged
+	 * from two or more (src/dp/gro.c) is ACKed at once, as Linux's byte count does. */
 	uint32_t full = c->rcv_mss - (c->flags & TCPF_TS_OK ? TCPOLEN_TSTAMP_ALIGNED : 0);
 	if (len >= full || c->segs_unacked > 0)
-		c->segs_unacked++;
+		c->segs_unacked += len >= 2 * full ? 2 : 1;
 	if (c->segs_unacked >= 2) {
 		c->flags |= TCPF_ACK_NOW;
 	} else if (c->quickacks > 0 && !(c->flags & TCPF_PINGPONG)) {

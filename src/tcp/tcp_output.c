@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tcp_priv.h"
+#include "wire/checksum.h"
 #include "wire/ipv4.h"
 
 
@@ -15,10 +16,10 @@ uint32_t tcp_now_ts(const struct stack *s)
 	return (uint32_t)s->now_ms;
 }
 
-/* Appends payload bytes the first mbuf had no room for in more mbufs chained to it (a
- * segment to one of our own addresses carries up to 64 KB, see tcp_mss_ours), for the one
- * connection that cannot lend them (tcp_seg_lend): one to itself. Returns the bytes
- * copied: fewer than len when mbufs ran out. */
+/* Appends payload bytes the first mbuf had no room for in more mbufs chained to it: for a
+ * TSO segment, and for a segment to one of our own addresses (up to 64 KB, see
+ * tcp_mss_ours) of the one connection that cannot lend them (tcp_seg_lend): one to itself.
+ * Returns the bytes copied: fewer than len when mbufs ran out. */
 static uint32_t tcp_seg_chain(struct stack *s, struct rte_mbuf *m, const struct fifo *f,
 			      uint32_t off, uint32_t len)
 {
@@ -98,7 +99,7 @@ int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 	};
 	/* A segment to one of our own addresses goes through the loopback queue, whose input
 	 * does not verify checksums (stack_loopback_queue): computing one would be wasted. Only
-	 * such segments are larger than one mbuf. */
+	 * such segments and TSO ones are larger than one mbuf. */
 	const struct route *r = route_lookup(s->cfg.routes, o->raddr);
 	bool local = r != NULL && r->type == ROUTE_LOCAL;
 	bool lend = local && o->lend != NULL && o->len != 0;
@@ -118,18 +119,31 @@ int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 	rte_pktmbuf_trim(m, (uint16_t)(TCP_HDR_MAX_LEN - hlen + (first - copied)));
 	if (lend)
 		copied = tcp_seg_lend(s, m, o->fifo, o->fifo_off, o->len, o->lend);
-	else if (local && copied == first && o->len > first)
+	else if ((local || o->tso_segsz != 0) && copied == first && o->len > first)
 		copied += tcp_seg_chain(s, m, o->fifo, o->fifo_off + first, o->len - first);
-	if (copied < o->len && local) {
+	if (copied < o->len && (local || o->tso_segsz != 0)) {
 		/* Out of mbufs: a short segment would carry less than its caller counts as
 		 * sent. Nothing goes; the caller sends again later. */
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
 	}
-	uint16_t csum = local ? 0 : tcp_checksum(o->laddr, o->raddr, buf, hlen + copied);
-	buf[TCP_OFF_CSUM] = (uint8_t)(csum >> 8);
-	buf[TCP_OFF_CSUM + 1] = (uint8_t)csum;
-	stack_count(s, STACK_EV_TCP_OUT_SEGS);
+	if (local) {
+		buf[TCP_OFF_CSUM] = 0;
+		buf[TCP_OFF_CSUM + 1] = 0;
+	} else {
+		/* The port or stack_xmit finishes it (tx_offload.h). */
+		uint16_t l4_len = (uint16_t)(hlen + copied);
+		uint32_t pseudo = wire_csum_pseudo4(o->laddr, o->raddr, IP4_PROTO_TCP,
+						    o->tso_segsz != 0 ? 0 : l4_len);
+		tx_offload_l4_partial(m, buf + TCP_OFF_CSUM, pseudo, RTE_MBUF_F_TX_TCP_CKSUM,
+				      (uint16_t)hlen, o->tso_segsz);
+	}
+	if (o->tso_segsz != 0) {
+		stack_count(s, STACK_EV_TCP_TSO_SEGS);
+		stack_count_n(s, STACK_EV_TCP_OUT_SEGS, (copied + o->tso_segsz - 1) / o->tso_segsz);
+	} else {
+		stack_count(s, STACK_EV_TCP_OUT_SEGS);
+	}
 	if (o->flags & TCP_FLAG_RST)
 		stack_count(s, STACK_EV_TCP_OUT_RSTS);
 	int rc = ip4_output(s, m, IP4_PROTO_TCP, o->laddr, o->raddr, o->tos, o->ttl, true);
@@ -248,6 +262,13 @@ uint32_t tcp_cur_mss(const struct tcp_conn *c)
 /* Sends one segment of c: flags at seq, with len bytes of the send FIFO from seq. */
 int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 {
+	return tcp_send_segment_tso(c, seq, len, flags, len);
+}
+
+int tcp_send_segment_tso(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags,
+			 uint32_t segsz)
+{
+	uint32_t wire_segs = len > segsz ? (len + segsz - 1) / segsz : 1;
 	struct tcp_seg_out o;
 	tcp_fill_common(c, &o, seq, flags);
 	if (flags & TCP_FLAG_SYN) {
@@ -270,7 +291,7 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 		 * blocks that fit beside it, so that it never outgrows the path MTU (callers
 		 * that can, size their data with tcp_cur_mss to leave room for them all). */
 		unsigned max = o.opts.has_timestamps ? 3 : TCP_SACK_MAX_BLOCKS;
-		while (max > 0 && len + tcp_sack_bytes(max) > c->snd_mss)
+		while (max > 0 && RTE_MIN(len, segsz) + tcp_sack_bytes(max) > c->snd_mss)
 			max--;
 		o.opts.sack_count = (uint8_t)tcp_sack_pending(c, o.opts.sack_blocks, max);
 		if (c->flags & TCPF_ECN_OK) {
@@ -299,17 +320,22 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 		bool to_itself = c->sk.laddr == c->sk.raddr && c->sk.lport == c->sk.rport;
 		bool count_full = rte_mbuf_ext_refcnt_read(&c->lent) > UINT16_MAX - 2;
 		o.lend = to_itself || count_full ? NULL : &c->lent;
+		o.tso_segsz = wire_segs > 1 ? (uint16_t)segsz : 0;
 	}
 	int rc = tcp_seg_send(c->s, &o);
 	if (rc < 0)
 		return rc;
-	c->segs_out++;
-	/* Data and FINs go on the sent map (probes below SND.UNA carry nothing to track). */
+	c->segs_out += wire_segs;
+	/* Data and FINs go on the sent map (probes below SND.UNA carry nothing to track), one
+	 * record per segment on the wire: the port cuts a TSO segment where segsz says. */
 	if (c->sm.r != NULL && !(flags & TCP_FLAG_SYN) && (len != 0 || flags & TCP_FLAG_FIN) &&
 	    seq_ge(seq, c->snd_una)) {
 		bool fin = flags & TCP_FLAG_FIN;
-
-		tcp_sm_sent(&c->sm, seq, seq + len + fin, fin, (uint32_t)c->s->now_us);
+		uint32_t now = (uint32_t)c->s->now_us;
+		for (uint32_t at = 0; at + segsz < len; at += segsz)
+			tcp_sm_sent(&c->sm, seq + at, seq + at + segsz, false, now);
+		uint32_t last = len > segsz ? (wire_segs - 1) * segsz : 0;
+		tcp_sm_sent(&c->sm, seq + last, seq + len + fin, fin, now);
 		if (c->flags & TCPF_IN_RECOVERY)
 			c->prr_out += len + fin;
 	}
@@ -441,11 +467,16 @@ static unsigned tcp_output_data(struct tcp_conn *c)
 		uint32_t usable = wnd > in_use ? wnd - in_use : 0;
 		uint32_t unsent = tcp_unsent(c);
 		uint32_t mss = tcp_cur_mss(c);
-		uint32_t len = unsent < mss ? unsent : mss;
+		/* Resent data (after an RTO without SACK) goes a segment at a time. */
+		uint32_t seg_max = seq_lt(c->snd_nxt, c->snd_max) ? mss : tcp_tso_max(c, mss);
+		uint32_t len = unsent < seg_max ? unsent : seg_max;
 		if (len > usable)
 			len = usable;
 		if (len == 0)
 			break;
+		/* A TSO segment holds whole segments; the short tail goes on its own. */
+		if (len > mss && len < unsent)
+			len -= len % mss;
 		if (len < mss && !tcp_short_segment_ok(c, len, unsent))
 			break;
 		if (tcp_pace_wait(c))
@@ -460,7 +491,7 @@ static unsigned tcp_output_data(struct tcp_conn *c)
 			c->rtt_seq = c->snd_nxt;
 			c->rtt_start_us = c->s->now_us;
 		}
-		int rc = tcp_send_segment(c, c->snd_nxt, len, flags);
+		int rc = tcp_send_segment_tso(c, c->snd_nxt, len, flags, mss);
 		if (rc < 0)
 			break;
 		if (resend) {
@@ -470,7 +501,7 @@ static unsigned tcp_output_data(struct tcp_conn *c)
 		c->snd_nxt += len;
 		if (seq_gt(c->snd_nxt, c->snd_max))
 			c->snd_max = c->snd_nxt;
-		if (len < mss)
+		if (len % mss != 0)
 			c->snd_sml = c->snd_nxt;
 		sent++;
 	}

@@ -111,6 +111,9 @@ struct tcp_seg_out {
 	uint32_t len;
 	/* Set: the payload may be lent (by reference) when it goes to one of our addresses. */
 	struct rte_mbuf_ext_shared_info *lend;
+	/* Non-zero: len is more than one segment, which the port cuts into segments of this
+	 * much payload (TSO, tcp_tso.c). */
+	uint16_t tso_segsz;
 };
 
 struct tcp_conn {
@@ -265,6 +268,13 @@ uint32_t tcp_cur_mss(const struct tcp_conn *c);
 /* Sends one segment of flags at seq with up to len bytes of queued data from seq. Returns
  * the data bytes sent, or -errno. */
 int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags);
+/* tcp_send_segment for len bytes of several segments of segsz payload each, which the port
+ * cuts (TSO); each goes on the sent map as its own record. */
+int tcp_send_segment_tso(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags,
+			 uint32_t segsz);
+/* tcp_tso.c: the most new data one segment may carry now, a multiple of mss (mss itself
+ * where the route's port has no TSO). */
+uint32_t tcp_tso_max(const struct tcp_conn *c, uint32_t mss);
 int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o);
 /* The TSval this connection puts in a segment sent now (RFC 7323 §7.1 offset included). */
 uint32_t tcp_tsval(const struct tcp_conn *c);

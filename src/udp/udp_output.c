@@ -70,7 +70,7 @@ static int udp_route(struct udp_sock *u, uint32_t dst, uint32_t src, struct udp_
 }
 
 /* The datagram (header and len bytes of buf) as an mbuf chain with room for the IPv4 and
- * Ethernet headers in front, checksum included. NULL when the pool runs dry (counted). */
+ * Ethernet headers in front, its checksum partial. NULL when the pool runs dry (counted). */
 static struct rte_mbuf *udp_build_mbuf(struct stack *s, const uint8_t *buf, size_t len,
 				       uint16_t sport, uint32_t src, uint32_t dst,
 				       uint16_t dport)
@@ -108,14 +108,11 @@ static struct rte_mbuf *udp_build_mbuf(struct stack *s, const uint8_t *buf, size
 	struct udp_repr r = {.src_port = sport, .dst_port = dport, .length = (uint16_t)total,
 			     .checksum = UDP_CSUM_NONE};
 	udp_build(hdr, UDP_HDR_LEN, &r);
-	/* RFC 768 over pseudo-header, header and data; rte_raw_cksum_mbuf's native-endian sum
-	 * swapped to network order adds to the pseudo-header sum (RFC 1071 §2(B)). */
-	uint16_t raw = 0;
-	rte_raw_cksum_mbuf(head, 0, total, &raw); /* cannot fail: total is the chain's length */
-	uint32_t sum = wire_csum_pseudo4(src, dst, IP4_PROTO_UDP, (uint16_t)total);
-	uint16_t csum = wire_csum_finish(sum + rte_be_to_cpu_16(raw));
-	/* RFC 768: a computed zero is sent as all ones, since zero means "no checksum". */
-	wire_put_be16(hdr + UDP_OFF_CSUM, csum == 0 ? 0xffff : csum);
+	/* RFC 768 over pseudo-header, header and data: the port or stack_xmit finishes it
+	 * (tx_offload.h), and IPv4 before it fragments the datagram. */
+	tx_offload_l4_partial(head, hdr + UDP_OFF_CSUM,
+			      wire_csum_pseudo4(src, dst, IP4_PROTO_UDP, (uint16_t)total),
+			      RTE_MBUF_F_TX_UDP_CKSUM, UDP_HDR_LEN, 0);
 	return head;
 }
 
@@ -143,6 +140,7 @@ static int udp_output_limited_bcast(struct stack *s, struct rte_mbuf *m, uint32_
 	};
 	ip4_build(h, IP4_HDR_MIN_LEN, &ip);
 	m->l3_len = IP4_HDR_MIN_LEN;
+	m->ol_flags |= RTE_MBUF_F_TX_IPV4;
 	ip4_route_output(s, m, &r, dst, false);
 	return 0;
 }

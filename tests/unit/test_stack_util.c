@@ -49,6 +49,8 @@ static void ts_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 		f->port = port;
 		f->len = len;
 		f->nb_segs = m->nb_segs;
+		f->ol_flags = m->ol_flags & RTE_MBUF_F_TX_OFFLOAD_MASK;
+		f->tso_segsz = m->tso_segsz;
 	}
 	rte_pktmbuf_free(m);
 	if (bad != 0)

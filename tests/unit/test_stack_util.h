@@ -53,6 +53,8 @@ extern struct stack *ts_s;
 struct ts_frame {
 	uint16_t port;
 	uint16_t nb_segs;
+	uint64_t ol_flags;       /* the TX offloads the frame asks of the port */
+	uint16_t tso_segsz;
 	uint32_t len;
 	uint8_t data[TS_FRAME_MAX];
 };
