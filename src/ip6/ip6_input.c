@@ -17,6 +17,11 @@ static void ext_refused(struct stack *s, struct rte_mbuf *m, const struct ip6_ex
 void ip6_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 {
 	stack_count(s, STACK_EV_IP6_RX);
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+		/* The parsers here read one contiguous view; GRO's chains are TCP over IPv4. */
+		stack_drop(s, STACK_DROP_IP6_TRUNCATED, m);
+		return;
+	}
 	struct ip6_repr ip;
 	const uint8_t *h = rte_pktmbuf_mtod(m, const uint8_t *);
 	switch (ip6_parse(h, rte_pktmbuf_data_len(m), &ip)) {
