@@ -9,6 +9,7 @@
 
 #include <rte_ethdev.h>
 
+#include "exception.h"
 #include "stack/netcfg.h"
 #include "stack/steer.h"
 
@@ -68,6 +69,7 @@ struct port {
 	int xsk_fd[PORT_MAX_XSK];
 	uint64_t packet_drops;          /* net_af_packet: its sockets' drops so far (the kernel
 					 * clears them as they are read); control thread only */
+	struct exception_if kernel;     /* `kernel IFNAME`: the exception path, or unused */
 };
 
 /* The packet buffer pool every port receives into and the stacks send from: n mbufs of

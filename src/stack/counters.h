@@ -98,7 +98,17 @@
 	X(TCP_ICMP_IGNORED,   "tcp.icmp_ignored",     "ICMP errors quoting a sequence number not in flight (RFC 5927)") \
 	X(TCP_PMTU_CLAMPED,   "tcp.pmtu_clamped",     "frag-needed with an MTU below 552 raised to it (Linux's ip_rt_min_pmtu)") \
 	X(TCP_TX_NO_MBUF,     "tcp.tx_no_mbuf",       "segments not sent: no mbuf") \
-	X(TCP_NO_MEMORY,      "tcp.no_memory",        "connections refused: no memory for buffers")
+	X(TCP_NO_MEMORY,      "tcp.no_memory",        "connections refused: no memory for buffers") \
+	X(KERNEL_ETHERTYPE,   "kernel.ethertype",     "frames of an EtherType the stack does not run, passed to the port's kernel interface") \
+	X(KERNEL_VLAN,        "kernel.vlan",          "VLAN-tagged frames passed to the kernel interface") \
+	X(KERNEL_ARP,         "kernel.arp_copies",    "ARP frames copied to the kernel interface (its neighbour table)") \
+	X(KERNEL_ARP_REPLY_HELD, "kernel.arp_replies_held", "ARP replies of the kernel for an address the stack answers itself, not sent") \
+	X(KERNEL_IP_MULTICAST, "kernel.ip_multicast", "IPv4 multicast datagrams passed to the kernel interface (the stack joins no group)") \
+	X(KERNEL_IP_PROTO,    "kernel.ip_proto",      "datagrams of an IP protocol the stack does not run, passed to the kernel interface") \
+	X(KERNEL_ICMP,        "kernel.icmp",          "ICMP messages passed to the kernel interface (echo replies not the stack's, types it does not handle, copies of errors)") \
+	X(KERNEL_TCP,         "kernel.tcp_no_socket", "TCP segments for no connection or listener of the stack, passed to the kernel interface") \
+	X(KERNEL_UDP,         "kernel.udp_no_socket", "UDP datagrams for no socket of the stack, passed to the kernel interface") \
+	X(KERNEL_BYPASS,      "kernel.bypass",        "datagrams a bypass rule sent to the kernel interface")
 
 #define STACK_DROP_LIST(X) \
 	X(ETH_TRUNCATED,      "eth.truncated",        "frame shorter than an Ethernet header") \
@@ -208,6 +218,13 @@ struct stack_port_counters {
 	uint64_t tx_dropped;   /* counted in tx_packets too: refused by the port's queue (or a
 				* peer's hand-off ring), or chained for a PMD that sends one
 				* segment and no mbuf to gather it into (tx.no_mbuf) */
+	/* The exception path (src/stack/exception.h): frames passed to the port's kernel
+	 * interface (not in rx_packets' fate counters: they were received), frames the kernel
+	 * sent out of the port (also in tx_packets), and frames for the kernel that its
+	 * interface's queue refused (or an mbuf to copy them into was missing). */
+	uint64_t to_kernel;
+	uint64_t from_kernel;
+	uint64_t kernel_dropped;
 };
 
 #endif
