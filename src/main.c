@@ -224,6 +224,7 @@ static void stop_dataplane(struct daemon *d)
 	for (unsigned w = 0; w < d->nb_workers; w++)
 		worker_fini(&d->workers[w]);
 	cmd_acl_fini(d);
+	cmd_bypass_fini(d);
 	/* After the stacks: connections still finishing held FIFOs in applications' segments. */
 	chan_destroy(d->chan);
 	d->chan = NULL;

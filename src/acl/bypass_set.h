@@ -27,6 +27,18 @@ struct bypass_set {
 	uint64_t *hits;                 /* [worker * stride + rule] */
 };
 
+/* The control thread's list of bypass rules, in the order they were added; what the
+ * workers apply is a set built from it. */
+#define BYPASS_MAX_RULES 256
+
+struct bypass_table {
+	struct acl_rule rules[BYPASS_MAX_RULES];
+	uint64_t hits_retired[BYPASS_MAX_RULES];  /* counted by sets since replaced */
+	uint32_t nb_rules;
+	uint32_t next_id;                         /* the last id given (ids start at 1) */
+	struct bypass_set *set;                   /* in the workers' hands, or NULL */
+};
+
 /* A set of copies of the n rules for nb_workers workers, or NULL (out of memory). */
 struct bypass_set *bypass_set_create(const struct acl_rule *rules, uint32_t n,
 				     unsigned nb_workers);

@@ -115,6 +115,7 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			json_obj_end(o);
 			link_xstats(o, dp->eth_port);
 			json_obj_end(o);
+			cmd_port_kernel_json(o, d, p, &sc);
 			json_obj_end(o);
 			continue;
 		}
@@ -130,6 +131,7 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		ctl_printf(o, "    TX: %" PRIu64 " packets %" PRIu64 " bytes %" PRIu64 " errors\n",
 			   st.opackets, st.obytes, st.oerrors);
 		cmd_port_losses_text(o, "    ", &sc, &dc);
+		cmd_port_kernel_text(o, "    ", d, p, &sc);
 		link_xstats(o, dp->eth_port);
 	}
 	if (o->json)

@@ -14,6 +14,7 @@
 #include "stack/netcfg.h"
 #include "chan/chan.h"
 #include "acl/acl_table.h"
+#include "acl/bypass_set.h"
 #include "capture/capture.h"
 #include "mem_trim.h"
 #include "veth_offload.h"
@@ -50,6 +51,7 @@ struct daemon {
 	struct svc_table *svc[WORKER_MAX];
 	struct chan *chan;               /* the application channel (src/chan) */
 	struct acl_table acl;            /* the ACL rules (cmd_acl.c) */
+	struct bypass_table bypass;      /* the bypass rules (cmd_bypass.c) */
 	int sig_fd;                      /* readable when SIGINT/SIGTERM is pending */
 	int client_fd;                   /* the control client being served, or -1 */
 	bool client_kept;                /* the command keeps client_fd open (capture) */
