@@ -12,6 +12,7 @@ the stack's (the known failure: their SYN-ACKs handed to the kernel, which reset
 Bad lines and commands are refused with a clear error, and the kernel interface goes with
 the daemon however it stops."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -68,6 +69,17 @@ s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(src))
 s.sendto(payload.encode(), (dst, 0))
 """
 
+# n connections one after the other from one process (a stack application's sockets are
+# spread over the workers).
+TCP_ASK_MANY = r"""
+import socket, sys
+for i in range(int(sys.argv[3])):
+    c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+    c.sendall(b"s%d" % i)
+    print(c.recv(100).decode())
+    c.close()
+"""
+
 TCP_ASK = r"""
 import socket, sys
 c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
@@ -88,10 +100,16 @@ class Exception_:
         self.host_ns = "%s%s-%s" % (topo.PREFIX, topo.PID_HEX, nid)
         topo.run(["ip", "netns", "add", self.host_ns])
         lab.add_cleanup(lambda: topo.run(["ip", "netns", "del", self.host_ns], check=False))
-        self.daemon = lab.start_daemon("\n".join([
-            "workers %d" % workers,
-            "port add port0 net_af_xdp0,iface=%s kernel %s" % (self.peer.root_ifname,
-                                                                self.kif),
+        if workers == 1:
+            lines = ["workers 1",
+                     "port add port0 net_af_xdp0,iface=%s kernel %s" % (self.peer.root_ifname,
+                                                                         self.kif)]
+        else:
+            # Two workers on a port with two queue pairs (net_af_packet; topo's layout):
+            # a flow's frames may reach either worker and are steered to its owner.
+            lines = topo.two_worker_config(self.peer.root_ifname).splitlines()[:3]
+            lines[2] += " kernel %s" % self.kif
+        self.daemon = lab.start_daemon("\n".join(lines + [
             "ip addr add %s/24 dev port0" % STACK_IP,
             "service add echo tcp %d" % ECHO_PORT]) + "\n")
         self.stack_mac = self.daemon.port_mac("port0")
@@ -130,17 +148,29 @@ class Exception_:
                     if p["ifname"] == "port0")["kernel"]
 
 
-@pytest.fixture(scope="module")
-def exc():
-    lab = topo.Lab("exception")
+@contextlib.contextmanager
+def exception_lab(name, workers):
+    lab = topo.Lab(name)
     try:
-        e = Exception_(lab)
+        e = Exception_(lab, workers)
         topo.wait_until(lambda: e.peer.ping(STACK_IP, count=1, wait=1).received == 1,
                         timeout=20, interval=0.1, what="first ping answered")
         e.spawn(e.host_ns, TAG_SERVER, STACK_IP, KERNEL_PORT, "kernel")
         yield e
     finally:
         lab.close()
+
+
+@pytest.fixture(scope="module")
+def exc():
+    with exception_lab("exception", 1) as e:
+        yield e
+
+
+@pytest.fixture(scope="module")
+def exc2():
+    with exception_lab("exception2", 2) as e:
+        yield e
 
 
 def test_kernel_tcp_server_answers_beside_stack_service_on_the_same_address(exc):
@@ -272,6 +302,38 @@ def test_stack_connections_out_are_never_swallowed_by_the_kernel(exc, tmp_path):
         exc.daemon.counter("kernel.tcp_no_socket", before)
     assert exc.daemon.counter("tcp.active_opens", after) - \
         exc.daemon.counter("tcp.active_opens", before) == 20
+
+
+def test_two_workers_stack_and_kernel_connections_out_both_succeed(exc2):
+    """With two workers a SYN-ACK may reach the worker that does not own the connection:
+    it is steered to the owner before any lookup, so it never falls to the kernel. The
+    kernel's own connections out, from the same address to the same server, get their
+    answers through the exception path meanwhile."""
+    if not os.access(PRELOAD, os.R_OK):
+        pytest.skip("not built: %s" % PRELOAD)
+    e = exc2
+    e.spawn(e.peer.ns, TAG_SERVER, PEER_IP, 5001, "peer")
+    env = e.daemon.env
+    env["LD_PRELOAD"] = PRELOAD
+    before = e.daemon.stats()
+    stack_app = subprocess.Popen(topo.dying_with_parent(
+        ["/usr/bin/python3", "-c", TCP_ASK_MANY, PEER_IP, "5001", "10"]), env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for i in range(10):
+        p = e.host("/usr/bin/python3", "-c", TCP_ASK, PEER_IP, 5001, "k%d" % i)
+        assert p.stdout.strip() == "peer:k%d" % i, p
+    out, _ = stack_app.communicate(timeout=60)
+    assert out.split() == ["peer:s%d" % i for i in range(10)], out
+    after = e.daemon.stats()
+
+    def delta(name):
+        return e.daemon.counter(name, after) - e.daemon.counter(name, before)
+    assert delta("tcp.active_opens") == 10
+    assert delta("tcp.no_conn") == 0
+    # Each kernel connection: at least SYN-ACK, data and FIN from the peer.
+    assert delta("kernel.tcp_no_socket") >= 30
+    opened = [w["events"]["tcp.active_opens"] for w in after["workers"]]
+    assert all(n > 0 for n in opened), opened
 
 
 def test_bad_kernel_lines_are_refused_at_their_line(lab):
