@@ -14,18 +14,24 @@ static bool exception_wanted(const struct stack *s, const struct rte_mbuf *m)
 	       rte_pktmbuf_headroom(m) >= m->l2_len;
 }
 
+bool stack_to_kernel(struct stack *s, uint16_t port, struct rte_mbuf *m, enum stack_event why)
+{
+	if (port >= NETCFG_MAX_PORTS || !s->kernel_port[port])
+		return false;
+	stack_count(s, why);
+	s->ports[port].to_kernel++;
+	s->ops.to_kernel(s->ops.ctx, port, m);
+	return true;
+}
+
 bool stack_exception(struct stack *s, struct rte_mbuf *m, enum stack_event why)
 {
 	if (!exception_wanted(s, m))
 		return false;
 	/* The input path moves past headers (rte_pktmbuf_adj) and writes nothing in front of
 	 * the data: the Ethernet header is still there, as it came. */
-	uint16_t port = m->port;
 	rte_pktmbuf_prepend(m, (uint16_t)m->l2_len);
-	stack_count(s, why);
-	s->ports[port].to_kernel++;
-	s->ops.to_kernel(s->ops.ctx, port, m);
-	return true;
+	return stack_to_kernel(s, m->port, m, why);
 }
 
 void stack_exception_copy(struct stack *s, struct rte_mbuf *m, enum stack_event why)
@@ -41,11 +47,8 @@ void stack_exception_copy(struct stack *s, struct rte_mbuf *m, enum stack_event 
 		stack_drop_count(s, STACK_DROP_TX_NO_MBUF);
 		return;
 	}
-	c->port = m->port;
 	c->l2_len = 0; /* whole again */
-	stack_count(s, why);
-	s->ports[m->port].to_kernel++;
-	s->ops.to_kernel(s->ops.ctx, m->port, c);
+	stack_to_kernel(s, m->port, c, why);
 }
 
 bool stack_kernel_frame_held(struct stack *s, const struct rte_mbuf *m)

@@ -18,6 +18,13 @@
 
 #include "stack.h"
 
+/* The one way into a port's kernel interface: hands frame m (at its Ethernet header) to the
+ * kernel interface of port, counting why (a kernel.* event) and the frame on the port. True
+ * when it went (or was counted lost there): m is no longer the caller's. False when port
+ * has no kernel interface: m stays the caller's. Whatever else sends frames to the kernel
+ * (a flow rule's action) comes through here. */
+bool stack_to_kernel(struct stack *s, uint16_t port, struct rte_mbuf *m, enum stack_event why);
+
 /* Hands m, a frame received on m->port whose data now starts at some header after the
  * Ethernet one (stack_input_frame noted its length in m->l2_len), whole to the port's
  * kernel interface, counting why. True when it went (or was counted lost there): m is no
