@@ -47,6 +47,9 @@ void cmd_port_kernel_json(struct ctl_out *o, struct daemon *d, uint16_t p,
 	json_u64(o, "dropped", sc->kernel_dropped);
 	json_u64(o, "device_tx_errors", st.oerrors);
 	json_u64(o, "device_rx_missed", st.imissed);
+	uint64_t v;
+	if (port_read_sys_u64(k->ifname, "tx_dropped", &v))
+		json_u64(o, "linux_tx_dropped", v);
 	json_obj_end(o);
 }
 
@@ -58,9 +61,15 @@ void cmd_port_kernel_text(struct ctl_out *o, const char *indent, struct daemon *
 		return;
 	const struct exception_if *k = &d->ports[p].kernel;
 	ctl_printf(o, "%skernel %s (%s): to %" PRIu64 ", from %" PRIu64 ", dropped %" PRIu64
-		      ", device tx_errors %" PRIu64 ", rx_missed %" PRIu64 "\n",
+		      ", device tx_errors %" PRIu64 ", rx_missed %" PRIu64,
 		   indent, k->ifname, k->vhost ? "virtio_user" : "tap", sc->to_kernel,
 		   sc->from_kernel, sc->kernel_dropped, st.oerrors, st.imissed);
+	/* What Linux could not hand us (its queue to the device full): seen only while the
+	 * interface is in the daemon's network namespace. */
+	uint64_t v;
+	if (port_read_sys_u64(k->ifname, "tx_dropped", &v))
+		ctl_printf(o, ", linux tx_dropped %" PRIu64, v);
+	ctl_printf(o, "\n");
 }
 
 void cmd_port_counters_get(struct daemon *d, uint16_t p, struct stack_port_counters *sc,

@@ -87,6 +87,10 @@ int port_start(struct port *p, uint16_t nb_queues, struct rte_mempool *pool,
 	       const struct steer *steer, char *err, size_t errlen);
 void port_stop(struct port *p);
 
+/* Reads /sys/class/net/IFNAME/statistics/STAT: false when the interface is not in our
+ * network namespace (or has no such counter). */
+bool port_read_sys_u64(const char *ifname, const char *stat, uint64_t *v);
+
 /* Fills c with what the device and the kernel know of p's lost frames (zeros where a
  * layer does not say). For the control thread only (it adds up counters the kernel clears
  * as they are read). */

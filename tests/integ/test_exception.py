@@ -384,8 +384,11 @@ def test_kernel_interface_goes_with_the_daemon(lab, how):
     d = lab.start_daemon("workers 1\nport add port0 net_af_xdp0,iface=%s kernel %s\n"
                          % (peer.root_ifname, kif))
     assert os.path.exists("/sys/class/net/" + kif)
-    mac = open("/sys/class/net/%s/address" % kif).read().strip()
-    assert mac == d.port_mac("port0")
+    with open("/sys/class/net/%s/address" % kif) as f:
+        assert f.read().strip() == d.port_mac("port0")
+    # In the daemon's namespace, Linux's own drops on the interface are shown too.
+    k = d.ctl("link", "show", json=True)[0]["kernel"]
+    assert k["ifname"] == kif and k["device"] == "tap" and k["linux_tx_dropped"] == 0, k
     if how == "stop":
         d.stop()
     else:
