@@ -58,10 +58,15 @@ static void usage(FILE *f)
 		"                           may use, or on the listed CPUs (0,1 or 1,3-4); the\n"
 		"                           control thread takes a CPU left over, else shares\n"
 		"                           the first worker's (it sleeps but for commands)\n"
-		"  port add NAME DEVICE     a port: a vdev string (net_af_xdp0,iface=veth0,\n"
+		"  port add NAME DEVICE [kernel IFNAME]\n"
+		"                           a port: a vdev string (net_af_xdp0,iface=veth0,\n"
 		"                           net_memif0,role=server,...) or a PCI address;\n"
 		"                           net_ringN,peer=OTHER joins two net_ring ports of\n"
-		"                           this daemon by a ring pair\n"
+		"                           this daemon by a ring pair; with kernel IFNAME, a\n"
+		"                           Linux interface IFNAME with the port's MAC gets\n"
+		"                           what the stack does not own (other EtherTypes and\n"
+		"                           IP protocols, TCP/UDP ports without a socket,\n"
+		"                           bypass rules) and sends by it\n"
 		"  mbufs N                  packet buffers in the pool (default %d)\n"
 		"  idle-sleep-us N          longest nap of an idle worker, 0 = busy poll\n"
 		"                           (default %d; ten times that after 100 ms without\n"
@@ -169,6 +174,12 @@ static int start_dataplane(struct daemon *d, const struct config *cfg)
 			fprintf(stderr, "dpstackd: port %s: %s\n", p->name, err);
 			return -1;
 		}
+		if (p->kernel.ifname[0] != '\0' &&
+		    exception_if_start(&p->kernel, i, &p->mac, (uint16_t)d->nb_workers, d->pool,
+				       err, sizeof(err)) != 0) {
+			fprintf(stderr, "dpstackd: port %s: %s\n", p->name, err);
+			return -1;
+		}
 		struct eth_addr mac;
 		memcpy(mac.b, p->mac.addr_bytes, ETH_ADDR_LEN);
 		netcfg_iface_add(&d->master, (uint16_t)i, p->name, &mac, p->mtu);
@@ -238,11 +249,14 @@ static void stop_dataplane(struct daemon *d)
 		worker_fini(&d->workers[w]);
 	cmd_acl_fini(d);
 	cmd_flow_fini(d); /* before the ports stop: their hardware rules go first */
+	cmd_bypass_fini(d);
 	/* After the stacks: connections still finishing held FIFOs in applications' segments. */
 	chan_destroy(d->chan);
 	d->chan = NULL;
-	for (unsigned i = 0; i < d->nb_ports; i++)
+	for (unsigned i = 0; i < d->nb_ports; i++) {
+		exception_if_stop(&d->ports[i].kernel);
 		port_stop(&d->ports[i]);
+	}
 	cmd_cluster_free(d);
 	netcfg_fini(&d->master);
 	rte_mempool_free(d->pool);

@@ -91,6 +91,12 @@ static const struct cmd cmds[] = {
 	{"flow del", cmd_flow_del, "flow del ID"},
 	{"flow show", cmd_flow_show, "flow show"},
 	{"flow", cmd_flow_show, NULL},
+	{"bypass add", cmd_bypass_add,
+	 "bypass add [proto { tcp | udp | icmp | N }] [src PREFIX] [dst PREFIX] [sport P[-P]] "
+	 "[dport P[-P]] [flags FLAGS[/MASK]] [dev PORT] (to the port's kernel interface)"},
+	{"bypass del", cmd_bypass_del, "bypass del ID"},
+	{"bypass show", cmd_bypass_show, "bypass show"},
+	{"bypass", cmd_bypass_show, NULL},
 	{"apps limits", cmd_apps_limits,
 	 "apps limits [{ apps-per-user | socks-per-app | socks-per-user | listeners-per-user | "
 	 "arena-mb-per-app | arena-mb-per-user | binds-per-app } N]..."},

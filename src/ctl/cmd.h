@@ -55,6 +55,12 @@ cmd_handler cmd_acl_add, cmd_acl_del, cmd_acl_flush, cmd_acl_show;
 int cmd_acl_start(struct daemon *d, struct ctl_out *o);
 /* Frees the rules and the set in use, once the workers have stopped. */
 void cmd_acl_fini(struct daemon *d);
+/* What an ACL (or bypass) rule matches, as JSON fields of the open object. */
+void cmd_acl_match_json(struct daemon *d, struct ctl_out *o, const struct acl_rule *r);
+
+cmd_handler cmd_bypass_add, cmd_bypass_del, cmd_bypass_show;
+/* Frees the bypass rules' set (the workers have stopped). */
+void cmd_bypass_fini(struct daemon *d);
 
 cmd_handler cmd_flow_add, cmd_flow_del, cmd_flow_show;
 /* Takes the flow rules out of the ports' hardware and frees them (workers stopped, ports
@@ -69,6 +75,11 @@ void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o);
 void cmd_port_counters_add(struct stack_port_counters *sum, const struct stack_port_counters *c);
 void cmd_port_counters_get(struct daemon *d, uint16_t p, struct stack_port_counters *sc,
 			   struct port_dev_counters *dc);
+/* The port's kernel interface, if it has one: its name, frames each way, drops. */
+void cmd_port_kernel_json(struct ctl_out *o, struct daemon *d, uint16_t p,
+			  const struct stack_port_counters *sc);
+void cmd_port_kernel_text(struct ctl_out *o, const char *indent, struct daemon *d, uint16_t p,
+			  const struct stack_port_counters *sc);
 void cmd_port_losses_json(struct ctl_out *o, const struct stack_port_counters *sc,
 			  const struct port_dev_counters *dc);
 /* One "lost: name value, ..." line (wrapped), each line starting with indent. */

@@ -120,6 +120,14 @@ static void acl_rule_json(struct daemon *d, struct ctl_out *o, const struct acl_
 	json_u64(o, "prio", r->prio);
 	json_str(o, "action", r->deny ? "deny" : "permit");
 	json_str(o, "hook", acl_hooks_format(r->hooks, buf, sizeof(buf)));
+	cmd_acl_match_json(d, o, r);
+	json_u64(o, "hits", hits);
+	json_obj_end(o);
+}
+
+void cmd_acl_match_json(struct daemon *d, struct ctl_out *o, const struct acl_rule *r)
+{
+	char buf[160];
 	if (r->dev != ACL_DEV_ANY)
 		json_str(o, "dev", d->master.ifaces[r->dev].name);
 	if (r->proto != ACL_PROTO_ANY)
@@ -135,8 +143,6 @@ static void acl_rule_json(struct daemon *d, struct ctl_out *o, const struct acl_
 		json_str(o, "flags_mask", acl_tcp_flags_format(r->flags_mask, buf, sizeof(buf)));
 	}
 	json_str(o, "match", acl_rule_match_format(r, buf, sizeof(buf)));
-	json_u64(o, "hits", hits);
-	json_obj_end(o);
 }
 
 int cmd_acl_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)

@@ -117,6 +117,7 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			json_obj_end(o);
 			link_xstats(o, dp->eth_port);
 			json_obj_end(o);
+			cmd_port_kernel_json(o, d, p, &sc);
 			json_obj_end(o);
 			continue;
 		}
@@ -133,6 +134,7 @@ int cmd_link_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			   st.opackets, st.obytes, st.oerrors);
 		cmd_offload_text(o, dp);
 		cmd_port_losses_text(o, "    ", &sc, &dc);
+		cmd_port_kernel_text(o, "    ", d, p, &sc);
 		link_xstats(o, dp->eth_port);
 	}
 	if (o->json)

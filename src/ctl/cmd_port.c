@@ -14,6 +14,62 @@ void cmd_port_counters_add(struct stack_port_counters *sum, const struct stack_p
 	sum->tx_packets += c->tx_packets;
 	sum->tx_bytes += c->tx_bytes;
 	sum->tx_dropped += c->tx_dropped;
+	sum->to_kernel += c->to_kernel;
+	sum->from_kernel += c->from_kernel;
+	sum->kernel_dropped += c->kernel_dropped;
+}
+
+/* The exception path's side of port p (src/dp/exception.h): frames each way, frames lost
+ * on the way to the kernel (its queue full, no mbuf for a copy) and what the kernel
+ * interface's device says it could not send or receive. False when p has none. */
+static bool port_kernel_get(struct daemon *d, uint16_t p, struct rte_eth_stats *st)
+{
+	const struct exception_if *k = &d->ports[p].kernel;
+	memset(st, 0, sizeof(*st));
+	if (!k->used)
+		return false;
+	rte_eth_stats_get(k->eth_port, st);
+	return true;
+}
+
+void cmd_port_kernel_json(struct ctl_out *o, struct daemon *d, uint16_t p,
+			  const struct stack_port_counters *sc)
+{
+	struct rte_eth_stats st;
+	if (!port_kernel_get(d, p, &st))
+		return;
+	const struct exception_if *k = &d->ports[p].kernel;
+	json_obj_begin(o, "kernel");
+	json_str(o, "ifname", k->ifname);
+	json_str(o, "device", k->vhost ? "virtio_user" : "tap");
+	json_u64(o, "to_kernel", sc->to_kernel);
+	json_u64(o, "from_kernel", sc->from_kernel);
+	json_u64(o, "dropped", sc->kernel_dropped);
+	json_u64(o, "device_tx_errors", st.oerrors);
+	json_u64(o, "device_rx_missed", st.imissed);
+	uint64_t v;
+	if (port_read_sys_u64(k->ifname, "tx_dropped", &v))
+		json_u64(o, "linux_tx_dropped", v);
+	json_obj_end(o);
+}
+
+void cmd_port_kernel_text(struct ctl_out *o, const char *indent, struct daemon *d, uint16_t p,
+			  const struct stack_port_counters *sc)
+{
+	struct rte_eth_stats st;
+	if (!port_kernel_get(d, p, &st))
+		return;
+	const struct exception_if *k = &d->ports[p].kernel;
+	ctl_printf(o, "%skernel %s (%s): to %" PRIu64 ", from %" PRIu64 ", dropped %" PRIu64
+		      ", device tx_errors %" PRIu64 ", rx_missed %" PRIu64,
+		   indent, k->ifname, k->vhost ? "virtio_user" : "tap", sc->to_kernel,
+		   sc->from_kernel, sc->kernel_dropped, st.oerrors, st.imissed);
+	/* What Linux could not hand us (its queue to the device full): seen only while the
+	 * interface is in the daemon's network namespace. */
+	uint64_t v;
+	if (port_read_sys_u64(k->ifname, "tx_dropped", &v))
+		ctl_printf(o, ", linux tx_dropped %" PRIu64, v);
+	ctl_printf(o, "\n");
 }
 
 void cmd_port_counters_get(struct daemon *d, uint16_t p, struct stack_port_counters *sc,

@@ -138,6 +138,7 @@ static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl
 		struct port_dev_counters dc;
 		cmd_port_counters_get(d, (uint16_t)p, &sc, &dc);
 		cmd_port_losses_json(o, &sum->ports[p], &dc); /* tx_dropped and the device's */
+		cmd_port_kernel_json(o, d, (uint16_t)p, &sum->ports[p]);
 		json_obj_end(o);
 	}
 	json_obj_end(o);
@@ -244,6 +245,7 @@ static void stats_text(struct daemon *d, const struct stats_sum *sum, struct ctl
 		struct port_dev_counters dc;
 		cmd_port_counters_get(d, (uint16_t)p, &sc, &dc);
 		cmd_port_losses_text(o, "             ", pc, &dc);
+		cmd_port_kernel_text(o, "             ", d, (uint16_t)p, pc);
 	}
 	ctl_printf(o, "Workers:\n");
 	for (unsigned w = 0; w < d->nb_workers; w++) {

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <net/if.h>
+
 #include "dp/port_devargs.h"
 #include "tcp/tcp.h"
 #include "wire/ipv4.h"
@@ -121,11 +123,30 @@ static bool port_name_valid(const char *s)
 	return true;
 }
 
+/* A Linux interface name (dev_valid_name: 1 to IF_NAMESIZE-1 bytes, no '/', ':' or white
+ * space, not "." or "..") that is also safe inside a devargs string (no ',' or '='). */
+static bool kernel_ifname_valid(const char *name)
+{
+	size_t n = strlen(name);
+	if (n == 0 || n >= IF_NAMESIZE || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (name[i] <= ' ' || name[i] == '/' || name[i] == ':' || name[i] == ',' ||
+		    name[i] == '=' || name[i] == 0x7f)
+			return false;
+	return true;
+}
+
 static int config_port_add(struct daemon *d, int argc, char **argv, struct config *cfg,
 			   unsigned lineno)
 {
-	if (argc != 4)
-		return config_error(cfg, lineno, "usage: port add NAME DEVICE");
+	if (argc != 4 && !(argc == 6 && strcmp(argv[4], "kernel") == 0))
+		return config_error(cfg, lineno, "usage: port add NAME DEVICE [kernel IFNAME]");
+	const char *kernel_if = argc == 6 ? argv[5] : "";
+	if (argc == 6 && !kernel_ifname_valid(kernel_if))
+		return config_error(cfg, lineno,
+				   "kernel interface name '%s': use 1-%d characters, none of "
+				   "'/', ':', ',', '=' or white space", kernel_if, IF_NAMESIZE - 1);
 	if (!port_name_valid(argv[2]))
 		return config_error(cfg, lineno,
 				   "port name '%s': use 1-%d letters, digits, '_', '-' or '.'",
@@ -141,11 +162,15 @@ static int config_port_add(struct daemon *d, int argc, char **argv, struct confi
 		if (a == b && strncmp(d->ports[i].devargs, argv[3], a) == 0)
 			return config_error(cfg, lineno, "device '%.*s' used twice", (int)b,
 					   argv[3]);
+		if (kernel_if[0] != '\0' && strcmp(d->ports[i].kernel.ifname, kernel_if) == 0)
+			return config_error(cfg, lineno, "kernel interface '%s' used twice",
+					   kernel_if);
 	}
 	cfg->port_lines[d->nb_ports] = lineno;
 	struct port *p = &d->ports[d->nb_ports++];
 	strcpy(p->name, argv[2]);
 	strcpy(p->devargs, argv[3]);
+	strcpy(p->kernel.ifname, kernel_if);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "chan/chan.h"
 #include "acl/acl_table.h"
 #include "flow/flow_table.h"
+#include "acl/bypass_set.h"
 #include "capture/capture.h"
 #include "mem_trim.h"
 #include "veth_offload.h"
@@ -57,6 +58,7 @@ struct daemon {
 	struct chan *chan;               /* the application channel (src/chan) */
 	struct acl_table acl;            /* the ACL rules (cmd_acl.c) */
 	struct flow_table flow;          /* the flow rules (cmd_flow.c) */
+	struct bypass_table bypass;      /* the bypass rules (cmd_bypass.c) */
 	int sig_fd;                      /* readable when SIGINT/SIGTERM is pending */
 	int client_fd;                   /* the control client being served, or -1 */
 	bool client_kept;                /* the command keeps client_fd open (capture) */

@@ -153,7 +153,7 @@ static void port_find_kernel_if(struct port *p)
 	p->kernel_if[n] = '\0';
 }
 
-static bool port_read_sys_u64(const char *ifname, const char *stat, uint64_t *v)
+bool port_read_sys_u64(const char *ifname, const char *stat, uint64_t *v)
 {
 	char path[128];
 	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/%s", ifname, stat);

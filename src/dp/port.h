@@ -11,6 +11,7 @@
 
 #include <rte_ethdev.h>
 
+#include "exception.h"
 #include "stack/netcfg.h"
 #include "stack/steer.h"
 #include "stack/tx_offload.h"
@@ -80,6 +81,7 @@ struct port {
 	int xsk_fd[PORT_MAX_QUEUES];
 	uint64_t packet_drops;          /* net_af_packet: its sockets' drops so far (the kernel
 					 * clears them as they are read); control thread only */
+	struct exception_if kernel;     /* `kernel IFNAME`: the exception path, or unused */
 };
 
 /* The packet buffer pool every port receives into and the stacks send from: n mbufs of
@@ -97,6 +99,10 @@ bool port_devargs_is_pci(const char *devargs);
 int port_start(struct port *p, uint16_t nb_workers, struct rte_mempool *pool,
 	       const struct steer *steer, char *err, size_t errlen);
 void port_stop(struct port *p);
+
+/* Reads /sys/class/net/IFNAME/statistics/STAT: false when the interface is not in our
+ * network namespace (or has no such counter). */
+bool port_read_sys_u64(const char *ifname, const char *stat, uint64_t *v);
 
 /* Fills c with what the device and the kernel know of p's lost frames (zeros where a
  * layer does not say). For the control thread only (it adds up counters the kernel clears

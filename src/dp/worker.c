@@ -17,6 +17,7 @@
 #include "acl/acl.h"
 #include "worker_flow.h"
 #include "gro.h"
+#include "stack/exception.h"
 
 #define WORKER_MAILBOX_SIZE 64
 #define WORKER_NEIGH_RING_SIZE 1024 /* ARP news waiting for a worker; more are dropped */
@@ -38,6 +39,14 @@ static void worker_tx_error(struct rte_mbuf **unsent, uint16_t count, void *arg)
 	struct worker_txq_ctx *c = arg;
 	c->stack->drops[STACK_DROP_TX_QUEUE_FULL] += count;
 	c->stack->ports[c->port].tx_dropped += count;
+	rte_pktmbuf_free_bulk(unsent, count);
+}
+
+/* A frame for the kernel that its interface's queue refused. */
+static void worker_kernel_tx_error(struct rte_mbuf **unsent, uint16_t count, void *arg)
+{
+	struct worker_txq_ctx *c = arg;
+	c->stack->ports[c->port].kernel_dropped += count;
 	rte_pktmbuf_free_bulk(unsent, count);
 }
 
@@ -138,6 +147,49 @@ static void worker_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 	}
 }
 
+/* stack_ops.to_kernel: the exception path into the port's kernel interface. */
+static void worker_to_kernel(void *ctx, uint16_t port, struct rte_mbuf *m)
+{
+	struct worker *w = ctx;
+	if (m->nb_segs > 1 && !w->ktx_multi_seg[port] && (m = worker_linearize(w, m)) == NULL) {
+		w->stack->ports[port].kernel_dropped++;
+		return;
+	}
+	if (w->ktx_via[port] < 0) {
+		rte_eth_tx_buffer(w->keth_port[port], w->ktxq[port], w->ktxbuf[port], m);
+		return;
+	}
+	unsigned via = (unsigned)w->ktx_via[port];
+	struct worker_handoff h = {.m = m, .arg = port | WORKER_HANDOFF_KERNEL};
+	if (!worker_hand_to(w, via, w->peers[via].tx_in, &h)) {
+		w->handoff_full++;
+		worker_kernel_tx_error(&m, 1, &w->ktxctx[port]);
+	}
+}
+
+/* What the kernel wrote to the ports' kernel interfaces leaves by the ports, but its ARP
+ * replies for the stack's addresses, which the stack answered already. */
+static unsigned worker_poll_kernel(struct worker *w)
+{
+	struct rte_mbuf *burst[WORKER_BURST];
+	unsigned got = 0;
+	for (unsigned i = 0; i < w->nb_krxq; i++) {
+		const struct worker_rxq *q = &w->krxq[i];
+		uint16_t n = rte_eth_rx_burst(q->eth_port, q->queue, burst, WORKER_BURST);
+		for (uint16_t k = 0; k < n; k++) {
+			if (stack_kernel_frame_held(w->stack, burst[k])) {
+				stack_count(w->stack, STACK_EV_KERNEL_ARP_REPLY_HELD);
+				rte_pktmbuf_free(burst[k]);
+				continue;
+			}
+			w->stack->ports[q->port].from_kernel++;
+			stack_xmit(w->stack, q->port, burst[k]);
+		}
+		got += n;
+	}
+	return got;
+}
+
 /* Takes what the other workers handed over: datagrams of flows we own, frames to send. */
 static unsigned worker_run_handoffs(struct worker *w)
 {
@@ -155,7 +207,10 @@ static unsigned worker_run_handoffs(struct worker *w)
 	unsigned t = rte_ring_sc_dequeue_burst_elem(w->tx_in, h, sizeof(h[0]), WORKER_BURST, NULL);
 	for (unsigned i = 0; i < t; i++) {
 		uint16_t p = (uint16_t)h[i].arg;
-		rte_eth_tx_buffer(w->eth_port[p], w->txq[p], w->txbuf[p], h[i].m);
+		if (h[i].arg & WORKER_HANDOFF_KERNEL)
+			rte_eth_tx_buffer(w->keth_port[p], w->ktxq[p], w->ktxbuf[p], h[i].m);
+		else
+			rte_eth_tx_buffer(w->eth_port[p], w->txq[p], w->txbuf[p], h[i].m);
 	}
 	return n + t;
 }
@@ -184,6 +239,30 @@ static struct rte_ring *worker_ring(const char *what, unsigned index, unsigned s
 	return rte_ring_create_elem(name, elem, size, socket, RING_F_SC_DEQ);
 }
 
+/* Our queue pair on port p's kernel interface k, or the peer that sends there for us. */
+static int worker_kernel_init(struct worker *w, uint16_t p, const struct exception_if *k,
+			      int socket)
+{
+	w->stack->kernel_port[p] = true;
+	w->keth_port[p] = k->eth_port;
+	w->ktx_multi_seg[p] = k->tx_multi_seg;
+	w->ktxctx[p] = (struct worker_txq_ctx){.stack = w->stack, .port = p};
+	if (w->index >= k->nb_queues) {
+		w->ktx_via[p] = (int16_t)(w->index % k->nb_queues);
+		return 0;
+	}
+	w->ktxq[p] = (uint16_t)w->index;
+	w->krxq[w->nb_krxq++] = (struct worker_rxq){
+		.port = p, .eth_port = k->eth_port, .queue = (uint16_t)w->index};
+	w->ktxbuf[p] = rte_zmalloc_socket("ktxbuf", RTE_ETH_TX_BUFFER_SIZE(WORKER_BURST), 0,
+					  socket);
+	if (w->ktxbuf[p] == NULL)
+		return -ENOMEM;
+	rte_eth_tx_buffer_init(w->ktxbuf[p], WORKER_BURST);
+	rte_eth_tx_buffer_set_err_callback(w->ktxbuf[p], worker_kernel_tx_error, &w->ktxctx[p]);
+	return 0;
+}
+
 int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,
 		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us,
 		const struct steer *steer, uint32_t tcp_listen_max)
@@ -203,7 +282,8 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	sp.steer = steer;
 	sp.tcp_listen_max = tcp_listen_max;
 	sp.ops = (struct stack_ops){.xmit = worker_xmit, .neigh_learnt = worker_neigh_learnt,
-				    .steer = worker_steer, .ctx = w};
+				    .steer = worker_steer, .to_kernel = worker_to_kernel,
+				    .ctx = w};
 	w->stack = stack_create(&sp);
 	if (w->stack == NULL)
 		return -rte_errno;
@@ -229,7 +309,7 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 		return -rte_errno;
 	}
 	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++)
-		w->tx_via[p] = -1;
+		w->tx_via[p] = w->ktx_via[p] = -1;
 	w->clusters.pool = pool;
 	w->clusters.xmit = worker_xmit;
 	w->clusters.xmit_ctx = w;
@@ -260,18 +340,31 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 		rte_eth_tx_buffer_init(w->txbuf[p], ports[p].tx_burst);
 		rte_eth_tx_buffer_set_err_callback(w->txbuf[p], worker_tx_error, &w->txctx[p]);
 	}
+	for (unsigned p = 0; p < nb_ports; p++) {
+		if (ports[p].used && ports[p].kernel.used &&
+		    worker_kernel_init(w, (uint16_t)p, &ports[p].kernel, socket) != 0) {
+			worker_fini(w);
+			return -ENOMEM;
+		}
+	}
 	return 0;
+}
+
+static void worker_txbuf_free(struct rte_eth_dev_tx_buffer **b)
+{
+	if (*b == NULL)
+		return;
+	/* Frames still buffered are freed, not sent: the ports are stopping. */
+	rte_pktmbuf_free_bulk((*b)->pkts, (*b)->length);
+	rte_free(*b);
+	*b = NULL;
 }
 
 void worker_fini(struct worker *w)
 {
 	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++) {
-		if (w->txbuf[p] == NULL)
-			continue;
-		/* Frames still buffered are freed, not sent: the ports are stopping. */
-		rte_pktmbuf_free_bulk(w->txbuf[p]->pkts, w->txbuf[p]->length);
-		rte_free(w->txbuf[p]);
-		w->txbuf[p] = NULL;
+		worker_txbuf_free(&w->txbuf[p]);
+		worker_txbuf_free(&w->ktxbuf[p]);
 	}
 	stack_destroy(w->stack);
 	w->stack = NULL;
@@ -299,6 +392,10 @@ static void worker_drain(struct worker *w)
 	for (unsigned i = 0; i < w->nb_txp; i++) {
 		uint16_t p = w->txp[i];
 		rte_eth_tx_buffer_flush(w->eth_port[p], w->txq[p], w->txbuf[p]);
+	}
+	for (unsigned i = 0; i < w->nb_krxq; i++) {
+		uint16_t p = w->krxq[i].port;
+		rte_eth_tx_buffer_flush(w->keth_port[p], w->ktxq[p], w->ktxbuf[p]);
 	}
 }
 
@@ -398,6 +495,7 @@ int worker_main(void *arg)
 			}
 			got += rx;
 		}
+		got += worker_poll_kernel(w);
 		got += worker_run_handoffs(w);
 		got += cluster_reclaim(&w->clusters);
 		got += cluster_tx_poll(&w->clusters);

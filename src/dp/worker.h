@@ -35,7 +35,9 @@ struct worker_txq_ctx {
 
 /* A packet one worker passes to another: a datagram for the flow's owner (arg: how, for
  * stack_input_steered), or a frame to send on a port where the sender has no TX queue of
- * its own (arg: our port index). */
+ * its own (arg: our port index, with WORKER_HANDOFF_KERNEL for the port's kernel
+ * interface). */
+#define WORKER_HANDOFF_KERNEL 0x10000u
 struct worker_handoff {
 	struct rte_mbuf *m;
 	uint32_t arg;
@@ -98,6 +100,17 @@ struct worker {
 	bool tx_multi_seg[NETCFG_MAX_PORTS];      /* else chained frames are made contiguous */
 	struct rte_eth_dev_tx_buffer *txbuf[NETCFG_MAX_PORTS];
 	struct worker_txq_ctx txctx[NETCFG_MAX_PORTS];
+	/* The ports' kernel interfaces (exception.h): the RX queues we poll (.port: the port
+	 * their frames leave by), and per port our TX queue there (or the worker that sends
+	 * for us, as tx_via). */
+	unsigned nb_krxq;
+	struct worker_rxq krxq[NETCFG_MAX_PORTS];
+	uint16_t keth_port[NETCFG_MAX_PORTS];
+	uint16_t ktxq[NETCFG_MAX_PORTS];
+	int16_t ktx_via[NETCFG_MAX_PORTS];
+	bool ktx_multi_seg[NETCFG_MAX_PORTS];
+	struct rte_eth_dev_tx_buffer *ktxbuf[NETCFG_MAX_PORTS];
+	struct worker_txq_ctx ktxctx[NETCFG_MAX_PORTS];
 	uint32_t idle_sleep_max_us;              /* 0: busy poll */
 	int wake_fd;                             /* eventfd: a write ends the worker's sleep */
 	struct doorbell call_bell;               /* rung when calls are done or the mailbox

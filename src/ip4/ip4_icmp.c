@@ -8,6 +8,7 @@
 #include <rte_ip.h>
 
 #include "ip4.h"
+#include "stack/exception.h"
 #include "stack/stack_internal.h"
 #include "wire/bytes.h"
 #include "wire/checksum.h"
@@ -137,6 +138,9 @@ void icmp4_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
 	case ICMP4_TIME_EXCEEDED:
 	case ICMP4_PARAM_PROBLEM:
 		stack_count(s, STACK_EV_ICMP_RX_ERROR);
+		/* It may quote the kernel's traffic (its path MTU, its unreachable peers): the
+		 * kernel ignores errors about flows it does not have. */
+		stack_exception_copy(s, m, STACK_EV_KERNEL_ICMP);
 		icmp4_error_input(s, m, ip, &ic);
 		return;
 	case ICMP4_ECHO_REPLY:
@@ -144,11 +148,16 @@ void icmp4_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
 		    s->ping.reply_tsc == 0) {
 			s->ping.reply_tsc = rte_rdtsc();
 			s->ping.reply_len = len;
+			rte_pktmbuf_free(m);
+			return;
 		}
-		rte_pktmbuf_free(m);
+		/* Not our ping's: the kernel's own ping, on the exception path, may wait for it. */
+		if (!stack_exception(s, m, STACK_EV_KERNEL_ICMP))
+			rte_pktmbuf_free(m);
 		return;
 	default:
-		stack_drop(s, STACK_DROP_ICMP_UNHANDLED, m);
+		if (!stack_exception(s, m, STACK_EV_KERNEL_ICMP))
+			stack_drop(s, STACK_DROP_ICMP_UNHANDLED, m);
 		return;
 	}
 }

@@ -2,6 +2,8 @@
  * options (RFC 7126), then local delivery (with reassembly) or forwarding. */
 #include "ip4.h"
 #include "acl/acl.h"
+#include "acl/bypass_set.h"
+#include "stack/exception.h"
 #include "stack/stack_internal.h"
 #include "stack/steer.h"
 #include "wire/icmp4.h"
@@ -117,6 +119,9 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		stack_drop(s, STACK_DROP_ACL_DENIED, m);
 		return;
 	}
+	if (s->bypass != NULL && bypass_set_matches(s->bypass, s->id, m, ip) &&
+	    stack_exception(s, m, STACK_EV_KERNEL_BYPASS))
+		return;
 	stack_count(s, STACK_EV_IP_DELIVERED);
 	bool bcast = how & IP4_DELIVER_BCAST;
 	if (ip->proto == IP4_PROTO_ICMP) {
@@ -128,6 +133,8 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		transport->ip4_input(s, m, ip, bcast);
 		return;
 	}
+	if (stack_exception(s, m, STACK_EV_KERNEL_IP_PROTO))
+		return;
 	/* RFC 1122 §3.2.2.1: protocol unreachable for a transport we do not run. */
 	if (!bcast)
 		icmp4_send_error(s, m, ICMP4_DEST_UNREACH, ICMP4_UNREACH_PROTO, 0);
@@ -199,7 +206,9 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 		return;
 	}
 	if (ip4_is_multicast(ip.dst)) {
-		stack_drop(s, STACK_DROP_IP_BAD_DST, m); /* no multicast groups are joined */
+		/* No multicast groups are joined here; the kernel's (OSPF's 224.0.0.5) may be. */
+		if (!stack_exception(s, m, STACK_EV_KERNEL_IP_MULTICAST))
+			stack_drop(s, STACK_DROP_IP_BAD_DST, m);
 		return;
 	}
 	const struct route *r = route_lookup(s->cfg.routes, ip.dst);

@@ -5,6 +5,7 @@
 #include <rte_ip.h>
 
 #include "ip6.h"
+#include "stack/exception.h"
 #include "wire/bytes.h"
 #include "wire/checksum.h"
 #include "wire/icmp6.h"
@@ -90,17 +91,22 @@ void icmp6_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
 		nd_input(s, m, ip, msg_off);
 		return;
 	case ICMP6_ECHO_REPLY:
-		rte_pktmbuf_free(m);
+		/* The stack sends no IPv6 echo request: a reply answers the kernel's ping6. */
+		if (!stack_exception(s, m, STACK_EV_KERNEL_ICMP))
+			rte_pktmbuf_free(m);
 		return;
 	default:
 		if (icmp6_type_is_error(ic.type)) {
 			/* RFC 4443 §2.4(b): errors, known or not, belong to the transport that
-			 * sent the quoted datagram; no transport runs over IPv6 yet. */
+			 * sent the quoted datagram; no transport runs over IPv6 yet, the kernel's
+			 * may. */
 			stack_count(s, STACK_EV_ICMP6_RX_ERROR);
-			rte_pktmbuf_free(m);
+			if (!stack_exception(s, m, STACK_EV_KERNEL_ICMP))
+				rte_pktmbuf_free(m);
 			return;
 		}
-		stack_drop(s, STACK_DROP_ICMP6_UNHANDLED, m);
+		if (!stack_exception(s, m, STACK_EV_KERNEL_ICMP))
+			stack_drop(s, STACK_DROP_ICMP6_UNHANDLED, m);
 		return;
 	}
 }

@@ -3,6 +3,7 @@
  * listens to), the extension header walk, and dispatch by Next Header. */
 #include "ip6.h"
 
+#include "stack/exception.h"
 #include "wire/icmp6.h"
 
 /* RFC 8200 §4: the Parameter Problem a refused extension header chain deserves. */
@@ -45,7 +46,9 @@ void ip6_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 	bool to_group = ip6_is_multicast(&ip.dst);
 	if (to_group ? !netcfg6_listens(&s->cfg, m->port, &ip.dst)
 		     : netcfg6_local(&s->cfg, m->port, &ip.dst) == NULL) {
-		stack_drop(s, STACK_DROP_IP6_NOT_OURS, m);
+		/* The kernel's own addresses and groups, beside a kernel interface. */
+		if (!stack_exception(s, m, STACK_EV_KERNEL_IP6))
+			stack_drop(s, STACK_DROP_IP6_NOT_OURS, m);
 		return;
 	}
 	struct ip6_ext_info ext;
@@ -67,6 +70,8 @@ void ip6_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 		rte_pktmbuf_free(m); /* RFC 8200 §4.7: nothing follows, nothing to do */
 		return;
 	default:
+		if (stack_exception(s, m, STACK_EV_KERNEL_IP_PROTO))
+			return;
 		/* RFC 8200 §4: an unrecognized Next Header, pointing at the field naming it. */
 		icmp6_send_error(s, m, ICMP6_PARAM_PROBLEM, 1, (uint32_t)ext.proto_field_off);
 		stack_drop(s, STACK_DROP_IP6_UNKNOWN_PROTO, m);

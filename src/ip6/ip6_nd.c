@@ -1,11 +1,13 @@
 /* Neighbor Discovery (RFC 4861) on the neighbour cache the ARP side uses (src/l2): answering
  * solicitations for our addresses, learning from solicitations and advertisements, and the
  * solicitations the cache's state machine asks for. Router Discovery, redirects, DAD
- * (RFC 4862) and MLD are not acted on yet: their messages are counted. */
+ * (RFC 4862) and MLD are not acted on yet: their messages are counted, and go to the
+ * kernel beside a port with a kernel interface (src/stack/exception.h). */
 #include <errno.h>
 #include <string.h>
 
 #include "ip6.h"
+#include "stack/exception.h"
 #include "wire/bytes.h"
 #include "wire/icmp6.h"
 
@@ -101,7 +103,9 @@ static void nd_solicitation_input(struct stack *s, struct rte_mbuf *m, const str
 	stack_count(s, STACK_EV_ND_RX_NS);
 	uint16_t port = m->port;
 	if (netcfg6_local(&s->cfg, port, &nd->target) == NULL) {
-		stack_drop(s, STACK_DROP_ND_NOT_FOR_US, m);
+		/* Maybe an address of the kernel's, beside a kernel interface. */
+		if (!stack_exception(s, m, STACK_EV_KERNEL_IP6))
+			stack_drop(s, STACK_DROP_ND_NOT_FOR_US, m);
 		return;
 	}
 	/* §7.2.3: the sender's address and MAC go into the cache (created STALE). */
@@ -142,6 +146,9 @@ void nd_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, si
 		stack_drop(s, STACK_DROP_ND_INVALID, m);
 		return;
 	}
+	/* As ARP: the kernel beside us keeps its own neighbour table from the same news. */
+	if (nd.type == ICMP6_NEIGHBOR_ADVERT)
+		stack_exception_copy(s, m, STACK_EV_KERNEL_IP6);
 	switch (nd.type) {
 	case ICMP6_NEIGHBOR_SOLICIT:
 		nd_solicitation_input(s, m, ip, &nd);
@@ -150,8 +157,10 @@ void nd_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, si
 		nd_advertisement_input(s, m, &nd);
 		return;
 	default:
+		/* Router Discovery and redirects: the kernel's to act on, where there is one. */
 		stack_count(s, STACK_EV_ND_RX_ROUTER);
-		rte_pktmbuf_free(m);
+		if (!stack_exception(s, m, STACK_EV_KERNEL_IP6))
+			rte_pktmbuf_free(m);
 		return;
 	}
 }

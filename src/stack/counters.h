@@ -115,7 +115,18 @@
 	X(TCP_TX_NO_MBUF,     "tcp.tx_no_mbuf",       "segments not sent: no mbuf") \
 	X(TCP_TSO_SEGS,       "tcp.tso_segs",         "segments of several MSS handed to the port to cut (TSO)") \
 	X(GRO_MERGED,         "gro.merged",           "received TCP segments merged into the one before them in an RX burst (GRO)") \
-	X(TCP_NO_MEMORY,      "tcp.no_memory",        "connections refused: no memory for buffers")
+	X(TCP_NO_MEMORY,      "tcp.no_memory",        "connections refused: no memory for buffers") \
+	X(KERNEL_ETHERTYPE,   "kernel.ethertype",     "frames of an EtherType the stack does not run, passed to the port's kernel interface") \
+	X(KERNEL_VLAN,        "kernel.vlan",          "VLAN-tagged frames passed to the kernel interface") \
+	X(KERNEL_ARP,         "kernel.arp_copies",    "ARP frames copied to the kernel interface (its neighbour table)") \
+	X(KERNEL_ARP_REPLY_HELD, "kernel.arp_replies_held", "ARP replies of the kernel for an address the stack answers itself, not sent") \
+	X(KERNEL_IP_MULTICAST, "kernel.ip_multicast", "IPv4 multicast datagrams passed to the kernel interface (the stack joins no group)") \
+	X(KERNEL_IP_PROTO,    "kernel.ip_proto",      "datagrams of an IP protocol the stack does not run, passed to the kernel interface") \
+	X(KERNEL_ICMP,        "kernel.icmp",          "ICMP messages passed to the kernel interface (echo replies not the stack's, types it does not handle, copies of errors)") \
+	X(KERNEL_TCP,         "kernel.tcp_no_socket", "TCP segments for no connection or listener of the stack, passed to the kernel interface") \
+	X(KERNEL_UDP,         "kernel.udp_no_socket", "UDP datagrams for no socket of the stack, passed to the kernel interface") \
+	X(KERNEL_IP6,         "kernel.ip6",           "IPv6 datagrams not for the stack (the kernel's addresses and groups), and copies of Neighbor Discovery, passed to the kernel interface") \
+	X(KERNEL_BYPASS,      "kernel.bypass",        "datagrams a bypass rule sent to the kernel interface")
 
 #define STACK_DROP_LIST(X) \
 	X(ETH_TRUNCATED,      "eth.truncated",        "frame shorter than an Ethernet header") \
@@ -247,6 +258,13 @@ struct stack_port_counters {
 	uint64_t tx_dropped;   /* counted in tx_packets too: refused by the port's queue (or a
 				* peer's hand-off ring), or chained for a PMD that sends one
 				* segment and no mbuf to gather it into (tx.no_mbuf) */
+	/* The exception path (src/stack/exception.h): frames passed to the port's kernel
+	 * interface (not in rx_packets' fate counters: they were received), frames the kernel
+	 * sent out of the port (also in tx_packets), and frames for the kernel that its
+	 * interface's queue refused (or an mbuf to copy them into was missing). */
+	uint64_t to_kernel;
+	uint64_t from_kernel;
+	uint64_t kernel_dropped;
 };
 
 #endif

@@ -6,6 +6,7 @@
 
 #include <rte_errno.h>
 
+#include "exception.h"
 #include "stack_internal.h"
 #include "steer.h"
 #include "wire/eth.h"
@@ -159,18 +160,27 @@ static void stack_input_frame(struct stack *s, uint16_t port, struct rte_mbuf *m
 		stack_drop(s, STACK_DROP_ETH_BAD_SRC, m);
 		return;
 	}
-	if (eth.vlan_tagged) {
-		stack_drop(s, STACK_DROP_ETH_VLAN, m);
-		return;
-	}
 	m->port = port;
 	m->l2_len = eth.hdr_len;
 	rte_pktmbuf_adj(m, (uint16_t)eth.hdr_len);
-	const struct stack_proto *pr = stack_proto_by_ethertype(s, eth.ethertype);
-	if (pr == NULL || pr->input == NULL) {
-		stack_drop(s, STACK_DROP_ETH_UNKNOWN_TYPE, m);
+	if (eth.vlan_tagged) {
+		/* The kernel may have VLAN interfaces on its side of the exception path. */
+		if (!stack_exception(s, m, STACK_EV_KERNEL_VLAN))
+			stack_drop(s, STACK_DROP_ETH_VLAN, m);
 		return;
 	}
+	const struct stack_proto *pr = stack_proto_by_ethertype(s, eth.ethertype);
+	if (pr == NULL || pr->input == NULL) {
+		if (!stack_exception(s, m, STACK_EV_KERNEL_ETHERTYPE))
+			stack_drop(s, STACK_DROP_ETH_UNKNOWN_TYPE, m);
+		return;
+	}
+	/* One MAC serves the stack and the kernel interface behind it: the stack answers ARP
+	 * for its addresses, and the kernel sees every ARP frame too, so its neighbour table
+	 * fills for its own traffic (its replies for the stack's addresses are held back by
+	 * src/dp/exception.c). */
+	if (eth.ethertype == ETH_TYPE_ARP)
+		stack_exception_copy(s, m, STACK_EV_KERNEL_ARP);
 	pr->input(s, m, eth_addr_is_multicast(&eth.dst) ? STACK_IN_LINK_BCAST : 0);
 }
 
@@ -218,6 +228,7 @@ void stack_loopback_drain(struct stack *s)
 		s->lo_count--;
 		/* The network layer by the version in the first nibble of the datagram. */
 		uint8_t version = rte_pktmbuf_mtod(m, const uint8_t *)[0] >> 4;
+		m->l2_len = 0; /* from no wire: never the kernel's (exception.h) */
 		const struct stack_proto *pr = stack_proto_by_ethertype(
 			s, version == 4 ? ETH_TYPE_IPV4 : version == 6 ? ETH_TYPE_IPV6 : 0);
 		if (pr != NULL)

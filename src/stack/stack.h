@@ -21,6 +21,7 @@
 struct acl_set;
 struct ip6_state;
 struct flow_set;
+struct bypass_set;
 struct stack;
 struct steer;
 struct tcp_stack;
@@ -40,6 +41,10 @@ struct stack_ops {
 	 * passes it with how to stack_input_steered. False when it cannot take it (the stack
 	 * then counts the drop and frees m). */
 	bool (*steer)(void *ctx, unsigned worker, struct rte_mbuf *m, unsigned how);
+	/* For the ports marked in stack.kernel_port: sends frame m (at its Ethernet header) to
+	 * the port's kernel interface (the exception path, exception.h). Always takes
+	 * ownership of m; counts and frees it itself when the interface's queue is full. */
+	void (*to_kernel)(void *ctx, uint16_t port, struct rte_mbuf *m);
 	void *ctx;
 };
 
@@ -97,6 +102,10 @@ struct stack {
 	struct udp_stack *udp;
 	const struct acl_set *acl;       /* the ACL this worker judges with (src/acl/acl.h) */
 	const struct flow_set *flow;     /* flow rules walked on receive (src/dp/worker_flow.h) */
+	/* The exception path (exception.h): the ports with a kernel interface, set before
+	 * the worker starts, and the bypass rules this worker applies (NULL: none). */
+	bool kernel_port[NETCFG_MAX_PORTS];
+	const struct bypass_set *bypass;
 	uint64_t events[STACK_EV_COUNT];
 	uint64_t drops[STACK_DROP_COUNT];
 	struct stack_port_counters ports[NETCFG_MAX_PORTS];

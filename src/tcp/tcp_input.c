@@ -9,6 +9,7 @@
 #include "tcp_input.h"
 #include "tcp_priv.h"
 #include "tcp_syncookie.h"
+#include "stack/exception.h"
 #include "wire/icmp4.h"
 #include "wire/ipv4.h"
 
@@ -895,6 +896,9 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 	if (c == NULL) {
 		struct tcp_conn *l = tcp_listener_lookup(s, ip->dst, g.th.dst_port);
 		if (l == NULL) {
+			/* Not the stack's: maybe the kernel's (its listeners, its connections). */
+			if (stack_exception(s, m, STACK_EV_KERNEL_TCP))
+				return;
 			/* RFC 9293 §3.10.7.1: CLOSED answers everything but a reset with one. */
 			stack_count(s, STACK_EV_TCP_NO_CONN);
 			tcp_send_rst_reply(s, ip, &g.th, g.len);

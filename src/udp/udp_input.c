@@ -7,6 +7,7 @@
 #include <rte_ip.h>
 
 #include "udp_priv.h"
+#include "stack/exception.h"
 #include "wire/bytes.h"
 #include "wire/checksum.h"
 #include "wire/icmp4.h"
@@ -137,6 +138,8 @@ void udp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 		udp_enqueue(s, u, m, ip, &uh, bcast);
 		return;
 	}
+	if (stack_exception(s, m, STACK_EV_KERNEL_UDP))
+		return;
 	if (bcast) {
 		/* RFC 1122 §4.1.3.1 / §3.2.2: never an ICMP error about a broadcast. */
 		stack_drop(s, STACK_DROP_UDP_IGNORED_BCAST, m);

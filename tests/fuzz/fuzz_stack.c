@@ -37,6 +37,9 @@
  *            an ICMPv6 message right after the fixed header gets its checksum.
  *  12-15     as IP.
  *
+ * Port 1 has a kernel interface (the exception path): what the stack does not own there goes
+ * to fuzz_to_kernel, which checks it is a received frame made whole again.
+ *
  * The peers: every frame the stack sends goes to fuzz_xmit, which checks it (a sound mbuf, at
  * least 60 bytes, our source MAC, no zero destination; ARP that parses; IPv4 that parses with
  * a valid header checksum unless the input lied with the "good" flag, and exactly fills the
@@ -360,6 +363,29 @@ static void check_ipv6(uint16_t port, const uint8_t *frame, size_t len,
 	FUZZ_CHECK(icmp6_parse(dgram + IP6_HDR_LEN, ip.payload_len, sum, true, &ic) == WIRE_OK);
 	if ((peer_mode & PEER_ARP) && ic.type == ICMP6_NEIGHBOR_SOLICIT)
 		peer_answer_ns(port, eth, &ip, dgram + IP6_HDR_LEN, ip.payload_len);
+}
+
+/* Port 1's kernel interface (the exception path): what the stack passes there is a frame
+ * it received on port 1, whole again (its Ethernet header back in front, as parsed when it
+ * came in), in a sound mbuf. */
+static void fuzz_to_kernel(void *ctx, uint16_t port, struct rte_mbuf *m)
+{
+	static uint8_t copy[ETH_HDR_LEN + 64];
+	const char *why = NULL;
+	struct eth_repr eth;
+
+	(void)ctx;
+	if (rte_mbuf_check(m, 1, &why) != 0) {
+		fprintf(stderr, "to_kernel: broken mbuf: %s\n", why);
+		FUZZ_CHECK(!"broken mbuf");
+	}
+	FUZZ_CHECK(port == 1);
+	uint32_t len = RTE_MIN(rte_pktmbuf_pkt_len(m), (uint32_t)sizeof(copy));
+	const uint8_t *frame = rte_pktmbuf_read(m, 0, len, copy);
+	FUZZ_CHECK(frame != NULL);
+	FUZZ_CHECK(eth_parse(frame, len, &eth) == WIRE_OK);
+	FUZZ_CHECK(eth_addr_is_multicast(&eth.dst) || eth_addr_equal(&eth.dst, &mac_port[1]));
+	rte_pktmbuf_free(m);
 }
 
 /* The stack's only way out: checks the frame, lets a peer answer, frees it. */
@@ -742,6 +768,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	inet_params_default(&p);
 	p.pool = pool;
 	p.ops.xmit = fuzz_xmit;
+	p.ops.to_kernel = fuzz_to_kernel;
 	p.neigh.max_entries = NEIGH_ENTRIES;
 	p.reass.max_datagrams = 4;
 	p.reass.max_frags = 8;
@@ -749,6 +776,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	p.icmp_burst = 20;
 	stk = stack_create(&p);
 	FUZZ_CHECK(stk != NULL);
+	stk->kernel_port[1] = true;     /* port 0 answers as before (RST, unreachable) */
 	neigh_defaults = p.neigh;
 	FUZZ_CHECK(netcfg_iface_add(&stk->cfg, 0, "port0", &mac_port[0], PORT_MTU) == 0);
 	FUZZ_CHECK(netcfg_iface_add(&stk->cfg, 1, "port1", &mac_port[1], PORT_MTU) == 0);
