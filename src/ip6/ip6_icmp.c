@@ -24,12 +24,16 @@ void icmp6_fill_checksum(struct rte_mbuf *m, const struct ip6_out *d)
 		      wire_csum_finish(sum + rte_be_to_cpu_16(raw)));
 }
 
-/* Where an answer to the datagram ip, received on port, goes: a scoped source is answered
- * on the port it came from, any other through the routes. */
+/* Where an answer to the datagram ip, received on port, goes: through the routes, except
+ * when either end is link-local: a datagram to or from a link-local address never crossed
+ * a router (RFC 4291 §2.5.6), so its sender is a neighbour on that port whatever the scope
+ * of its own address (a host whose link-local address is still tentative sends from a
+ * global one). */
 static struct ip6_out reply_dest(const struct ip6_repr *ip, uint16_t port)
 {
-	struct ip6_out d = {.dst = ip->src, .next_header = IP6_NH_ICMPV6,
-			     .port = ip6_is_link_local(&ip->src) ? port : NETCFG_PORT_ANY};
+	bool on_link = ip6_is_link_local(&ip->src) || ip6_is_link_local(&ip->dst);
+	struct ip6_out d = {.dst = ip->src, .next_header = IP6_NH_ICMPV6, .on_link = on_link,
+			    .port = on_link ? port : NETCFG_PORT_ANY};
 	return d;
 }
 
@@ -166,14 +170,16 @@ void icmp6_send_error(struct stack *s, const struct rte_mbuf *orig, uint8_t type
 		memcpy(msg + ICMP6_HDR_LEN, q, quote);
 	struct ip6_repr oip;
 	memcpy(oip.src.b, msg + ICMP6_HDR_LEN + IP6_OFF_SRC, 16);
+	memcpy(oip.dst.b, msg + ICMP6_HDR_LEN + IP6_OFF_DST, 16);
 	struct ip6_out d = reply_dest(&oip, orig->port);
-	if (d.port == NETCFG_PORT_ANY && orig->port < NETCFG_MAX_PORTS)
+	bool routed = !d.on_link;
+	if (routed && orig->port < NETCFG_MAX_PORTS)
 		d.port = orig->port; /* from an address of the port it came in on */
 	if (ip6_source_for(s, &d) != 0) {
 		stack_drop(s, STACK_DROP_IP6_NO_ROUTE, m);
 		return;
 	}
-	if (!ip6_is_link_local(&d.dst))
+	if (routed)
 		d.port = NETCFG_PORT_ANY; /* chosen the source; the route picks the way */
 	icmp6_fill_checksum(m, &d);
 	if (ip6_output(s, m, &d) == 0)
