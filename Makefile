@@ -22,4 +22,4 @@ bench: build
 	bench/run.sh
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-arm64

@@ -11,6 +11,9 @@ fi
 packages=(
   # build
   build-essential gcc meson ninja-build pkg-config
+  # the arm64 cross build and its unit tests under emulation (tests/arm64.sh); the arm64
+  # packages it builds against are unpacked by scripts/arm64-sysroot.sh (below)
+  gcc-aarch64-linux-gnu qemu-user debootstrap
   # DPDK 22.11 LTS: libraries, PMDs, testpmd/dumpcap, docs with the examples
   libdpdk-dev dpdk dpdk-dev
   # capture filters: libpcap compiles tcpdump expressions (src/capture)
@@ -52,4 +55,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   $had_policy || rm -f "$policy"
   [ "${rc:-0}" -eq 0 ] || exit "$rc"
 fi
+"$(dirname "$0")"/scripts/arm64-sysroot.sh
 echo "install-deps.sh: all dependencies present"

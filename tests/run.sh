@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The one test command (README, .ci/run): unit tests under ASan/UBSan, every fuzz target for a
-# few seconds, then the integration suite against the Linux kernel in network namespaces.
+# The one test command (README, .ci/run): unit tests under ASan/UBSan, the arm64 cross build
+# with its unit tests under qemu (tests/arm64.sh), every fuzz target for a few seconds, then
+# the integration suite against the Linux kernel in network namespaces.
 # Prints each part's result and ends with one line "N passed, N failed".
 #
 # Environment: FUZZ_SECONDS (default 10) per fuzz target; PYTEST_ARGS passed to pytest.
 set -u
 cd "$(dirname "$0")/.."
+. tests/unit_run.sh
 
 fuzz_seconds=${FUZZ_SECONDS:-10}
 passed=0
@@ -14,6 +16,12 @@ log=$(mktemp -d "${TMPDIR:-/tmp}/dps-tests.XXXXXX")
 trap 'rm -rf "$log"' EXIT
 
 add() { passed=$((passed + $1)); failed=$((failed + $2)); }
+add_summary() { # FILE: adds the counts of its last "N passed, N failed" line (none: 1 failure)
+	local p f
+	p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$1" | tail -1)
+	f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$1" | tail -1)
+	add "${p:-0}" "${f:-1}"
+}
 
 setup() { # DIR ARGS... : configure a build directory once, then build it
 	local dir=$1
@@ -25,36 +33,22 @@ setup() { # DIR ARGS... : configure a build directory once, then build it
 
 echo "== unit tests (ASan + UBSan) =="
 if setup build-asan -Db_sanitize=address,undefined -Db_lundef=false; then
-	for t in build-asan/tests/unit/test_*; do
-		[ -x "$t" ] && [ -f "$t" ] || continue
-		name=$(basename "$t")
-		out=$log/$name
-		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-			timeout 300 "$t" >"$out" 2>&1
-		rc=$?
-		# cmocka: "[  PASSED  ] N test(s)." and "[  FAILED  ] N test(s)..."
-		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -1)
-		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -1)
-		p=${p:-0}
-		f=${f:-0}
-		if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
-			f=1 # crashed, sanitizer report or timeout: count the binary as one failure
-		fi
-		echo "$name: $p passed, $f failed"
-		[ "$f" -eq 0 ] || tail -40 "$out"
-		add "$p" "$f"
-	done
+	unit_run "$log" build-asan env ASAN_OPTIONS=detect_leaks=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+	add "$unit_passed" "$unit_failed"
 else
 	echo "unit tests: build failed"
 	add 0 1
 fi
 
+echo "== arm64: cross-built, unit tests under qemu-aarch64 =="
+tests/arm64.sh | tee "$log/arm64"
+add_summary "$log/arm64"
+
 echo "== fuzz targets (${fuzz_seconds}s each) =="
 if CC=clang setup build-fuzz -Dfuzz=true; then
 	tests/fuzz/run.sh build-fuzz "$fuzz_seconds" | tee "$log/fuzz"
-	p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$log/fuzz" | tail -1)
-	f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$log/fuzz" | tail -1)
-	add "${p:-0}" "${f:-1}"
+	add_summary "$log/fuzz"
 else
 	echo "fuzz targets: build failed"
 	add 0 1

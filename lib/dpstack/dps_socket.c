@@ -36,7 +36,7 @@ bool dps_rx_view(const struct dps_file *f, struct fifo *view, uint32_t *gen)
 	for (;;) {
 		uint32_t g = atomic_load_explicit(&ss->rx_gen, memory_order_acquire);
 		if (g & 1) {
-			__builtin_ia32_pause(); /* the worker is between two stores */
+			doorbell_relax(); /* the worker is between two stores */
 			continue;
 		}
 		uint64_t off = ss->rx_off, pos_off = ss->rx_pos_off;

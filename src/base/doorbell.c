@@ -10,17 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static inline void doorbell_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield" ::: "memory");
-#else
-	atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
-
 static int64_t doorbell_now_ns(void)
 {
 	struct timespec ts;

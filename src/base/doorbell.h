@@ -51,6 +51,19 @@ static inline void doorbell_init(struct doorbell *d)
 	atomic_store_explicit(&d->fd_sleepers, 0, memory_order_relaxed);
 }
 
+/* One step of a spin: tells the CPU we are waiting for another thread's store (x86 PAUSE,
+ * arm64 YIELD), which lets a sibling hyperthread run and saves power. */
+static inline void doorbell_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
 /* The sequence to wait past: read it before checking the condition. */
 static inline uint32_t doorbell_seq(const struct doorbell *d)
 {

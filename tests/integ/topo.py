@@ -453,8 +453,9 @@ class CtlResult:
         return "CtlResult(rc=%d, out=%r, err=%r)" % (self.rc, self.out[-500:], self.err[-500:])
 
 
-def one_port_config(root_ifname, addr="10.0.0.2/24", driver="net_af_xdp", extra=()):
-    return "\n".join(["workers 1",
+def one_port_config(root_ifname, addr="10.0.0.2/24", driver="net_af_xdp", extra=(), head=()):
+    """head: directives before the rest (an eal line, mbufs); extra: commands after."""
+    return "\n".join(list(head) + ["workers 1",
                       "port add port0 %s0,iface=%s" % (driver, root_ifname),
                       "ip addr add %s dev port0" % addr] + list(extra)) + "\n"
 
@@ -703,12 +704,13 @@ class SinglePort:
     stack_ip = "10.0.0.2"
     peer_ip = "10.0.0.1"
 
-    def __init__(self, lab, driver="net_af_xdp", extra_config=(), peer_sysctls=()):
+    def __init__(self, lab, driver="net_af_xdp", extra_config=(), peer_sysctls=(),
+                 head_config=()):
         self.lab = lab
         self.peer = lab.add_peer(self.peer_ip, 24, sysctls=peer_sysctls)
         self.daemon = lab.start_daemon(
             one_port_config(self.peer.root_ifname, self.stack_ip + "/24", driver,
-                            extra_config))
+                            extra_config, head_config))
         self.stack_mac = self.daemon.port_mac("port0")
         self.peer_mac = self.peer.mac
 

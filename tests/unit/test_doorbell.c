@@ -130,10 +130,22 @@ static int wait_also_with_alarm(int sa_flags)
 	return rc;
 }
 
+/* Kernels before Linux 5.16 have no futex_waitv, nor has qemu-user 7.2 (the arm64 unit
+ * tests, tests/arm64.sh): doorbell_wait_also then says -ENOSYS, which its callers handle. */
+static void skip_without_futex_waitv(int rc)
+{
+	if (rc == -ENOSYS) {
+		print_message("no futex_waitv here: skipped\n");
+		skip();
+	}
+}
+
 static void test_doorbell_wait_also_resumes_after_sa_restart(void **state)
 {
 	(void)state;
-	assert_int_equal(wait_also_with_alarm(SA_RESTART), 0);
+	int rc = wait_also_with_alarm(SA_RESTART);
+	skip_without_futex_waitv(rc);
+	assert_int_equal(rc, 0);
 	assert_int_equal(alarms, 1);
 	assert_int_equal(atomic_load(&other_word), 1);
 }
@@ -141,7 +153,9 @@ static void test_doorbell_wait_also_resumes_after_sa_restart(void **state)
 static void test_doorbell_wait_also_ends_with_eintr_without_sa_restart(void **state)
 {
 	(void)state;
-	assert_int_equal(wait_also_with_alarm(0), -EINTR);
+	int rc = wait_also_with_alarm(0);
+	skip_without_futex_waitv(rc);
+	assert_int_equal(rc, -EINTR);
 	assert_int_equal(alarms, 1);
 }
 
@@ -149,6 +163,7 @@ static void test_doorbell_wait_also_ends_with_eintr_without_sa_restart(void **st
 struct both {
 	struct doorbell bell;
 	_Atomic int woke;
+	_Atomic int rc;                 /* the sleeper's doorbell_wait_also, 1 before it ends */
 };
 
 static void *futex_sleeper(void *arg)
@@ -156,8 +171,10 @@ static void *futex_sleeper(void *arg)
 	struct both *b = arg;
 	uint32_t s = doorbell_seq(&b->bell);
 	_Atomic uint32_t never = 7;
-	if (doorbell_wait_also(&b->bell, s, &never, 7, 0) == 0)
+	int rc = doorbell_wait_also(&b->bell, s, &never, 7, 0);
+	if (rc == 0)
 		atomic_store(&b->woke, 1);
+	atomic_store(&b->rc, rc);
 	return NULL;
 }
 
@@ -167,11 +184,16 @@ static void test_doorbell_ring_fd_wakes_futex_sleepers_too(void **state)
 	static struct both b;
 	doorbell_init(&b.bell);
 	atomic_store(&b.woke, 0);
-	int efd = eventfd(0, EFD_NONBLOCK);
+	atomic_store(&b.rc, 1);
 	pthread_t t;
 	pthread_create(&t, NULL, futex_sleeper, &b);
-	while (atomic_load(&b.bell.sleepers) == 0)
+	while (atomic_load(&b.bell.sleepers) == 0 && atomic_load(&b.rc) == 1)
 		usleep(1000);
+	if (atomic_load(&b.rc) == -ENOSYS) {
+		pthread_join(t, NULL);
+		skip_without_futex_waitv(-ENOSYS);
+	}
+	int efd = eventfd(0, EFD_NONBLOCK);
 	assert_false(doorbell_ring_fd(&b.bell, efd)); /* no eventfd sleeper: not written */
 	pthread_join(t, NULL);
 	assert_int_equal(atomic_load(&b.woke), 1);

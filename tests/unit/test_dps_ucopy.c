@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -294,6 +295,12 @@ static int child_status(int sig, void (*disp)(int), bool sent)
 static void a_foreign_fault_without_a_handler_kills_with_the_same_signal(void **state)
 {
 	(void)state;
+	/* qemu-user 7.2 (tests/arm64.sh sets DPSTACK_TEST_QEMU) aborts on its own assertion
+	 * (cpu == current_cpu) when a forked child's fault meets the default action. */
+	if (getenv("DPSTACK_TEST_QEMU") != NULL) {
+		print_message("qemu-user cannot take a fault to its default action: skipped\n");
+		skip();
+	}
 	int st = child_status(SIGSEGV, SIG_DFL, false);
 	assert_true(WIFSIGNALED(st));
 	assert_int_equal(WTERMSIG(st), SIGSEGV);
