@@ -93,19 +93,34 @@ static int flow_port_by_name(void *ctx, const char *name)
 	return netcfg_iface_by_name(&((struct daemon *)ctx)->master, name);
 }
 
-/* Whether the daemon can carry out r's action. kernel and cluster wait for their paths
- * (flow_rule.h): each becomes one case here when its path exists. */
+/* The kernel action needs a kernel interface on every port the rule can match (`port add
+ * NAME DEVICE kernel IFNAME`), so that it means the same on every frame it takes: the
+ * first port without one, or -1. */
+static int flow_port_without_kernel(const struct daemon *d, const struct flow_rule *r)
+{
+	for (unsigned i = 0; i < d->nb_ports; i++)
+		if ((r->m.dev == FLOW_ANY || r->m.dev == (int32_t)i) &&
+		    d->ports[i].kernel.ifname[0] == '\0')
+			return (int)i;
+	return -1;
+}
+
+/* Whether the daemon can carry out r's action. cluster waits for a cluster's life to be
+ * tied to the rules naming it (flow_rule.h). */
 static int flow_action_check(struct daemon *d, const struct flow_rule *r, struct ctl_out *o)
 {
+	int bare;
 	switch (r->action) {
 	case FLOW_ACT_DROP:
 	case FLOW_ACT_STEER:
 		return 0;
 	case FLOW_ACT_KERNEL:
+		if ((bare = flow_port_without_kernel(d, r)) < 0)
+			return 0;
 		return ctl_error(o, "flow action kernel: %s has no kernel exception interface "
-				 "(this dpstackd has no kernel exception path)",
-				 r->m.dev != FLOW_ANY ? d->master.ifaces[r->m.dev].name
-				 : d->nb_ports > 0 ? d->ports[0].name : "no port");
+				 "(port add %s DEVICE kernel IFNAME)%s", d->ports[bare].name,
+				 d->ports[bare].name,
+				 r->m.dev == FLOW_ANY ? "; or name a port that has one with dev" : "");
 	case FLOW_ACT_CLUSTER:
 		return ctl_error(o, "flow action cluster: no cluster named '%s' (this dpstackd "
 				 "has no distribution clusters)", r->cluster);

@@ -1,6 +1,7 @@
 #include "worker_flow.h"
 
 #include "flow/flow_set.h"
+#include "stack/exception.h"
 
 /* Marks m the way rte_flow's MARK action would (rte_flow.rst, "Action: MARK"): the flags and
  * the rule's id where a NIC puts them. */
@@ -49,9 +50,13 @@ uint16_t worker_flow_judge_burst(struct worker *w, uint16_t port, struct rte_mbu
 				burst[kept++] = m;
 			break;
 		case FLOW_ACT_KERNEL:
+			/* `flow add` made sure the port has a kernel interface. */
+			if (!stack_to_kernel(w->stack, port, m, STACK_EV_KERNEL_FLOW))
+				burst[kept++] = m;
+			break;
 		case FLOW_ACT_CLUSTER:
 		case FLOW_ACT_COUNT:
-			/* Refused by `flow add` until their paths exist (flow_rule.h). */
+			/* Refused by `flow add` (flow_rule.h). */
 			burst[kept++] = m;
 			break;
 		}

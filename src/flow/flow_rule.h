@@ -10,9 +10,10 @@
 #include <stdint.h>
 
 /* The actions, with their names in the grammar (one list, so the parser, `flow show` and the
- * packet path never drift). kernel and cluster are parsed now and refused by the daemon
- * until the kernel exception path (issue 14) and distribution clusters (issue 16) exist:
- * each is then one case where the verdict is carried out (src/dp/worker_flow.c). */
+ * packet path never drift). kernel hands the frame to its port's kernel interface
+ * (src/stack/exception.h); cluster is parsed and refused by the daemon until a cluster's
+ * life is tied to the rules naming it: then one case where the verdict is carried out
+ * (src/dp/worker_flow.c). */
 #define FLOW_ACTIONS(X) \
 	X(DROP, "drop") \
 	X(STEER, "steer") \

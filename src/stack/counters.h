@@ -126,6 +126,7 @@
 	X(KERNEL_TCP,         "kernel.tcp_no_socket", "TCP segments for no connection or listener of the stack, passed to the kernel interface") \
 	X(KERNEL_UDP,         "kernel.udp_no_socket", "UDP datagrams for no socket of the stack, passed to the kernel interface") \
 	X(KERNEL_IP6,         "kernel.ip6",           "IPv6 datagrams not for the stack (the kernel's addresses and groups), and copies of Neighbor Discovery, passed to the kernel interface") \
+	X(KERNEL_FLOW,        "kernel.flow",          "frames a flow rule's kernel action passed to the kernel interface") \
 	X(KERNEL_BYPASS,      "kernel.bypass",        "datagrams a bypass rule sent to the kernel interface")
 
 #define STACK_DROP_LIST(X) \

@@ -272,6 +272,26 @@ def test_bypass_rule_moves_a_stack_port_to_the_kernel_counts_and_del_restores(ex
     assert exc.ask(ECHO_PORT, "c") == "c"
 
 
+def test_flow_rule_kernel_action_hands_frames_to_the_kernel(exc):
+    """A flow rule's kernel action (issue 15) takes frames before any stack sees them: the
+    kernel's server answers on the stack's port, and deleting the rule gives it back."""
+    exc.spawn(exc.host_ns, TAG_SERVER, STACK_IP, ECHO_PORT + 1, "kernel-flow")
+    exc.ctl("service", "add", "echo", "tcp", ECHO_PORT + 1)
+    try:
+        assert exc.ask(ECHO_PORT + 1, "a") == "a"
+        rid = exc.ctl("flow", "add", "kernel", "dev", "port0", "proto", "tcp", "dport",
+                      ECHO_PORT + 1, as_json=True)["id"]
+        before = exc.daemon.counter("kernel.flow")
+        assert exc.ask(ECHO_PORT + 1, "b") == "kernel-flow:b"
+        rule = [r for r in exc.ctl("flow", "show", as_json=True)["rules"] if r["id"] == rid][0]
+        assert rule["hits"] >= 4 and rule["action"] == "kernel", rule
+        assert exc.daemon.counter("kernel.flow") - before >= 4
+        exc.ctl("flow", "del", rid)
+        assert exc.ask(ECHO_PORT + 1, "c") == "c"
+    finally:
+        exc.ctl("service", "del", "tcp", ECHO_PORT + 1)
+
+
 def test_bypass_bad_commands_are_refused_with_clear_errors(exc):
     cases = [
         (("bypass", "add", "deny", "proto", "tcp"), "'deny' is an ACL word"),

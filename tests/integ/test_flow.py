@@ -123,7 +123,7 @@ def test_every_rule_runs_in_software_here_and_says_why(flow):
     assert second in [r["id"] for r in shown]
 
 
-def test_kernel_action_refused_until_the_exception_path_exists(flow):
+def test_kernel_action_refused_without_a_kernel_interface(flow):
     d = flow.daemon
     for words, why in [(["kernel", "proto", "tcp", "dport", 22],
                         "flow action kernel: port0 has no kernel exception interface"),
@@ -351,8 +351,8 @@ def test_config_file_rules_and_check_config(lab):
     assert p.stderr.splitlines() == [
         "%s:4: steer '3': the worker must be a number from 0 to 0 (lcore show lists them)"
         % path,
-        "%s:6: flow action kernel: port0 has no kernel exception interface (this dpstackd "
-        "has no kernel exception path)" % path,
+        "%s:6: flow action kernel: port0 has no kernel exception interface (port add port0 "
+        "DEVICE kernel IFNAME)" % path,
         "%s: 2 error(s)" % path], p
 
 
