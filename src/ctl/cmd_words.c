@@ -84,12 +84,14 @@ void cmd_words_blame(const char *const *table, size_t n, int argc, char *const *
 		else
 			msg_add(msg, msglen, &used, "' needs a subcommand");
 	}
-	/* The words that could come there, each once, in the table's order. */
+	/* The words that could come there, each once, in the table's order; options (`ip -6
+	 * route`) are no subcommands and the usage lists them. */
 	const char *sep = " (valid: ";
 	for (size_t i = 0; i < n; i++) {
 		const char *w;
 		size_t len;
-		if (!prefix_matches(table[i], depth, argv) || !word_at(table[i], depth, &w, &len))
+		if (!prefix_matches(table[i], depth, argv) || !word_at(table[i], depth, &w, &len) ||
+		    w[0] == '-')
 			continue;
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++) {

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rte_errno.h>
 #include <rte_jhash.h>
@@ -34,7 +35,11 @@ void route6_table_destroy(struct route6_table *t)
 
 static uint32_t slot_of(const struct ip6_addr *prefix, uint8_t plen)
 {
-	return rte_jhash(prefix->b, sizeof(prefix->b), plen) & (ROUTE6_SLOTS - 1);
+	/* As whole words: an ip6_addr may sit at any byte in its caller's struct, and
+	 * rte_jhash reads 32-bit words from the key wherever it is. */
+	uint32_t words[4];
+	memcpy(words, prefix->b, sizeof(words));
+	return rte_jhash_32b(words, 4, plen) & (ROUTE6_SLOTS - 1);
 }
 
 /* The slot holding exactly prefix/plen, or the empty slot where it would go. */
