@@ -24,10 +24,12 @@ int cmd_addr6_change(struct daemon *d, bool add, int argc, char **argv, struct c
 /* The inet6 lines (or JSON addr_info objects) of port's addresses in `ip addr show`. */
 void cmd_addr6_show_port(struct daemon *d, uint16_t port, struct ctl_out *o);
 
-/* One route as `ip route show` prints it, either family, in text already. */
+/* One route as `ip route show` prints it, either family, its addresses in text already. */
 struct route_print {
 	enum route_type type;
-	const char *dst, *gateway, *dev;
+	const char *prefix;
+	uint8_t plen, host_plen;   /* host_plen: 32 or 128, a route to one host */
+	const char *gateway, *dev;
 	bool from_addr;
 	const char *src;   /* NULL: none */
 	uint16_t mtu;

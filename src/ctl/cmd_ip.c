@@ -232,11 +232,18 @@ int cmd_route_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 
 void cmd_route_print(struct ctl_out *o, const struct route_print *p)
 {
+	char dst[64];
+	if (p->plen == 0)
+		snprintf(dst, sizeof(dst), "default");
+	else if (p->plen == p->host_plen)
+		snprintf(dst, sizeof(dst), "%s", p->prefix);
+	else
+		snprintf(dst, sizeof(dst), "%s/%u", p->prefix, p->plen);
 	bool has_dev = p->type != ROUTE_BLACKHOLE && p->type != ROUTE_UNREACHABLE;
 	if (o->json) {
 		json_obj_begin(o, NULL);
 		json_str(o, "type", route_type_str(p->type));
-		json_str(o, "dst", p->dst);
+		json_str(o, "dst", dst);
 		if (p->type == ROUTE_GATEWAY)
 			json_str(o, "gateway", p->gateway);
 		if (has_dev)
@@ -255,13 +262,13 @@ void cmd_route_print(struct ctl_out *o, const struct route_print *p)
 	case ROUTE_BROADCAST:
 	case ROUTE_BLACKHOLE:
 	case ROUTE_UNREACHABLE:
-		ctl_printf(o, "%s %s", route_type_str(p->type), p->dst);
+		ctl_printf(o, "%s %s", route_type_str(p->type), dst);
 		break;
 	case ROUTE_GATEWAY:
-		ctl_printf(o, "%s via %s", p->dst, p->gateway);
+		ctl_printf(o, "%s via %s", dst, p->gateway);
 		break;
 	default:
-		ctl_printf(o, "%s", p->dst);
+		ctl_printf(o, "%s", dst);
 		break;
 	}
 	if (has_dev)
@@ -281,17 +288,12 @@ static int route_show_one(const struct route *r, void *arg)
 {
 	struct daemon *d = ((void **)arg)[0];
 	struct ctl_out *o = ((void **)arg)[1];
-	char prefix[16], gw[16], src[16], dst[24];
+	char prefix[16], gw[16], src[16];
 	ip4_addr_format(r->prefix, prefix, sizeof(prefix));
 	ip4_addr_format(r->gateway, gw, sizeof(gw));
 	ip4_addr_format(r->src, src, sizeof(src));
-	if (r->plen == 0)
-		snprintf(dst, sizeof(dst), "default");
-	else if (r->plen == 32)
-		snprintf(dst, sizeof(dst), "%s", prefix);
-	else
-		snprintf(dst, sizeof(dst), "%s/%u", prefix, r->plen);
-	struct route_print p = {.type = r->type, .dst = dst, .gateway = gw,
+	struct route_print p = {.type = r->type, .prefix = prefix, .plen = r->plen,
+				.host_plen = 32, .gateway = gw,
 				.dev = d->master.ifaces[r->port].name, .from_addr = r->from_addr,
 				.src = r->src != 0 ? src : NULL, .mtu = r->mtu};
 	cmd_route_print(o, &p);

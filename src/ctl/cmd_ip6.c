@@ -1,7 +1,6 @@
 /* ip addr and ip route for IPv6: iproute2's grammar (`ip -6 route`, or an address with a
  * colon where cmd_ip.c takes one) over the master table and every worker's copy. */
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -175,17 +174,12 @@ static int route6_show_one(const struct route6 *r, void *arg)
 {
 	struct daemon *d = ((void **)arg)[0];
 	struct ctl_out *o = ((void **)arg)[1];
-	char prefix[48], gw[48], src[48], dst[56];
+	char prefix[48], gw[48], src[48];
 	ip6_addr_format(&r->prefix, prefix, sizeof(prefix));
 	ip6_addr_format(&r->gateway, gw, sizeof(gw));
 	ip6_addr_format(&r->src, src, sizeof(src));
-	if (r->plen == 0)
-		snprintf(dst, sizeof(dst), "default");
-	else if (r->plen == 128)
-		snprintf(dst, sizeof(dst), "%s", prefix);
-	else
-		snprintf(dst, sizeof(dst), "%s/%u", prefix, r->plen);
-	struct route_print p = {.type = r->type, .dst = dst, .gateway = gw,
+	struct route_print p = {.type = r->type, .prefix = prefix, .plen = r->plen,
+				.host_plen = 128, .gateway = gw,
 				.dev = d->master.ifaces[r->port].name, .from_addr = r->from_addr,
 				.src = ip6_is_unspecified(&r->src) ? NULL : src, .mtu = r->mtu};
 	cmd_route_print(o, &p);
