@@ -16,7 +16,8 @@ cmd_handler cmd_help;
 cmd_handler cmd_monitor;
 cmd_handler cmd_link_show, cmd_link_set;
 cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
-cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding, cmd_ip_reassembly;
+cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding, cmd_ip_reassembly,
+	cmd_ip6_reassembly;
 /* IPv6 (cmd_ip6.c): `ip -6 route ...`, and what cmd_ip.c hands over when an address or
  * prefix has a colon. */
 cmd_handler cmd_route6_add, cmd_route6_del, cmd_route6_show;
