@@ -231,6 +231,7 @@ static int start_dataplane(struct daemon *d, const struct config *cfg)
 
 static void stop_dataplane(struct daemon *d)
 {
+	kernel_sync_stop(d);
 	/* Captures take themselves out of the workers, which must still run. */
 	cmd_capture_fini(d);
 	/* Services close their sockets on their workers' threads while those still run. */
@@ -266,11 +267,15 @@ static void stop_dataplane(struct daemon *d)
 /* The control thread: serve dpstackctl until SIGINT or SIGTERM. */
 static void serve(struct daemon *d, int ctl_fd, int sig_fd)
 {
-	struct pollfd fds[2] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN}};
+	struct pollfd fds[3] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN},
+				{.events = POLLIN}};
 	for (;;) {
 		mem_trim_tick(&d->mem, d);
 		veth_offload_tick(&d->veth, d);
-		if (poll(fds, 2, MEM_TRIM_INTERVAL_MS) < 0) {
+		kernel_follow_tick(d);
+		fds[2].fd = d->sync.fd; /* -1 while sync is off: poll skips it */
+		fds[2].revents = 0;
+		if (poll(fds, 3, MEM_TRIM_INTERVAL_MS) < 0) {
 			if (errno == EINTR)
 				continue;
 			perror("dpstackd: poll");
@@ -282,6 +287,8 @@ static void serve(struct daemon *d, int ctl_fd, int sig_fd)
 				fprintf(stderr, "dpstackd: signal %u, stopping\n", si.ssi_signo);
 			return;
 		}
+		if (fds[2].revents != 0)
+			kernel_sync_input(d);
 		if (fds[0].revents & POLLIN)
 			ctl_server_serve_one(d, ctl_fd);
 	}

@@ -49,6 +49,7 @@ static const struct cmd cmds[] = {
 	 "failed-hold-ms | gc-stale-ms } VALUE]..."},
 	{"neigh", cmd_neigh_show, NULL},
 	{"stats", cmd_stats_show, "stats"},
+	{"sync", cmd_sync, "sync [on | off | show]"},
 	{"monitor", cmd_monitor, "monitor [-j] [interval SEC] [count N]"},
 	{"lcore show", cmd_lcore_show, "lcore show"},
 	{"lcore", cmd_lcore_show, NULL},

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "rtnl.h"
 #include "wire/ipv4.h"
 
 struct addr_op {
@@ -37,6 +38,13 @@ static int addr_del_stack(struct stack *s, void *arg)
 	return stack_addr_del(s, op->port, op->addr, op->plen);
 }
 
+int cmd_ip_addr_apply(struct daemon *d, bool add, uint16_t port, uint32_t addr, uint8_t plen)
+{
+	struct addr_op op = {.port = port, .addr = addr, .plen = plen};
+	return add ? daemon_apply(d, addr_add_master, addr_add_stack, &op)
+		   : daemon_apply(d, addr_del_master, addr_del_stack, &op);
+}
+
 /* ADDR/LEN dev PORT */
 static int addr_parse(struct daemon *d, int argc, char **argv, struct addr_op *op,
 		      struct ctl_out *o)
@@ -55,7 +63,7 @@ int cmd_addr_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	struct addr_op op;
 	if (addr_parse(d, argc, argv, &op, o) != 0)
 		return -1;
-	int rc = daemon_apply(d, addr_add_master, addr_add_stack, &op);
+	int rc = cmd_ip_addr_apply(d, true, op.port, op.addr, op.plen);
 	if (rc == -EINVAL)
 		return ctl_error(o, "%s cannot be assigned to a host (network, broadcast, "
 				    "multicast, loopback or reserved address)", argv[0]);
@@ -71,7 +79,7 @@ int cmd_addr_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	struct addr_op op;
 	if (addr_parse(d, argc, argv, &op, o) != 0)
 		return -1;
-	int rc = daemon_apply(d, addr_del_master, addr_del_stack, &op);
+	int rc = cmd_ip_addr_apply(d, false, op.port, op.addr, op.plen);
 	if (rc != 0)
 		return ctl_error(o, "ip addr del %s dev %s: %s", argv[0], argv[2],
 				 cmd_strerror(-rc));
@@ -112,9 +120,11 @@ int cmd_addr_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 				json_str(o, "family", "inet");
 				json_str(o, "local", ip);
 				json_u64(o, "prefixlen", a->plen);
+				json_str(o, "origin", a->synced ? "kernel-sync" : "user");
 				json_obj_end(o);
 			} else {
-				ctl_printf(o, "    inet %s/%u\n", ip, a->plen);
+				ctl_printf(o, "    inet %s/%u%s\n", ip, a->plen,
+					   a->synced ? " synced" : "");
 			}
 		}
 		cmd_addr6_show_port(d, p, o);
@@ -232,6 +242,13 @@ int cmd_route_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 
 void cmd_route_print(struct ctl_out *o, const struct route_print *p)
 {
+	/* A synced route carries the kernel route's protocol, by iproute2's name for it. */
+	char proto[16];
+	const char *name = rtnl_proto_name(p->proto);
+	if (name != NULL)
+		snprintf(proto, sizeof(proto), "%s", name);
+	else
+		snprintf(proto, sizeof(proto), "%u", p->proto);
 	char dst[64];
 	if (p->plen == 0)
 		snprintf(dst, sizeof(dst), "default");
@@ -250,6 +267,9 @@ void cmd_route_print(struct ctl_out *o, const struct route_print *p)
 			json_str(o, "dev", p->dev);
 		if (p->from_addr)
 			json_str(o, "protocol", "kernel"); /* iproute2's name: made by an address */
+		else if (p->synced)
+			json_str(o, "protocol", proto);
+		json_str(o, "origin", p->synced ? "kernel-sync" : p->from_addr ? "address" : "user");
 		if (p->src != NULL)
 			json_str(o, "prefsrc", p->src);
 		if (p->mtu != 0)
@@ -275,6 +295,8 @@ void cmd_route_print(struct ctl_out *o, const struct route_print *p)
 		ctl_printf(o, " dev %s", p->dev);
 	if (p->from_addr)
 		ctl_printf(o, " proto kernel");
+	else if (p->synced)
+		ctl_printf(o, " proto %s", proto);
 	if (p->type == ROUTE_CONNECTED)
 		ctl_printf(o, " scope link");
 	if (p->src != NULL)
@@ -295,6 +317,7 @@ static int route_show_one(const struct route *r, void *arg)
 	struct route_print p = {.type = r->type, .prefix = prefix, .plen = r->plen,
 				.host_plen = 32, .gateway = gw,
 				.dev = d->master.ifaces[r->port].name, .from_addr = r->from_addr,
+				.synced = r->synced, .proto = r->proto,
 				.src = r->src != 0 ? src : NULL, .mtu = r->mtu};
 	cmd_route_print(o, &p);
 	return 0;

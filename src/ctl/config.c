@@ -293,6 +293,8 @@ void config_defaults(struct daemon *d)
 	d->idle_sleep_max_us = DAEMON_DEFAULT_IDLE_SLEEP_US;
 	d->tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
 	d->chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT};
+	kernel_sync_init(&d->sync);
+	kernel_follow_init(&d->follow);
 }
 
 int config_load(const char *path, struct daemon *d, struct config *cfg, FILE *errs,
