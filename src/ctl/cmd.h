@@ -15,6 +15,8 @@ typedef int cmd_handler(struct daemon *d, int argc, char **argv, struct ctl_out 
 cmd_handler cmd_help;
 cmd_handler cmd_monitor;
 cmd_handler cmd_link_show, cmd_link_set;
+/* `link set PORT kernel IFNAME` (cmd_kernel_if.c). */
+int cmd_kernel_if_add(struct daemon *d, uint16_t p, const char *ifname, struct ctl_out *o);
 cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
 cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding, cmd_ip_reassembly;
 /* IPv6 (cmd_ip6.c): `ip -6 route ...`, and what cmd_ip.c hands over when an address or

@@ -187,6 +187,8 @@ int cmd_link_set(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		kernel_follow_port(d, op.port);
 		return 0;
 	}
+	if (argc == 3 && strcmp(argv[1], "kernel") == 0)
+		return cmd_kernel_if_add(d, op.port, argv[2], o);
 	if (argc == 3 && (strcmp(argv[1], "offload") == 0 || strcmp(argv[1], "gro") == 0))
 		return cmd_offload_set(d, op.port, argv[1], argv[2], o);
 	if (argc == 2 && (strcmp(argv[1], "up") == 0 || strcmp(argv[1], "down") == 0)) {

@@ -9,10 +9,11 @@ import topo
 
 
 class SyncRouter:
-    """dpstackd on one port per peer (net_af_xdp), each with a kernel interface, and
-    config lines `extra` after the ports. peers: (addr, gw) pairs."""
+    """dpstackd on one port per peer (net_af_xdp), each with a kernel interface (with
+    kernel; else named in kifs for `link set PORT kernel IFNAME`), and config lines `extra`
+    after the ports. peers: (addr, gw) pairs."""
 
-    def __init__(self, lab, peers, extra=(), workers=1):
+    def __init__(self, lab, peers, extra=(), workers=1, kernel=True):
         self.lab = lab
         nid = lab._next_id()
         self.ns = "%s%s-%s" % (topo.PREFIX, topo.PID_HEX, nid)
@@ -24,8 +25,8 @@ class SyncRouter:
                      for i in range(len(peers))]
         lines = ["workers %d" % workers]
         for i, p in enumerate(self.peers):
-            lines.append("port add port%d net_af_xdp%d,iface=%s kernel %s" %
-                         (i, i, p.root_ifname, self.kifs[i]))
+            lines.append("port add port%d net_af_xdp%d,iface=%s" % (i, i, p.root_ifname) +
+                         (" kernel %s" % self.kifs[i] if kernel else ""))
         self.daemon = lab.start_daemon("\n".join(lines + list(extra)) + "\n", netns=self.ns)
 
     def host(self, *cmd, check=True, timeout=topo.DEFAULT_TIMEOUT):

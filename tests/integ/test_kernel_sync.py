@@ -195,3 +195,34 @@ def test_sync_on_without_a_kernel_interface_is_refused_at_its_line(tmp_path):
     p = topo.run([topo.DPSTACKD, "--check-config", path], check=False)
     assert p.returncode != 0
     assert "%s:3:" % path in p.stderr and "no port has a kernel interface" in p.stderr, p
+
+
+def test_kernel_interface_added_at_run_time_carries_the_exception_path_and_sync():
+    lab = topo.Lab("ksync_late")
+    try:
+        r = sync_topo.SyncRouter(lab, [(PEER_IP, None)], kernel=False)
+        k = r.kifs[0]
+        res = r.daemon.ctl_result("sync", "on")
+        assert res.rc != 0 and "no port has a kernel interface" in res.err
+        for bad in ("a/b", "x" * 16):
+            res = r.daemon.ctl_result("link", "set", "port0", "kernel", bad)
+            assert res.rc != 0 and "kernel interface name" in res.err, res
+        r.ctl("link", "set", "port0", "kernel", k)
+        link = r.ctl("link", "show", "port0", as_json=True)[0]
+        assert link["kernel"]["ifname"] == k
+        mac = r.host("cat", "/sys/class/net/%s/address" % k).stdout.strip()
+        assert mac == r.daemon.port_mac("port0")
+        assert r.kernel_attr(0, "mtu") == "1500" and r.kernel_attr(0, "carrier") == "1"
+        res = r.daemon.ctl_result("link", "set", "port0", "kernel", k + "x")
+        assert res.rc != 0 and "has the kernel interface %s already" % k in res.err, res
+        r.ctl("sync", "on")
+        r.host("ip", "addr", "add", "%s/24" % STACK_IP, "dev", k)
+        topo.wait_until(lambda: r.addr(STACK_IP), timeout=20, what="address mirrored")
+        topo.wait_until(lambda: r.peers[0].ping(STACK_IP, count=1, wait=1).received == 1,
+                        timeout=20, interval=0.1, what="the stack answers")
+        # The kernel's own ping leaves by the port; the reply, not the stack's, comes back.
+        p = r.host("ping", "-n", "-c", "2", "-W", "2", PEER_IP, check=False)
+        assert p.returncode == 0, p.stdout
+        assert r.ctl("link", "show", "port0", as_json=True)[0]["kernel"]["from_kernel"] >= 2
+    finally:
+        lab.close()
