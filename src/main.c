@@ -80,6 +80,8 @@ static void usage(FILE *f)
 		"    ip route add default via 10.0.0.1\n"
 		"    service add http tcp 80      (built-in services: echo, discard,\n"
 		"                                  chargen, http, iperf3; see 'dpstackctl help')\n"
+		"    sync on                      (mirror the addresses and routes of the\n"
+		"                                  ports' kernel interfaces into the stack)\n"
 		"    acl add deny proto tcp dport 23\n"
 		"                                 (ACL rules: built into one set once the file\n"
 		"                                  has run; grammar in 'dpstackctl help')\n"
