@@ -209,7 +209,7 @@ def test_kernel_interface_added_at_run_time_carries_the_exception_path_and_sync(
             assert res.rc != 0 and "kernel interface name" in res.err, res
         r.ctl("link", "set", "port0", "kernel", k)
         link = r.ctl("link", "show", "port0", as_json=True)[0]
-        assert link["kernel"]["ifname"] == k
+        assert link["kernel"]["ifname"] == k and link["kernel"]["in_namespace"] is True
         mac = r.host("cat", "/sys/class/net/%s/address" % k).stdout.strip()
         assert mac == r.daemon.port_mac("port0")
         assert r.kernel_attr(0, "mtu") == "1500" and r.kernel_attr(0, "carrier") == "1"
