@@ -120,7 +120,8 @@ int cmd_addr_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 				json_str(o, "family", "inet");
 				json_str(o, "local", ip);
 				json_u64(o, "prefixlen", a->plen);
-				json_str(o, "origin", a->synced ? "kernel-sync" : "user");
+				if (a->synced)
+					json_str(o, "origin", "kernel-sync");
 				json_obj_end(o);
 			} else {
 				ctl_printf(o, "    inet %s/%u%s\n", ip, a->plen,
@@ -269,7 +270,8 @@ void cmd_route_print(struct ctl_out *o, const struct route_print *p)
 			json_str(o, "protocol", "kernel"); /* iproute2's name: made by an address */
 		else if (p->synced)
 			json_str(o, "protocol", proto);
-		json_str(o, "origin", p->synced ? "kernel-sync" : p->from_addr ? "address" : "user");
+		if (p->synced) /* the user's routes have neither, an address's proto kernel */
+			json_str(o, "origin", "kernel-sync");
 		if (p->src != NULL)
 			json_str(o, "prefsrc", p->src);
 		if (p->mtu != 0)

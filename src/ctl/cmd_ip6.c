@@ -67,8 +67,8 @@ void cmd_addr6_show_port(struct daemon *d, uint16_t port, struct ctl_out *o)
 			json_str(o, "local", ip);
 			json_u64(o, "prefixlen", a->plen);
 			json_str(o, "scope", scope);
-			json_str(o, "origin", a->flags & NETCFG6_SYNCED ? "kernel-sync" :
-					      a->flags & NETCFG6_AUTO ? "auto" : "user");
+			if (a->flags & NETCFG6_SYNCED)
+				json_str(o, "origin", "kernel-sync");
 			json_obj_end(o);
 		} else {
 			ctl_printf(o, "    inet6 %s/%u scope %s%s\n", ip, a->plen, scope,
