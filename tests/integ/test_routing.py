@@ -28,6 +28,7 @@ B_IP, B_STACK = "10.22.0.1", "10.22.0.2"
 OSPF_NET, OSPF_HOST = "10.50.0.0/24", "10.50.0.1"
 BGP_NET, BGP_HOST = "10.60.0.0/24", "10.60.0.1"
 PROBE_PORT = 9999
+LATE_S = 2.0    # a bound no datagram forwarded before a route's removal arrives after
 TIMERS = "hello 1; dead 4; retransmit 2;"
 BGP_TIMERS = "connect delay time 1; connect retry time 1; error wait time 1, 5;"
 
@@ -212,7 +213,7 @@ def measure_withdrawal(net, sender, src, dst, receiver_ns, prefix, withdraw):
     t_stack = topo.wait_until(lambda: net.r.route(prefix) is None and time.monotonic(),
                               timeout=30, interval=0.01,
                               what="stack route %s gone" % prefix)
-    time.sleep(1.0)
+    time.sleep(LATE_S + 1.0)
     send.kill()
     send.wait()
     recv.kill()
@@ -220,8 +221,9 @@ def measure_withdrawal(net, sender, src, dst, receiver_ns, prefix, withdraw):
     arrivals += [float(x) for x in out.split()]
     before = sum(1 for t in arrivals if t < t0)
     last = max(arrivals)
-    # Once the stack's route is gone nothing more crosses (what was in flight, well before).
-    assert all(t < t_stack + 0.5 for t in arrivals), (t_stack, last)
+    # Once the stack's route is gone nothing more crosses: a datagram forwarded just before
+    # the removal leaves within the worker's loop, far inside LATE_S even on a loaded host.
+    assert all(t < t_stack + LATE_S for t in arrivals), (t_stack, last)
     return t_kernel - t0, t_stack - t0, max(0.0, last - t0), before
 
 
