@@ -180,14 +180,14 @@ static int sync_change_on(struct netcfg *c, void *arg)
 static bool sync_route4_equal(const struct route *a, const struct route *b)
 {
 	return a->type == b->type && a->port == b->port && a->gateway == b->gateway &&
-	       a->src == b->src && a->mtu == b->mtu && a->proto == b->proto;
+	       a->src == b->src && a->mtu == b->mtu;
 }
 
 static bool sync_route6_equal(const struct route6 *a, const struct route6 *b)
 {
 	return a->type == b->type && a->port == b->port &&
 	       ip6_addr_equal(&a->gateway, &b->gateway) && ip6_addr_equal(&a->src, &b->src) &&
-	       a->mtu == b->mtu && a->proto == b->proto;
+	       a->mtu == b->mtu;
 }
 
 static void sync_route_describe(const struct daemon *d, const struct sync_route *k, char *buf,
@@ -210,7 +210,7 @@ static void sync_prefix(struct daemon *d, const struct sync_route *key)
 	struct kernel_sync *s = &d->sync;
 	struct sync_route *best = sync_route_best(s, key);
 	struct sync_change ch = {.family = key->family, .add = best != NULL};
-	bool user = false, same = false;
+	bool user = false, path = false, same = false; /* path: same but for the protocol */
 	if (key->family == AF_INET) {
 		const struct route *cur = route_find(d->master.routes, key->dst.v4, key->plen);
 		if (best != NULL)
@@ -219,7 +219,8 @@ static void sync_prefix(struct daemon *d, const struct sync_route *key)
 			ch.had = true;
 			ch.old4 = *cur;
 			user = !cur->synced;
-			same = best != NULL && sync_route4_equal(cur, &ch.new4);
+			path = best != NULL && sync_route4_equal(cur, &ch.new4);
+			same = path && cur->proto == ch.new4.proto;
 		}
 	} else {
 		const struct route6 *cur = route6_find(d->master.routes6, &key->dst.v6, key->plen);
@@ -229,11 +230,13 @@ static void sync_prefix(struct daemon *d, const struct sync_route *key)
 			ch.had = true;
 			ch.old6 = *cur;
 			user = !cur->synced;
-			same = best != NULL && sync_route6_equal(cur, &ch.new6);
+			path = best != NULL && sync_route6_equal(cur, &ch.new6);
+			same = path && cur->proto == ch.new6.proto;
 		}
 	}
 	if (user) {
-		if (best != NULL && !best->conflict)
+		/* The user's route where the kernel has the same is the design, no conflict. */
+		if (best != NULL && !best->conflict && !path)
 			s->c.conflicts++;
 		if (best != NULL)
 			best->conflict = true;

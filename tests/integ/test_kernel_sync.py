@@ -103,6 +103,18 @@ def test_a_users_route_wins_and_stays_when_the_kernel_drops_its_own(rt):
     assert "origin" not in rt.route("10.11.0.0/24")
     rt.host("ip", "route", "del", "10.11.1.0/24")
     rt.ctl("ip", "route", "del", "10.11.0.0/24")
+    # The same route on both sides (the exception path's way) is no conflict.
+    conflicts = rt.sync()["counters"]["conflicts"]
+    rt.ctl("ip", "route", "add", "10.11.2.0/24", "via", PEER_IP)
+    rt.host("ip", "route", "add", "10.11.2.0/24", "via", PEER_IP, "dev", rt.kifs[0])
+    rt.host("ip", "route", "add", "10.11.3.0/24", "via", PEER_IP, "dev", rt.kifs[0])
+    rt.wait_route("10.11.3.0/24")
+    assert rt.sync()["counters"]["conflicts"] == conflicts
+    assert "origin" not in rt.route("10.11.2.0/24")
+    for prefix in ("10.11.2.0/24", "10.11.3.0/24"):
+        rt.host("ip", "route", "del", prefix)
+    rt.wait_route("10.11.3.0/24", lambda r: r is None)
+    rt.ctl("ip", "route", "del", "10.11.2.0/24")
 
 
 def test_routes_linux_flushes_silently_when_the_interface_goes_down_leave_the_stack(rt):
