@@ -1,3 +1,6 @@
+/* The kernel sync (kernel_sync.h): its rtnetlink listener, the news it reads and the
+ * rereads of the kernel's tables; addresses and routes are kernel_sync_addr.c and
+ * kernel_sync_route.c. */
 #include "kernel_sync_priv.h"
 
 #include <arpa/inet.h>
