@@ -207,6 +207,12 @@ def test_sync_on_without_a_kernel_interface_is_refused_at_its_line(tmp_path):
     p = topo.run([topo.DPSTACKD, "--check-config", path], check=False)
     assert p.returncode != 0
     assert "%s:3:" % path in p.stderr and "no port has a kernel interface" in p.stderr, p
+    # A kernel interface given by a later line is one `sync on` can use.
+    with open(path, "w") as f:
+        f.write("workers 1\nport add port0 net_ring0\nlink set port0 kernel dpsk0\n"
+                "sync on\n")
+    p = topo.run([topo.DPSTACKD, "--check-config", path], check=False)
+    assert p.returncode == 0, p
 
 
 def test_kernel_interface_added_at_run_time_carries_the_exception_path_and_sync():
