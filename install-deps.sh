@@ -24,6 +24,8 @@ packages=(
   python3 python3-pytest python3-scapy
   iproute2 iputils-ping iputils-arping iputils-tracepath traceroute ethtool nftables
   tshark tcpdump procps psmisc
+  # a routing daemon on the kernel side of the exception path (tests/integ/test_routing.py)
+  bird2
   # a real terminal for the monitor's screen (tests/integ/test_monitor.py)
   tmux
   # clients of the built-in services (tests/integ/test_services.py, test_iperf3.py)
@@ -45,7 +47,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   # iperf3 asks whether to run a server at boot: no, it would take port 5201 on the host.
   echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections
   apt-get update -q
-  # Packages with services (nginx, redis) must not start them: the tests run their own.
+  # Packages with services (nginx, redis, bird) must not start them: the tests run their own.
   policy=/usr/sbin/policy-rc.d
   had_policy=false
   [ -e "$policy" ] && had_policy=true

@@ -80,6 +80,8 @@ static void usage(FILE *f)
 		"    ip route add default via 10.0.0.1\n"
 		"    service add http tcp 80      (built-in services: echo, discard,\n"
 		"                                  chargen, http, iperf3; see 'dpstackctl help')\n"
+		"    sync on                      (mirror the addresses and routes of the\n"
+		"                                  ports' kernel interfaces into the stack)\n"
 		"    acl add deny proto tcp dport 23\n"
 		"                                 (ACL rules: built into one set once the file\n"
 		"                                  has run; grammar in 'dpstackctl help')\n"
@@ -231,6 +233,7 @@ static int start_dataplane(struct daemon *d, const struct config *cfg)
 
 static void stop_dataplane(struct daemon *d)
 {
+	kernel_sync_stop(d);
 	/* Captures take themselves out of the workers, which must still run. */
 	cmd_capture_fini(d);
 	/* Services close their sockets on their workers' threads while those still run. */
@@ -266,11 +269,15 @@ static void stop_dataplane(struct daemon *d)
 /* The control thread: serve dpstackctl until SIGINT or SIGTERM. */
 static void serve(struct daemon *d, int ctl_fd, int sig_fd)
 {
-	struct pollfd fds[2] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN}};
+	struct pollfd fds[3] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN},
+				{.events = POLLIN}};
 	for (;;) {
 		mem_trim_tick(&d->mem, d);
 		veth_offload_tick(&d->veth, d);
-		if (poll(fds, 2, MEM_TRIM_INTERVAL_MS) < 0) {
+		kernel_follow_tick(d);
+		fds[2].fd = d->sync.fd; /* -1 while sync is off: poll skips it */
+		fds[2].revents = 0;
+		if (poll(fds, 3, MEM_TRIM_INTERVAL_MS) < 0) {
 			if (errno == EINTR)
 				continue;
 			perror("dpstackd: poll");
@@ -282,6 +289,8 @@ static void serve(struct daemon *d, int ctl_fd, int sig_fd)
 				fprintf(stderr, "dpstackd: signal %u, stopping\n", si.ssi_signo);
 			return;
 		}
+		if (fds[2].revents != 0)
+			kernel_sync_input(d);
 		if (fds[0].revents & POLLIN)
 			ctl_server_serve_one(d, ctl_fd);
 	}

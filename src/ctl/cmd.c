@@ -16,7 +16,7 @@ struct cmd {
 static const struct cmd cmds[] = {
 	{"help", cmd_help, "help"},
 	{"link show", cmd_link_show, "link show [PORT]"},
-	{"link set", cmd_link_set, "link set PORT { mtu N | up | down | offload on|off | gro on|off }"},
+	{"link set", cmd_link_set, "link set PORT { mtu N | up | down | offload on|off | gro on|off | kernel IFNAME }"},
 	{"link", cmd_link_show, NULL},
 	{"ip addr add", cmd_addr_add, "ip addr add ADDR/LEN dev PORT (IPv4 or IPv6)"},
 	{"ip addr del", cmd_addr_del, "ip addr del ADDR/LEN dev PORT (IPv4 or IPv6)"},
@@ -50,6 +50,7 @@ static const struct cmd cmds[] = {
 	 "failed-hold-ms | gc-stale-ms } VALUE]..."},
 	{"neigh", cmd_neigh_show, NULL},
 	{"stats", cmd_stats_show, "stats"},
+	{"sync", cmd_sync, "sync [on | off | show]"},
 	{"monitor", cmd_monitor, "monitor [-j] [interval SEC] [count N]"},
 	{"lcore show", cmd_lcore_show, "lcore show"},
 	{"lcore", cmd_lcore_show, NULL},

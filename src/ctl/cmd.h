@@ -15,6 +15,8 @@ typedef int cmd_handler(struct daemon *d, int argc, char **argv, struct ctl_out 
 cmd_handler cmd_help;
 cmd_handler cmd_monitor;
 cmd_handler cmd_link_show, cmd_link_set;
+/* `link set PORT kernel IFNAME` (cmd_kernel_if.c). */
+int cmd_kernel_if_add(struct daemon *d, uint16_t p, const char *ifname, struct ctl_out *o);
 cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
 cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding, cmd_ip_reassembly,
 	cmd_ip6_reassembly;
@@ -22,6 +24,11 @@ cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding, cmd
  * prefix has a colon. */
 cmd_handler cmd_route6_add, cmd_route6_del, cmd_route6_show;
 int cmd_addr6_change(struct daemon *d, bool add, int argc, char **argv, struct ctl_out *o);
+/* The changes `ip addr add|del` makes, for the kernel sync (kernel_sync.c) as for the
+ * command: the master copy, then every worker's. Return 0 or the master's -errno. */
+int cmd_ip_addr_apply(struct daemon *d, bool add, uint16_t port, uint32_t addr, uint8_t plen);
+int cmd_ip6_addr_apply(struct daemon *d, bool add, uint16_t port, const struct ip6_addr *addr,
+		       uint8_t plen, uint8_t flags);
 /* The inet6 lines (or JSON addr_info objects) of port's addresses in `ip addr show`. */
 void cmd_addr6_show_port(struct daemon *d, uint16_t port, struct ctl_out *o);
 
@@ -32,12 +39,15 @@ struct route_print {
 	uint8_t plen, host_plen;   /* host_plen: 32 or 128, a route to one host */
 	const char *gateway, *dev;
 	bool from_addr;
+	bool synced;       /* mirrors a kernel route of rtm_protocol proto (kernel_sync.h) */
+	uint8_t proto;
 	const char *src;   /* NULL: none */
 	uint16_t mtu;
 };
 void cmd_route_print(struct ctl_out *o, const struct route_print *p);
 cmd_handler cmd_neigh_show, cmd_neigh_add, cmd_neigh_del, cmd_neigh_flush, cmd_neigh_params;
 cmd_handler cmd_stats_show;
+cmd_handler cmd_sync;
 cmd_handler cmd_lcore_show;
 cmd_handler cmd_sock_show;
 cmd_handler cmd_ping;

@@ -5,6 +5,7 @@
 
 #include "cmd.h"
 #include "ip6/ip6.h"
+#include "rtnl.h"
 #include "wire/ipv4.h"
 
 struct addr_op {
@@ -38,6 +39,13 @@ static int addr_del_stack(struct stack *s, void *arg)
 	return stack_addr_del(s, op->port, op->addr, op->plen);
 }
 
+int cmd_ip_addr_apply(struct daemon *d, bool add, uint16_t port, uint32_t addr, uint8_t plen)
+{
+	struct addr_op op = {.port = port, .addr = addr, .plen = plen};
+	return add ? daemon_apply(d, addr_add_master, addr_add_stack, &op)
+		   : daemon_apply(d, addr_del_master, addr_del_stack, &op);
+}
+
 /* ADDR/LEN dev PORT */
 static int addr_parse(struct daemon *d, int argc, char **argv, struct addr_op *op,
 		      struct ctl_out *o)
@@ -56,7 +64,7 @@ int cmd_addr_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	struct addr_op op;
 	if (addr_parse(d, argc, argv, &op, o) != 0)
 		return -1;
-	int rc = daemon_apply(d, addr_add_master, addr_add_stack, &op);
+	int rc = cmd_ip_addr_apply(d, true, op.port, op.addr, op.plen);
 	if (rc == -EINVAL)
 		return ctl_error(o, "%s cannot be assigned to a host (network, broadcast, "
 				    "multicast, loopback or reserved address)", argv[0]);
@@ -72,7 +80,7 @@ int cmd_addr_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	struct addr_op op;
 	if (addr_parse(d, argc, argv, &op, o) != 0)
 		return -1;
-	int rc = daemon_apply(d, addr_del_master, addr_del_stack, &op);
+	int rc = cmd_ip_addr_apply(d, false, op.port, op.addr, op.plen);
 	if (rc != 0)
 		return ctl_error(o, "ip addr del %s dev %s: %s", argv[0], argv[2],
 				 cmd_strerror(-rc));
@@ -113,9 +121,12 @@ int cmd_addr_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 				json_str(o, "family", "inet");
 				json_str(o, "local", ip);
 				json_u64(o, "prefixlen", a->plen);
+				if (a->synced)
+					json_str(o, "origin", "kernel-sync");
 				json_obj_end(o);
 			} else {
-				ctl_printf(o, "    inet %s/%u\n", ip, a->plen);
+				ctl_printf(o, "    inet %s/%u%s\n", ip, a->plen,
+					   a->synced ? " synced" : "");
 			}
 		}
 		cmd_addr6_show_port(d, p, o);
@@ -233,6 +244,13 @@ int cmd_route_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 
 void cmd_route_print(struct ctl_out *o, const struct route_print *p)
 {
+	/* A synced route carries the kernel route's protocol, by iproute2's name for it. */
+	char proto[16];
+	const char *name = rtnl_proto_name(p->proto);
+	if (name != NULL)
+		snprintf(proto, sizeof(proto), "%s", name);
+	else
+		snprintf(proto, sizeof(proto), "%u", p->proto);
 	char dst[64];
 	if (p->plen == 0)
 		snprintf(dst, sizeof(dst), "default");
@@ -251,6 +269,10 @@ void cmd_route_print(struct ctl_out *o, const struct route_print *p)
 			json_str(o, "dev", p->dev);
 		if (p->from_addr)
 			json_str(o, "protocol", "kernel"); /* iproute2's name: made by an address */
+		else if (p->synced)
+			json_str(o, "protocol", proto);
+		if (p->synced) /* the user's routes have neither, an address's proto kernel */
+			json_str(o, "origin", "kernel-sync");
 		if (p->src != NULL)
 			json_str(o, "prefsrc", p->src);
 		if (p->mtu != 0)
@@ -276,6 +298,8 @@ void cmd_route_print(struct ctl_out *o, const struct route_print *p)
 		ctl_printf(o, " dev %s", p->dev);
 	if (p->from_addr)
 		ctl_printf(o, " proto kernel");
+	else if (p->synced)
+		ctl_printf(o, " proto %s", proto);
 	if (p->type == ROUTE_CONNECTED)
 		ctl_printf(o, " scope link");
 	if (p->src != NULL)
@@ -296,6 +320,7 @@ static int route_show_one(const struct route *r, void *arg)
 	struct route_print p = {.type = r->type, .prefix = prefix, .plen = r->plen,
 				.host_plen = 32, .gateway = gw,
 				.dev = d->master.ifaces[r->port].name, .from_addr = r->from_addr,
+				.synced = r->synced, .proto = r->proto,
 				.src = r->src != 0 ? src : NULL, .mtu = r->mtu};
 	cmd_route_print(o, &p);
 	return 0;

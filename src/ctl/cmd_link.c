@@ -182,13 +182,21 @@ int cmd_link_set(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			return ctl_error(o, "link set %s mtu %u: the device refused: %s", argv[0],
 					 op.mtu, strerror(-rc));
 		d->ports[op.port].mtu = op.mtu;
-		return daemon_apply_netcfg(d, link_mtu_on, &op) == 0 ? 0 : -1;
+		if (daemon_apply_netcfg(d, link_mtu_on, &op) != 0)
+			return -1;
+		kernel_follow_port(d, op.port);
+		return 0;
 	}
+	if (argc == 3 && strcmp(argv[1], "kernel") == 0)
+		return cmd_kernel_if_add(d, op.port, argv[2], o);
 	if (argc == 3 && (strcmp(argv[1], "offload") == 0 || strcmp(argv[1], "gro") == 0))
 		return cmd_offload_set(d, op.port, argv[1], argv[2], o);
 	if (argc == 2 && (strcmp(argv[1], "up") == 0 || strcmp(argv[1], "down") == 0)) {
 		op.up = strcmp(argv[1], "up") == 0;
-		return daemon_apply(d, link_up_master, link_up_stack, &op) == 0 ? 0 : -1;
+		if (daemon_apply(d, link_up_master, link_up_stack, &op) != 0)
+			return -1;
+		kernel_follow_port(d, op.port);
+		return 0;
 	}
 	return -1;
 }

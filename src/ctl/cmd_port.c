@@ -47,6 +47,7 @@ void cmd_port_kernel_json(struct ctl_out *o, struct daemon *d, uint16_t p,
 	json_u64(o, "dropped", sc->kernel_dropped);
 	json_u64(o, "device_tx_errors", st.oerrors);
 	json_u64(o, "device_rx_missed", st.imissed);
+	json_bool(o, "in_namespace", !d->follow.away[p]);
 	uint64_t v;
 	if (port_read_sys_u64(k->ifname, "tx_dropped", &v))
 		json_u64(o, "linux_tx_dropped", v);
@@ -69,6 +70,9 @@ void cmd_port_kernel_text(struct ctl_out *o, const char *indent, struct daemon *
 	uint64_t v;
 	if (port_read_sys_u64(k->ifname, "tx_dropped", &v))
 		ctl_printf(o, ", linux tx_dropped %" PRIu64, v);
+	/* Then it follows neither the port's MTU and carrier nor feeds the sync. */
+	if (d->follow.away[p])
+		ctl_printf(o, ", not in dpstackd's network namespace");
 	ctl_printf(o, "\n");
 }
 

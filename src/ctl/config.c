@@ -123,9 +123,7 @@ static bool port_name_valid(const char *s)
 	return true;
 }
 
-/* A Linux interface name (dev_valid_name: 1 to IF_NAMESIZE-1 bytes, no '/', ':' or white
- * space, not "." or "..") that is also safe inside a devargs string (no ',' or '='). */
-static bool kernel_ifname_valid(const char *name)
+bool config_kernel_ifname_valid(const char *name)
 {
 	size_t n = strlen(name);
 	if (n == 0 || n >= IF_NAMESIZE || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
@@ -143,7 +141,7 @@ static int config_port_add(struct daemon *d, int argc, char **argv, struct confi
 	if (argc != 4 && !(argc == 6 && strcmp(argv[4], "kernel") == 0))
 		return config_error(cfg, lineno, "usage: port add NAME DEVICE [kernel IFNAME]");
 	const char *kernel_if = argc == 6 ? argv[5] : "";
-	if (argc == 6 && !kernel_ifname_valid(kernel_if))
+	if (argc == 6 && !config_kernel_ifname_valid(kernel_if))
 		return config_error(cfg, lineno,
 				   "kernel interface name '%s': use 1-%d characters, none of "
 				   "'/', ':', ',', '=' or white space", kernel_if, IF_NAMESIZE - 1);
@@ -293,6 +291,8 @@ void config_defaults(struct daemon *d)
 	d->idle_sleep_max_us = DAEMON_DEFAULT_IDLE_SLEEP_US;
 	d->tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
 	d->chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT};
+	kernel_sync_init(&d->sync);
+	kernel_follow_init(&d->follow);
 }
 
 int config_load(const char *path, struct daemon *d, struct config *cfg, FILE *errs,

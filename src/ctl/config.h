@@ -46,6 +46,11 @@ void config_free(struct config *cfg, struct daemon *d);
 __attribute__((format(printf, 3, 4)))
 int config_error(struct config *cfg, unsigned lineno, const char *fmt, ...);
 
+/* A Linux interface name (dev_valid_name: 1 to IF_NAMESIZE-1 bytes, no '/', ':' or white
+ * space, not "." or "..") that is also safe inside a devargs string (no ',' or '='): the
+ * IFNAME of a port's kernel interface. */
+bool config_kernel_ifname_valid(const char *name);
+
 /* Splits line in place on white space, stopping at '#'. Returns the word count, or -1 when
  * there are more than max words. */
 int config_split(char *line, char **argv, int max);

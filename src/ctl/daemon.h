@@ -17,6 +17,8 @@
 #include "flow/flow_table.h"
 #include "acl/bypass_set.h"
 #include "capture/capture.h"
+#include "kernel_follow.h"
+#include "kernel_sync.h"
 #include "mem_trim.h"
 #include "veth_offload.h"
 
@@ -65,6 +67,8 @@ struct daemon {
 	struct capture_registry captures; /* `capture` (cmd_capture.c) */
 	struct mem_trim mem;             /* the heap given back after storms (mem_trim.h) */
 	struct veth_offload_watch veth;  /* checksum drops from a veth peer (veth_offload.h) */
+	struct kernel_sync sync;         /* `sync on`: the kernel's addresses and routes */
+	struct kernel_follow follow;     /* the kernel interfaces' MTU and carrier */
 	/* `dpstackd --check-config`: no EAL ports, workers or channel. Commands check their
 	 * words and change the master tables (so later lines see earlier ones), nothing else:
 	 * daemon_each_worker() has no workers to run on, and a handler that reads or changes

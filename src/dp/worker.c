@@ -263,6 +263,11 @@ static int worker_kernel_init(struct worker *w, uint16_t p, const struct excepti
 	return 0;
 }
 
+int worker_kernel_attach(struct worker *w, uint16_t p, const struct exception_if *k)
+{
+	return worker_kernel_init(w, p, k, (int)rte_lcore_to_socket_id(w->lcore));
+}
+
 int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,
 		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us,
 		const struct steer *steer, uint32_t tcp_listen_max)

@@ -155,6 +155,11 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 		const struct steer *steer, uint32_t tcp_listen_max);
 /* Introduces the workers to each other (before they are launched), for ARP sharing. */
 void worker_set_peers(struct worker *w, struct worker *all, unsigned n);
+/* Starts using port p's kernel interface k, made after the worker started (`link set PORT
+ * kernel IFNAME`): its queue pair, or the peer that sends there for it. On the worker's
+ * own thread (worker_call), lowest worker index first, so a peer that will take frames for
+ * a higher one is ready before they come. Returns 0 or -ENOMEM. */
+int worker_kernel_attach(struct worker *w, uint16_t p, const struct exception_if *k);
 void worker_fini(struct worker *w);
 
 /* The lcore entry point (rte_eal_remote_launch); arg is the struct worker. */

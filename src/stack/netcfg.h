@@ -31,10 +31,13 @@ struct netcfg_addr {
 	uint16_t port;
 	uint32_t addr;     /* host order */
 	uint8_t plen;
+	bool synced;       /* mirrors an address of the port's kernel interface (the kernel
+			    * sync, src/ctl/kernel_sync.h), not set by a user */
 };
 
 /* An IPv6 address of a port (netcfg6.h). */
 #define NETCFG6_AUTO 0x1        /* made by the stack (link-local from the MAC), not a user */
+#define NETCFG6_SYNCED 0x2      /* mirrors an address of the port's kernel interface */
 
 struct netcfg_addr6 {
 	bool used;

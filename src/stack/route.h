@@ -38,6 +38,9 @@ struct route {
 	bool from_addr;         /* made for the address src (Linux's "proto kernel"): it
 				 * passes to another address that makes the same route when
 				 * src goes, and goes with the last one (netcfg.c) */
+	bool synced;            /* mirrors a route of a port's kernel interface (the kernel
+				 * sync, src/ctl/kernel_sync.h), not made by a user */
+	uint8_t proto;          /* synced: the kernel route's rtm_protocol (bird, static...) */
 };
 
 #define ROUTE_MAX 4096

@@ -24,6 +24,8 @@ struct route6 {
 	struct ip6_addr src;     /* preferred source; :: = choose (RFC 6724) */
 	uint16_t mtu;            /* 0 = the port's MTU */
 	bool from_addr;          /* made by an address (iproute2's "proto kernel") */
+	bool synced;             /* mirrors a kernel route (route.h) */
+	uint8_t proto;           /* synced: its rtm_protocol */
 };
 
 #define ROUTE6_MAX 1024

@@ -377,11 +377,12 @@ class Lab:
              "net.ipv6.conf.default.disable_ipv6=1"])
         return ns
 
-    def add_peer(self, addr=None, plen=24, gw=None, sysctls=(), queues=1):
+    def add_peer(self, addr=None, plen=24, gw=None, sysctls=(), queues=1, root_ns=None):
         """A veth pair: the root end (for DPDK) up, the other end in a new namespace with
         addr/plen, tx checksum offload off, IPv6 off (so that no unrelated frames reach the
         stack) and lo up. gw: default route via it. queues: RX and TX queues of each end.
-        Returns a Peer."""
+        root_ns: the namespace the root end goes to (a daemon's, made by add_netns), None for
+        this one. Returns a Peer."""
         nid = self._next_id()
         base = "%s%s%s" % (PREFIX, PID_HEX, nid)
         root_if, peer_if = base + "r", base + "p"
@@ -394,7 +395,10 @@ class Lab:
         # Deleting the namespace deletes the pair; this catches a failure before the move.
         self.add_cleanup(lambda: run(["ip", "link", "del", root_if], check=False)
                          if os.path.exists("/sys/class/net/" + root_if) else None)
-        run(["sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % root_if])
+        inside = ["ip", "netns", "exec", root_ns] if root_ns else []
+        if root_ns:
+            run(["ip", "link", "set", root_if, "netns", root_ns])
+        run(inside + ["sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % root_if])
         run(["ip", "link", "set", peer_if, "netns", ns])
         peer = Peer(ns, peer_if, root_if, addr, plen)
         peer.run("ip", "link", "set", "lo", "up")
@@ -406,7 +410,7 @@ class Lab:
         if addr is not None:
             peer.run("ip", "addr", "add", "%s/%d" % (addr, plen), "dev", peer_if)
         peer.run("ip", "link", "set", peer_if, "up")
-        run(["ip", "link", "set", root_if, "up"])
+        run(inside + ["ip", "link", "set", root_if, "up"])
         if gw is not None:
             peer.run("ip", "route", "add", "default", "via", gw)
         return peer
