@@ -23,6 +23,8 @@ struct cluster_consumer {
 struct cluster {
 	bool used;
 	struct cluster_def def;
+	struct cluster_prog *hash_prog;             /* def.hash_prog loaded, or NULL */
+	struct cluster_prog *filter;                /* def.filter loaded, or NULL */
 	unsigned nb_consumers;
 	struct cluster_wstate *ws[DPC_MAX_RINGS];   /* one per worker */
 	struct cluster_consumer cons[CLUSTER_MAX_CONSUMERS];

@@ -54,6 +54,44 @@ void cluster_rx(struct cluster_wtab *t, uint16_t port, struct rte_mbuf **pkts, u
 	cluster_place(t->port[port].ws, t->port[port].region, pkts, n);
 }
 
+/* The frame's hash: the cluster's formula or its program. */
+static uint32_t cluster_frame_hash(const struct cluster_wstate *ws, const struct rte_mbuf *m)
+{
+	if (ws->hash_prog != NULL)
+		return cluster_prog_run(ws->hash_prog, m);
+	return cluster_hash_frame(ws->hash, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len);
+}
+
+/* Puts d (frame m) on one consumer of each group; returns how many rings took it. */
+static uint16_t cluster_deliver(struct cluster_wstate *ws, const struct dpc_desc *d,
+				struct rte_mbuf *m, uint64_t *touched)
+{
+	uint16_t refs = 0;
+	for (unsigned g = 0; g < ws->nb_groups; g++) {
+		unsigned c = ws->group_first[g] + d->hash % ws->group_size[g];
+		struct cluster_wring *r = ws->ring[c];
+		if (r == NULL) {
+			ws->ctr[c].absent++;
+			continue;
+		}
+		if (r->prod - r->freed > r->mask)
+			cluster_wring_reclaim(r);
+		if (r->prod - r->freed > r->mask) {
+			ws->ctr[c].dropped++;
+			uint64_t was = atomic_load_explicit(&r->sh->dropped, memory_order_relaxed);
+			atomic_store_explicit(&r->sh->dropped, was + 1, memory_order_relaxed);
+			continue;
+		}
+		r->sh->desc[r->prod & r->mask] = *d;
+		r->shadow[r->prod & r->mask] = m;
+		r->prod++;
+		ws->ctr[c].delivered++;
+		*touched |= 1ull << c;
+		refs++;
+	}
+	return refs;
+}
+
 void cluster_place(struct cluster_wstate *ws, uint16_t region, struct rte_mbuf **pkts,
 		   uint16_t n)
 {
@@ -63,56 +101,50 @@ void cluster_place(struct cluster_wstate *ws, uint16_t region, struct rte_mbuf *
 	clock_gettime(CLOCK_REALTIME, &now);
 	const uint64_t ts = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 	uint64_t touched = 0;
+	struct rte_mbuf *bounce[n];
+	uint16_t nb_bounce = 0;
 	for (uint16_t k = 0; k < n; k++) {
 		struct rte_mbuf *m = pkts[k];
-		if (m->nb_segs != 1 || m->pool != ws->region_pool[region]) {
-			ws->unsupported++;
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
-		struct dpc_desc d = {
-			.off = (uintptr_t)data - ws->region_base[region], .ts_ns = ts,
-			.len = m->data_len, .hash = cluster_hash_frame(ws->hash, data, m->data_len),
-			.region = region};
 		uint16_t refs = 0;
-		for (unsigned g = 0; g < ws->nb_groups; g++) {
-			unsigned c = ws->group_first[g] + d.hash % ws->group_size[g];
-			struct cluster_wring *r = ws->ring[c];
-			if (r == NULL) {
-				ws->ctr[c].absent++;
-				continue;
-			}
-			if (r->prod - r->freed > r->mask)
-				cluster_wring_reclaim(r);
-			if (r->prod - r->freed > r->mask) {
-				ws->ctr[c].dropped++;
-				uint64_t was = atomic_load_explicit(&r->sh->dropped,
-								    memory_order_relaxed);
-				atomic_store_explicit(&r->sh->dropped, was + 1,
-						      memory_order_relaxed);
-				continue;
-			}
-			r->sh->desc[r->prod & r->mask] = d;
-			r->shadow[r->prod & r->mask] = m;
-			r->prod++;
-			ws->ctr[c].delivered++;
-			touched |= 1ull << c;
-			refs++;
+		if (ws->nb_groups == 0) {
+			/* bounce only: no consumer to read it */
+		} else if (m->nb_segs != 1 || m->pool != ws->region_pool[region]) {
+			ws->unsupported++;
+		} else {
+			const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
+			struct dpc_desc d = {
+				.off = (uintptr_t)data - ws->region_base[region], .ts_ns = ts,
+				.len = m->data_len, .hash = cluster_frame_hash(ws, m),
+				.region = region};
+			refs = cluster_deliver(ws, &d, m, &touched);
 		}
-		/* Each ring that holds the frame frees it once; consumers see it only when the
-		 * burst is published below, after the count is right. */
+		if (ws->bounce_port >= 0) {
+			if (ws->filter == NULL || cluster_prog_run(ws->filter, m) != 0) {
+				bounce[nb_bounce++] = m;
+				refs++;
+			} else {
+				ws->filtered++;
+			}
+		}
+		/* Each ring and the bounce free the frame once; consumers see it only when the
+		 * burst is published below, and the port sends it only then, after the count
+		 * is right. */
 		if (refs == 0)
 			rte_pktmbuf_free(m);
 		else if (refs > 1)
 			rte_mbuf_refcnt_update(m, (int16_t)(refs - 1));
 	}
 	cluster_publish(ws, touched);
+	for (uint16_t k = 0; k < nb_bounce; k++)
+		ws->xmit(ws->xmit_ctx, (uint16_t)ws->bounce_port, bounce[k]);
+	ws->bounced += nb_bounce;
 }
 
 void cluster_wtab_install(struct cluster_wtab *t, struct cluster_wstate *ws,
 			  const uint16_t *ports, unsigned nb_ports)
 {
+	ws->xmit = t->xmit;
+	ws->xmit_ctx = t->xmit_ctx;
 	for (unsigned i = 0; i < nb_ports; i++)
 		t->port[ports[i]] = (struct cluster_wport){.ws = ws, .region = (uint16_t)i};
 }

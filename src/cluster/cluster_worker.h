@@ -11,6 +11,7 @@
 #include <rte_mbuf.h>
 
 #include "cluster_hash.h"
+#include "cluster_prog.h"
 #include "cluster_shm.h"
 #include "stack/netcfg.h"
 
@@ -43,9 +44,18 @@ struct cluster_counters {
 	uint64_t absent;                /* nobody attached as this consumer */
 };
 
+typedef void cluster_xmit_fn(void *ctx, uint16_t port, struct rte_mbuf *m);
+
 /* One cluster as one worker sees it. */
 struct cluster_wstate {
 	enum cluster_hash_kind hash;
+	const struct cluster_prog *hash_prog;   /* hash custom */
+	int32_t bounce_port;                    /* frames forwarded out of it; -1: none */
+	const struct cluster_prog *filter;      /* which to bounce; NULL: all */
+	cluster_xmit_fn *xmit;                  /* the worker's, for bounce */
+	void *xmit_ctx;
+	uint64_t bounced;                       /* frames handed to bounce_port */
+	uint64_t filtered;                      /* frames the filter kept from it */
 	unsigned nb_groups;
 	uint16_t group_first[CLUSTER_MAX_GROUPS];
 	uint16_t group_size[CLUSTER_MAX_GROUPS];
@@ -69,7 +79,7 @@ struct cluster_wtab {
 	struct cluster_wtx *tx[CLUSTER_MAX_WRINGS];         /* to send from */
 	/* How the worker sends: frames copied into mbufs of pool, given to xmit. */
 	struct rte_mempool *pool;
-	void (*xmit)(void *ctx, uint16_t port, struct rte_mbuf *m);
+	cluster_xmit_fn *xmit;
 	void *xmit_ctx;
 };
 
@@ -79,7 +89,8 @@ static inline bool cluster_owns(const struct cluster_wtab *t, uint16_t port)
 }
 
 /* The packet path: places each of the n frames received on port (which a cluster owns) on
- * one consumer of every group, or frees it. */
+ * one consumer of every group and bounces it (if the cluster does and its filter passes it),
+ * or frees it. */
 void cluster_rx(struct cluster_wtab *t, uint16_t port, struct rte_mbuf **pkts, uint16_t n);
 
 /* The same for frames that reached a cluster otherwise (a flow rule, issue 15): ws is the

@@ -109,13 +109,15 @@ def read_pcapng(data):
 # -- the daemon and its consumers --------------------------------------------------------------
 
 class ClusterLab:
-    def __init__(self, lab):
+    def __init__(self, lab, extra=()):
+        """extra: config lines after port0's (more ports)."""
         self.peer = lab.add_peer("10.0.0.1", 24)
         # The cluster line gives port0 shared packet memory from the start; the tests make
         # their own clusters on it.
         self.daemon = lab.start_daemon("\n".join([
             "workers 1",
             "port add port0 net_af_xdp0,iface=%s" % self.peer.root_ifname,
+        ] + list(extra) + [
             "cluster add boot ports port0 consumers 1",
         ]) + "\n")
         # Frames to any MAC reach the port (the mac hash test varies them).
