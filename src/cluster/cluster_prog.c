@@ -123,14 +123,13 @@ static struct rte_bpf *cluster_bpf_load(const char *path, const char *section, c
 		fclose(catch);
 	}
 	if (bpf == NULL) {
-		/* The last line is the verifier's verdict; earlier ones repeat it. */
-		size_t n = log != NULL ? strlen(log) : 0;
-		while (n > 0 && log[n - 1] == '\n')
-			log[--n] = '\0';
-		const char *last = n > 0 ? strrchr(log, '\n') : NULL;
+		/* The first line is the verifier's verdict; the next ones only say that the
+		 * load failed. */
+		size_t n = log != NULL ? strcspn(log, "\n") : 0;
+		if (n > 0)
+			log[n] = '\0';
 		snprintf(err, errlen, "%s: eBPF section '%s' refused (%s)%s%s", path, section,
-			 rte_strerror(e), n > 0 ? ": " : "",
-			 n > 0 ? (last != NULL ? last + 1 : log) : "");
+			 rte_strerror(e), n > 0 ? ": " : "", n > 0 ? log : "");
 	}
 	free(log);
 	return bpf;

@@ -191,7 +191,7 @@ def test_bad_programs_are_refused_with_the_reason(bl):
         (["hash", "custom", text, "consumers", "1"], "is neither an eBPF object nor a shared"),
         (["hash", "custom", HASH_DPORT + ":nosuch", "consumers", "1"],
          "has no section 'nosuch'"),
-        (["hash", "custom", wild, "consumers", "1"], "eBPF section '.text' refused"),
+        (["hash", "custom", wild, "consumers", "1"], "eBPF section '.text' refused (Invalid argument): evaluate: memory boundary violation"),
         (["hash", "custom", HASH_SOURCE + ":nosuch", "consumers", "1"],
          "has no function 'nosuch'"),
         (["bounce", "port1", "filter", HASH_SOURCE + ":dps_nothing"],
