@@ -306,7 +306,7 @@ def test_bad_attaches_are_refused_with_the_reason(cl):
     (["t2", "ports", "port0", "consumers", "2,2", "mode", "balance"], "mode balance has one"),
     (["t2", "ports", "port0", "consumers", "2", "ring", "100"], "power of two"),
     (["t2", "ports", "port0", "consumers", "64", "ring", "65536"], "use a smaller ring"),
-    (["t2", "ports", "port0"], "needs ports and consumers"),
+    (["t2", "ports", "port0"], "needs ports, and consumers or a bounce port"),
     (["a@b", "ports", "port0", "consumers", "1"], "no '@'"),
 ])
 def test_bad_cluster_commands_are_refused(cl, words, why):
@@ -381,7 +381,7 @@ def test_check_config_judges_cluster_lines(lab):
     for text, status, why in [
             (base + "cluster add c ports port0 hash ip consumers 2,2\n", 0, ""),
             (base + "cluster add c ports port0 consumers 2 hash crc\n", 1,
-             "check.conf:3: hash must be ip, mac, proto or 5tuple, not 'crc'")]:
+             "check.conf:3: hash must be ip, mac, proto, 5tuple or custom PROG, not 'crc'")]:
         path = os.path.join(lab.tmp, "check.conf")
         with open(path, "w") as f:
             f.write(text)
