@@ -74,6 +74,14 @@ int dps_cluster_wait(struct dps_cluster *c, int timeout_ms);
  * port or length, -EPIPE as recv. */
 int dps_cluster_send(struct dps_cluster *c, unsigned port, const void *frame, uint32_t len);
 
+/* Sends frame f (received, not yet released) out of the cluster's port number port when it
+ * is released (dps_cluster_release), without copying it: the daemon hands the very buffer
+ * the NIC wrote to that port's transmit queue, unchanged (the frame is read-only here).
+ * Returns 0, or -EINVAL for a bad port or a frame this handle does not hold. A frame still
+ * held when the consumer detaches or dies is freed, not sent. */
+int dps_cluster_forward(struct dps_cluster *c, const struct dps_cluster_frame *f,
+			unsigned port);
+
 int dps_cluster_info(const struct dps_cluster *c, struct dps_cluster_info *info);
 int dps_cluster_stats(const struct dps_cluster *c, struct dps_cluster_stats *st);
 

@@ -71,6 +71,22 @@ DPC_EXPORT int dps_cluster_release(struct dps_cluster *c, const struct dps_clust
 	return 0;
 }
 
+DPC_EXPORT int dps_cluster_forward(struct dps_cluster *c, const struct dps_cluster_frame *f,
+				   unsigned port)
+{
+	if (port >= c->hdr->nb_regions || f->ring >= c->hdr->nb_rings)
+		return -EINVAL;
+	unsigned i = f->ring;
+	/* Only a frame received and not yet released: its slot is still ours to mark. */
+	if ((uint32_t)(f->seq - c->rel[i]) >= (uint32_t)(c->rd[i] - c->rel[i]))
+		return -EINVAL;
+	struct dpc_ring *r = dpc_ring(c, i);
+	r->desc[f->seq & (c->hdr->ring_size - 1)].fwd = (uint16_t)(port + 1);
+	atomic_store_explicit(&r->marks, atomic_load_explicit(&r->marks, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	return 0;
+}
+
 struct dpc_wait {
 	struct dps_cluster *c;
 	int timeout_ms;

@@ -364,6 +364,7 @@ void cluster_show(struct cluster_mgr *m, const struct cluster_show_cb *cb)
 			t.unsupported += cl->ws[w]->unsupported;
 			t.bounced += cl->ws[w]->bounced;
 			t.filtered += cl->ws[w]->filtered;
+			t.forwarded += cl->ws[w]->forwarded;
 		}
 		for (unsigned p = 0; p < cl->def.nb_ports; p++)
 			if (cluster_mgr_has_region(m, cl->def.ports[p]))

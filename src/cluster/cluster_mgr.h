@@ -83,6 +83,7 @@ struct cluster_totals {
 	uint64_t pool_in_use;           /* mbufs of its ports in use (RX queues, consumers) */
 	uint64_t bounced;               /* frames forwarded out of the bounce port */
 	uint64_t filtered;              /* frames its filter kept from the bounce */
+	uint64_t forwarded;             /* frames consumers sent on uncopied */
 };
 
 /* Calls fn for every cluster in order, then for its consumers. */

@@ -21,6 +21,24 @@ static unsigned cluster_wring_free_to(struct cluster_wring *r, uint32_t upto)
 	return n;
 }
 
+/* Released frames [r->freed, upto), each sent out of the port its consumer marked it for,
+ * or freed. A mark naming no port of the cluster frees the frame (counted nowhere: the
+ * consumer's own mistake). */
+static void cluster_wring_forward_to(struct cluster_wring *r, uint32_t upto)
+{
+	struct cluster_wstate *ws = r->ws;
+	for (; r->freed != upto; r->freed++) {
+		uint32_t at = r->freed & r->mask;
+		uint16_t fwd = *(volatile uint16_t *)&r->sh->desc[at].fwd;
+		if (fwd == 0 || fwd > ws->nb_ports) {
+			rte_pktmbuf_free(r->shadow[at]);
+			continue;
+		}
+		ws->xmit(ws->xmit_ctx, ws->port[fwd - 1], r->shadow[at]);
+		ws->forwarded++;
+	}
+}
+
 /* What the consumer released: cons if it lies in [freed, prod], else nothing (a consumer
  * that writes nonsense loses only its own frames, which stay until it goes). */
 static unsigned cluster_wring_reclaim(struct cluster_wring *r)
@@ -28,7 +46,21 @@ static unsigned cluster_wring_reclaim(struct cluster_wring *r)
 	uint32_t cons = atomic_load_explicit(&r->sh->cons, memory_order_acquire);
 	if (cons == r->freed || (uint32_t)(cons - r->freed) > (uint32_t)(r->prod - r->freed))
 		return 0;
-	return cluster_wring_free_to(r, cons);
+	/* Marks made before that release are visible now (cons was stored after them); the
+	 * consumer can have marked only frames it was given, before r->prod. */
+	uint32_t marks = atomic_load_explicit(&r->sh->marks, memory_order_relaxed);
+	if (marks != r->marks) {
+		r->marks = marks;
+		r->scan_to = r->prod;
+	}
+	uint32_t n = cons - r->freed;
+	if ((uint32_t)(r->scan_to - r->freed) <= (uint32_t)(r->prod - r->freed)) {
+		uint32_t scan = r->scan_to - r->freed < n ? r->scan_to - r->freed : n;
+		cluster_wring_forward_to(r, r->freed + scan);
+	}
+	if (r->freed != cons)
+		cluster_wring_free_to(r, cons);
+	return n;
 }
 
 unsigned cluster_reclaim(struct cluster_wtab *t)
@@ -145,6 +177,8 @@ void cluster_wtab_install(struct cluster_wtab *t, struct cluster_wstate *ws,
 {
 	ws->xmit = t->xmit;
 	ws->xmit_ctx = t->xmit_ctx;
+	ws->nb_ports = nb_ports;
+	memcpy(ws->port, ports, nb_ports * sizeof(ports[0]));
 	for (unsigned i = 0; i < nb_ports; i++)
 		t->port[ports[i]] = (struct cluster_wport){.ws = ws, .region = (uint16_t)i};
 }
@@ -183,6 +217,9 @@ int cluster_wtab_ring_add(struct cluster_wtab *t, struct cluster_wstate *ws, uns
 {
 	if (t->nb_rings == CLUSTER_MAX_WRINGS)
 		return -ENOSPC;
+	r->ws = ws;
+	r->marks = atomic_load_explicit(&r->sh->marks, memory_order_relaxed);
+	r->scan_to = r->prod;
 	t->rings[t->nb_rings++] = r;
 	ws->ring[c] = r;
 	return 0;

@@ -22,12 +22,15 @@
 /* The daemon's half of one consumer ring (struct dpc_ring) on one worker. */
 struct cluster_wring {
 	struct dpc_ring *sh;
+	struct cluster_wstate *ws;              /* its cluster: ports and xmit, to forward */
 	struct dpc_shm_hdr *hdr;        /* the consumer's segment: its doorbell */
 	int efd;                        /* the consumer's eventfd */
 	struct rte_mbuf **shadow;       /* the mbuf behind each slot */
 	uint32_t mask;
 	uint32_t prod;                  /* frames placed (published at the burst's end) */
 	uint32_t freed;                 /* frames reclaimed */
+	uint32_t marks;                 /* sh->marks when last seen */
+	uint32_t scan_to;               /* frames before it may be marked for forwarding */
 };
 
 /* The daemon's view of a consumer's transmit ring (worker 0 drains it). */
@@ -54,6 +57,9 @@ struct cluster_wstate {
 	const struct cluster_prog *filter;      /* which to bounce; NULL: all */
 	cluster_xmit_fn *xmit;                  /* the worker's, for bounce */
 	void *xmit_ctx;
+	unsigned nb_ports;
+	uint16_t port[DPC_MAX_REGIONS];         /* our port of each cluster port index */
+	uint64_t forwarded;                     /* frames consumers sent on, uncopied */
 	uint64_t bounced;                       /* frames handed to bounce_port */
 	uint64_t filtered;                      /* frames the filter kept from it */
 	unsigned nb_groups;

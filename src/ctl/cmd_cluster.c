@@ -254,6 +254,7 @@ static void show_cluster(void *ctx, const struct cluster_def *def,
 			json_u64(o, "bounced", t->bounced);
 			json_u64(o, "filtered", t->filtered);
 		}
+		json_u64(o, "forwarded", t->forwarded);
 		json_u64(o, "unsupported", t->unsupported);
 		json_u64(o, "pool_in_use", t->pool_in_use);
 		json_arr_begin(o, "consumers");
@@ -273,8 +274,9 @@ static void show_cluster(void *ctx, const struct cluster_def *def,
 	if (bounce != NULL)
 		ctl_printf(o, " bounce %s%s%s", bounce, def->filter[0] != '\0' ? " filter " : "",
 			   def->filter);
-	ctl_printf(o, "\n  unsupported %lu, mbufs in use %lu", (unsigned long)t->unsupported,
-		   (unsigned long)t->pool_in_use);
+	ctl_printf(o, "\n  unsupported %lu, mbufs in use %lu, forwarded %lu",
+		   (unsigned long)t->unsupported, (unsigned long)t->pool_in_use,
+		   (unsigned long)t->forwarded);
 	if (bounce != NULL)
 		ctl_printf(o, ", bounced %lu, filtered %lu", (unsigned long)t->bounced,
 			   (unsigned long)t->filtered);

@@ -109,8 +109,9 @@ def read_pcapng(data):
 # -- the daemon and its consumers --------------------------------------------------------------
 
 class ClusterLab:
-    def __init__(self, lab, extra=()):
-        """extra: config lines after port0's (more ports)."""
+    def __init__(self, lab, extra=(), boot_ports="port0"):
+        """extra: config lines after port0's (more ports); boot_ports: the ports given
+        shared memory."""
         self.peer = lab.add_peer("10.0.0.1", 24)
         # The cluster line gives port0 shared packet memory from the start; the tests make
         # their own clusters on it.
@@ -118,7 +119,7 @@ class ClusterLab:
             "workers 1",
             "port add port0 net_af_xdp0,iface=%s" % self.peer.root_ifname,
         ] + list(extra) + [
-            "cluster add boot ports port0 consumers 1",
+            "cluster add boot ports %s consumers 1" % boot_ports,
         ]) + "\n")
         # Frames to any MAC reach the port (the mac hash test varies them).
         topo.run(["ip", "link", "set", self.peer.root_ifname, "promisc", "on"])

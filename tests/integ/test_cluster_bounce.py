@@ -20,6 +20,7 @@ EXAMPLES = os.path.join(topo.BUILD, "examples", "cluster")
 HASH_DPORT = os.path.join(EXAMPLES, "hash_dport.bpf.o")
 DNS_FILTER = os.path.join(EXAMPLES, "bounce_dns_queries.bpf.o")
 HASH_SOURCE = os.path.join(EXAMPLES, "libdps-hash-source.so")
+FORWARD = os.path.join(EXAMPLES, "dps-cluster-forward")
 
 
 def need_bpf():
@@ -34,7 +35,7 @@ class BounceLab(ClusterLab):
     def __init__(self, lab):
         self.far = lab.add_peer("10.0.1.1", 24)
         super().__init__(lab, extra=["port add port1 net_af_xdp1,iface=%s" %
-                                     self.far.root_ifname])
+                                     self.far.root_ifname], boot_ports="port0,port1")
 
     def capture_bounced(self, frames, expect):
         """Sends frames into port0; returns the MARKed frames the far peer received (waits
@@ -131,6 +132,39 @@ def test_shared_object_filter_bounces_one_network(bl):
     assert sorted(got) == sorted(mine)
     t = bl.totals()
     assert t["bounced"] == len(mine) and t["filtered"] == len(frames) - len(mine)
+
+
+def test_consumer_forwards_frames_uncopied_out_of_another_port(bl):
+    """dps-cluster-forward marks each frame for port1 as it releases it: the daemon sends
+    the NIC's buffer itself, and the far peer gets every frame byte for byte."""
+    for name in bl.clusters():
+        bl.ctl("cluster", "del", name)
+    bl.ctl("cluster", "add", "t", "ports", "port0,port1", "consumers", "1")
+    baseline = bl.totals()["pool_in_use"]
+    frames = varied_frames(100)
+    p = bl.consumer(FORWARD, "-n", len(frames), "t@0")
+    bl.wait_attached(1)
+    got = bl.capture_bounced(frames, len(frames))
+    out, err = p.communicate(timeout=topo.DEFAULT_TIMEOUT)
+    assert p.returncode == 0 and out.split() == [b"forwarded", str(len(frames)).encode()], err
+    assert sorted(got) == sorted(frames)
+    assert bl.totals()["forwarded"] == len(frames)
+    topo.wait_until(lambda: bl.totals()["pool_in_use"] <= baseline, STATE_TIMEOUT,
+                    what="the ports' pools back to %d mbufs in use" % baseline)
+
+
+def test_forward_out_of_a_port_the_cluster_lacks_is_refused(bl):
+    for name in bl.clusters():
+        bl.ctl("cluster", "del", name)
+    bl.ctl("cluster", "add", "t", "ports", "port0,port1", "consumers", "1")
+    p = bl.consumer(FORWARD, "-p", 2, "t@0")  # the cluster has ports 0 and 1
+    bl.wait_attached(1)
+    bl.send(varied_frames(1))
+    out, err = p.communicate(timeout=topo.DEFAULT_TIMEOUT)
+    assert p.returncode == 0 and out.split() == [b"forwarded", b"0"], (out, err)
+    topo.wait_until(lambda: bl.totals()["consumers"][0]["outstanding"] == 0, STATE_TIMEOUT,
+                    what="the consumer's frames reclaimed")
+    assert bl.totals()["forwarded"] == 0
 
 
 def dport_hash(f):
