@@ -133,8 +133,24 @@ DPC_EXPORT int dps_cluster_wait(struct dps_cluster *c, int timeout_ms)
 	return rc;
 }
 
-DPC_EXPORT int dps_cluster_send(struct dps_cluster *c, unsigned port, const void *frame,
-				uint32_t len)
+DPC_EXPORT void *dps_cluster_tx_buffer(struct dps_cluster *c, uint32_t *size)
+{
+	if (dpc_closed(c)) {
+		errno = EPIPE;
+		return NULL;
+	}
+	struct dpc_txring *r = c->tx;
+	uint32_t prod = atomic_load_explicit(&r->prod, memory_order_relaxed);
+	if (prod - atomic_load_explicit(&r->cons, memory_order_acquire) >= DPC_TX_SIZE) {
+		errno = EAGAIN;
+		return NULL;
+	}
+	if (size != NULL)
+		*size = DPC_TX_SLOT;
+	return r->slot[prod % DPC_TX_SIZE];
+}
+
+DPC_EXPORT int dps_cluster_tx_post(struct dps_cluster *c, unsigned port, uint32_t len)
 {
 	if (dpc_closed(c))
 		return -EPIPE;
@@ -144,10 +160,23 @@ DPC_EXPORT int dps_cluster_send(struct dps_cluster *c, unsigned port, const void
 	uint32_t prod = atomic_load_explicit(&r->prod, memory_order_relaxed);
 	if (prod - atomic_load_explicit(&r->cons, memory_order_acquire) >= DPC_TX_SIZE)
 		return -EAGAIN;
-	memcpy(r->slot[prod % DPC_TX_SIZE], frame, len);
 	r->desc[prod % DPC_TX_SIZE] = (struct dpc_tx_desc){.len = len, .region = (uint16_t)port};
 	atomic_store_explicit(&r->prod, prod + 1, memory_order_release);
 	return 0;
+}
+
+DPC_EXPORT int dps_cluster_send(struct dps_cluster *c, unsigned port, const void *frame,
+				uint32_t len)
+{
+	if (dpc_closed(c))
+		return -EPIPE;
+	if (port >= c->hdr->nb_regions || len < 14 || len > DPC_TX_SLOT)
+		return -EINVAL;
+	void *buf = dps_cluster_tx_buffer(c, NULL);
+	if (buf == NULL)
+		return -errno;
+	memcpy(buf, frame, len);
+	return dps_cluster_tx_post(c, port, len);
 }
 
 DPC_EXPORT int dps_cluster_stats(const struct dps_cluster *c, struct dps_cluster_stats *st)

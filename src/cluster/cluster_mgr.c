@@ -52,6 +52,7 @@ void cluster_mgr_destroy(struct cluster_mgr *m)
 {
 	if (m == NULL)
 		return;
+	cluster_linger_free(m);
 	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++)
 		if (m->region[p].fd >= 0)
 			cluster_region_destroy(&m->region[p]);

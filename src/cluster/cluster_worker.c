@@ -225,32 +225,74 @@ int cluster_wtab_ring_add(struct cluster_wtab *t, struct cluster_wstate *ws, uns
 	return 0;
 }
 
-/* A burst of one consumer's posted frames: copied out of its slot (it can rewrite the slot
- * meanwhile: it only spoils its own frame), into an mbuf, out of the port. */
+/* A port freed the mbuf of a consumer's frame: the slot may be written again. */
+static void cluster_tx_slot_done(void *addr, void *opaque)
+{
+	struct cluster_txslots *sl = opaque;
+	size_t i = (size_t)((uint8_t *)addr - sl->base) / DPC_TX_SLOT;
+	atomic_store_explicit(&sl->done[i], 1, memory_order_release);
+	atomic_fetch_sub_explicit(&sl->inflight, 1, memory_order_relaxed);
+}
+
+/* Gives the consumer back the slots from cons on that the ports are done with, in order. */
+static uint32_t cluster_tx_give_back(struct cluster_wtx *tx, uint32_t cons)
+{
+	while (cons != tx->taken &&
+	       atomic_load_explicit(&tx->slots->done[cons % DPC_TX_SIZE], memory_order_acquire)) {
+		atomic_store_explicit(&tx->slots->done[cons % DPC_TX_SIZE], 0, memory_order_relaxed);
+		cons++;
+	}
+	return cons;
+}
+
+/* The frame in slot i as an mbuf of pool whose data is the slot itself, or NULL. */
+static struct rte_mbuf *cluster_tx_attach(struct cluster_wtx *tx, struct rte_mempool *pool,
+					  unsigned i, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	if (m == NULL)
+		return NULL;
+	struct rte_mbuf_ext_shared_info *sh = &tx->slots->shinfo[i];
+	sh->free_cb = cluster_tx_slot_done;
+	sh->fcb_opaque = tx->slots;
+	rte_mbuf_ext_refcnt_set(sh, 1);
+	uint8_t *buf = tx->slots->base + (size_t)i * DPC_TX_SLOT;
+	rte_iova_t iova = rte_eal_iova_mode() == RTE_IOVA_VA ? (rte_iova_t)(uintptr_t)buf
+							     : RTE_BAD_IOVA;
+	rte_pktmbuf_attach_extbuf(m, buf, iova, DPC_TX_SLOT, sh);
+	m->data_off = 0;
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	atomic_fetch_add_explicit(&tx->slots->inflight, 1, memory_order_relaxed);
+	return m;
+}
+
+/* A burst of one consumer's posted frames, each sent from its slot (the consumer may
+ * rewrite the slot meanwhile: it only spoils its own frame). */
 static unsigned cluster_tx_drain(struct cluster_wtab *t, struct cluster_wtx *tx)
 {
 	struct dpc_txring *r = tx->sh;
-	uint32_t cons = atomic_load_explicit(&r->cons, memory_order_relaxed);
+	uint32_t cons = cluster_tx_give_back(tx, atomic_load_explicit(&r->cons,
+								       memory_order_relaxed));
 	uint32_t prod = atomic_load_explicit(&r->prod, memory_order_acquire);
-	if ((uint32_t)(prod - cons) > DPC_TX_SIZE)
-		prod = cons; /* nonsense from the consumer: nothing to send */
+	if ((uint32_t)(prod - cons) > DPC_TX_SIZE || (uint32_t)(prod - tx->taken) > DPC_TX_SIZE)
+		prod = tx->taken; /* nonsense from the consumer: nothing to send */
 	unsigned n = 0, bad = 0;
-	for (; cons != prod && n < CLUSTER_TX_BURST; cons++, n++) {
-		struct dpc_tx_desc d = r->desc[cons % DPC_TX_SIZE];
+	for (; tx->taken != prod && n < CLUSTER_TX_BURST; tx->taken++, n++) {
+		unsigned i = tx->taken % DPC_TX_SIZE;
+		struct dpc_tx_desc d = r->desc[i];
 		struct rte_mbuf *m = NULL;
 		if (d.region < tx->nb_regions && d.len >= 14 && d.len <= DPC_TX_SLOT)
-			m = rte_pktmbuf_alloc(t->pool);
-		char *dst = m != NULL ? rte_pktmbuf_append(m, (uint16_t)d.len) : NULL;
-		if (dst == NULL) {
-			rte_pktmbuf_free(m);
+			m = cluster_tx_attach(tx, t->pool, i, d.len);
+		if (m == NULL) {
+			atomic_store_explicit(&tx->slots->done[i], 1, memory_order_relaxed);
 			bad++;
 			continue;
 		}
-		memcpy(dst, r->slot[cons % DPC_TX_SIZE], d.len);
 		m->port = tx->port[d.region];
 		t->xmit(t->xmit_ctx, tx->port[d.region], m);
 	}
-	atomic_store_explicit(&r->cons, cons, memory_order_release);
+	atomic_store_explicit(&r->cons, cluster_tx_give_back(tx, cons), memory_order_release);
 	if (n != 0) {
 		atomic_store_explicit(&r->sent, atomic_load_explicit(&r->sent, memory_order_relaxed) +
 				      n - bad, memory_order_relaxed);

@@ -33,9 +33,22 @@ struct cluster_wring {
 	uint32_t scan_to;               /* frames before it may be marked for forwarding */
 };
 
+/* What the ports hold of a consumer's transmit slots: each frame goes out as an mbuf of
+ * the worker's pool with the slot attached as its external buffer (no copy), and the slot is
+ * the consumer's again only once the port freed that mbuf. Daemon memory: the consumer
+ * can spoil the bytes of its own frames, never an mbuf's header or this. */
+struct cluster_txslots {
+	uint8_t *base;                                      /* slot 0 */
+	struct rte_mbuf_ext_shared_info shinfo[DPC_TX_SIZE];
+	_Atomic uint8_t done[DPC_TX_SIZE];                  /* its mbuf was freed */
+	_Atomic uint32_t inflight;                          /* slots the ports hold */
+};
+
 /* The daemon's view of a consumer's transmit ring (worker 0 drains it). */
 struct cluster_wtx {
 	struct dpc_txring *sh;
+	struct cluster_txslots *slots;
+	uint32_t taken;                     /* descriptors read (sh->cons: slots given back) */
 	unsigned nb_regions;
 	uint16_t port[DPC_MAX_REGIONS];     /* our port of each cluster port index */
 };
@@ -83,7 +96,7 @@ struct cluster_wtab {
 	struct cluster_wring *rings[CLUSTER_MAX_WRINGS];   /* to reclaim from */
 	unsigned nb_tx;
 	struct cluster_wtx *tx[CLUSTER_MAX_WRINGS];         /* to send from */
-	/* How the worker sends: frames copied into mbufs of pool, given to xmit. */
+	/* How the worker sends: consumers' frames attached to mbufs of pool, given to xmit. */
 	struct rte_mempool *pool;
 	cluster_xmit_fn *xmit;
 	void *xmit_ctx;
