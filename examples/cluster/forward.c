@@ -4,7 +4,6 @@
  * index of the port in the cluster's port list (default: the other of two, 1 for frames of
  * port 0, 0 for the rest). Prints "forwarded N" at the end (after -n frames, SIGINT or
  * SIGTERM). */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -46,10 +45,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: dps-cluster-forward [-n FRAMES] [-p PORT] NAME@i|NAME@g:i\n");
 		return 2;
 	}
-	fw.c = consumer_attach("dps-cluster-forward", argv[optind]);
-	int rc = consumer_run(fw.c, limit, forward_burst, &fw);
-	printf("forwarded %" PRIu64 "\n", fw.forwarded);
-	fflush(stdout);
-	dps_cluster_detach(fw.c);
-	return rc;
+	return consumer_run_counted("dps-cluster-forward", argv[optind], limit, forward_burst,
+				    &fw, &fw.c, "forwarded", &fw.forwarded);
 }

@@ -3,7 +3,6 @@
  * reflected frame is built straight in a buffer the daemon lends, which the port sends as
  * it is). Prints "reflected N" at the end (after -n frames, SIGINT or SIGTERM). */
 #include <errno.h>
-#include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,10 +54,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	static struct reflect r;
-	r.c = consumer_attach("dps-cluster-reflect", argv[optind]);
-	int rc = consumer_run(r.c, limit, reflect_burst, &r);
-	printf("reflected %" PRIu64 "\n", r.reflected);
-	fflush(stdout);
-	dps_cluster_detach(r.c);
-	return rc;
+	return consumer_run_counted("dps-cluster-reflect", argv[optind], limit, reflect_burst,
+				    &r, &r.c, "reflected", &r.reflected);
 }
