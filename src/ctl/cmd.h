@@ -68,6 +68,9 @@ cmd_handler cmd_flow_add, cmd_flow_del, cmd_flow_show;
 /* Takes the flow rules out of the ports' hardware and frees them (workers stopped, ports
  * not yet). */
 void cmd_flow_fini(struct daemon *d);
+/* The ids of the flow rules that send to cluster name, as "3, 5" in buf; how many. */
+unsigned cmd_flow_rules_of_cluster(const struct daemon *d, const char *name, char *buf,
+				   size_t cap);
 
 /* The applications' limits and each user's use (in `stats` and `apps limits`). */
 void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o);

@@ -107,6 +107,7 @@ static int cluster_parse_prog(const char *what, const char *v, char *dst, size_t
 
 /* cluster add NAME ports P[,P...] [hash H | hash custom PROG] [consumers N[,M...]]
  *             [mode balance|fanout] [ring N] [bounce PORT [filter PROG]]
+ *             [take all|flow]
  * (consumers or bounce, or both) */
 static int cluster_parse(struct daemon *d, int argc, char **argv, struct cluster_def *def,
 			 struct ctl_out *o)
@@ -159,6 +160,11 @@ static int cluster_parse(struct daemon *d, int argc, char **argv, struct cluster
 			if (strcmp(v, "balance") != 0 && strcmp(v, "fanout") != 0)
 				return ctl_error(o, "mode must be balance or fanout, not '%s'", v);
 			mode = v;
+		} else if (strcmp(k, "take") == 0) {
+			if (strcmp(v, "all") != 0 && strcmp(v, "flow") != 0)
+				return ctl_error(o, "take must be all (the ports are the cluster's) "
+						 "or flow (what flow rules send), not '%s'", v);
+			def->take_flow = strcmp(v, "flow") == 0;
 		} else if (strcmp(k, "ring") == 0) {
 			if (cmd_parse_u32(v, CLUSTER_RING_MIN, CLUSTER_RING_MAX, &def->ring_size,
 					  "ring", o) != 0)
@@ -213,6 +219,9 @@ int cmd_cluster_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	if (d->dry_run || d->clusters == NULL)
 		return 0;
 	char err[256];
+	if (cmd_flow_rules_of_cluster(d, argv[0], err, sizeof(err)) != 0)
+		return ctl_error(o, "flow rules %s send to cluster '%s': delete them first (flow "
+				 "del ID)", err, argv[0]);
 	if (cluster_del(d->clusters, argv[0], err, sizeof(err)) != 0)
 		return ctl_error(o, "%s", err);
 	return 0;
@@ -242,6 +251,7 @@ static void show_cluster(void *ctx, const struct cluster_def *def,
 		if (def->hash_prog[0] != '\0')
 			json_str(o, "hash_prog", def->hash_prog);
 		json_str(o, "mode", def->fanout ? "fanout" : "balance");
+		json_str(o, "take", def->take_flow ? "flow" : "all");
 		json_arr_begin(o, "groups");
 		for (unsigned g = 0; g < def->nb_groups; g++)
 			json_u64(o, NULL, def->group_size[g]);
@@ -271,6 +281,7 @@ static void show_cluster(void *ctx, const struct cluster_def *def,
 			ctl_printf(o, "%s%u", g ? "," : "", def->group_size[g]);
 		ctl_printf(o, " ring %u", def->ring_size);
 	}
+	ctl_printf(o, " take %s", def->take_flow ? "flow" : "all");
 	if (bounce != NULL)
 		ctl_printf(o, " bounce %s%s%s", bounce, def->filter[0] != '\0' ? " filter " : "",
 			   def->filter);

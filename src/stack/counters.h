@@ -158,6 +158,7 @@
 	X(IP_NO_ROUTE,        "ip.no_route",          "no route to the destination") \
 	X(FLOW_DROPPED,       "flow.dropped",         "dropped by a flow rule's drop action (flow show counts each rule's hits)") \
 	X(FLOW_STEER_FULL,    "flow.steer_full",      "frame a flow rule steered dropped: the worker's ring was full") \
+	X(FLOW_CLUSTER_GONE,  "flow.cluster_gone",    "frame a flow rule sent to a cluster that has gone (a bug: cluster del waits for the rules)") \
 	X(ACL_DENIED,         "acl.denied",           "denied by an ACL rule (acl show counts each rule's hits)") \
 	X(IP_TTL_EXPIRED,     "ip.ttl_expired",       "TTL reached zero while forwarding") \
 	X(IP_FRAG_NEEDED,     "ip.frag_needed",       "DF set and larger than the next-hop MTU") \

@@ -89,7 +89,7 @@ def test_bounce_forwards_every_frame_to_the_far_side(bl):
     t = bl.totals()
     assert t["bounce"] == "port1" and t["bounced"] == len(frames) and t["filtered"] == 0
     text = bl.ctl("cluster", "show")
-    assert "cluster t ports port0 bounce port1\n" in text, text
+    assert "cluster t ports port0 take all bounce port1\n" in text, text
     assert "bounced %d, filtered 0" % len(frames) in text, text
 
 

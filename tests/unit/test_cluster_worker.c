@@ -115,7 +115,7 @@ static void one_ring_init(struct one_ring *o)
 	o->ws.region_pool[0] = test_pool();
 	o->ws.region_base[0] = 0;
 	const uint16_t ports[2] = {5, 7};
-	cluster_wtab_install(&o->t, &o->ws, ports, 2);
+	cluster_wtab_install(&o->t, &o->ws, 0, ports, 2, true);
 	o->r = (struct cluster_wring){.sh = o->sh, .shadow = o->shadow, .mask = 7, .efd = -1};
 	static struct dpc_shm_hdr hdr;
 	doorbell_init(&hdr.bell);
