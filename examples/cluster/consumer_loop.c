@@ -1,6 +1,7 @@
 #include "consumer_loop.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,4 +62,17 @@ int consumer_run(struct dps_cluster *c, uint64_t limit,
 			break;
 	}
 	return 0;
+}
+
+int consumer_run_counted(const char *prog, const char *spec, uint64_t limit,
+			 bool (*on_burst)(void *ctx, const struct dps_cluster_frame *f, unsigned n),
+			 void *ctx, struct dps_cluster **handle, const char *label,
+			 const uint64_t *count)
+{
+	*handle = consumer_attach(prog, spec);
+	int rc = consumer_run(*handle, limit, on_burst, ctx);
+	printf("%s %" PRIu64 "\n", label, *count);
+	fflush(stdout);
+	dps_cluster_detach(*handle);
+	return rc;
 }

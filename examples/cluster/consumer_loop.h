@@ -18,6 +18,14 @@ int consumer_run(struct dps_cluster *c, uint64_t limit,
 		 bool (*on_burst)(void *ctx, const struct dps_cluster_frame *f, unsigned n),
 		 void *ctx);
 
+/* The whole life of a consumer that sends: attaches as spec (the handle in *handle, for
+ * on_burst), runs, prints "LABEL N" with *count at the end, detaches. Returns as
+ * consumer_run. */
+int consumer_run_counted(const char *prog, const char *spec, uint64_t limit,
+			 bool (*on_burst)(void *ctx, const struct dps_cluster_frame *f, unsigned n),
+			 void *ctx, struct dps_cluster **handle, const char *label,
+			 const uint64_t *count);
+
 /* True once a stop signal came. */
 bool consumer_stopping(void);
 

@@ -1,9 +1,8 @@
 /* dps-cluster-reflect: sends every frame one consumer of a cluster receives back out of the
- * port it came in on, source and destination MAC swapped (transmit through a cluster; the
- * frame is copied once, into the consumer's transmit slot). Prints "reflected N" at the end
- * (after -n frames, SIGINT or SIGTERM). */
+ * port it came in on, source and destination MAC swapped (transmit through a cluster: the
+ * reflected frame is built straight in a buffer the daemon lends, which the port sends as
+ * it is). Prints "reflected N" at the end (after -n frames, SIGINT or SIGTERM). */
 #include <errno.h>
-#include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,24 +14,26 @@
 struct reflect {
 	struct dps_cluster *c;
 	uint64_t reflected;
-	uint8_t buf[2048];
 };
 
 static bool reflect_burst(void *ctx, const struct dps_cluster_frame *f, unsigned n)
 {
 	struct reflect *r = ctx;
 	for (unsigned i = 0; i < n; i++) {
-		if (f[i].len < 14 || f[i].len > sizeof(r->buf))
-			continue;
-		memcpy(r->buf, f[i].data + 6, 6);
-		memcpy(r->buf + 6, f[i].data, 6);
-		memcpy(r->buf + 12, f[i].data + 12, f[i].len - 12);
-		int rc;
-		/* The daemon takes posted frames every loop: wait for a slot, briefly. */
-		while ((rc = dps_cluster_send(r->c, f[i].port, r->buf, f[i].len)) == -EAGAIN &&
+		uint8_t *buf;
+		uint32_t size;
+		/* The daemon sends posted frames every loop: wait for a buffer, briefly. */
+		while ((buf = dps_cluster_tx_buffer(r->c, &size)) == NULL && errno == EAGAIN &&
 		       !consumer_stopping())
 			sched_yield();
-		if (rc != 0)
+		if (buf == NULL)
+			return false;
+		if (f[i].len < 14 || f[i].len > size)
+			continue;
+		memcpy(buf, f[i].data + 6, 6);
+		memcpy(buf + 6, f[i].data, 6);
+		memcpy(buf + 12, f[i].data + 12, f[i].len - 12);
+		if (dps_cluster_tx_post(r->c, f[i].port, f[i].len) != 0)
 			return false;
 		r->reflected++;
 	}
@@ -53,10 +54,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	static struct reflect r;
-	r.c = consumer_attach("dps-cluster-reflect", argv[optind]);
-	int rc = consumer_run(r.c, limit, reflect_burst, &r);
-	printf("reflected %" PRIu64 "\n", r.reflected);
-	fflush(stdout);
-	dps_cluster_detach(r.c);
-	return rc;
+	return consumer_run_counted("dps-cluster-reflect", argv[optind], limit, reflect_burst,
+				    &r, &r.c, "reflected", &r.reflected);
 }

@@ -67,12 +67,30 @@ int dps_cluster_release(struct dps_cluster *c, const struct dps_cluster_frame *f
  * ever. Returns 0, -ETIMEDOUT, -EINTR, or -EPIPE as recv. */
 int dps_cluster_wait(struct dps_cluster *c, int timeout_ms);
 
-/* Sends a whole Ethernet frame (14 to 2048 bytes) out of the cluster's port number port
- * (its place in the cluster's port list). The bytes are copied into this consumer's
- * transmit slot at once (frame may be reused on return; one copy, in the daemon, into an
- * mbuf). Returns 0, -EAGAIN when all transmit slots wait for the daemon, -EINVAL for a bad
- * port or length, -EPIPE as recv. */
+/* Transmit without a copy in the daemon: the consumer's segment holds 256 transmit buffers
+ * of 2048 bytes, which the daemon attaches to mbufs and hands to the port as they are.
+ *
+ * dps_cluster_tx_buffer lends the next free buffer (its size in *size if not NULL), or
+ * returns NULL with errno EAGAIN when all are posted and not yet sent, or EPIPE as recv;
+ * dps_cluster_tx_post sends the
+ * frame of len bytes (14 to 2048) built in it out of the cluster's port number port (its
+ * place in the cluster's port list). A posted buffer is lent again once the port has sent
+ * it; writing it meanwhile spoils only this consumer's frame. Returns 0, -EAGAIN (no
+ * buffer lent), -EINVAL (bad port or length), -EPIPE as recv. */
+void *dps_cluster_tx_buffer(struct dps_cluster *c, uint32_t *size);
+int dps_cluster_tx_post(struct dps_cluster *c, unsigned port, uint32_t len);
+
+/* dps_cluster_tx_buffer, a copy of frame into it, dps_cluster_tx_post: for a frame built
+ * elsewhere (frame may be reused on return). Same returns as dps_cluster_tx_post. */
 int dps_cluster_send(struct dps_cluster *c, unsigned port, const void *frame, uint32_t len);
+
+/* Sends frame f (received, not yet released) out of the cluster's port number port when it
+ * is released (dps_cluster_release), without copying it: the daemon hands the very buffer
+ * the NIC wrote to that port's transmit queue, unchanged (the frame is read-only here).
+ * Returns 0, or -EINVAL for a bad port or a frame this handle does not hold. A frame still
+ * held when the consumer detaches or dies is freed, not sent. */
+int dps_cluster_forward(struct dps_cluster *c, const struct dps_cluster_frame *f,
+			unsigned port);
 
 int dps_cluster_info(const struct dps_cluster *c, struct dps_cluster_info *info);
 int dps_cluster_stats(const struct dps_cluster *c, struct dps_cluster_stats *st);

@@ -71,6 +71,22 @@ DPC_EXPORT int dps_cluster_release(struct dps_cluster *c, const struct dps_clust
 	return 0;
 }
 
+DPC_EXPORT int dps_cluster_forward(struct dps_cluster *c, const struct dps_cluster_frame *f,
+				   unsigned port)
+{
+	if (port >= c->hdr->nb_regions || f->ring >= c->hdr->nb_rings)
+		return -EINVAL;
+	unsigned i = f->ring;
+	/* Only a frame received and not yet released: its slot is still ours to mark. */
+	if ((uint32_t)(f->seq - c->rel[i]) >= (uint32_t)(c->rd[i] - c->rel[i]))
+		return -EINVAL;
+	struct dpc_ring *r = dpc_ring(c, i);
+	r->desc[f->seq & (c->hdr->ring_size - 1)].fwd = (uint16_t)(port + 1);
+	atomic_store_explicit(&r->marks, atomic_load_explicit(&r->marks, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	return 0;
+}
+
 struct dpc_wait {
 	struct dps_cluster *c;
 	int timeout_ms;
@@ -117,8 +133,24 @@ DPC_EXPORT int dps_cluster_wait(struct dps_cluster *c, int timeout_ms)
 	return rc;
 }
 
-DPC_EXPORT int dps_cluster_send(struct dps_cluster *c, unsigned port, const void *frame,
-				uint32_t len)
+DPC_EXPORT void *dps_cluster_tx_buffer(struct dps_cluster *c, uint32_t *size)
+{
+	if (dpc_closed(c)) {
+		errno = EPIPE;
+		return NULL;
+	}
+	struct dpc_txring *r = c->tx;
+	uint32_t prod = atomic_load_explicit(&r->prod, memory_order_relaxed);
+	if (prod - atomic_load_explicit(&r->cons, memory_order_acquire) >= DPC_TX_SIZE) {
+		errno = EAGAIN;
+		return NULL;
+	}
+	if (size != NULL)
+		*size = DPC_TX_SLOT;
+	return r->slot[prod % DPC_TX_SIZE];
+}
+
+DPC_EXPORT int dps_cluster_tx_post(struct dps_cluster *c, unsigned port, uint32_t len)
 {
 	if (dpc_closed(c))
 		return -EPIPE;
@@ -128,10 +160,23 @@ DPC_EXPORT int dps_cluster_send(struct dps_cluster *c, unsigned port, const void
 	uint32_t prod = atomic_load_explicit(&r->prod, memory_order_relaxed);
 	if (prod - atomic_load_explicit(&r->cons, memory_order_acquire) >= DPC_TX_SIZE)
 		return -EAGAIN;
-	memcpy(r->slot[prod % DPC_TX_SIZE], frame, len);
 	r->desc[prod % DPC_TX_SIZE] = (struct dpc_tx_desc){.len = len, .region = (uint16_t)port};
 	atomic_store_explicit(&r->prod, prod + 1, memory_order_release);
 	return 0;
+}
+
+DPC_EXPORT int dps_cluster_send(struct dps_cluster *c, unsigned port, const void *frame,
+				uint32_t len)
+{
+	if (dpc_closed(c))
+		return -EPIPE;
+	if (port >= c->hdr->nb_regions || len < 14 || len > DPC_TX_SLOT)
+		return -EINVAL;
+	void *buf = dps_cluster_tx_buffer(c, NULL);
+	if (buf == NULL)
+		return -errno;
+	memcpy(buf, frame, len);
+	return dps_cluster_tx_post(c, port, len);
 }
 
 DPC_EXPORT int dps_cluster_stats(const struct dps_cluster *c, struct dps_cluster_stats *st)

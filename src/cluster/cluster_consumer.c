@@ -4,12 +4,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <rte_log.h>
 
 struct ring_arg {
 	struct cluster_wstate *ws;
@@ -36,17 +39,57 @@ static int cluster_ring_remove_on(struct cluster_wtab *t, void *arg)
 	return 0;
 }
 
-static void cluster_consumer_free(struct cluster_consumer *k, unsigned nb_workers)
+/* Whether the ports freed every frame sent from the consumer's slots, waiting a little
+ * for the workers to flush their transmit buffers. */
+static bool cluster_tx_settled(const struct cluster_txslots *sl)
 {
-	for (unsigned w = 0; w < nb_workers; w++) {
+	for (unsigned ms = 0; ms < CLUSTER_TX_SETTLE_MS; ms++) {
+		if (atomic_load_explicit(&sl->inflight, memory_order_acquire) == 0)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+void cluster_linger_free(struct cluster_mgr *m)
+{
+	for (unsigned i = 0; i < m->nb_linger; i++) {
+		munmap(m->linger[i].seg, m->linger[i].size);
+		free(m->linger[i].slots);
+	}
+	m->nb_linger = 0;
+}
+
+/* The segment and its slots, unmapped and freed, or kept while a port still sends from
+ * them (a segment unmapped under a port would fault its worker). */
+static void cluster_segment_release(struct cluster_mgr *m, struct cluster_consumer *k)
+{
+	if (k->hdr == NULL || k->tx.slots == NULL || cluster_tx_settled(k->tx.slots)) {
+		if (k->hdr != NULL)
+			munmap(k->hdr, k->seg_size);
+		free(k->tx.slots);
+	} else if (m->nb_linger < CLUSTER_MAX_LINGER) {
+		m->linger[m->nb_linger++] = (struct cluster_linger){
+			.seg = k->hdr, .size = k->seg_size, .slots = k->tx.slots};
+	} else {
+		/* Too many: left mapped for good (a bounded leak, far better than a fault). */
+		RTE_LOG(WARNING, USER1, "cluster: a consumer's segment stays mapped: %u frames "
+			"of it still in a transmit queue\n",
+			atomic_load(&k->tx.slots->inflight));
+	}
+	k->hdr = NULL;
+	k->tx.slots = NULL;
+}
+
+static void cluster_consumer_free(struct cluster_mgr *m, struct cluster_consumer *k)
+{
+	for (unsigned w = 0; w < m->ops.nb_workers; w++) {
 		if (k->wr[w] != NULL)
 			free(k->wr[w]->shadow);
 		free(k->wr[w]);
 		k->wr[w] = NULL;
 	}
-	if (k->hdr != NULL)
-		munmap(k->hdr, k->seg_size);
-	k->hdr = NULL;
+	cluster_segment_release(m, k);
 	if (k->seg_fd >= 0)
 		close(k->seg_fd);
 	if (k->efd >= 0)
@@ -115,6 +158,11 @@ static int cluster_segment_create(struct cluster_mgr *m, struct cluster *cl, uns
 		r->mask = def->ring_size - 1;
 	}
 	k->tx.sh = (struct dpc_txring *)((char *)h + tx_off);
+	k->tx.taken = 0;
+	k->tx.slots = calloc(1, sizeof(*k->tx.slots));
+	if (k->tx.slots == NULL)
+		return -ENOMEM;
+	k->tx.slots->base = &k->tx.sh->slot[0][0];
 	k->tx.nb_regions = def->nb_ports;
 	for (unsigned i = 0; i < def->nb_ports; i++)
 		k->tx.port[i] = def->ports[i];
@@ -143,7 +191,7 @@ int cluster_consumer_attach(struct cluster_mgr *m, struct cluster *cl, unsigned 
 			struct ring_arg a = {.ws = cl->ws[w], .c = c, .tx = w == 0 ? &k->tx : NULL};
 			m->ops.run(m->ops.ctx, w, cluster_ring_remove_on, &a);
 		}
-		cluster_consumer_free(k, m->ops.nb_workers);
+		cluster_consumer_free(m, k);
 		snprintf(err, errlen, "cannot attach: %s", strerror(-rc));
 		return rc;
 	}
@@ -169,7 +217,7 @@ int cluster_consumer_detach(struct cluster_mgr *m, struct cluster *cl, unsigned 
 		struct ring_arg a = {.ws = cl->ws[w], .c = c, .tx = w == 0 ? &k->tx : NULL};
 		m->ops.run(m->ops.ctx, w, cluster_ring_remove_on, &a);
 	}
-	cluster_consumer_free(k, m->ops.nb_workers);
+	cluster_consumer_free(m, k);
 	int conn = k->conn_fd;
 	k->conn_fd = -1;
 	k->pid = 0;

@@ -11,6 +11,8 @@
  *   5tuple     fmix32(fmix32(a + b) ^ ((sport + dport) << 8 | proto)), ports only for TCP,
  *              UDP and SCTP datagrams that are not IPv4 fragments (else 0)
  *
+ *   custom     a program's (cluster_prog.h): cluster_hash_frame gives 0
+ *
  * Up to two VLAN tags (802.1Q, 802.1ad) are skipped. A frame without what its hash needs
  * (not IP, or truncated) hashes to 0, so it goes to the first consumer of each group. */
 #ifndef DPS_CLUSTER_HASH_H
@@ -23,7 +25,8 @@
 	X(CLUSTER_HASH_5TUPLE, "5tuple") \
 	X(CLUSTER_HASH_IP, "ip") \
 	X(CLUSTER_HASH_MAC, "mac") \
-	X(CLUSTER_HASH_PROTO, "proto")
+	X(CLUSTER_HASH_PROTO, "proto") \
+	X(CLUSTER_HASH_CUSTOM, "custom")
 
 enum cluster_hash_kind {
 #define CLUSTER_HASH_ENUM(e, name) e,

@@ -52,6 +52,7 @@ void cluster_mgr_destroy(struct cluster_mgr *m)
 {
 	if (m == NULL)
 		return;
+	cluster_linger_free(m);
 	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++)
 		if (m->region[p].fd >= 0)
 			cluster_region_destroy(&m->region[p]);
@@ -162,23 +163,23 @@ static int cluster_check(struct cluster_mgr *m, const struct cluster_def *def, c
 	/* Every consumer ring full at once must leave each port's RX queues their mbufs:
 	 * a slow consumer may then hold only its own frames, never the port's traffic. */
 	uint64_t held = consumers * def->ring_size * m->ops.nb_workers;
+	uint64_t reserve = (uint64_t)CLUSTER_RX_RESERVE * m->ops.nb_workers;
 	for (unsigned i = 0; i < def->nb_ports; i++) {
 		uint16_t p = def->ports[i];
-		if (!cluster_mgr_has_region(m, p)) {
+		if (consumers == 0) {
+			/* bounce only: no consumer maps the port's memory */
+		} else if (!cluster_mgr_has_region(m, p)) {
 			snprintf(err, errlen, "port %s receives into the stack's memory, which "
 				 "consumers cannot map: name it in a 'cluster add' line of the "
 				 "config file so that it starts with shared buffers",
 				 m->port_name[p]);
 			return -EINVAL;
-		}
-		uint64_t n = m->region[p].pool->size;
-		uint64_t reserve = (uint64_t)CLUSTER_RX_RESERVE * m->ops.nb_workers;
-		if (held + reserve > n) {
+		} else if (held + reserve > m->region[p].pool->size) {
 			snprintf(err, errlen, "%" PRIu64 " consumers x ring %u x %u workers = %" PRIu64
-				 " frames could be held, and port %s has %" PRIu64 " mbufs of which "
+				 " frames could be held, and port %s has %u mbufs of which "
 				 "%" PRIu64 " stay with its RX queues: use a smaller ring or more "
 				 "mbufs", consumers, def->ring_size, m->ops.nb_workers, held,
-				 m->port_name[p], n, reserve);
+				 m->port_name[p], m->region[p].pool->size, reserve);
 			return -ENOSPC;
 		}
 		/* Clusters that take flow share their ports with the stack and with each
@@ -206,8 +207,34 @@ static void cluster_free_states(struct cluster_mgr *m, struct cluster *cl)
 	}
 }
 
+/* The programs def names, loaded; 0 or -1 with err (nothing loaded). */
+static int cluster_progs_load(const struct cluster_def *def, struct cluster_prog **hash,
+			      struct cluster_prog **filter, char *err, size_t errlen)
+{
+	char why[256];
+	*hash = *filter = NULL;
+	if (def->hash_prog[0] != '\0' &&
+	    (*hash = cluster_prog_load(def->hash_prog, "dps_cluster_hash", why, sizeof(why))) ==
+	    NULL) {
+		snprintf(err, errlen, "hash custom: %s", why);
+		return -1;
+	}
+	if (def->filter[0] != '\0' &&
+	    (*filter = cluster_prog_load(def->filter, "dps_cluster_filter", why, sizeof(why))) ==
+	    NULL) {
+		cluster_prog_free(*hash);
+		*hash = NULL;
+		snprintf(err, errlen, "filter: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
 int cluster_add(struct cluster_mgr *m, const struct cluster_def *def, char *err, size_t errlen)
 {
+	struct cluster_prog *hash_prog, *filter;
+	if (cluster_progs_load(def, &hash_prog, &filter, err, errlen) != 0)
+		return -1;
 	pthread_mutex_lock(&m->lock);
 	int rc = cluster_check(m, def, err, errlen);
 	struct cluster *cl = NULL;
@@ -221,10 +248,14 @@ int cluster_add(struct cluster_mgr *m, const struct cluster_def *def, char *err,
 	}
 	if (rc != 0) {
 		pthread_mutex_unlock(&m->lock);
+		cluster_prog_free(hash_prog);
+		cluster_prog_free(filter);
 		return -1;
 	}
 	memset(cl, 0, sizeof(*cl));
 	cl->def = *def;
+	cl->hash_prog = hash_prog;
+	cl->filter = filter;
 	for (unsigned c = 0; c < CLUSTER_MAX_CONSUMERS; c++)
 		cl->cons[c].conn_fd = -1;
 	uint16_t first = 0;
@@ -235,6 +266,9 @@ int cluster_add(struct cluster_mgr *m, const struct cluster_def *def, char *err,
 			break;
 		}
 		ws->hash = def->hash;
+		ws->hash_prog = hash_prog;
+		ws->bounce_port = def->bounce_port;
+		ws->filter = filter;
 		ws->nb_groups = def->nb_groups;
 		first = 0;
 		for (unsigned g = 0; g < def->nb_groups; g++) {
@@ -252,6 +286,8 @@ int cluster_add(struct cluster_mgr *m, const struct cluster_def *def, char *err,
 	}
 	if (rc != 0) {
 		cluster_free_states(m, cl);
+		cluster_prog_free(hash_prog);
+		cluster_prog_free(filter);
 		snprintf(err, errlen, "out of memory");
 		pthread_mutex_unlock(&m->lock);
 		return -1;
@@ -284,6 +320,9 @@ static void cluster_delete(struct cluster_mgr *m, struct cluster *cl)
 		m->ops.run(m->ops.ctx, w, cluster_remove_on, &a);
 	}
 	cluster_free_states(m, cl);
+	/* No worker runs them any more (each took the cluster out above). */
+	cluster_prog_free(cl->hash_prog);
+	cluster_prog_free(cl->filter);
 	cl->used = false;
 }
 
@@ -341,13 +380,18 @@ void cluster_show(struct cluster_mgr *m, const struct cluster_show_cb *cb)
 		const struct cluster *cl = &m->clusters[i];
 		if (!cl->used)
 			continue;
-		uint64_t unsupported = 0;
-		for (unsigned w = 0; w < m->ops.nb_workers; w++)
-			unsupported += cl->ws[w]->unsupported;
-		uint64_t in_use = 0;
+		struct cluster_totals t = {0};
+		for (unsigned w = 0; w < m->ops.nb_workers; w++) {
+			t.unsupported += cl->ws[w]->unsupported;
+			t.bounced += cl->ws[w]->bounced;
+			t.filtered += cl->ws[w]->filtered;
+			t.forwarded += cl->ws[w]->forwarded;
+		}
 		for (unsigned p = 0; p < cl->def.nb_ports; p++)
-			in_use += rte_mempool_in_use_count(m->region[cl->def.ports[p]].pool);
-		cb->cluster(cb->ctx, &cl->def, unsupported, in_use);
+			if (cluster_mgr_has_region(m, cl->def.ports[p]))
+				t.pool_in_use += rte_mempool_in_use_count(
+					m->region[cl->def.ports[p]].pool);
+		cb->cluster(cb->ctx, &cl->def, &t);
 		for (unsigned c = 0; c < cl->nb_consumers; c++) {
 			struct cluster_consumer_view v;
 			cluster_consumer_view(m, cl, c, &v);

@@ -43,6 +43,9 @@ struct cluster_def {
 	unsigned nb_groups;
 	uint16_t group_size[CLUSTER_MAX_GROUPS];
 	uint32_t ring_size;
+	char hash_prog[CLUSTER_PROG_SPEC_LEN];      /* hash custom's program */
+	int32_t bounce_port;                        /* -1: no bounce */
+	char filter[CLUSTER_PROG_SPEC_LEN];         /* the bounce's program; "": none */
 	bool take_flow;     /* `take flow`: its ports stay the stack's, flow rules feed it */
 };
 
@@ -74,11 +77,18 @@ void cluster_mgr_destroy(struct cluster_mgr *m);
 int cluster_add(struct cluster_mgr *m, const struct cluster_def *def, char *err, size_t errlen);
 int cluster_del(struct cluster_mgr *m, const char *name, char *err, size_t errlen);
 
+/* A cluster's counters, summed over the workers. */
+struct cluster_totals {
+	uint64_t unsupported;           /* frames no consumer can read (chained, foreign) */
+	uint64_t pool_in_use;           /* mbufs of its ports in use (RX queues, consumers) */
+	uint64_t bounced;               /* frames forwarded out of the bounce port */
+	uint64_t filtered;              /* frames its filter kept from the bounce */
+	uint64_t forwarded;             /* frames consumers sent on uncopied */
+};
+
 /* Calls fn for every cluster in order, then for its consumers. */
 struct cluster_show_cb {
-	/* pool_in_use: the mbufs of the cluster's ports in use (RX queues and consumers). */
-	void (*cluster)(void *ctx, const struct cluster_def *def, uint64_t unsupported,
-			uint64_t pool_in_use);
+	void (*cluster)(void *ctx, const struct cluster_def *def, const struct cluster_totals *t);
 	void (*consumer)(void *ctx, const struct cluster_consumer_view *v);
 	void (*cluster_end)(void *ctx);
 	void *ctx;

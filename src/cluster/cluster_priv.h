@@ -8,6 +8,17 @@
 #include "cluster_mgr.h"
 
 #define CLUSTER_MAX_ZOMBIES 64
+#define CLUSTER_MAX_LINGER 64
+/* How long a detach waits for the ports to free a consumer's frames in flight. */
+#define CLUSTER_TX_SETTLE_MS 1000
+
+/* A detached consumer's segment that a port still sends from (a NIC that frees sent mbufs
+ * only when its ring fills): kept mapped until the daemon stops. */
+struct cluster_linger {
+	void *seg;
+	size_t size;
+	struct cluster_txslots *slots;
+};
 
 struct cluster_consumer {
 	int conn_fd;                    /* -1: nobody attached */
@@ -23,6 +34,8 @@ struct cluster_consumer {
 struct cluster {
 	bool used;
 	struct cluster_def def;
+	struct cluster_prog *hash_prog;             /* def.hash_prog loaded, or NULL */
+	struct cluster_prog *filter;                /* def.filter loaded, or NULL */
 	unsigned nb_consumers;
 	struct cluster_wstate *ws[DPC_MAX_RINGS];   /* one per worker */
 	struct cluster_consumer cons[CLUSTER_MAX_CONSUMERS];
@@ -38,6 +51,8 @@ struct cluster_mgr {
 	 * polls them, closes them. */
 	int zombie[CLUSTER_MAX_ZOMBIES];
 	unsigned nb_zombies;
+	struct cluster_linger linger[CLUSTER_MAX_LINGER];
+	unsigned nb_linger;
 	int listen_fd;
 	int stop_fd;                    /* eventfd: the server thread ends */
 	char path[108];
@@ -51,6 +66,9 @@ int cluster_consumer_attach(struct cluster_mgr *m, struct cluster *cl, unsigned 
 /* Takes the consumer out of the workers and frees its segment; the connection is the
  * caller's (returned, or -1). */
 int cluster_consumer_detach(struct cluster_mgr *m, struct cluster *cl, unsigned c);
+
+/* Unmaps the segments kept for frames in flight (the ports are stopped: none is). */
+void cluster_linger_free(struct cluster_mgr *m);
 
 /* Deletes every cluster (the daemon stops). */
 void cluster_mgr_delete_all(struct cluster_mgr *m);

@@ -14,6 +14,12 @@
  * nor free one it was not given: a `cons` outside [reclaimed, prod] is ignored). A full ring
  * drops the frame for that consumer only and counts it in `dropped`.
  *
+ * Forwarding without a copy: before releasing a frame, the consumer may set its
+ * descriptor's `fwd` (a port of the cluster) and count the mark in `marks`; the worker then
+ * sends that frame's mbuf out of the port when it reclaims it, instead of freeing it. The
+ * worker reads `fwd` only of frames released (past `cons`), and only while it has seen
+ * `marks` move since they were placed, so that a consumer that never forwards costs nothing.
+ *
  * Transmit goes the other way through one more ring (struct dpc_txring, after the receive
  * rings): the consumer copies a frame into the slot of its own that `prod` names, fills the
  * descriptor and moves `prod`; worker 0 copies the frame into an mbuf, sends it out of the
@@ -28,7 +34,7 @@
 #include "base/doorbell.h"
 
 #define DPC_SHM_MAGIC 0x31435044u      /* "DPC1" */
-#define DPC_SHM_VERSION 1
+#define DPC_SHM_VERSION 2
 #define DPC_MAX_REGIONS 8              /* ports in one cluster */
 #define DPC_MAX_RINGS 64               /* workers */
 #define DPC_NAME_LEN 32
@@ -42,12 +48,15 @@ struct dpc_desc {
 	uint32_t len;
 	uint32_t hash;                  /* the cluster's hash of the frame */
 	uint16_t region;                /* the cluster's port index (dpc_shm_hdr.regions) */
-	uint16_t pad[3];
+	uint16_t fwd;                   /* the consumer's: 0, or 1 + the cluster port index
+					 * to send the frame out of when it is released */
+	uint16_t pad[2];
 };
 
 struct dpc_ring {
 	_Alignas(DPC_CACHE_LINE) _Atomic uint32_t prod;     /* the worker's: frames published */
 	_Alignas(DPC_CACHE_LINE) _Atomic uint32_t cons;     /* the consumer's: frames released */
+	_Atomic uint32_t marks;                             /* the consumer's: fwd marks made */
 	_Alignas(DPC_CACHE_LINE) _Atomic uint64_t dropped;  /* the worker's: no room for them */
 	_Alignas(DPC_CACHE_LINE) struct dpc_desc desc[];    /* ring_size of them */
 };

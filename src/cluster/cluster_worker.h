@@ -11,6 +11,7 @@
 #include <rte_mbuf.h>
 
 #include "cluster_hash.h"
+#include "cluster_prog.h"
 #include "cluster_shm.h"
 #include "stack/netcfg.h"
 
@@ -22,17 +23,33 @@
 /* The daemon's half of one consumer ring (struct dpc_ring) on one worker. */
 struct cluster_wring {
 	struct dpc_ring *sh;
+	struct cluster_wstate *ws;              /* its cluster: ports and xmit, to forward */
 	struct dpc_shm_hdr *hdr;        /* the consumer's segment: its doorbell */
 	int efd;                        /* the consumer's eventfd */
 	struct rte_mbuf **shadow;       /* the mbuf behind each slot */
 	uint32_t mask;
 	uint32_t prod;                  /* frames placed (published at the burst's end) */
 	uint32_t freed;                 /* frames reclaimed */
+	uint32_t marks;                 /* sh->marks when last seen */
+	uint32_t scan_to;               /* frames before it may be marked for forwarding */
+};
+
+/* What the ports hold of a consumer's transmit slots: each frame goes out as an mbuf of
+ * the worker's pool with the slot attached as its external buffer (no copy), and the slot is
+ * the consumer's again only once the port freed that mbuf. Daemon memory: the consumer
+ * can spoil the bytes of its own frames, never an mbuf's header or this. */
+struct cluster_txslots {
+	uint8_t *base;                                      /* slot 0 */
+	struct rte_mbuf_ext_shared_info shinfo[DPC_TX_SIZE];
+	_Atomic uint8_t done[DPC_TX_SIZE];                  /* its mbuf was freed */
+	_Atomic uint32_t inflight;                          /* slots the ports hold */
 };
 
 /* The daemon's view of a consumer's transmit ring (worker 0 drains it). */
 struct cluster_wtx {
 	struct dpc_txring *sh;
+	struct cluster_txslots *slots;
+	uint32_t taken;                     /* descriptors read (sh->cons: slots given back) */
 	unsigned nb_regions;
 	uint16_t port[DPC_MAX_REGIONS];     /* our port of each cluster port index */
 };
@@ -44,9 +61,21 @@ struct cluster_counters {
 	uint64_t absent;                /* nobody attached as this consumer */
 };
 
+typedef void cluster_xmit_fn(void *ctx, uint16_t port, struct rte_mbuf *m);
+
 /* One cluster as one worker sees it. */
 struct cluster_wstate {
 	enum cluster_hash_kind hash;
+	const struct cluster_prog *hash_prog;   /* hash custom */
+	int32_t bounce_port;                    /* frames forwarded out of it; -1: none */
+	const struct cluster_prog *filter;      /* which to bounce; NULL: all */
+	cluster_xmit_fn *xmit;                  /* the worker's, for bounce */
+	void *xmit_ctx;
+	unsigned nb_ports;
+	uint16_t port[DPC_MAX_REGIONS];         /* our port of each cluster port index */
+	uint64_t forwarded;                     /* frames consumers sent on, uncopied */
+	uint64_t bounced;                       /* frames handed to bounce_port */
+	uint64_t filtered;                      /* frames the filter kept from it */
 	unsigned nb_groups;
 	uint16_t group_first[CLUSTER_MAX_GROUPS];
 	uint16_t group_size[CLUSTER_MAX_GROUPS];
@@ -72,9 +101,9 @@ struct cluster_wtab {
 	struct cluster_wring *rings[CLUSTER_MAX_WRINGS];   /* to reclaim from */
 	unsigned nb_tx;
 	struct cluster_wtx *tx[CLUSTER_MAX_WRINGS];         /* to send from */
-	/* How the worker sends: frames copied into mbufs of pool, given to xmit. */
+	/* How the worker sends: consumers' frames attached to mbufs of pool, given to xmit. */
 	struct rte_mempool *pool;
-	void (*xmit)(void *ctx, uint16_t port, struct rte_mbuf *m);
+	cluster_xmit_fn *xmit;
 	void *xmit_ctx;
 };
 
@@ -84,7 +113,8 @@ static inline bool cluster_owns(const struct cluster_wtab *t, uint16_t port)
 }
 
 /* The packet path: places each of the n frames received on port (which a cluster owns) on
- * one consumer of every group, or frees it. */
+ * one consumer of every group and bounces it (if the cluster does and its filter passes it),
+ * or frees it. */
 void cluster_rx(struct cluster_wtab *t, uint16_t port, struct rte_mbuf **pkts, uint16_t n);
 
 /* The same for frames that reached a cluster otherwise (a flow rule, issue 15): ws is the

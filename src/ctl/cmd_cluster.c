@@ -94,14 +94,28 @@ static int cluster_add_group(void *ctx, const char *s, size_t n)
 	return 0;
 }
 
-/* cluster add NAME ports P[,P...] [hash H] consumers N[,M...] [mode balance|fanout] [ring N]
- *   [take all|flow] */
+/* A program's "PATH[:NAME]" into dst, or -1 with the error. */
+static int cluster_parse_prog(const char *what, const char *v, char *dst, size_t len,
+			      struct ctl_out *o)
+{
+	if (strlen(v) >= len)
+		return ctl_error(o, "%s: a program's path has at most %zu characters", what,
+				 len - 1);
+	strcpy(dst, v);
+	return 0;
+}
+
+/* cluster add NAME ports P[,P...] [hash H | hash custom PROG] [consumers N[,M...]]
+ *             [mode balance|fanout] [ring N] [bounce PORT [filter PROG]]
+ *             [take all|flow]
+ * (consumers or bounce, or both) */
 static int cluster_parse(struct daemon *d, int argc, char **argv, struct cluster_def *def,
 			 struct ctl_out *o)
 {
 	memset(def, 0, sizeof(*def));
 	def->hash = CLUSTER_HASH_5TUPLE;
 	def->ring_size = CLUSTER_RING_DEFAULT;
+	def->bounce_port = -1;
 	if (argc < 1)
 		return -1;
 	if (strlen(argv[0]) >= DPC_NAME_LEN || strpbrk(argv[0], "@:,") != NULL)
@@ -123,8 +137,25 @@ static int cluster_parse(struct daemon *d, int argc, char **argv, struct cluster
 		} else if (strcmp(k, "hash") == 0) {
 			int h = cluster_hash_parse(v);
 			if (h < 0)
-				return ctl_error(o, "hash must be ip, mac, proto or 5tuple, not '%s'", v);
+				return ctl_error(o, "hash must be ip, mac, proto, 5tuple or custom "
+						 "PROG, not '%s'", v);
 			def->hash = (enum cluster_hash_kind)h;
+			if (h == CLUSTER_HASH_CUSTOM) {
+				if (++i + 1 >= argc)
+					return ctl_error(o, "hash custom needs a program: "
+							 "PATH[:NAME] (docs/CLUSTERS.md)");
+				if (cluster_parse_prog("hash custom", argv[i + 1], def->hash_prog,
+						       sizeof(def->hash_prog), o) != 0)
+					return -1;
+			}
+		} else if (strcmp(k, "bounce") == 0 && def->bounce_port < 0) {
+			int p = cluster_port_index(d, v, strlen(v));
+			if (p < 0)
+				return ctl_error(o, "bounce: no port named '%s'", v);
+			def->bounce_port = p;
+		} else if (strcmp(k, "filter") == 0 && def->filter[0] == '\0') {
+			if (cluster_parse_prog("filter", v, def->filter, sizeof(def->filter), o) != 0)
+				return -1;
 		} else if (strcmp(k, "mode") == 0) {
 			if (strcmp(v, "balance") != 0 && strcmp(v, "fanout") != 0)
 				return ctl_error(o, "mode must be balance or fanout, not '%s'", v);
@@ -145,8 +176,13 @@ static int cluster_parse(struct daemon *d, int argc, char **argv, struct cluster
 			return ctl_error(o, "unknown or repeated word '%s'", k);
 		}
 	}
-	if (def->nb_ports == 0 || def->nb_groups == 0)
-		return ctl_error(o, "a cluster needs ports and consumers");
+	if (def->nb_ports == 0 || (def->nb_groups == 0 && def->bounce_port < 0))
+		return ctl_error(o, "a cluster needs ports, and consumers or a bounce port");
+	if (def->filter[0] != '\0' && def->bounce_port < 0)
+		return ctl_error(o, "filter decides what bounce forwards: name a bounce port");
+	if (def->nb_groups == 0 && (mode != NULL || def->hash_prog[0] != '\0'))
+		return ctl_error(o, "mode and hash place frames on consumers: this cluster has "
+				 "none");
 	/* One number and fanout: that many groups of one (each consumer gets every frame). */
 	if (mode != NULL && strcmp(mode, "fanout") == 0 && def->nb_groups == 1) {
 		unsigned n = def->group_size[0];
@@ -197,12 +233,13 @@ struct show_ctx {
 	const char *name;
 };
 
-static void show_cluster(void *ctx, const struct cluster_def *def, uint64_t unsupported,
-			 uint64_t pool_in_use)
+static void show_cluster(void *ctx, const struct cluster_def *def,
+			 const struct cluster_totals *t)
 {
 	struct show_ctx *s = ctx;
 	struct ctl_out *o = s->o;
 	s->name = def->name;
+	const char *bounce = def->bounce_port >= 0 ? s->d->ports[def->bounce_port].name : NULL;
 	if (o->json) {
 		json_obj_begin(o, NULL);
 		json_str(o, "name", def->name);
@@ -211,6 +248,8 @@ static void show_cluster(void *ctx, const struct cluster_def *def, uint64_t unsu
 			json_str(o, NULL, s->d->ports[def->ports[i]].name);
 		json_arr_end(o);
 		json_str(o, "hash", cluster_hash_name(def->hash));
+		if (def->hash_prog[0] != '\0')
+			json_str(o, "hash_prog", def->hash_prog);
 		json_str(o, "mode", def->fanout ? "fanout" : "balance");
 		json_str(o, "take", def->take_flow ? "flow" : "all");
 		json_arr_begin(o, "groups");
@@ -218,23 +257,44 @@ static void show_cluster(void *ctx, const struct cluster_def *def, uint64_t unsu
 			json_u64(o, NULL, def->group_size[g]);
 		json_arr_end(o);
 		json_u64(o, "ring", def->ring_size);
-		json_u64(o, "unsupported", unsupported);
-		json_u64(o, "pool_in_use", pool_in_use);
+		if (bounce != NULL) {
+			json_str(o, "bounce", bounce);
+			if (def->filter[0] != '\0')
+				json_str(o, "filter", def->filter);
+			json_u64(o, "bounced", t->bounced);
+			json_u64(o, "filtered", t->filtered);
+		}
+		json_u64(o, "forwarded", t->forwarded);
+		json_u64(o, "unsupported", t->unsupported);
+		json_u64(o, "pool_in_use", t->pool_in_use);
 		json_arr_begin(o, "consumers");
 		return;
 	}
 	ctl_printf(o, "cluster %s ports ", def->name);
 	for (unsigned i = 0; i < def->nb_ports; i++)
 		ctl_printf(o, "%s%s", i ? "," : "", s->d->ports[def->ports[i]].name);
-	ctl_printf(o, " hash %s mode %s consumers ", cluster_hash_name(def->hash),
-		   def->fanout ? "fanout" : "balance");
-	for (unsigned g = 0; g < def->nb_groups; g++)
-		ctl_printf(o, "%s%u", g ? "," : "", def->group_size[g]);
-	ctl_printf(o, " ring %u take %s\n  unsupported %lu, mbufs in use %lu\n", def->ring_size,
-		   def->take_flow ? "flow" : "all",
-		   (unsigned long)unsupported, (unsigned long)pool_in_use);
-	ctl_printf(o, "  %-24s %-8s %12s %12s %12s %12s\n", "consumer", "pid", "delivered",
-		   "dropped", "absent", "outstanding");
+	if (def->nb_groups > 0) {
+		ctl_printf(o, " hash %s%s%s mode %s consumers ", cluster_hash_name(def->hash),
+			   def->hash_prog[0] != '\0' ? " " : "", def->hash_prog,
+			   def->fanout ? "fanout" : "balance");
+		for (unsigned g = 0; g < def->nb_groups; g++)
+			ctl_printf(o, "%s%u", g ? "," : "", def->group_size[g]);
+		ctl_printf(o, " ring %u", def->ring_size);
+	}
+	ctl_printf(o, " take %s", def->take_flow ? "flow" : "all");
+	if (bounce != NULL)
+		ctl_printf(o, " bounce %s%s%s", bounce, def->filter[0] != '\0' ? " filter " : "",
+			   def->filter);
+	ctl_printf(o, "\n  unsupported %lu, mbufs in use %lu, forwarded %lu",
+		   (unsigned long)t->unsupported, (unsigned long)t->pool_in_use,
+		   (unsigned long)t->forwarded);
+	if (bounce != NULL)
+		ctl_printf(o, ", bounced %lu, filtered %lu", (unsigned long)t->bounced,
+			   (unsigned long)t->filtered);
+	ctl_printf(o, "\n");
+	if (def->nb_groups > 0)
+		ctl_printf(o, "  %-24s %-8s %12s %12s %12s %12s\n", "consumer", "pid",
+			   "delivered", "dropped", "absent", "outstanding");
 }
 
 static void show_consumer(void *ctx, const struct cluster_consumer_view *v)

@@ -109,14 +109,17 @@ def read_pcapng(data):
 # -- the daemon and its consumers --------------------------------------------------------------
 
 class ClusterLab:
-    def __init__(self, lab):
+    def __init__(self, lab, extra=(), boot_ports="port0"):
+        """extra: config lines after port0's (more ports); boot_ports: the ports given
+        shared memory."""
         self.peer = lab.add_peer("10.0.0.1", 24)
         # The cluster line gives port0 shared packet memory from the start; the tests make
         # their own clusters on it.
         self.daemon = lab.start_daemon("\n".join([
             "workers 1",
             "port add port0 net_af_xdp0,iface=%s" % self.peer.root_ifname,
-            "cluster add boot ports port0 consumers 1",
+        ] + list(extra) + [
+            "cluster add boot ports %s consumers 1" % boot_ports,
         ]) + "\n")
         # Frames to any MAC reach the port (the mac hash test varies them).
         topo.run(["ip", "link", "set", self.peer.root_ifname, "promisc", "on"])
@@ -306,7 +309,7 @@ def test_bad_attaches_are_refused_with_the_reason(cl):
     (["t2", "ports", "port0", "consumers", "2,2", "mode", "balance"], "mode balance has one"),
     (["t2", "ports", "port0", "consumers", "2", "ring", "100"], "power of two"),
     (["t2", "ports", "port0", "consumers", "64", "ring", "65536"], "use a smaller ring"),
-    (["t2", "ports", "port0"], "needs ports and consumers"),
+    (["t2", "ports", "port0"], "needs ports, and consumers or a bounce port"),
     (["t2", "ports", "port0", "consumers", "1", "take", "some"], "take must be all"),
     (["a@b", "ports", "port0", "consumers", "1"], "no '@'"),
 ])
@@ -392,24 +395,29 @@ def test_port_without_shared_memory_is_refused(lab):
 REFLECT = os.path.join(topo.BUILD, "examples", "cluster", "dps-cluster-reflect")
 
 
-def test_consumer_sends_out_of_the_cluster_port(cl):
-    """Transmit through the cluster: a consumer sends each frame it gets back out of its
-    port with the MACs swapped; the peer captures every one, byte for byte."""
+@pytest.mark.parametrize("n", [40, 700])
+def test_consumer_sends_out_of_the_cluster_port(cl, n):
+    """Transmit through the cluster: a consumer builds each frame it gets, MACs swapped, in
+    a buffer the daemon lends and posts it out of its port; the peer captures every one,
+    byte for byte. 700 frames: each of the 256 buffers is lent again once the port sent
+    it."""
     cl.fresh("consumers", 1)
-    frames = varied_frames(40)
+    frames = varied_frames(n)
     p = cl.consumer(REFLECT, "-n", len(frames), "t@0")
     cl.wait_attached(1)
     peer_mac = mac_bytes(cl.peer.mac)
     with topo.PacketSocket(cl.peer.ns, cl.peer.ifname) as s:
         # Sent to the peer's own MAC: the kernel takes the reflections as its own frames.
         mine = [f[6:12] + peer_mac + f[12:] for f in frames]
-        s.send_many(mine, pace_every=32)
         back = []
-        while len(back) < len(mine):
-            f = s.recv_until(lambda f: MARK in bytes(f) and bytes(f)[:6] == peer_mac,
-                             timeout=STATE_TIMEOUT)
-            assert f is not None, "%d of %d frames came back" % (len(back), len(mine))
-            back.append(bytes(f))
+        # In chunks that the packet socket's receive buffer holds whole.
+        for k in range(0, len(mine), 100):
+            s.send_many(mine[k:k + 100], pace_every=32)
+            while len(back) < min(k + 100, len(mine)):
+                f = s.recv_until(lambda f: MARK in bytes(f) and bytes(f)[:6] == peer_mac,
+                                 timeout=STATE_TIMEOUT)
+                assert f is not None, "%d of %d frames came back" % (len(back), len(mine))
+                back.append(bytes(f))
     out, err = p.communicate(timeout=topo.DEFAULT_TIMEOUT)
     assert p.returncode == 0 and out.split() == [b"reflected", str(len(frames)).encode()], err
     expected = sorted(f[6:12] + f[0:6] + f[12:] for f in mine)
@@ -444,7 +452,7 @@ def test_check_config_judges_cluster_lines(lab):
     for text, status, why in [
             (base + "cluster add c ports port0 hash ip consumers 2,2\n", 0, ""),
             (base + "cluster add c ports port0 consumers 2 hash crc\n", 1,
-             "check.conf:3: hash must be ip, mac, proto or 5tuple, not 'crc'")]:
+             "check.conf:3: hash must be ip, mac, proto, 5tuple or custom PROG, not 'crc'")]:
         path = os.path.join(lab.tmp, "check.conf")
         with open(path, "w") as f:
             f.write(text)
