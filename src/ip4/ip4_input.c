@@ -5,6 +5,7 @@
 #include "acl/bypass_set.h"
 #include "stack/exception.h"
 #include "stack/stack_internal.h"
+#include "stack/inet_hdr.h"
 #include "stack/steer.h"
 #include "wire/icmp4.h"
 
@@ -129,8 +130,17 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		return;
 	}
 	const struct stack_proto *transport = s->by_ip_proto[ip->proto];
-	if (transport != NULL && transport->ip4_input != NULL) {
-		transport->ip4_input(s, m, ip, bcast);
+	if (transport != NULL && transport->l4_input != NULL) {
+		struct inet_hdr h = {
+			.src = inet_addr_v4(ip->src),
+			.dst = inet_addr_v4(ip->dst),
+			.l4_off = (uint32_t)ip->hdr_len,
+			.l4_len = (uint32_t)(ip->total_len - ip->hdr_len),
+			.tos = ip->tos,
+			.ttl = ip->ttl,
+			.port = m->port,
+		};
+		transport->l4_input(s, m, &h, bcast);
 		return;
 	}
 	if (stack_exception(s, m, STACK_EV_KERNEL_IP_PROTO))

@@ -4,6 +4,7 @@
 #include "ip6.h"
 
 #include "stack/exception.h"
+#include "stack/inet_hdr.h"
 #include "wire/icmp6.h"
 
 /* RFC 8200 §4: the Parameter Problem a refused extension header chain deserves. */
@@ -13,6 +14,25 @@ static void ext_refused(struct stack *s, struct rte_mbuf *m, const struct ip6_ex
 		icmp6_send_error(s, m, ICMP6_PARAM_PROBLEM, ext->problem_code,
 				 ext->problem_pointer);
 	stack_drop(s, STACK_DROP_IP6_BAD_EXT, m);
+}
+
+/* To the transport registered for the chain's upper-layer header (TCP, UDP), on the
+ * worker that owns the flow. */
+static void ip6_deliver(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
+			const struct ip6_ext_info *ext, bool to_group)
+{
+	stack_count(s, STACK_EV_IP6_DELIVERED);
+	struct inet_hdr h = {
+		.src = inet_addr_v6(&ip->src),
+		.dst = inet_addr_v6(&ip->dst),
+		.l4_off = (uint32_t)ext->l4_off,
+		.l4_len = (uint32_t)(IP6_HDR_LEN + ip->payload_len - ext->l4_off),
+		.tos = ip->tclass,
+		.ttl = ip->hop_limit,
+		.port = m->port,
+		.v6 = true,
+	};
+	s->by_ip_proto[ext->proto]->l4_input(s, m, &h, to_group);
 }
 
 void ip6_input(struct stack *s, struct rte_mbuf *m, unsigned how)
@@ -70,6 +90,11 @@ void ip6_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 		rte_pktmbuf_free(m); /* RFC 8200 §4.7: nothing follows, nothing to do */
 		return;
 	default:
+		if (s->by_ip_proto[ext.proto] != NULL &&
+		    s->by_ip_proto[ext.proto]->l4_input != NULL) {
+			ip6_deliver(s, m, &ip, &ext, to_group);
+			return;
+		}
 		if (stack_exception(s, m, STACK_EV_KERNEL_IP_PROTO))
 			return;
 		/* RFC 8200 §4: an unrecognized Next Header, pointing at the field naming it. */

@@ -48,6 +48,17 @@ static uint16_t ip6_mtu(const struct stack *s, const struct route6 *r, uint16_t 
 	return r != NULL && r->mtu != 0 && r->mtu < mtu ? r->mtu : mtu;
 }
 
+uint32_t ip6_path_mtu(struct stack *s, const struct ip6_addr *dst, uint16_t port, bool *local)
+{
+	int err;
+	struct ip6_out d = {.dst = *dst, .port = port};
+	const struct route6 *r = ip6_route(s, &d, &err);
+	*local = r != NULL && r->type == ROUTE_LOCAL;
+	if (err != 0)
+		return 0;
+	return ip6_mtu(s, r, r != NULL ? r->port : port);
+}
+
 int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 {
 	int err;
@@ -75,6 +86,8 @@ int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 	};
 	ip6_build(h, IP6_HDR_LEN, &ip);
 	m->l3_len = IP6_HDR_LEN;
+	if (m->ol_flags & RTE_MBUF_F_TX_L4_MASK)
+		m->ol_flags |= RTE_MBUF_F_TX_IPV6; /* a transport left its checksum to the port */
 	stack_count(s, STACK_EV_IP6_TX);
 	if (r != NULL && r->type == ROUTE_LOCAL) {
 		m->port = r->port; /* as if received there; see ip4_output.c */

@@ -10,6 +10,7 @@
 #include "tcp_priv.h"
 #include "tcp_syncookie.h"
 #include "stack/exception.h"
+#include "wire/checksum.h"
 #include "wire/icmp4.h"
 #include "wire/ipv4.h"
 
@@ -78,6 +79,7 @@ static struct tcp_conn *tcp_child_alloc(struct tcp_conn *l, const struct tcp_seg
 	c->sk.lport = g->th.dst_port;
 	c->sk.raddr = g->ip->src;
 	c->sk.rport = g->th.src_port;
+	c->sk.scope = inet_hdr_scope(g->ip);
 	c->sk.owner = l->sk.owner;
 	c->sk.mem = l->sk.mem;
 	if (tcp_conn_insert(c) != 0) {
@@ -93,7 +95,7 @@ static struct tcp_conn *tcp_child_create(struct tcp_conn *l, const struct tcp_se
 	struct tcp_conn *c = tcp_child_alloc(l, g);
 	if (c == NULL)
 		return NULL;
-	c->ts_offset = tcp_isn(&s->tcp->secret, c->sk.laddr, c->sk.lport, c->sk.raddr,
+	c->ts_offset = tcp_isn(&s->tcp->secret, &c->sk.laddr, c->sk.lport, &c->sk.raddr,
 			       c->sk.rport, 0);
 	c->irs = g->th.seq;
 	c->rcv_nxt = g->th.seq + 1;
@@ -116,12 +118,13 @@ static void tcp_syncookie_reply(struct tcp_conn *l, const struct tcp_seg *g)
 	struct stack *s = l->s;
 	const struct tcp_options *in = &g->th.options;
 	uint16_t mss;
-	uint32_t isn = tcp_syncookie_make(&s->tcp->secret, g->ip->dst, g->th.dst_port, g->ip->src,
+	uint32_t isn = tcp_syncookie_make(&s->tcp->secret, &g->ip->dst, g->th.dst_port, &g->ip->src,
 					  g->th.src_port, g->th.seq,
 					  in->has_mss ? in->mss : TCP_MSS_DEFAULT, s->now_ms, &mss);
 	struct tcp_seg_out o = {
 		.laddr = g->ip->dst,
 		.raddr = g->ip->src,
+		.scope = inet_hdr_scope(g->ip),
 		.lport = g->th.dst_port,
 		.rport = g->th.src_port,
 		.seq = isn,
@@ -134,7 +137,7 @@ static void tcp_syncookie_reply(struct tcp_conn *l, const struct tcp_seg *g)
 	/* The option announces what we can receive (RFC 9293 §3.7.1); the cookie keeps the
 	 * peer's MSS (mss), as Linux's cookie SYN-ACKs do. */
 	o.opts.has_mss = true;
-	o.opts.mss = tcp_mss_ours(s, g->ip->src, &l->opts);
+	o.opts.mss = tcp_mss_ours(s, &g->ip->src, inet_hdr_scope(g->ip), &l->opts);
 	/* Without timestamps there is nowhere to keep the other options: offer none, as
 	 * Linux does. */
 	if (in->has_timestamps) {
@@ -167,7 +170,7 @@ static struct tcp_conn *tcp_syncookie_accept(struct tcp_conn *l, const struct tc
 {
 	struct stack *s = l->s;
 	uint16_t mss;
-	if (tcp_syncookie_check(&s->tcp->secret, g->ip->dst, g->th.dst_port, g->ip->src,
+	if (tcp_syncookie_check(&s->tcp->secret, &g->ip->dst, g->th.dst_port, &g->ip->src,
 				g->th.src_port, g->th.seq - 1, g->th.ack - 1, s->now_ms, &mss) != 0) {
 		stack_count(s, STACK_EV_TCP_SYNCOOKIES_FAILED);
 		return NULL;
@@ -267,7 +270,7 @@ static struct tcp_conn *tcp_listen_input(struct tcp_conn *l, const struct tcp_se
 	c->parent = l;
 	TAILQ_INSERT_TAIL(&l->syn_q, c, q_link);
 	l->syn_qlen++;
-	c->iss = tcp_isn(&s->tcp->secret, c->sk.laddr, c->sk.lport, c->sk.raddr, c->sk.rport,
+	c->iss = tcp_isn(&s->tcp->secret, &c->sk.laddr, c->sk.lport, &c->sk.raddr, c->sk.rport,
 			 s->now_us);
 	c->snd_una = c->iss;
 	c->snd_sml = c->iss;
@@ -830,7 +833,7 @@ static void tcp_time_wait_input(struct tcp_conn *c, const struct tcp_seg *g)
 	tcp_send_ack(c);
 }
 
-static bool tcp_checksum_ok(const struct rte_mbuf *m, const struct ip4_repr *ip,
+static bool tcp_checksum_ok(const struct rte_mbuf *m, const struct inet_hdr *ip,
 			    const uint8_t *seg, size_t len)
 {
 	uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
@@ -838,12 +841,15 @@ static bool tcp_checksum_ok(const struct rte_mbuf *m, const struct ip4_repr *ip,
 		return true;
 	if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 		return false;
-	if (m->nb_segs == 1)
-		return tcp_checksum(ip->src, ip->dst, seg, len) == 0;
-	return ip4_l4_checksum_chain(m, ip, IP4_PROTO_TCP, (uint32_t)len) == 0;
+	if (m->nb_segs == 1) {
+		uint32_t sum = inet_addr_csum_pseudo(&ip->src, &ip->dst, IP4_PROTO_TCP,
+						     (uint32_t)len);
+		return wire_csum_finish(wire_csum_add(sum, seg, len)) == 0;
+	}
+	return inet_l4_checksum(m, ip, IP4_PROTO_TCP, (uint32_t)len) == 0;
 }
 
-void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast)
+void tcp_input(struct stack *s, struct rte_mbuf *m, const struct inet_hdr *ip, bool bcast)
 {
 	stack_count(s, STACK_EV_TCP_IN_SEGS);
 	if (bcast) {
@@ -855,8 +861,8 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 	 * first piece is shorter (a reassembled datagram, RFC 1122 §3.3.2; IP fragments may
 	 * cut anywhere). The parser reads no more than the header. */
 	uint8_t hdr_copy[TCP_HDR_MAX_LEN];
-	size_t seg_len = ip->total_len - ip->hdr_len;
-	const uint8_t *seg = rte_pktmbuf_read(m, ip->hdr_len,
+	size_t seg_len = ip->l4_len;
+	const uint8_t *seg = rte_pktmbuf_read(m, ip->l4_off,
 					      (uint32_t)RTE_MIN(seg_len, sizeof(hdr_copy)), hdr_copy);
 	struct tcp_seg g = {.ip = ip, .m = m, .ecn = ip->tos & IP_ECN_MASK};
 	enum wire_status st = seg != NULL ? tcp_parse(seg, seg_len, &g.th) : WIRE_TRUNCATED;
@@ -871,11 +877,11 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 		stack_drop(s, STACK_DROP_TCP_BAD_CHECKSUM, m);
 		return;
 	}
-	g.pay_off = (uint32_t)(ip->hdr_len + g.th.hdr_len);
+	g.pay_off = (uint32_t)(ip->l4_off + g.th.hdr_len);
 	g.payload = m->nb_segs == 1 ? seg + g.th.hdr_len : NULL;
 	g.len = (uint32_t)(seg_len - g.th.hdr_len);
 
-	struct tcp_conn *c = tcp_conn_lookup(s, ip->dst, g.th.dst_port, ip->src, g.th.src_port);
+	struct tcp_conn *c = tcp_conn_lookup(s, &ip->dst, g.th.dst_port, &ip->src, g.th.src_port);
 	/* SYN+FIN opens nothing: a listener or a SYN-SENT connection drops it without an
 	 * answer (Linux: tcp_rcv_state_process in LISTEN); a closed port resets it like any
 	 * other segment (Linux's tcp_v4_send_reset does, RFC 9293 §3.10.7.1); a synchronized
@@ -894,7 +900,7 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 		c = NULL;
 	}
 	if (c == NULL) {
-		struct tcp_conn *l = tcp_listener_lookup(s, ip->dst, g.th.dst_port);
+		struct tcp_conn *l = tcp_listener_lookup(s, &ip->dst, g.th.dst_port);
 		if (l == NULL) {
 			/* Not the stack's: maybe the kernel's (its listeners, its connections). */
 			if (stack_exception(s, m, STACK_EV_KERNEL_TCP))
@@ -909,7 +915,7 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 			stack_drop(s, STACK_DROP_TCP_BAD_FLAGS, m);
 			return;
 		}
-		c = tcp_listen_input(tcp_listener_select(l, ip->src, g.th.src_port), &g);
+		c = tcp_listen_input(tcp_listener_select(l, &ip->src, g.th.src_port), &g);
 		if (c == NULL) {
 			rte_pktmbuf_free(m);
 			tcp_deliver_events(s);
@@ -948,7 +954,8 @@ void tcp_icmp_error(struct stack *s, const struct ip4_repr *qip, const uint8_t *
 	uint16_t sport = (uint16_t)(l4[0] << 8 | l4[1]);
 	uint16_t dport = (uint16_t)(l4[2] << 8 | l4[3]);
 	uint32_t seq = (uint32_t)l4[4] << 24 | (uint32_t)l4[5] << 16 | (uint32_t)l4[6] << 8 | l4[7];
-	struct tcp_conn *c = tcp_conn_lookup(s, qip->src, sport, qip->dst, dport);
+	struct tcp_conn *c = tcp_conn_lookup(s, INET_ADDR_V4(qip->src), sport,
+					     INET_ADDR_V4(qip->dst), dport);
 	if (c == NULL || c->state == TCP_TIME_WAIT)
 		return;
 	if (!seq_in(seq, c->snd_una, c->snd_max) && !(c->snd_una == c->snd_max && seq == c->snd_una)) {

@@ -31,5 +31,9 @@ uint32_t toeplitz_hash(const struct toeplitz *t, const uint8_t *in, size_t n);
 uint32_t toeplitz_ipv4_l4(const struct toeplitz *t, uint32_t src, uint32_t dst, uint16_t sport,
 			  uint16_t dport);
 uint32_t toeplitz_ipv4(const struct toeplitz *t, uint32_t src, uint32_t dst);
+/* RSS's IPv6 input with ports (the 36 bytes src | dst | sport | dport, network order), as
+ * NICs hash TCP over IPv6. */
+uint32_t toeplitz_ipv6_l4(const struct toeplitz *t, const uint8_t src[16], const uint8_t dst[16],
+			  uint16_t sport, uint16_t dport);
 
 #endif

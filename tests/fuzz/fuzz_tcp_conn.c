@@ -211,7 +211,8 @@ static void app_op(uint8_t what, uint16_t arg)
 			o.ecn = arg & 1;
 			o.nodelay = arg & 2;
 			views[0] = (struct peer_view){.my_next = views[0].my_next + 100000};
-			if (tcp_connect(stk, 0, 6000, PEER, 5000, &o, &owner, &owned[i]) != 0)
+			if (tcp_connect(stk, INET_ADDR_V4(0), 6000, INET_ADDR_V4(PEER), 5000, &o,
+				&owner, &owned[i]) != 0)
 				owned[i] = NULL;
 		}
 		break;
@@ -273,8 +274,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(owned, 0, sizeof(owned));
 	for (unsigned i = 0; i < 4; i++)
 		views[i].my_next = 1000u * (i + 1);
-	FUZZ_CHECK(tcp_listen(stk, 0, 80, 2, &o, &owner, &listener) == 0);
-	FUZZ_CHECK(tcp_connect(stk, 0, 6000, PEER, 5000, &o, &owner, &owned[0]) == 0);
+	FUZZ_CHECK(tcp_listen(stk, INET_ADDR_V4(0), 80, 2, &o, &owner, &listener) == 0);
+	FUZZ_CHECK(tcp_connect(stk, INET_ADDR_V4(0), 6000, INET_ADDR_V4(PEER), 5000, &o, &owner,
+		&owned[0]) == 0);
 
 	size_t at = 0;
 	while (at < size) {

@@ -51,7 +51,7 @@ static struct tcp_conn *open_with(struct tp_peer *p, const struct tcp_sockopts *
 				  const struct tcp_options *syn)
 {
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 16, o, &tp_owner, &l), 0);
+	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(0), TP_LPORT, 16, o, &tp_owner, &l), 0);
 	struct tcp_options none = {0};
 	p->ts = syn != NULL && syn->has_timestamps;
 	tp_send(p, TCP_FLAG_SYN, NULL, 0, syn != NULL ? syn : &none);
@@ -787,7 +787,7 @@ static void test_syn_received_window_bounded_by_rcvbuf_whatever_the_peer_isn(voi
 	o.rcvbuf = 4096;
 	o.rcvbuf_locked = true;
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 16, &o, &tp_owner, &l), 0);
+	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(0), TP_LPORT, 16, &o, &tp_owner, &l), 0);
 	struct tcp_options syn = tp_linux_syn_opts(&p);
 	tp_send(&p, TCP_FLAG_SYN, NULL, 0, &syn);
 	struct tp_seg g;

@@ -80,7 +80,7 @@ static void test_listen_ip_ttl_tos_on_syn_ack_and_inherited_by_child(void **stat
 	tcp_sockopts_default(&o);
 	o.ip = (struct sock_ip_opts){.ttl = 255, .tos = 0xc3};
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 4, &o, &tp_owner, &l), 0);
+	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(0), TP_LPORT, 4, &o, &tp_owner, &l), 0);
 	struct tp_peer p;
 	tp_peer_init(&p);
 	tp_send(&p, TCP_FLAG_SYN, NULL, 0, NULL);

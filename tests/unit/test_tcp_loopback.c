@@ -25,7 +25,8 @@ static void lb_open(struct lb_pair *p)
 	p->listener = tp_listen(4);
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
-	assert_int_equal(tcp_connect(ts_s, 0, 0, TS_ADDR0, TP_LPORT, &o, &tp_owner, &p->client),
+	assert_int_equal(tcp_connect(ts_s, INET_ADDR_V4(0), 0, INET_ADDR_V4(TS_ADDR0), TP_LPORT, &o,
+		&tp_owner, &p->client),
 			 0);
 	tp_advance(1);
 	assert_int_equal(tcp_conn_state(p->client), TCP_ESTABLISHED);
@@ -155,7 +156,8 @@ static void test_connection_to_itself_copies_what_it_sends(void **state)
 	tcp_sockopts_default(&o);
 	struct tcp_conn *c;
 	/* Simultaneous open with itself (RFC 9293 §3.5, figure 7, with one end). */
-	assert_int_equal(tcp_connect(ts_s, TS_ADDR0, 5000, TS_ADDR0, 5000, &o, &tp_owner, &c), 0);
+	assert_int_equal(tcp_connect(ts_s, INET_ADDR_V4(TS_ADDR0), 5000, INET_ADDR_V4(TS_ADDR0),
+		5000, &o, &tp_owner, &c), 0);
 	tp_advance(1);
 	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
 	uint8_t *out = lb_pattern(LB_BYTES / 4), *in = malloc(LB_BYTES / 4);

@@ -138,7 +138,8 @@ struct tcp_conn *tp_listen(unsigned backlog)
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, backlog, &o, &tp_owner, &l), 0);
+	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(0), TP_LPORT, backlog, &o, &tp_owner, &l),
+		0);
 	return l;
 }
 
@@ -185,7 +186,8 @@ struct tcp_conn *tp_connect(const struct tcp_sockopts *o, uint16_t pport, struct
 		o = &def;
 	}
 	struct tcp_conn *c;
-	assert_int_equal(tcp_connect(ts_s, 0, TP_LPORT, TS_HOST_A, pport, o, &tp_owner, &c), 0);
+	assert_int_equal(tcp_connect(ts_s, INET_ADDR_V4(0), TP_LPORT, INET_ADDR_V4(TS_HOST_A),
+		pport, o, &tp_owner, &c), 0);
 	tp_expect_one(syn);
 	return c;
 }
