@@ -19,7 +19,9 @@
 
 #include "test_tcp_util.h"
 
-#define MSS_TS 1448          /* the peer's MSS 1460 less the 12 bytes of timestamps */
+/* Our MSS for the route's 1500-byte MTU (no more than the peer's 1460) less the 12 bytes of
+ * timestamps. */
+#define MSS_TS (TP_MSS_1500 - 12)
 #define P0 (TP_PEER_ISN + 1) /* the peer's first data byte */
 
 static struct tp_seg segs[TS_MAX_FRAMES];
@@ -51,7 +53,7 @@ static struct tcp_conn *open_with(struct tp_peer *p, const struct tcp_sockopts *
 				  const struct tcp_options *syn)
 {
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(0), TP_LPORT, 16, o, &tp_owner, &l), 0);
+	assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 16, o, &tp_owner, &l), 0);
 	struct tcp_options none = {0};
 	p->ts = syn != NULL && syn->has_timestamps;
 	tp_send(p, TCP_FLAG_SYN, NULL, 0, syn != NULL ? syn : &none);
@@ -787,7 +789,7 @@ static void test_syn_received_window_bounded_by_rcvbuf_whatever_the_peer_isn(voi
 	o.rcvbuf = 4096;
 	o.rcvbuf_locked = true;
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(0), TP_LPORT, 16, &o, &tp_owner, &l), 0);
+	assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 16, &o, &tp_owner, &l), 0);
 	struct tcp_options syn = tp_linux_syn_opts(&p);
 	tp_send(&p, TCP_FLAG_SYN, NULL, 0, &syn);
 	struct tp_seg g;

@@ -85,7 +85,8 @@ static void test_isn_ipv6_every_address_bit_counts(void **state)
 	assert_true(tcp_isn(&fixed_secret, &l, LPORT, &r1, RPORT, 0) !=
 		    tcp_isn(&fixed_secret, &l, LPORT, &r2, RPORT, 0));
 	assert_true(tcp_isn(&fixed_secret, &l, LPORT, &r1, RPORT, 0) !=
-		    tcp_isn(&fixed_secret, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR), RPORT, 0));
+		    tcp_isn(&fixed_secret, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR), RPORT,
+			0));
 }
 
 static void test_isn_cookie_key_is_not_used(void **state)

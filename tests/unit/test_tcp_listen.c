@@ -247,7 +247,7 @@ static void test_listen_cookie_syn_ack_announces_our_mss(void **state)
 	struct tp_seg g;
 	syn(&p, &o, &g);
 	assert_true(g.th.options.has_mss);
-	assert_int_equal(g.th.options.mss, TS_MTU - 40);
+	assert_int_equal(g.th.options.mss, TP_MSS_1500);
 }
 
 static void test_listen_cookie_without_timestamps_restores_mss_only(void **state)
@@ -627,7 +627,7 @@ static void test_listen_same_wildcard_port_twice_eaddrinuse(void **state)
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
 	struct tcp_conn *l2 = NULL;
-	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(0), TP_LPORT, 8, &o, &tp_owner, &l2),
+	assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 8, &o, &tp_owner, &l2),
 		-EADDRINUSE);
 	assert_null(l2);
 }
@@ -698,7 +698,7 @@ static int listen_port(uint16_t port, bool reuseport, struct tcp_conn **l)
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
 	o.reuseport = reuseport;
-	return tcp_listen(ts_s, INET_ADDR_V4(0), port, 8, &o, &tp_owner, l);
+	return tcp_listen(ts_s, tp_any_addr(), port, 8, &o, &tp_owner, l);
 }
 
 static void test_listen_table_full_refuses_with_enobufs_counted_until_one_closes(void **state)
@@ -749,7 +749,7 @@ static int listen_reuseport(uint32_t uid, struct tcp_conn **l)
 	o.reuseport = true;
 	o.reuseport_uid = uid;
 	*l = NULL;
-	return tcp_listen(ts_s, INET_ADDR_V4(0), TP_LPORT, 64, &o, &tp_owner, l);
+	return tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 64, &o, &tp_owner, l);
 }
 
 /* Connections from n peers, counted by the listener of group that accepted each. The
@@ -788,7 +788,7 @@ static void test_reuseport_needs_the_option_on_both_and_one_user(void **state)
 	assert_null(other);
 	struct tcp_sockopts plain;
 	tcp_sockopts_default(&plain);
-	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(0), TP_LPORT, 8, &plain, &tp_owner, &other),
+	assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 8, &plain, &tp_owner, &other),
 		-EADDRINUSE);
 	assert_int_equal(tcp_bind_check(ts_s, INET_ADDR_V4(0), TP_LPORT, &plain), -EADDRINUSE);
 	plain.reuseport = true;

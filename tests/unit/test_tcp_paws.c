@@ -33,7 +33,7 @@ static void jump(uint64_t ms)
 static struct tcp_conn *listener_with(const struct tcp_sockopts *o)
 {
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(0), TP_LPORT, 16, o, &tp_owner, &l), 0);
+	assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 16, o, &tp_owner, &l), 0);
 	return l;
 }
 
@@ -250,7 +250,7 @@ static void test_established_two_full_timestamped_segments_acked_at_once(void **
 	tp_peer_init(&p);
 	tp_quickack_spent(tp_open_passive(&p));
 	fill_big();
-	uint32_t full = TS_MTU - 40 - TCPOLEN_TSTAMP_ALIGNED;
+	uint32_t full = TP_MSS_1500 - TCPOLEN_TSTAMP_ALIGNED;
 	tp_send(&p, TCP_FLAG_ACK, big, full, NULL);
 	tp_expect_none();
 	tp_send(&p, TCP_FLAG_ACK, big + full, full, NULL);
@@ -677,8 +677,8 @@ static void test_passive_large_peer_mss_clamped_to_our_mtu(void **state)
 	struct tcp_conn *c = tp_open_passive_opts(&p, &o);
 	struct tcp_conn_info ci;
 	tcp_conn_info(c, &ci);
-	assert_int_equal(ci.snd_mss, TS_MTU - 40);
-	assert_int_equal(ci.rcv_mss, TS_MTU - 40);
+	assert_int_equal(ci.snd_mss, TP_MSS_1500);
+	assert_int_equal(ci.rcv_mss, TP_MSS_1500);
 }
 
 static void test_passive_smaller_mtu_lowers_both_mss(void **state)

@@ -38,6 +38,13 @@ const struct inet_addr *tp_peer_addr(void)
 	return &tp_peer;
 }
 
+const struct inet_addr *tp_any_addr(void)
+{
+	static struct inet_addr any;
+	any = inet_addr_any(!inet_addr_is_v4(&tp_local));
+	return &any;
+}
+
 int tp_setup(void **state)
 {
 	memset(&tp_owner_rec, 0, sizeof(tp_owner_rec));
@@ -161,7 +168,9 @@ static void tp_parse6(unsigned i, struct tp_seg *g)
 	uint32_t sum = inet_addr_csum_pseudo(&tp_local, &tp_peer, IP4_PROTO_TCP, ip.payload_len);
 	assert_int_equal(wire_csum_finish(wire_csum_add(sum, l4, ip.payload_len)), 0);
 	assert_int_equal(tcp_parse(l4, ip.payload_len, &g->th), WIRE_OK);
-	g->ip = (struct ip4_repr){.tos = ip.tclass, .ttl = ip.hop_limit, .proto = IP4_PROTO_TCP};
+	/* IPv6 is never fragmented on the way (RFC 8200 §5): what DF says in IPv4. */
+	g->ip = (struct ip4_repr){.tos = ip.tclass, .ttl = ip.hop_limit, .proto = IP4_PROTO_TCP,
+				  .df = true};
 	g->len = (uint32_t)(ip.payload_len - g->th.hdr_len);
 	memcpy(g->data, l4 + g->th.hdr_len, g->len);
 }

@@ -22,6 +22,8 @@
 /* The two ends' addresses in the family under test. */
 const struct inet_addr *tp_local_addr(void);
 const struct inet_addr *tp_peer_addr(void);
+/* That family's wildcard (0.0.0.0 or ::), for listeners. */
+const struct inet_addr *tp_any_addr(void);
 /* The MSS a 1500-byte MTU gives in that family: 1460, or 1440 over IPv6 (RFC 8200 §8.3). */
 #ifdef TP_IPV6
 #define TP_MSS_1500 1440
