@@ -13,14 +13,7 @@ them. Figures never fail anything: a run that fails is left out ("-").
 
 Usage: bench/inet6.py [--runs N] [--seconds S] [--json PATH]   (as root, after a build)
 """
-import argparse
-import json
-import os
-import shutil
-import sys
-import tempfile
-
-from offload import Daemon, ROOT, alternate, fmt, iperf3_run, median, sh
+from offload import Daemon, alternate, bench_main, fmt, iperf3_run, kernel_veth, median, sh
 
 KNS, ROOT_DEV, PEER_DEV = "binet6k", "binet60", "binet61"
 STACK4, KERNEL4 = "10.95.0.2", "10.95.0.1"
@@ -28,18 +21,8 @@ STACK6, KERNEL6 = "2001:db8:95::2", "2001:db8:95::1"
 
 
 def bench(work, runs, seconds):
-    sh("ip", "netns", "add", KNS)
-    try:
-        sh("ip", "link", "add", ROOT_DEV, "type", "veth", "peer", "name", PEER_DEV,
-           "netns", KNS)
-        # Kernel frames with partial checksums are dropped by the stack (README).
-        sh("ethtool", "-K", ROOT_DEV, "tx", "off")
-        sh("ip", "netns", "exec", KNS, "ethtool", "-K", PEER_DEV, "tx", "off")
-        sh("ip", "link", "set", ROOT_DEV, "up")
-        sh("ip", "netns", "exec", KNS, "sysctl", "-qw",
-           "net.ipv6.conf.%s.accept_dad=0" % PEER_DEV)
+    with kernel_veth(KNS, ROOT_DEV, PEER_DEV):
         sh("ip", "-n", KNS, "addr", "add", "%s/24" % KERNEL4, "dev", PEER_DEV)
-        sh("ip", "-n", KNS, "link", "set", PEER_DEV, "up")
         sh("ip", "-n", KNS, "-6", "addr", "add", "%s/64" % KERNEL6, "dev", PEER_DEV, "nodad")
         d = Daemon(work, "d", ["workers 1", "port add port0 net_af_xdp0,iface=%s" % ROOT_DEV,
                                "ip addr add %s/24 dev port0" % STACK4,
@@ -74,26 +57,7 @@ def bench(work, runs, seconds):
             return out
         finally:
             d.stop()
-    finally:
-        sh("ip", "link", "del", ROOT_DEV, check=False)
-        sh("ip", "netns", "del", KNS, check=False)
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--seconds", type=int, default=3)
-    ap.add_argument("--json", default=os.path.join(ROOT, "bench", "out", "inet6.json"))
-    args = ap.parse_args()
-    if os.geteuid() != 0 or shutil.which("iperf3") is None:
-        sys.exit("bench/inet6.py: needs root and iperf3")
-    work = tempfile.mkdtemp(prefix="dpstack-inet6-")
-    out = bench(work, args.runs, args.seconds)
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(out, f, indent=1)
-    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    main()
+    bench_main("inet6", bench)
