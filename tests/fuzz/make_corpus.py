@@ -403,6 +403,17 @@ def stack6_seeds():
         "ip6_unknown_nh": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 253, bytes(16))),
         "ip6_hop_by_hop": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 0, bytes(
             [58, 0, 1, 4, 0, 0, 0, 0]) + echo6)),
+        # TCP over IPv6 (fuzz_stack fixes the checksum): a SYN with Linux's options to a
+        # closed port (reset), an ACK to a closed port, the SYN behind a Destination
+        # Options header, and UDP over IPv6 (udp.ipv6).
+        "ip6_tcp_syn": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 6, tcp_segment(
+            0x02, bytes.fromhex("020405a00402080a000013880000000001030307"), seq=7))),
+        "ip6_tcp_ack_closed": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 6,
+                                                          tcp_segment(0x10, payload=b"x"))),
+        "ip6_tcp_after_dstopts": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 60, bytes(
+            [6, 0, 1, 4, 0, 0, 0, 0]) + tcp_segment(0x02))),
+        "ip6_udp": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 17,
+                                               struct.pack("!HHHH", 5353, 9, 12, 0) + b"dpst")),
     }
 
 
