@@ -605,6 +605,14 @@ def tcp_conn_seeds():
         "ooo_and_holes": passive + tcp_rec_seg(1, ACK, dseq=1000, payload_len=500) +
             tcp_rec_seg(1, ACK, dseq=3000, payload_len=500) +
             tcp_rec_seg(1, ACK, payload_len=1000) + tcp_rec_app(0, 0x100),
+        # The same passive open over IPv6 (who | 4) to the listener on ::, data both ways,
+        # a SYN flood of IPv6 peers for cookies over 128-bit addresses.
+        "passive_open_ipv6": tcp_rec_seg(5, SYN, opts=LINUX_SYN_OPTS) + tcp_rec_seg(5, ACK) +
+            tcp_rec_app(0, 0x100) + tcp_rec_seg(5, ACK | PSH, payload_len=100) +
+            tcp_rec_app(1, 0x1400) + tcp_rec_seg(5, ACK) + tcp_rec_seg(5, FIN | ACK),
+        "syn_flood_cookies_ipv6": b"".join(tcp_rec_seg(w | 4, SYN, opts=LINUX_SYN_OPTS)
+                                           for w in (1, 2, 3, 1, 2, 3)) +
+            tcp_rec_seg(7, ACK) + tcp_rec_app(0, 0x200),
         "rst_and_challenges": active + tcp_rec_seg(0, RST, dseq=10) + tcp_rec_seg(0, SYN) +
             tcp_rec_seg(0, ACK, dack=5000) + tcp_rec_seg(0, RST),
         "syn_flood_cookies": b"".join(tcp_rec_seg(w, SYN, opts=LINUX_SYN_OPTS)
