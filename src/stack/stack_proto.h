@@ -57,6 +57,12 @@ struct stack_proto {
 	void (*ip4_icmp_error)(struct stack *s, const struct ip4_repr *quoted_ip, const uint8_t *l4,
 			       size_t l4_len, uint8_t type, uint8_t code, uint32_t info);
 
+	/* The same for an ICMPv6 error (RFC 4443 §2.4(b)): quoted the addresses of the quoted
+	 * IPv6 datagram, l4 the first l4_len bytes of its upper-layer header on, info the
+	 * 32-bit field after the checksum (Packet Too Big's MTU). */
+	void (*ip6_icmp_error)(struct stack *s, const struct inet_hdr *quoted, const uint8_t *l4,
+			       size_t l4_len, uint8_t type, uint8_t code, uint32_t info);
+
 	/* Timers: tick at every stack_tick (every few ms: whole-table walks), tick_transport
 	 * at every stack_tick_transport (every ms: delayed ACKs, RTOs). */
 	void (*tick)(struct stack *s);

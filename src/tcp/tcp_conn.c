@@ -585,6 +585,7 @@ const struct stack_proto tcp_proto = {
 	.fini = tcp_stack_fini,
 	.ip_proto = IP4_PROTO_TCP,
 	.l4_input = tcp_input,
+	.ip6_icmp_error = tcp_icmp6_error,
 	.ip4_icmp_error = tcp_icmp_error,
 	.tick_transport = tcp_stack_tick,
 };

@@ -11,7 +11,9 @@
 #include "tcp_syncookie.h"
 #include "stack/exception.h"
 #include "wire/checksum.h"
+#include "wire/bytes.h"
 #include "wire/icmp4.h"
+#include "wire/icmp6.h"
 #include "wire/ipv4.h"
 
 #define PAWS_IDLE_MS (24ull * 24 * 3600 * 1000) /* RFC 7323 §5.5: 24 days */
@@ -941,46 +943,73 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct inet_hdr *ip, b
 	tcp_reap(s);
 }
 
-/* An ICMP error quoting a segment we sent (RFC 1122 §4.2.3.9, RFC 5927). The quoted sequence
- * number must lie in [SND.UNA, SND.MAX) or the message is forged or stale. Frag-needed lowers
- * the MSS and resends (RFC 1191 §6.4); unreachable ports and protocols end an opening
- * connection (as Linux does); other errors are soft: remembered and reported only if the
- * connection then times out. */
+/* The connection an ICMP or ICMPv6 error quotes a segment of (RFC 1122 §4.2.3.9, RFC
+ * 5927): the quoted sequence number must lie in [SND.UNA, SND.MAX) or the message is forged
+ * or stale (counted). NULL when there is none to tell. */
+static struct tcp_conn *tcp_icmp_conn(struct stack *s, const struct inet_addr *laddr,
+				      const struct inet_addr *raddr, const uint8_t *l4,
+				      size_t l4_len)
+{
+	if (l4_len < 8)
+		return NULL;
+	uint16_t sport = wire_get_be16(l4), dport = wire_get_be16(l4 + 2);
+	uint32_t seq = wire_get_be32(l4 + 4);
+	struct tcp_conn *c = tcp_conn_lookup(s, laddr, sport, raddr, dport);
+	if (c == NULL || c->state == TCP_TIME_WAIT)
+		return NULL;
+	if (!seq_in(seq, c->snd_una, c->snd_max) && !(c->snd_una == c->snd_max && seq == c->snd_una)) {
+		stack_count(s, STACK_EV_TCP_ICMP_IGNORED);
+		return NULL;
+	}
+	stack_count(s, STACK_EV_TCP_ICMP_ERRORS);
+	return c;
+}
+
+/* The path MTU is mtu (frag-needed, RFC 1191 §6.4; Packet Too Big, RFC 8201 §4), at least
+ * floor: the MSS follows and what was sent beyond it goes again. */
+static void tcp_pmtu_lower(struct stack *s, struct tcp_conn *c, uint32_t mtu, uint32_t floor)
+{
+	/* A forged message naming a tiny MTU would otherwise make a live connection send tiny
+	 * segments (RFC 5927 §7.2): never below the floor, counted. */
+	if (mtu < floor) {
+		stack_count(s, STACK_EV_TCP_PMTU_CLAMPED);
+		mtu = floor;
+	}
+	uint32_t hdrs = inet_addr_is_v4(&c->sk.raddr) ? 40 : IP6_HDR_LEN + 20;
+	uint32_t ts = c->flags & TCPF_TS_OK ? TCPOLEN_TSTAMP_ALIGNED : 0;
+	if (mtu - hdrs - ts >= c->snd_mss)
+		return;
+	uint32_t mss = mtu - hdrs - ts;
+	c->snd_mss = (uint16_t)(mss < TCP_MSS_MIN ? TCP_MSS_MIN : mss);
+	c->cc.mss = c->snd_mss;
+	c->snd_nxt = c->snd_una;
+	tcp_output(c, false);
+	tcp_deliver_events(s);
+}
+
+/* Unreachable: a refused opening connection ends (hard, as Linux); every other error is
+ * soft, remembered and reported only if the connection then times out. */
+static void tcp_icmp_unreach(struct stack *s, struct tcp_conn *c, int err)
+{
+	if (c->state == TCP_SYN_SENT && err == ECONNREFUSED)
+		tcp_conn_done(c, err);
+	else
+		c->soft_error = err;
+	tcp_deliver_events(s);
+	tcp_reap(s);
+}
+
 void tcp_icmp_error(struct stack *s, const struct ip4_repr *qip, const uint8_t *l4,
 		    size_t l4_len, uint8_t type, uint8_t code, uint32_t info)
 {
-	if (l4_len < 8)
+	struct tcp_conn *c = tcp_icmp_conn(s, INET_ADDR_V4(qip->src), INET_ADDR_V4(qip->dst),
+					   l4, l4_len);
+	if (c == NULL)
 		return;
-	uint16_t sport = (uint16_t)(l4[0] << 8 | l4[1]);
-	uint16_t dport = (uint16_t)(l4[2] << 8 | l4[3]);
-	uint32_t seq = (uint32_t)l4[4] << 24 | (uint32_t)l4[5] << 16 | (uint32_t)l4[6] << 8 | l4[7];
-	struct tcp_conn *c = tcp_conn_lookup(s, INET_ADDR_V4(qip->src), sport,
-					     INET_ADDR_V4(qip->dst), dport);
-	if (c == NULL || c->state == TCP_TIME_WAIT)
-		return;
-	if (!seq_in(seq, c->snd_una, c->snd_max) && !(c->snd_una == c->snd_max && seq == c->snd_una)) {
-		stack_count(s, STACK_EV_TCP_ICMP_IGNORED);
-		return;
-	}
-	stack_count(s, STACK_EV_TCP_ICMP_ERRORS);
 	if (type == ICMP4_DEST_UNREACH && code == ICMP4_UNREACH_FRAG_NEEDED) {
-		uint32_t mtu = info & 0xffff;
-		uint32_t ts = c->flags & TCPF_TS_OK ? TCPOLEN_TSTAMP_ALIGNED : 0;
-		/* RFC 1191 §3 leaves the plateau to the host; a forged message naming a tiny
-		 * MTU would otherwise make a live connection send 88-byte segments (RFC 5927
-		 * §7.2). Linux never goes below ip_rt_min_pmtu (552): neither do we, counted. */
-		if (mtu < TCP_PMTU_MIN) {
-			stack_count(s, STACK_EV_TCP_PMTU_CLAMPED);
-			mtu = TCP_PMTU_MIN;
-		}
-		if (mtu - 40 - ts >= c->snd_mss)
-			return;
-		uint32_t mss = mtu - 40 - ts;
-		c->snd_mss = (uint16_t)(mss < TCP_MSS_MIN ? TCP_MSS_MIN : mss);
-		c->cc.mss = c->snd_mss;
-		c->snd_nxt = c->snd_una;
-		tcp_output(c, false);
-		tcp_deliver_events(s);
+		/* RFC 1191 §3 leaves the plateau to the host; Linux never goes below
+		 * ip_rt_min_pmtu (552): neither do we. */
+		tcp_pmtu_lower(s, c, info & 0xffff, TCP_PMTU_MIN);
 		return;
 	}
 	int err = EHOSTUNREACH;
@@ -990,11 +1019,26 @@ void tcp_icmp_error(struct stack *s, const struct ip4_repr *qip, const uint8_t *
 		else if (code == ICMP4_UNREACH_NET)
 			err = ENETUNREACH;
 	}
-	if (c->state == TCP_SYN_SENT && err == ECONNREFUSED) {
-		tcp_conn_done(c, err);
-	} else {
-		c->soft_error = err;
+	tcp_icmp_unreach(s, c, err);
+}
+
+void tcp_icmp6_error(struct stack *s, const struct inet_hdr *quoted, const uint8_t *l4,
+		     size_t l4_len, uint8_t type, uint8_t code, uint32_t info)
+{
+	struct tcp_conn *c = tcp_icmp_conn(s, &quoted->src, &quoted->dst, l4, l4_len);
+	if (c == NULL)
+		return;
+	if (type == ICMP6_PACKET_TOO_BIG) {
+		/* RFC 8201 §4: never below the IPv6 minimum MTU. */
+		tcp_pmtu_lower(s, c, info, IP6_MIN_MTU);
+		return;
 	}
-	tcp_deliver_events(s);
-	tcp_reap(s);
+	int err = EHOSTUNREACH;
+	if (type == ICMP6_DEST_UNREACH) {
+		if (code == ICMP6_UNREACH_PORT)
+			err = ECONNREFUSED;
+		else if (code == ICMP6_UNREACH_NO_ROUTE)
+			err = ENETUNREACH;
+	}
+	tcp_icmp_unreach(s, c, err);
 }

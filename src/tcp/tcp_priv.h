@@ -261,6 +261,9 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct inet_hdr *ip, b
 /* An ICMP error quoting one of our segments (RFC 5927 checks, RFC 1122 §4.2.3.9). */
 void tcp_icmp_error(struct stack *s, const struct ip4_repr *quoted_ip, const uint8_t *l4,
 		    size_t l4_len, uint8_t type, uint8_t code, uint32_t info);
+/* The same for ICMPv6 (RFC 4443): Packet Too Big lowers the path MTU (RFC 8201). */
+void tcp_icmp6_error(struct stack *s, const struct inet_hdr *quoted, const uint8_t *l4,
+		     size_t l4_len, uint8_t type, uint8_t code, uint32_t info);
 
 /* tcp_output.c */
 /* Sends what the windows and Nagle allow; with force, at least an ACK. */
