@@ -18,6 +18,7 @@ left out ("-").
 Usage: bench/offload.py [--runs N] [--seconds S] [--json PATH]   (as root, after a build)
 """
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -172,17 +173,46 @@ def bench_tso(work, runs, seconds):
         b.stop()
 
 
-def bench_gro(work, runs, seconds):
-    sh("ip", "netns", "add", KNS)
+@contextlib.contextmanager
+def kernel_veth(kns, root_dev, peer_dev):
+    """A veth pair, peer_dev in the new namespace kns (the kernel peer, up, no address
+    yet), root_dev up in ours for a daemon's port; both gone at the end."""
+    sh("ip", "netns", "add", kns)
     try:
-        sh("ip", "link", "add", ROOT_DEV, "type", "veth", "peer", "name", PEER_DEV,
-           "netns", KNS)
+        sh("ip", "link", "add", root_dev, "type", "veth", "peer", "name", peer_dev,
+           "netns", kns)
         # Kernel frames with partial checksums are dropped by the stack (README).
-        sh("ethtool", "-K", ROOT_DEV, "tx", "off")
-        sh("ip", "netns", "exec", KNS, "ethtool", "-K", PEER_DEV, "tx", "off")
-        sh("ip", "link", "set", ROOT_DEV, "up")
+        sh("ethtool", "-K", root_dev, "tx", "off")
+        sh("ip", "netns", "exec", kns, "ethtool", "-K", peer_dev, "tx", "off")
+        sh("ip", "link", "set", root_dev, "up")
+        sh("ip", "-n", kns, "link", "set", peer_dev, "up")
+        yield
+    finally:
+        sh("ip", "link", "del", root_dev, check=False)
+        sh("ip", "netns", "del", kns, check=False)
+
+
+def bench_main(name, run):
+    """The command line every bench here shares: --runs, --seconds, --json; out = run(work
+    directory, runs, seconds) is written as JSON."""
+    ap = argparse.ArgumentParser(description=sys.modules["__main__"].__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=3)
+    ap.add_argument("--json", default=os.path.join(ROOT, "bench", "out", name + ".json"))
+    args = ap.parse_args()
+    if os.geteuid() != 0 or shutil.which("iperf3") is None:
+        sys.exit("bench/%s.py: needs root and iperf3" % name)
+    work = tempfile.mkdtemp(prefix="dpstack-%s-" % name)
+    out = run(work, args.runs, args.seconds)
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(out, f, indent=1)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def bench_gro(work, runs, seconds):
+    with kernel_veth(KNS, ROOT_DEV, PEER_DEV):
         sh("ip", "-n", KNS, "addr", "add", "%s/24" % K_IP, "dev", PEER_DEV)
-        sh("ip", "-n", KNS, "link", "set", PEER_DEV, "up")
         c = Daemon(work, "c", ["workers 1", "port add port0 net_af_xdp0,iface=%s" % ROOT_DEV,
                                "ip addr add %s/24 dev port0" % C_IP,
                                "service add iperf3 tcp 5201"])
@@ -201,27 +231,8 @@ def bench_gro(work, runs, seconds):
                           "off", deltas)
         finally:
             c.stop()
-    finally:
-        sh("ip", "link", "del", ROOT_DEV, check=False)
-        sh("ip", "netns", "del", KNS, check=False)
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--seconds", type=int, default=3)
-    ap.add_argument("--json", default=os.path.join(ROOT, "bench", "out", "offload.json"))
-    args = ap.parse_args()
-    if os.geteuid() != 0 or shutil.which("iperf3") is None:
-        sys.exit("bench/offload.py: needs root and iperf3")
-    work = tempfile.mkdtemp(prefix="dpstack-offload-")
-    out = {"tso": bench_tso(work, args.runs, args.seconds),
-           "gro": bench_gro(work, args.runs, args.seconds)}
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(out, f, indent=1)
-    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    main()
+    bench_main("offload", lambda work, runs, seconds: {"tso": bench_tso(work, runs, seconds),
+                                                       "gro": bench_gro(work, runs, seconds)})

@@ -159,8 +159,8 @@ static int chan_call_listen(const struct chan_ctx *x)
 	atomic_store(&ds->acc->head, 0);
 	atomic_store(&ds->acc->tail, 0);
 	struct sock_owner own = chan_ctx_owner(x, ds);
-	rc = tcp_listen(x->cw->stack, ntohl(rq->laddr), ntohs(rq->lport), backlog, &o, &own,
-			&ds->tcp);
+	rc = tcp_listen(x->cw->stack, INET_ADDR_V4(ntohl(rq->laddr)), ntohs(rq->lport), backlog,
+			&o, &own, &ds->tcp);
 	if (rc < 0) {
 		aw->mem.free(aw->mem.ctx, ds->acc, chan_ring_bytes(entries));
 		chan_dsock_release(ds);
@@ -192,11 +192,12 @@ static int chan_call_connect(const struct chan_ctx *x)
 		return -EMFILE;
 	struct stack *s = x->cw->stack;
 	struct sock_owner own = chan_ctx_owner(x, ds);
-	uint32_t laddr = ntohl(rq->laddr), raddr = ntohl(rq->raddr);
+	struct inet_addr laddr = inet_addr_v4(ntohl(rq->laddr));
+	struct inet_addr raddr = inet_addr_v4(ntohl(rq->raddr));
 	uint16_t lport = ntohs(rq->lport), rport = ntohs(rq->rport);
-	rc = tcp_connect(s, laddr, lport, raddr, rport, &o, &own, &ds->tcp);
-	if (rc == -EXDEV && tcp_connect_source(s, raddr, &laddr) == 0)
-		x->rep->redirect = steer_tcp_owner(s->steer, raddr, laddr, rport, lport);
+	rc = tcp_connect(s, &laddr, lport, &raddr, rport, &o, &own, &ds->tcp);
+	if (rc == -EXDEV && tcp_connect_source(s, &raddr, o.scope, &laddr) == 0)
+		x->rep->redirect = steer_tcp_owner_inet(s->steer, &raddr, &laddr, rport, lport);
 	if (rc < 0) {
 		chan_dsock_release(ds);
 		return rc;
@@ -223,7 +224,7 @@ static int chan_call_bind(const struct chan_ctx *x)
 		return -EADDRINUSE;
 	struct tcp_sockopts o;
 	chan_reuseport_to_tcp(x, &o);
-	int rc = tcp_bind_check(x->cw->stack, ntohl(rq->laddr), ntohs(rq->lport), &o);
+	int rc = tcp_bind_check(x->cw->stack, INET_ADDR_V4(ntohl(rq->laddr)), ntohs(rq->lport), &o);
 	if (rc < 0)
 		return rc;
 	if (!chan_limit_allows(&x->cw->chan->limits, CHAN_LIMIT_BINDS_PER_APP,
@@ -277,7 +278,7 @@ static int chan_call_udp_open(const struct chan_ctx *x)
 	struct chan_sock *ss = chan_dsock_shm(ds);
 	chan_sock_share_rx(x->a, ss, sk->rx);
 	chan_sock_share_tx(x->a, ss, ds->udp_tx);
-	ss->laddr = htonl(sk->laddr);
+	ss->laddr = htonl(inet_addr_to_v4(&sk->laddr));
 	ss->lport = htons(sk->lport);
 	x->rep->socks[0] = ds->index;
 	x->rep->count = 1;
@@ -295,8 +296,8 @@ static int chan_call_udp_connect(const struct chan_ctx *x)
 	if (rc == 0) {
 		struct sock *sk = udp_sock(ds->udp);
 		struct chan_sock *ss = chan_dsock_shm(ds);
-		ss->laddr = htonl(sk->laddr);
-		ss->raddr = htonl(sk->raddr);
+		ss->laddr = htonl(inet_addr_to_v4(&sk->laddr));
+		ss->raddr = htonl(inet_addr_to_v4(&sk->raddr));
 		ss->rport = htons(sk->rport);
 	}
 	return rc;
@@ -403,7 +404,8 @@ static int chan_call_info(const struct chan_ctx *x)
 	}
 	struct tcp_conn_info ti;
 	tcp_conn_info(ds->tcp, &ti);
-	chan_info_addrs(out, ti.laddr, ti.lport, ti.raddr, ti.rport);
+	chan_info_addrs(out, inet_addr_to_v4(&ti.laddr), ti.lport, inet_addr_to_v4(&ti.raddr),
+			ti.rport);
 	out->tcp_state = chan_linux_state(ti.state);
 	out->snd_wscale = ti.snd_wscale;
 	out->rcv_wscale = ti.rcv_wscale;

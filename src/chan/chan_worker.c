@@ -78,9 +78,9 @@ void chan_dsock_share_tcp(struct chan_dsock *ds)
 	struct chan_sock *ss = chan_dsock_shm(ds);
 	chan_sock_share_rx(ds->app, ss, sk->rx);
 	chan_sock_share_tx(ds->app, ss, sk->tx);
-	ss->laddr = htonl(sk->laddr);
+	ss->laddr = htonl(inet_addr_to_v4(&sk->laddr));
 	ss->lport = htons(sk->lport);
-	ss->raddr = htonl(sk->raddr);
+	ss->raddr = htonl(inet_addr_to_v4(&sk->raddr));
 	ss->rport = htons(sk->rport);
 }
 
@@ -103,8 +103,8 @@ void chan_dsock_publish(struct chan_dsock *ds, uint32_t events)
 			sk->error = 0;
 			set |= CHAN_SS_ERR;
 		}
-		if (ss->laddr == 0 && sk->laddr != 0) {
-			ss->laddr = htonl(sk->laddr);
+		if (ss->laddr == 0 && !inet_addr_is_any(&sk->laddr)) {
+			ss->laddr = htonl(inet_addr_to_v4(&sk->laddr));
 			ss->lport = htons(sk->lport);
 		}
 	} else if (ds->kind == CHAN_SOCK_UDP) {

@@ -19,7 +19,7 @@ struct sock_row {
 	uint8_t proto;
 	uint8_t worker;
 	const char *state;
-	uint32_t laddr, raddr;          /* host order */
+	struct inet_addr laddr, raddr;  /* either family, IPv4 mapped */
 	uint16_t lport, rport;
 	uint32_t rx_queued, tx_queued;
 	int32_t pid, ns_pid;
@@ -73,8 +73,8 @@ static int sock_udp_row(const struct udp_sock *u, void *arg)
 	struct udp_sock_info ui;
 	udp_sock_info(u, &ui);
 	*r = (struct sock_row){.proto = IPPROTO_UDP, .worker = (uint8_t)l->worker,
-			       .state = ui.raddr != 0 ? "CONNECTED" : "UNCONN", .laddr = ui.laddr,
-			       .raddr = ui.raddr, .lport = ui.lport, .rport = ui.rport,
+			       .state = ui.raddr != 0 ? "CONNECTED" : "UNCONN", .laddr = inet_addr_v4(ui.laddr),
+			       .raddr = inet_addr_v4(ui.raddr), .lport = ui.lport, .rport = ui.rport,
 			       .rx_queued = ui.rx_queued,
 			       .pid = udp_sock((struct udp_sock *)u)->owner.pid,
 			       .ns_pid = udp_sock((struct udp_sock *)u)->owner.ns_pid};
@@ -92,15 +92,18 @@ static int sock_collect(struct stack *s, void *arg)
 	return 0;
 }
 
-static void sock_addr(char *buf, size_t len, uint32_t addr, uint16_t port)
+/* ss's forms: 10.0.0.2:80, [2001:db8::2]:80, *:80 for either wildcard. */
+static void sock_addr(char *buf, size_t len, const struct inet_addr *addr, uint16_t port)
 {
-	struct in_addr a = {.s_addr = htonl(addr)};
-	char ip[INET_ADDRSTRLEN];
-	inet_ntop(AF_INET, &a, ip, sizeof(ip));
-	if (port == 0)
-		snprintf(buf, len, "%s:*", addr == 0 ? "*" : ip);
-	else
-		snprintf(buf, len, "%s:%u", addr == 0 ? "*" : ip, port);
+	char ip[64] = "*", num[8] = "*";
+	if (!inet_addr_is_any(addr)) {
+		char text[48];
+		inet_addr_format(addr, text, sizeof(text));
+		snprintf(ip, sizeof(ip), inet_addr_is_v4(addr) ? "%s" : "[%s]", text);
+	}
+	if (port != 0)
+		snprintf(num, sizeof(num), "%u", port);
+	snprintf(buf, len, "%s:%s", ip, num);
 }
 
 int cmd_sock_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
@@ -124,9 +127,9 @@ int cmd_sock_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			   "Recv-Q", "Send-Q", "Local", "Peer", "Pid", "Worker");
 	for (size_t i = 0; i < l.n; i++) {
 		const struct sock_row *r = &l.rows[i];
-		char local[32], peer[32];
-		sock_addr(local, sizeof(local), r->laddr, r->lport);
-		sock_addr(peer, sizeof(peer), r->raddr, r->rport);
+		char local[72], peer[72];
+		sock_addr(local, sizeof(local), &r->laddr, r->lport);
+		sock_addr(peer, sizeof(peer), &r->raddr, r->rport);
 		const char *proto = r->proto == IPPROTO_TCP ? "tcp" : "udp";
 		if (o->json) {
 			json_obj_begin(o, NULL);

@@ -29,12 +29,6 @@ int ip4_output(struct stack *s, struct rte_mbuf *m, uint8_t proto, uint32_t src,
 void ip4_route_output(struct stack *s, struct rte_mbuf *m, const struct route *r, uint32_t dst,
 		      bool forwarded);
 
-/* The Internet checksum of the len transport bytes at m's IPv4 payload with the pseudo-
- * header (RFC 768, RFC 9293 §3.1), across a chain of segments: 0 when it verifies, 1 when
- * the chain is shorter than len. */
-uint16_t ip4_l4_checksum_chain(const struct rte_mbuf *m, const struct ip4_repr *ip,
-			       uint8_t proto, uint32_t len);
-
 /* Copies the reassembly table's drop counts into s->drops. */
 void ip4_reass_sync_drops(struct stack *s);
 

@@ -5,7 +5,9 @@
 #include "acl/bypass_set.h"
 #include "stack/exception.h"
 #include "stack/stack_internal.h"
+#include "stack/inet_hdr.h"
 #include "stack/steer.h"
+#include "wire/eth.h"
 #include "wire/icmp4.h"
 
 static const enum stack_drop ip4_parse_drop[WIRE_STATUS_COUNT] = {
@@ -73,21 +75,7 @@ static bool ip4_steer_away(struct stack *s, struct rte_mbuf *m, const struct ip4
 	}
 	if (owner == STEER_ANY || owner == s->id)
 		return false;
-	if (stack_mbuf_borrows(m, NULL)) {
-		/* Lent payload lives as long as its sender here says: another worker gets a
-		 * copy of its own. */
-		struct rte_mbuf *copy = rte_pktmbuf_copy(m, s->pool, 0, UINT32_MAX);
-		rte_pktmbuf_free(m);
-		if (copy == NULL) {
-			stack_drop_count(s, STACK_DROP_TX_NO_MBUF);
-			return true;
-		}
-		m = copy;
-	}
-	if (s->ops.steer(s->ops.ctx, owner, m, how))
-		stack_count(s, STACK_EV_IP_STEERED_OUT);
-	else
-		stack_drop(s, STACK_DROP_IP_STEER_FULL, m);
+	stack_steer_to(s, owner, m, how);
 	return true;
 }
 
@@ -129,8 +117,17 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		return;
 	}
 	const struct stack_proto *transport = s->by_ip_proto[ip->proto];
-	if (transport != NULL && transport->ip4_input != NULL) {
-		transport->ip4_input(s, m, ip, bcast);
+	if (transport != NULL && transport->l4_input != NULL) {
+		struct inet_hdr h = {
+			.src = inet_addr_v4(ip->src),
+			.dst = inet_addr_v4(ip->dst),
+			.l4_off = (uint32_t)ip->hdr_len,
+			.l4_len = (uint32_t)(ip->total_len - ip->hdr_len),
+			.tos = ip->tos,
+			.ttl = ip->ttl,
+			.port = m->port,
+		};
+		transport->l4_input(s, m, &h, bcast);
 		return;
 	}
 	if (stack_exception(s, m, STACK_EV_KERNEL_IP_PROTO))
@@ -144,6 +141,14 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 void stack_input_steered(struct stack *s, struct rte_mbuf *m, unsigned how)
 {
 	stack_count(s, STACK_EV_IP_STEERED_IN);
+	if ((rte_pktmbuf_mtod(m, const uint8_t *)[0] >> 4) == 6) {
+		/* IPv6 checks itself again, cheaply, and finds itself the owner; how is the
+		 * STACK_IN_* it was received with (ip6_deliver). */
+		stack_proto_by_ethertype(s, ETH_TYPE_IPV6)->input(s, m, how);
+		if (s->lo_count != 0)
+			stack_loopback_drain(s);
+		return;
+	}
 	/* The receiving worker checked the datagram; only its fields are wanted again. */
 	struct ip4_repr ip;
 	if (ip4_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_pkt_len(m), false, &ip) !=

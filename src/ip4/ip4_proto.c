@@ -61,19 +61,6 @@ static void ip4_host_unreachable(struct stack *s, const struct rte_mbuf *m)
 		icmp4_send_error(s, m, ICMP4_DEST_UNREACH, ICMP4_UNREACH_HOST, 0);
 }
 
-uint16_t ip4_l4_checksum_chain(const struct rte_mbuf *m, const struct ip4_repr *ip,
-			       uint8_t proto, uint32_t len)
-{
-	/* rte_raw_cksum_mbuf sums native-endian words across segments (odd segment lengths
-	 * included); swapped to network order it adds to the pseudo-header sum (RFC 1071 §2(B):
-	 * the sum is byte-order independent). */
-	uint16_t raw;
-	if (rte_raw_cksum_mbuf(m, (uint32_t)ip->hdr_len, len, &raw) != 0)
-		return 1;
-	uint32_t sum = wire_csum_pseudo4(ip->src, ip->dst, proto, (uint16_t)len);
-	return wire_csum_finish(sum + rte_be_to_cpu_16(raw));
-}
-
 const struct stack_proto ip4_proto = {
 	.name = "ipv4",
 	.init = ip4_init,

@@ -63,6 +63,11 @@ struct rte_mbuf *ip6_reass_input(struct stack *s, struct rte_mbuf *m, const stru
 int ip6_fragment(struct stack *s, const struct rte_mbuf *m, uint16_t mtu, struct rte_mbuf **out,
 		 unsigned max_out);
 
+/* What a transport sizes its segments by: the MTU towards dst (its route's, else its port's;
+ * port names it for a link-local destination) and whether dst is one of our addresses
+ * (local: the datagram never meets a port). 0 when there is no route. */
+uint32_t ip6_path_mtu(struct stack *s, const struct ip6_addr *dst, uint16_t port, bool *local);
+
 /* ICMPv6 (ip6_icmp.c). msg_off: where the message starts in m (after extension headers). */
 void icmp6_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, size_t msg_off,
 		 unsigned how);

@@ -6,6 +6,7 @@
 
 #include "ip6.h"
 #include "stack/exception.h"
+#include "stack/inet_hdr.h"
 #include "wire/bytes.h"
 #include "wire/checksum.h"
 #include "wire/icmp6.h"
@@ -76,6 +77,30 @@ static void icmp6_echo_reply(struct stack *s, struct rte_mbuf *m, const struct i
 		stack_count(s, STACK_EV_ICMP6_TX_ECHO_REPLY);
 }
 
+/* RFC 4443 §2.4(b): an error belongs to the transport that sent the quoted datagram, from
+ * one of our addresses. Our own TCP and UDP datagrams carry no extension headers, so the
+ * quoted fixed header's Next Header names the transport. False when none of ours takes it
+ * (the kernel's transports may). */
+static bool icmp6_error_to_transport(struct stack *s, const uint8_t *msg, size_t len,
+				     const struct icmp6_repr *ic)
+{
+	if (len < ICMP6_HDR_LEN + IP6_HDR_LEN)
+		return false;
+	const uint8_t *q = msg + ICMP6_HDR_LEN;
+	const struct stack_proto *transport = s->by_ip_proto[q[IP6_OFF_NEXT_HEADER]];
+	if (transport == NULL || transport->ip6_icmp_error == NULL)
+		return false;
+	struct inet_hdr quoted = {.v6 = true};
+	memcpy(quoted.src.b, q + IP6_OFF_SRC, 16);
+	memcpy(quoted.dst.b, q + IP6_OFF_DST, 16);
+	struct ip6_addr src = inet_addr_to_v6(&quoted.src);
+	if (netcfg6_local(&s->cfg, NETCFG_PORT_ANY, &src) == NULL && !ip6_is_link_local(&src))
+		return false;
+	transport->ip6_icmp_error(s, &quoted, q + IP6_HDR_LEN,
+				  len - ICMP6_HDR_LEN - IP6_HDR_LEN, ic->type, ic->code, ic->rest);
+	return true;
+}
+
 void icmp6_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, size_t msg_off,
 		 unsigned how)
 {
@@ -130,11 +155,9 @@ void icmp6_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
 		return;
 	default:
 		if (icmp6_type_is_error(ic.type)) {
-			/* RFC 4443 §2.4(b): errors, known or not, belong to the transport that
-			 * sent the quoted datagram; no transport runs over IPv6 yet, the kernel's
-			 * may. */
 			stack_count(s, STACK_EV_ICMP6_RX_ERROR);
-			if (!stack_exception(s, m, STACK_EV_KERNEL_ICMP))
+			if (icmp6_error_to_transport(s, msg, len, &ic) ||
+			    !stack_exception(s, m, STACK_EV_KERNEL_ICMP))
 				rte_pktmbuf_free(m);
 			return;
 		}

@@ -4,6 +4,10 @@
 #include "ip6.h"
 
 #include "stack/exception.h"
+#include "stack/inet_hdr.h"
+#include "stack/stack_internal.h"
+#include "stack/steer.h"
+#include "wire/bytes.h"
 #include "wire/icmp6.h"
 
 /* RFC 8200 §4: the Parameter Problem a refused extension header chain deserves. */
@@ -13,6 +17,44 @@ static void ext_refused(struct stack *s, struct rte_mbuf *m, const struct ip6_ex
 		icmp6_send_error(s, m, ICMP6_PARAM_PROBLEM, ext->problem_code,
 				 ext->problem_pointer);
 	stack_drop(s, STACK_DROP_IP6_BAD_EXT, m);
+}
+
+/* The worker that owns the TCP segment m (the Toeplitz hash of its IPv6 tuple, as a NIC's
+ * RSS computes it, steer.h), or STEER_ANY: other transports are this worker's to handle
+ * (UDP sockets are IPv4's only so far), and so is a segment a flow rule steered here. */
+static unsigned ip6_owner(const struct stack *s, const struct rte_mbuf *m,
+			  const struct inet_hdr *h, uint8_t proto)
+{
+	if (s->steer == NULL || proto != IP6_NH_TCP || h->l4_len < 4 ||
+	    (m->ol_flags & STACK_MBUF_FLOW_STEERED))
+		return STEER_ANY;
+	const uint8_t *l4 = rte_pktmbuf_mtod_offset(m, const uint8_t *, h->l4_off);
+	return steer_tcp_owner_inet(s->steer, &h->src, &h->dst, wire_get_be16(l4),
+				    wire_get_be16(l4 + 2));
+}
+
+/* To the transport registered for the chain's upper-layer header (TCP, UDP), on the
+ * worker that owns the flow. */
+static void ip6_to_transport(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
+			     const struct ip6_ext_info *ext, unsigned how, bool to_group)
+{
+	struct inet_hdr h = {
+		.src = inet_addr_v6(&ip->src),
+		.dst = inet_addr_v6(&ip->dst),
+		.l4_off = (uint32_t)ext->l4_off,
+		.l4_len = (uint32_t)(IP6_HDR_LEN + ip->payload_len - ext->l4_off),
+		.tos = ip->tclass,
+		.ttl = ip->hop_limit,
+		.port = m->port,
+		.v6 = true,
+	};
+	unsigned owner = ip6_owner(s, m, &h, ext->proto);
+	if (owner != STEER_ANY && owner != s->id) {
+		stack_steer_to(s, owner, m, how);
+		return;
+	}
+	stack_count(s, STACK_EV_IP6_DELIVERED);
+	s->by_ip_proto[ext->proto]->l4_input(s, m, &h, to_group);
 }
 
 /* The extension headers walked, fragments reassembled, the datagram handed to its upper
@@ -48,6 +90,11 @@ static void ip6_deliver(struct stack *s, struct rte_mbuf *m, struct ip6_repr *ip
 		rte_pktmbuf_free(m); /* RFC 8200 §4.7: nothing follows, nothing to do */
 		return;
 	default:
+		if (s->by_ip_proto[ext.proto] != NULL &&
+		    s->by_ip_proto[ext.proto]->l4_input != NULL) {
+			ip6_to_transport(s, m, ip, &ext, how, to_group);
+			return;
+		}
 		if (stack_exception(s, m, STACK_EV_KERNEL_IP_PROTO))
 			return;
 		/* RFC 8200 §4: an unrecognized Next Header, pointing at the field naming it. */

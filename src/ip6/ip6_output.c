@@ -5,6 +5,7 @@
 #include "ip6.h"
 #include "l2/link.h"
 #include "stack/stack_internal.h"
+#include "stack/tx_offload.h"
 #include "wire/eth.h"
 
 /* 65535 bytes of payload in pieces of 1232 (the minimum MTU's) make 54 fragments. */
@@ -51,6 +52,17 @@ static uint16_t ip6_mtu(const struct stack *s, const struct route6 *r, uint16_t 
 	return r != NULL && r->mtu != 0 && r->mtu < mtu ? r->mtu : mtu;
 }
 
+uint32_t ip6_path_mtu(struct stack *s, const struct ip6_addr *dst, uint16_t port, bool *local)
+{
+	int err;
+	struct ip6_out d = {.dst = *dst, .port = port};
+	const struct route6 *r = ip6_route(s, &d, &err);
+	*local = r != NULL && r->type == ROUTE_LOCAL;
+	if (err != 0)
+		return 0;
+	return ip6_mtu(s, r, r != NULL ? r->port : port);
+}
+
 /* Hands the datagram m (at its IPv6 header) to the link layer: to out->link_dst when given, to
  * a multicast group's MAC, else to the neighbour (the route's gateway or the destination). */
 static void ip6_link_send(struct stack *s, const struct ip6_out *out, const struct route6 *r,
@@ -77,6 +89,9 @@ static void ip6_link_send(struct stack *s, const struct ip6_out *out, const stru
 static int ip6_send_fragments(struct stack *s, const struct ip6_out *out,
 			      const struct route6 *r, struct rte_mbuf *m, uint16_t mtu)
 {
+	/* A port would sum each fragment alone: the transport's checksum is finished here. */
+	if (m->ol_flags & TX_OFFLOAD_L4_FLAGS)
+		tx_offload_l4_finish(m, m->l3_len);
 	struct rte_mbuf *frags[IP6_MAX_FRAGMENTS];
 	int n = ip6_fragment(s, m, mtu, frags, IP6_MAX_FRAGMENTS);
 	if (n < 0) {
@@ -119,6 +134,8 @@ int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 	};
 	ip6_build(h, IP6_HDR_LEN, &ip);
 	m->l3_len = IP6_HDR_LEN;
+	if (m->ol_flags & RTE_MBUF_F_TX_L4_MASK)
+		m->ol_flags |= RTE_MBUF_F_TX_IPV6; /* a transport left its checksum to the port */
 	if (r != NULL && r->type == ROUTE_LOCAL) {
 		stack_count(s, STACK_EV_IP6_TX);
 		m->port = r->port; /* as if received there; see ip4_output.c */
@@ -126,7 +143,11 @@ int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 		return 0;
 	}
 	uint16_t mtu = ip6_mtu(s, r, out.port);
-	if (IP6_HDR_LEN + len <= mtu) {
+	/* A TSO segment fits when the segments the port cuts from it do. */
+	uint32_t wire_len = m->ol_flags & RTE_MBUF_F_TX_TCP_SEG
+				    ? (uint32_t)m->l3_len + m->l4_len + m->tso_segsz
+				    : IP6_HDR_LEN + len;
+	if (wire_len <= mtu) {
 		ip6_link_send(s, &out, r, m);
 		return 0;
 	}

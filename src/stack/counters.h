@@ -191,7 +191,7 @@
 	X(IP6_TRUNCATED,      "ip6.truncated",        "shorter than an IPv6 header") \
 	X(IP6_BAD_VERSION,    "ip6.bad_version",      "version field is not 6") \
 	X(IP6_BAD_LENGTH,     "ip6.bad_length",       "payload length zero or past the frame") \
-	X(IP6_BAD_FIELD,      "ip6.bad_field",        "multicast or loopback source, unspecified destination") \
+	X(IP6_BAD_FIELD,      "ip6.bad_field",        "multicast, loopback or IPv4-mapped source, unspecified destination") \
 	X(IP6_BAD_EXT,        "ip6.bad_ext",          "extension header chain refused (RFC 8200 §4; parameter problem sent where due)") \
 	X(IP6_NOT_OURS,       "ip6.not_ours",         "not for one of our addresses or groups (IPv6 forwarding is not built yet)") \
 	X(IP6_NO_ROUTE,       "ip6.no_route",         "no IPv6 route to the destination, or no source address for it") \
@@ -223,6 +223,7 @@
 	X(UDP_BAD_LENGTH,     "udp.bad_length",       "length field below 8 or past the IP payload") \
 	X(UDP_BAD_PORT,       "udp.bad_port",         "destination port 0") \
 	X(UDP_BAD_CHECKSUM,   "udp.bad_checksum",     "UDP checksum mismatch") \
+	X(UDP_IPV6,           "udp.ipv6",             "UDP over IPv6: no IPv6 UDP sockets yet (passed to the kernel interface where there is one)") \
 	X(UDP_NO_PORT,        "udp.no_port",          "no socket for the port (answered by port unreachable)") \
 	X(UDP_IGNORED_BCAST,  "udp.ignored_bcast",    "broadcast for a port no socket has (no ICMP, RFC 1122 §4.1.3.1)") \
 	X(UDP_RCVBUF_ERRORS,  "udp.rcvbuf_errors",    "datagram dropped: socket receive buffer full") \

@@ -33,6 +33,14 @@ const struct netcfg_addr6 *netcfg6_local(const struct netcfg *c, uint16_t port,
 	return NULL;
 }
 
+bool netcfg_inet_is_local(const struct netcfg *c, const struct inet_addr *a, uint16_t scope)
+{
+	if (inet_addr_is_v4(a))
+		return netcfg_addr_is_local(c, inet_addr_to_v4(a));
+	struct ip6_addr v6 = inet_addr_to_v6(a);
+	return netcfg6_local(c, scope, &v6) != NULL;
+}
+
 bool netcfg6_listens(const struct netcfg *c, uint16_t port, const struct ip6_addr *group)
 {
 	static const struct ip6_addr all_nodes = {.b = {0xff, 0x02, [15] = 1}};

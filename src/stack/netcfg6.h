@@ -7,6 +7,7 @@
 #define DPS_STACK_NETCFG6_H
 
 #include "netcfg.h"
+#include "wire/inet_addr.h"
 
 /* fe80::/64 with the modified EUI-64 interface identifier of mac (RFC 4291 §2.5.1 and
  * appendix A: ff:fe in the middle, the universal/local bit inverted), as Linux makes by
@@ -28,6 +29,9 @@ int netcfg6_addr_del(struct netcfg *c, uint16_t port, const struct ip6_addr *add
  * any (the weak host model, as for IPv4). NULL when it is not ours. */
 const struct netcfg_addr6 *netcfg6_local(const struct netcfg *c, uint16_t port,
 					 const struct ip6_addr *addr);
+/* Either family: one of our addresses (IPv4 as netcfg_addr_is_local says; IPv6 as
+ * netcfg6_local on scope, the port a link-local address belongs to). */
+bool netcfg_inet_is_local(const struct netcfg *c, const struct inet_addr *a, uint16_t scope);
 /* True when group is a multicast group port listens to: all-nodes (ff02::1) or the
  * solicited-node group of one of its addresses (RFC 4291 §2.8). */
 bool netcfg6_listens(const struct netcfg *c, uint16_t port, const struct ip6_addr *group);

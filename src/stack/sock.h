@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "base/fifo.h"
+#include "wire/inet_addr.h"
 
 /* Readiness, with the values of <sys/epoll.h> so that nothing translates them. */
 #define SOCK_EV_IN 0x001     /* data, a FIN, or a connection to accept */
@@ -58,10 +59,16 @@ struct sock_owner {
 
 struct sock {
 	uint8_t proto;          /* IPPROTO_TCP or IPPROTO_UDP */
-	uint32_t laddr;         /* host order; 0 = any (listeners, unbound UDP) */
-	uint32_t raddr;
+	/* Both families, IPv4 as mapped addresses (inet_addr.h). laddr: the wildcard of its
+	 * family (inet_addr_any) for listeners and unbound UDP sockets; :: also hears IPv4
+	 * unless v6only. raddr: the wildcard when not connected. */
+	struct inet_addr laddr;
+	struct inet_addr raddr;
 	uint16_t lport;
 	uint16_t rport;
+	bool v6only;            /* IPV6_V6ONLY on a socket bound to :: (RFC 3493 §5.3) */
+	uint16_t scope;         /* the port a link-local peer is on (its scope, RFC 4007 §6);
+				 * NETCFG_PORT_ANY for every other peer */
 	struct fifo *rx;        /* stack → owner */
 	struct fifo *tx;        /* owner → stack */
 	int error;              /* pending error (positive errno), read and cleared like SO_ERROR */

@@ -205,6 +205,25 @@ bool stack_mbuf_borrows(const struct rte_mbuf *m, const struct rte_mbuf_ext_shar
 	return false;
 }
 
+void stack_steer_to(struct stack *s, unsigned owner, struct rte_mbuf *m, unsigned how)
+{
+	if (stack_mbuf_borrows(m, NULL)) {
+		/* Lent payload lives as long as its sender here says: another worker gets a
+		 * copy of its own. */
+		struct rte_mbuf *copy = rte_pktmbuf_copy(m, s->pool, 0, UINT32_MAX);
+		rte_pktmbuf_free(m);
+		if (copy == NULL) {
+			stack_drop_count(s, STACK_DROP_TX_NO_MBUF);
+			return;
+		}
+		m = copy;
+	}
+	if (s->ops.steer(s->ops.ctx, owner, m, how))
+		stack_count(s, STACK_EV_IP_STEERED_OUT);
+	else
+		stack_drop(s, STACK_DROP_IP_STEER_FULL, m);
+}
+
 void stack_loopback_forget(struct stack *s, const struct rte_mbuf_ext_shared_info *owner)
 {
 	uint32_t kept = 0;

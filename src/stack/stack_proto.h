@@ -17,6 +17,7 @@ struct rte_mbuf;
 struct stack;
 struct stack_params;
 struct ip4_repr;
+struct inet_hdr;
 
 /* How a datagram reached a network layer's input. */
 #define STACK_IN_LINK_BCAST 0x1 /* in a link-layer broadcast/multicast frame */
@@ -45,14 +46,21 @@ struct stack_proto {
 	void (*neigh_solicit)(struct stack *s, uint16_t port, const struct inet_addr *addr,
 			      const struct eth_addr *dst);
 
-	/* IPv4 demultiplexing: datagrams of this IP protocol number (0: none), data at the IP
-	 * header, ip its parsed header, bcast when sent to a broadcast address. Always takes
+	/* Transport demultiplexing, both families: datagrams of this IP protocol / IPv6 Next
+	 * Header number (0: none), h their network header (its addresses, where the transport
+	 * header starts), bcast when sent to a broadcast or multicast address. Always takes
 	 * ownership of m. */
 	uint8_t ip_proto;
-	void (*ip4_input)(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast);
+	void (*l4_input)(struct stack *s, struct rte_mbuf *m, const struct inet_hdr *h, bool bcast);
 	/* An ICMP error (type, code, info: RFC 792's "rest of header") quoting one of our
 	 * datagrams of this protocol: quoted_ip its header, l4 the first l4_len bytes after it. */
 	void (*ip4_icmp_error)(struct stack *s, const struct ip4_repr *quoted_ip, const uint8_t *l4,
+			       size_t l4_len, uint8_t type, uint8_t code, uint32_t info);
+
+	/* The same for an ICMPv6 error (RFC 4443 §2.4(b)): quoted the addresses of the quoted
+	 * IPv6 datagram, l4 the first l4_len bytes of its upper-layer header on, info the
+	 * 32-bit field after the checksum (Packet Too Big's MTU). */
+	void (*ip6_icmp_error)(struct stack *s, const struct inet_hdr *quoted, const uint8_t *l4,
 			       size_t l4_len, uint8_t type, uint8_t code, uint32_t info);
 
 	/* Timers: tick at every stack_tick (every few ms: whole-table walks), tick_transport

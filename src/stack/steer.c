@@ -17,6 +17,14 @@ unsigned steer_tcp_owner(const struct steer *st, uint32_t src, uint32_t dst, uin
 	return steer_of_hash(st, toeplitz_ipv4_l4(&st->hash, src, dst, sport, dport));
 }
 
+unsigned steer_tcp_owner_inet(const struct steer *st, const struct inet_addr *src,
+			      const struct inet_addr *dst, uint16_t sport, uint16_t dport)
+{
+	if (inet_addr_is_v4(src))
+		return steer_tcp_owner(st, inet_addr_to_v4(src), inet_addr_to_v4(dst), sport, dport);
+	return steer_of_hash(st, toeplitz_ipv6_l4(&st->hash, src->b, dst->b, sport, dport));
+}
+
 unsigned steer_udp_owner(const struct steer *st, uint16_t lport)
 {
 	return st->table[lport % STEER_TABLE_SIZE];

@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 
+#include "wire/inet_addr.h"
 #include "wire/ipv4.h"
 #include "wire/toeplitz.h"
 
@@ -44,6 +45,10 @@ static inline unsigned steer_of_hash(const struct steer *st, uint32_t hash)
 /* A TCP segment from src:sport to dst:dport (as it arrives: remote first). */
 unsigned steer_tcp_owner(const struct steer *st, uint32_t src, uint32_t dst, uint16_t sport,
 			 uint16_t dport);
+/* The same for either family (addresses as inet_addr.h has them): IPv4 as above, IPv6 by
+ * the Toeplitz hash of its 36-byte tuple, as a NIC's RSS hashes TCP over IPv6. */
+unsigned steer_tcp_owner_inet(const struct steer *st, const struct inet_addr *src,
+			      const struct inet_addr *dst, uint16_t sport, uint16_t dport);
 /* A UDP datagram to local port lport. */
 unsigned steer_udp_owner(const struct steer *st, uint16_t lport);
 /* A fragment from src to dst, before reassembly. */

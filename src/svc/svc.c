@@ -349,7 +349,9 @@ int svc_add(struct svc_table *t, enum svc_kind kind, int proto, uint16_t port,
 		struct sock_owner owner = {.notify = svc_listener_notify, .ctx = sv};
 		if (sv->opts.backlog == 0)
 			sv->opts.backlog = SVC_BACKLOG_DEFAULT;
-		rc = tcp_listen(t->s, 0, port, sv->opts.backlog, &o, &owner, &sv->listener);
+		/* On ::, so that the services answer both families (RFC 3493 §3.7). */
+		struct inet_addr any = inet_addr_any(true);
+		rc = tcp_listen(t->s, &any, port, sv->opts.backlog, &o, &owner, &sv->listener);
 	} else {
 		struct sock_owner owner = {.notify = svc_udp_notify, .ctx = sv};
 		rc = udp_bind(t->s, 0, port, 0, 0, &owner, &sv->udp);

@@ -64,6 +64,11 @@ struct tcp_sockopts {
 	 * each taking the connections whose peer hashes to it. */
 	bool reuseport;
 	uint32_t reuseport_uid;
+	/* IPV6_V6ONLY: a listener on :: takes no IPv4 (RFC 3493 §5.3; Linux's default off). */
+	bool v6only;
+	/* The port a link-local address of the socket (bound, or the peer's) belongs to
+	 * (sin6_scope_id, RFC 4007 §6); NETCFG_PORT_ANY when there is none. */
+	uint16_t scope;
 };
 
 void tcp_sockopts_default(struct tcp_sockopts *o);
@@ -103,35 +108,40 @@ uint32_t tcp_listen_capacity(const struct stack *s);
 /* Addresses listened on now; read by other threads as tcp_conn_count. */
 uint32_t tcp_listen_used(const struct stack *s);
 
-/* A listening socket on laddr:lport (laddr 0 = every address). backlog bounds the accept
+/* A listening socket on laddr:lport (either family, IPv4 as a mapped address; a family's
+ * wildcard, inet_addr_any, is every address of it, and :: IPv4's too unless opts->v6only:
+ * such peers appear as mapped addresses, RFC 3493 §3.7). backlog bounds the accept
  * queue and, doubled, the SYN queue; beyond that SYN cookies answer (RFC 4987 §3.6). New
  * connections inherit opts and owner; the listener's owner gets SOCK_EV_IN when one is ready
  * to accept. -EADDRINUSE when another listener holds the address, -ENOBUFS when the listener
  * table is full (counted tcp.listen_table_full). */
-int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog,
+int tcp_listen(struct stack *s, const struct inet_addr *laddr, uint16_t lport, unsigned backlog,
 	       const struct tcp_sockopts *opts, const struct sock_owner *owner,
 	       struct tcp_conn **out);
 /* bind(2)'s checks for laddr:lport by a socket with opts: -EADDRNOTAVAIL when laddr is not
  * ours, -EADDRINUSE when a listener holds the port on that address or on every address and
  * the two may not share it (SO_REUSEPORT by one user). */
-int tcp_bind_check(struct stack *s, uint32_t laddr, uint16_t lport,
+int tcp_bind_check(struct stack *s, const struct inet_addr *laddr, uint16_t lport,
 		   const struct tcp_sockopts *opts);
 
 /* The next established connection of a listener, or NULL (-EAGAIN in *err). The owner of the
  * returned connection is owner (the listener's when NULL). */
 struct tcp_conn *tcp_accept(struct tcp_conn *listener, const struct sock_owner *owner);
 
-/* The source address of a connection to raddr from *laddr (0: chosen by the route, and
- * stored in *laddr). 0, -ENETUNREACH or -EADDRNOTAVAIL. */
-int tcp_connect_source(struct stack *s, uint32_t raddr, uint32_t *laddr);
+/* The source address of a connection to raddr (scope: a link-local raddr's port) from *laddr
+ * (its family's wildcard: chosen by the route, IPv6's by RFC 6724, and stored in *laddr).
+ * 0, -EINVAL, -EAFNOSUPPORT (the two of different families), -ENETUNREACH, -EHOSTUNREACH
+ * or -EADDRNOTAVAIL. */
+int tcp_connect_source(struct stack *s, const struct inet_addr *raddr, uint16_t scope,
+		       struct inet_addr *laddr);
 /* An active open to raddr:rport (RFC 9293 §3.10.1). laddr 0 and lport 0 are chosen by the
  * stack; with several workers lport 0 is a port whose flow this worker owns, and a given
  * lport whose flow another worker owns is -EXDEV (steer.h: open it there). Completion is
  * reported with SOCK_EV_OUT, failure with SOCK_EV_ERR and sk.error (ECONNREFUSED,
  * ETIMEDOUT, EHOSTUNREACH). */
-int tcp_connect(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
-		const struct tcp_sockopts *opts, const struct sock_owner *owner,
-		struct tcp_conn **out);
+int tcp_connect(struct stack *s, const struct inet_addr *laddr, uint16_t lport,
+		const struct inet_addr *raddr, uint16_t rport, const struct tcp_sockopts *opts,
+		const struct sock_owner *owner, struct tcp_conn **out);
 
 /* Copies up to len bytes into the send FIFO and sends what the windows allow. Returns the
  * count, -EAGAIN when the FIFO is full, -EPIPE after shutdown or on a reset connection,
@@ -168,7 +178,7 @@ enum tcp_state tcp_conn_state(const struct tcp_conn *c);
 /* What TCP_INFO and `sock show` report about one connection. */
 struct tcp_conn_info {
 	enum tcp_state state;
-	uint32_t laddr, raddr;
+	struct inet_addr laddr, raddr;
 	uint16_t lport, rport;
 	uint32_t rx_queued, tx_queued;      /* bytes in the FIFOs */
 	uint32_t snd_mss, rcv_mss;

@@ -17,16 +17,19 @@
  * lib/hash/rte_cuckoo_hash.h). */
 #define TCP_HASH_MIN_ENTRIES 8u
 
+/* Both families in one table, IPv4 as mapped addresses (inet_addr.h): 36 bytes, no
+ * padding for rte_hash to read. */
 struct tcp_key {
-	uint32_t laddr;
-	uint32_t raddr;
+	struct inet_addr laddr;
+	struct inet_addr raddr;
 	uint16_t lport;
 	uint16_t rport;
 };
 
-/* Key of the listener table; laddr 0 listens on every address. */
+/* Key of the listener table; a family's wildcard (inet_addr_any) listens on every address
+ * of that family, :: on IPv4's too unless v6only. */
 struct tcp_listen_key {
-	uint32_t laddr;
+	struct inet_addr laddr;
 	uint16_t lport;
 	uint16_t zero;
 };
@@ -52,6 +55,7 @@ void tcp_sockopts_default(struct tcp_sockopts *o)
 		.keep_idle_ms = 7200 * 1000,  /* RFC 1122 §4.2.3.6: at least two hours */
 		.keep_intvl_ms = 75 * 1000,
 		.keep_cnt = 9,
+		.scope = UINT16_MAX, /* NETCFG_PORT_ANY */
 	};
 }
 
@@ -139,6 +143,7 @@ struct tcp_conn *tcp_conn_alloc(struct stack *s, const struct tcp_sockopts *opts
 		return NULL;
 	c->s = s;
 	c->sk.proto = IPPROTO_TCP;
+	c->sk.scope = NETCFG_PORT_ANY;
 	c->opts = *opts;
 	c->state = TCP_CLOSED;
 	TAILQ_INIT(&c->syn_q);
@@ -269,22 +274,37 @@ static void tcp_conn_unhash(struct tcp_conn *c)
 	c->flags &= ~TCPF_IN_TABLE;
 }
 
-struct tcp_conn *tcp_conn_lookup(struct stack *s, uint32_t laddr, uint16_t lport,
-				 uint32_t raddr, uint16_t rport)
+struct tcp_conn *tcp_conn_lookup(struct stack *s, const struct inet_addr *laddr, uint16_t lport,
+				 const struct inet_addr *raddr, uint16_t rport)
 {
-	struct tcp_key k = {.laddr = laddr, .raddr = raddr, .lport = lport, .rport = rport};
+	struct tcp_key k = {.laddr = *laddr, .raddr = *raddr, .lport = lport, .rport = rport};
 	void *data;
 	return rte_hash_lookup_data(s->tcp->conns, &k, &data) >= 0 ? data : NULL;
 }
 
-struct tcp_conn *tcp_listener_lookup(struct stack *s, uint32_t laddr, uint16_t lport)
+static struct tcp_conn *tcp_listener_exact(struct stack *s, const struct inet_addr *laddr,
+					   uint16_t lport)
 {
-	struct tcp_listen_key k = {.laddr = laddr, .lport = lport};
+	struct tcp_listen_key k = {.laddr = *laddr, .lport = lport};
 	void *data;
-	if (rte_hash_lookup_data(s->tcp->listeners, &k, &data) >= 0)
-		return data;
-	k.laddr = 0;
 	return rte_hash_lookup_data(s->tcp->listeners, &k, &data) >= 0 ? data : NULL;
+}
+
+struct tcp_conn *tcp_listener_lookup(struct stack *s, const struct inet_addr *laddr,
+				     uint16_t lport)
+{
+	/* Linux's order: the address itself, then its family's wildcard, then, for IPv4, a
+	 * dual-stack listener on :: (RFC 3493 §3.7: it takes IPv4 as mapped peers). */
+	struct tcp_conn *l = tcp_listener_exact(s, laddr, lport);
+	if (l != NULL || inet_addr_is_any(laddr))
+		return l;
+	bool v4 = inet_addr_is_v4(laddr);
+	struct inet_addr fam_any = inet_addr_any(!v4), all = inet_addr_any(true);
+	l = tcp_listener_exact(s, &fam_any, lport);
+	if (l != NULL || !v4)
+		return l;
+	l = tcp_listener_exact(s, &all, lport);
+	return l != NULL && !l->sk.v6only ? l : NULL;
 }
 
 bool tcp_reuseport_shares(const struct tcp_sockopts *a, const struct tcp_sockopts *b)
@@ -292,7 +312,8 @@ bool tcp_reuseport_shares(const struct tcp_sockopts *a, const struct tcp_sockopt
 	return a->reuseport && b->reuseport && a->reuseport_uid == b->reuseport_uid;
 }
 
-struct tcp_conn *tcp_listener_select(struct tcp_conn *l, uint32_t raddr, uint16_t rport)
+struct tcp_conn *tcp_listener_select(struct tcp_conn *l, const struct inet_addr *raddr,
+				     uint16_t rport)
 {
 	if (l->reuse_next == NULL)
 		return l;
@@ -301,7 +322,10 @@ struct tcp_conn *tcp_listener_select(struct tcp_conn *l, uint32_t raddr, uint16_
 		n++;
 	/* MurmurHash3's finalizer: every input bit moves the high bits that pick, since
 	 * Linux clients use only even source ports for connect(). */
-	uint32_t h = raddr ^ ((uint32_t)rport << 16 | l->sk.lport);
+	uint32_t words[4];
+	memcpy(words, raddr->b, sizeof(words));
+	uint32_t h = words[0] ^ words[1] ^ words[2] ^ words[3] ^
+		     ((uint32_t)rport << 16 | l->sk.lport);
 	h ^= h >> 16;
 	h *= 0x85ebca6bu;
 	h ^= h >> 13;
@@ -420,20 +444,41 @@ void tcp_conn_enter_time_wait(struct tcp_conn *c)
 	tcp_notify(c, SOCK_EV_HUP | SOCK_EV_IN | SOCK_EV_RDHUP);
 }
 
-uint16_t tcp_mss_ours(struct stack *s, uint32_t raddr, const struct tcp_sockopts *o)
+uint32_t tcp_path_mtu(struct stack *s, const struct inet_addr *raddr, uint16_t scope,
+		      bool *local)
 {
-	uint32_t mtu = 1500;
-	const struct route *r = route_lookup(s->cfg.routes, raddr);
+	if (!inet_addr_is_v4(raddr)) {
+		/* Segments to our own IPv6 addresses are sized and built as for a port: IPv6
+		 * input reads one contiguous view (ip6_input gathers a chain into one mbuf),
+		 * so the 64 KB lent chains of IPv4's loopback would not pass it. */
+		struct ip6_addr dst = inet_addr_to_v6(raddr);
+		uint32_t mtu = ip6_path_mtu(s, &dst, scope, local);
+		*local = false;
+		return mtu;
+	}
+	const struct route *r = route_lookup(s->cfg.routes, inet_addr_to_v4(raddr));
+	*local = r != NULL && r->type == ROUTE_LOCAL;
+	return r != NULL ? netcfg_route_mtu(&s->cfg, r) : 0;
+}
+
+uint16_t tcp_mss_ours(struct stack *s, const struct inet_addr *raddr, uint16_t scope,
+		      const struct tcp_sockopts *o)
+{
+	bool local;
+	uint32_t mtu = tcp_path_mtu(s, raddr, scope, &local);
+	/* The network and TCP headers without options: 40 bytes over IPv4, 60 over IPv6
+	 * (RFC 8200 §8.3: the MSS is the MTU less both fixed headers). */
+	uint32_t hdrs = inet_addr_is_v4(raddr) ? 40 : IP6_HDR_LEN + 20;
 	uint32_t mine;
-	if (r != NULL && r->type == ROUTE_LOCAL) {
-		/* Our own address: segments never meet a port, so as large as an IPv4 datagram
+	if (local) {
+		/* Our own address: segments never meet a port, so as large as an IP datagram
 		 * allows (Linux's lo has a 64 KB MTU), carried in chains of mbufs. */
-		mine = IP4_MAX_LEN - 40;
+		mine = IP4_MAX_LEN - hdrs;
 	} else {
-		if (r != NULL)
-			mtu = netcfg_route_mtu(&s->cfg, r);
+		if (mtu == 0)
+			mtu = 1500; /* no route: the segments will not go anyway */
 		uint32_t room = rte_pktmbuf_data_room_size(s->pool) - RTE_PKTMBUF_HEADROOM;
-		mine = mtu - 40;
+		mine = mtu - hdrs;
 		if (room - TCP_HDR_MAX_LEN < mine)
 			mine = room - TCP_HDR_MAX_LEN;
 	}
@@ -448,7 +493,7 @@ uint16_t tcp_mss_ours(struct stack *s, uint32_t raddr, const struct tcp_sockopts
 void tcp_conn_set_mss(struct tcp_conn *c, uint16_t peer_mss)
 {
 	struct stack *s = c->s;
-	uint32_t mine = tcp_mss_ours(s, c->sk.raddr, &c->opts);
+	uint32_t mine = tcp_mss_ours(s, &c->sk.raddr, c->sk.scope, &c->opts);
 	c->rcv_mss = (uint16_t)mine;
 	if (c->state == TCP_SYN_SENT && peer_mss == 0)
 		return; /* before the SYN: announce only */
@@ -539,7 +584,8 @@ const struct stack_proto tcp_proto = {
 	.init = tcp_stack_init,
 	.fini = tcp_stack_fini,
 	.ip_proto = IP4_PROTO_TCP,
-	.ip4_input = tcp_input,
+	.l4_input = tcp_input,
+	.ip6_icmp_error = tcp_icmp6_error,
 	.ip4_icmp_error = tcp_icmp_error,
 	.tick_transport = tcp_stack_tick,
 };

@@ -10,7 +10,10 @@
 #include "tcp_priv.h"
 #include "tcp_syncookie.h"
 #include "stack/exception.h"
+#include "wire/checksum.h"
+#include "wire/bytes.h"
 #include "wire/icmp4.h"
+#include "wire/icmp6.h"
 #include "wire/ipv4.h"
 
 #define PAWS_IDLE_MS (24ull * 24 * 3600 * 1000) /* RFC 7323 §5.5: 24 days */
@@ -78,6 +81,7 @@ static struct tcp_conn *tcp_child_alloc(struct tcp_conn *l, const struct tcp_seg
 	c->sk.lport = g->th.dst_port;
 	c->sk.raddr = g->ip->src;
 	c->sk.rport = g->th.src_port;
+	c->sk.scope = inet_hdr_scope(g->ip);
 	c->sk.owner = l->sk.owner;
 	c->sk.mem = l->sk.mem;
 	if (tcp_conn_insert(c) != 0) {
@@ -93,7 +97,7 @@ static struct tcp_conn *tcp_child_create(struct tcp_conn *l, const struct tcp_se
 	struct tcp_conn *c = tcp_child_alloc(l, g);
 	if (c == NULL)
 		return NULL;
-	c->ts_offset = tcp_isn(&s->tcp->secret, c->sk.laddr, c->sk.lport, c->sk.raddr,
+	c->ts_offset = tcp_isn(&s->tcp->secret, &c->sk.laddr, c->sk.lport, &c->sk.raddr,
 			       c->sk.rport, 0);
 	c->irs = g->th.seq;
 	c->rcv_nxt = g->th.seq + 1;
@@ -116,12 +120,13 @@ static void tcp_syncookie_reply(struct tcp_conn *l, const struct tcp_seg *g)
 	struct stack *s = l->s;
 	const struct tcp_options *in = &g->th.options;
 	uint16_t mss;
-	uint32_t isn = tcp_syncookie_make(&s->tcp->secret, g->ip->dst, g->th.dst_port, g->ip->src,
+	uint32_t isn = tcp_syncookie_make(&s->tcp->secret, &g->ip->dst, g->th.dst_port, &g->ip->src,
 					  g->th.src_port, g->th.seq,
 					  in->has_mss ? in->mss : TCP_MSS_DEFAULT, s->now_ms, &mss);
 	struct tcp_seg_out o = {
 		.laddr = g->ip->dst,
 		.raddr = g->ip->src,
+		.scope = inet_hdr_scope(g->ip),
 		.lport = g->th.dst_port,
 		.rport = g->th.src_port,
 		.seq = isn,
@@ -134,7 +139,7 @@ static void tcp_syncookie_reply(struct tcp_conn *l, const struct tcp_seg *g)
 	/* The option announces what we can receive (RFC 9293 §3.7.1); the cookie keeps the
 	 * peer's MSS (mss), as Linux's cookie SYN-ACKs do. */
 	o.opts.has_mss = true;
-	o.opts.mss = tcp_mss_ours(s, g->ip->src, &l->opts);
+	o.opts.mss = tcp_mss_ours(s, &g->ip->src, inet_hdr_scope(g->ip), &l->opts);
 	/* Without timestamps there is nowhere to keep the other options: offer none, as
 	 * Linux does. */
 	if (in->has_timestamps) {
@@ -167,7 +172,7 @@ static struct tcp_conn *tcp_syncookie_accept(struct tcp_conn *l, const struct tc
 {
 	struct stack *s = l->s;
 	uint16_t mss;
-	if (tcp_syncookie_check(&s->tcp->secret, g->ip->dst, g->th.dst_port, g->ip->src,
+	if (tcp_syncookie_check(&s->tcp->secret, &g->ip->dst, g->th.dst_port, &g->ip->src,
 				g->th.src_port, g->th.seq - 1, g->th.ack - 1, s->now_ms, &mss) != 0) {
 		stack_count(s, STACK_EV_TCP_SYNCOOKIES_FAILED);
 		return NULL;
@@ -267,7 +272,7 @@ static struct tcp_conn *tcp_listen_input(struct tcp_conn *l, const struct tcp_se
 	c->parent = l;
 	TAILQ_INSERT_TAIL(&l->syn_q, c, q_link);
 	l->syn_qlen++;
-	c->iss = tcp_isn(&s->tcp->secret, c->sk.laddr, c->sk.lport, c->sk.raddr, c->sk.rport,
+	c->iss = tcp_isn(&s->tcp->secret, &c->sk.laddr, c->sk.lport, &c->sk.raddr, c->sk.rport,
 			 s->now_us);
 	c->snd_una = c->iss;
 	c->snd_sml = c->iss;
@@ -830,7 +835,7 @@ static void tcp_time_wait_input(struct tcp_conn *c, const struct tcp_seg *g)
 	tcp_send_ack(c);
 }
 
-static bool tcp_checksum_ok(const struct rte_mbuf *m, const struct ip4_repr *ip,
+static bool tcp_checksum_ok(const struct rte_mbuf *m, const struct inet_hdr *ip,
 			    const uint8_t *seg, size_t len)
 {
 	uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
@@ -838,12 +843,15 @@ static bool tcp_checksum_ok(const struct rte_mbuf *m, const struct ip4_repr *ip,
 		return true;
 	if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 		return false;
-	if (m->nb_segs == 1)
-		return tcp_checksum(ip->src, ip->dst, seg, len) == 0;
-	return ip4_l4_checksum_chain(m, ip, IP4_PROTO_TCP, (uint32_t)len) == 0;
+	if (m->nb_segs == 1) {
+		uint32_t sum = inet_addr_csum_pseudo(&ip->src, &ip->dst, IP4_PROTO_TCP,
+						     (uint32_t)len);
+		return wire_csum_finish(wire_csum_add(sum, seg, len)) == 0;
+	}
+	return inet_l4_checksum(m, ip, IP4_PROTO_TCP, (uint32_t)len) == 0;
 }
 
-void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast)
+void tcp_input(struct stack *s, struct rte_mbuf *m, const struct inet_hdr *ip, bool bcast)
 {
 	stack_count(s, STACK_EV_TCP_IN_SEGS);
 	if (bcast) {
@@ -855,8 +863,8 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 	 * first piece is shorter (a reassembled datagram, RFC 1122 §3.3.2; IP fragments may
 	 * cut anywhere). The parser reads no more than the header. */
 	uint8_t hdr_copy[TCP_HDR_MAX_LEN];
-	size_t seg_len = ip->total_len - ip->hdr_len;
-	const uint8_t *seg = rte_pktmbuf_read(m, ip->hdr_len,
+	size_t seg_len = ip->l4_len;
+	const uint8_t *seg = rte_pktmbuf_read(m, ip->l4_off,
 					      (uint32_t)RTE_MIN(seg_len, sizeof(hdr_copy)), hdr_copy);
 	struct tcp_seg g = {.ip = ip, .m = m, .ecn = ip->tos & IP_ECN_MASK};
 	enum wire_status st = seg != NULL ? tcp_parse(seg, seg_len, &g.th) : WIRE_TRUNCATED;
@@ -871,11 +879,11 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 		stack_drop(s, STACK_DROP_TCP_BAD_CHECKSUM, m);
 		return;
 	}
-	g.pay_off = (uint32_t)(ip->hdr_len + g.th.hdr_len);
+	g.pay_off = (uint32_t)(ip->l4_off + g.th.hdr_len);
 	g.payload = m->nb_segs == 1 ? seg + g.th.hdr_len : NULL;
 	g.len = (uint32_t)(seg_len - g.th.hdr_len);
 
-	struct tcp_conn *c = tcp_conn_lookup(s, ip->dst, g.th.dst_port, ip->src, g.th.src_port);
+	struct tcp_conn *c = tcp_conn_lookup(s, &ip->dst, g.th.dst_port, &ip->src, g.th.src_port);
 	/* SYN+FIN opens nothing: a listener or a SYN-SENT connection drops it without an
 	 * answer (Linux: tcp_rcv_state_process in LISTEN); a closed port resets it like any
 	 * other segment (Linux's tcp_v4_send_reset does, RFC 9293 §3.10.7.1); a synchronized
@@ -894,7 +902,7 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 		c = NULL;
 	}
 	if (c == NULL) {
-		struct tcp_conn *l = tcp_listener_lookup(s, ip->dst, g.th.dst_port);
+		struct tcp_conn *l = tcp_listener_lookup(s, &ip->dst, g.th.dst_port);
 		if (l == NULL) {
 			/* Not the stack's: maybe the kernel's (its listeners, its connections). */
 			if (stack_exception(s, m, STACK_EV_KERNEL_TCP))
@@ -909,7 +917,7 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 			stack_drop(s, STACK_DROP_TCP_BAD_FLAGS, m);
 			return;
 		}
-		c = tcp_listen_input(tcp_listener_select(l, ip->src, g.th.src_port), &g);
+		c = tcp_listen_input(tcp_listener_select(l, &ip->src, g.th.src_port), &g);
 		if (c == NULL) {
 			rte_pktmbuf_free(m);
 			tcp_deliver_events(s);
@@ -935,45 +943,73 @@ void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, b
 	tcp_reap(s);
 }
 
-/* An ICMP error quoting a segment we sent (RFC 1122 §4.2.3.9, RFC 5927). The quoted sequence
- * number must lie in [SND.UNA, SND.MAX) or the message is forged or stale. Frag-needed lowers
- * the MSS and resends (RFC 1191 §6.4); unreachable ports and protocols end an opening
- * connection (as Linux does); other errors are soft: remembered and reported only if the
- * connection then times out. */
+/* The connection an ICMP or ICMPv6 error quotes a segment of (RFC 1122 §4.2.3.9, RFC
+ * 5927): the quoted sequence number must lie in [SND.UNA, SND.MAX) or the message is forged
+ * or stale (counted). NULL when there is none to tell. */
+static struct tcp_conn *tcp_icmp_conn(struct stack *s, const struct inet_addr *laddr,
+				      const struct inet_addr *raddr, const uint8_t *l4,
+				      size_t l4_len)
+{
+	if (l4_len < 8)
+		return NULL;
+	uint16_t sport = wire_get_be16(l4), dport = wire_get_be16(l4 + 2);
+	uint32_t seq = wire_get_be32(l4 + 4);
+	struct tcp_conn *c = tcp_conn_lookup(s, laddr, sport, raddr, dport);
+	if (c == NULL || c->state == TCP_TIME_WAIT)
+		return NULL;
+	if (!seq_in(seq, c->snd_una, c->snd_max) && !(c->snd_una == c->snd_max && seq == c->snd_una)) {
+		stack_count(s, STACK_EV_TCP_ICMP_IGNORED);
+		return NULL;
+	}
+	stack_count(s, STACK_EV_TCP_ICMP_ERRORS);
+	return c;
+}
+
+/* The path MTU is mtu (frag-needed, RFC 1191 §6.4; Packet Too Big, RFC 8201 §4), at least
+ * floor: the MSS follows and what was sent beyond it goes again. */
+static void tcp_pmtu_lower(struct stack *s, struct tcp_conn *c, uint32_t mtu, uint32_t floor)
+{
+	/* A forged message naming a tiny MTU would otherwise make a live connection send tiny
+	 * segments (RFC 5927 §7.2): never below the floor, counted. */
+	if (mtu < floor) {
+		stack_count(s, STACK_EV_TCP_PMTU_CLAMPED);
+		mtu = floor;
+	}
+	uint32_t hdrs = inet_addr_is_v4(&c->sk.raddr) ? 40 : IP6_HDR_LEN + 20;
+	uint32_t ts = c->flags & TCPF_TS_OK ? TCPOLEN_TSTAMP_ALIGNED : 0;
+	if (mtu - hdrs - ts >= c->snd_mss)
+		return;
+	uint32_t mss = mtu - hdrs - ts;
+	c->snd_mss = (uint16_t)(mss < TCP_MSS_MIN ? TCP_MSS_MIN : mss);
+	c->cc.mss = c->snd_mss;
+	c->snd_nxt = c->snd_una;
+	tcp_output(c, false);
+	tcp_deliver_events(s);
+}
+
+/* Unreachable: a refused opening connection ends (hard, as Linux); every other error is
+ * soft, remembered and reported only if the connection then times out. */
+static void tcp_icmp_unreach(struct stack *s, struct tcp_conn *c, int err)
+{
+	if (c->state == TCP_SYN_SENT && err == ECONNREFUSED)
+		tcp_conn_done(c, err);
+	else
+		c->soft_error = err;
+	tcp_deliver_events(s);
+	tcp_reap(s);
+}
+
 void tcp_icmp_error(struct stack *s, const struct ip4_repr *qip, const uint8_t *l4,
 		    size_t l4_len, uint8_t type, uint8_t code, uint32_t info)
 {
-	if (l4_len < 8)
+	struct tcp_conn *c = tcp_icmp_conn(s, INET_ADDR_V4(qip->src), INET_ADDR_V4(qip->dst),
+					   l4, l4_len);
+	if (c == NULL)
 		return;
-	uint16_t sport = (uint16_t)(l4[0] << 8 | l4[1]);
-	uint16_t dport = (uint16_t)(l4[2] << 8 | l4[3]);
-	uint32_t seq = (uint32_t)l4[4] << 24 | (uint32_t)l4[5] << 16 | (uint32_t)l4[6] << 8 | l4[7];
-	struct tcp_conn *c = tcp_conn_lookup(s, qip->src, sport, qip->dst, dport);
-	if (c == NULL || c->state == TCP_TIME_WAIT)
-		return;
-	if (!seq_in(seq, c->snd_una, c->snd_max) && !(c->snd_una == c->snd_max && seq == c->snd_una)) {
-		stack_count(s, STACK_EV_TCP_ICMP_IGNORED);
-		return;
-	}
-	stack_count(s, STACK_EV_TCP_ICMP_ERRORS);
 	if (type == ICMP4_DEST_UNREACH && code == ICMP4_UNREACH_FRAG_NEEDED) {
-		uint32_t mtu = info & 0xffff;
-		uint32_t ts = c->flags & TCPF_TS_OK ? TCPOLEN_TSTAMP_ALIGNED : 0;
-		/* RFC 1191 §3 leaves the plateau to the host; a forged message naming a tiny
-		 * MTU would otherwise make a live connection send 88-byte segments (RFC 5927
-		 * §7.2). Linux never goes below ip_rt_min_pmtu (552): neither do we, counted. */
-		if (mtu < TCP_PMTU_MIN) {
-			stack_count(s, STACK_EV_TCP_PMTU_CLAMPED);
-			mtu = TCP_PMTU_MIN;
-		}
-		if (mtu - 40 - ts >= c->snd_mss)
-			return;
-		uint32_t mss = mtu - 40 - ts;
-		c->snd_mss = (uint16_t)(mss < TCP_MSS_MIN ? TCP_MSS_MIN : mss);
-		c->cc.mss = c->snd_mss;
-		c->snd_nxt = c->snd_una;
-		tcp_output(c, false);
-		tcp_deliver_events(s);
+		/* RFC 1191 §3 leaves the plateau to the host; Linux never goes below
+		 * ip_rt_min_pmtu (552): neither do we. */
+		tcp_pmtu_lower(s, c, info & 0xffff, TCP_PMTU_MIN);
 		return;
 	}
 	int err = EHOSTUNREACH;
@@ -983,11 +1019,26 @@ void tcp_icmp_error(struct stack *s, const struct ip4_repr *qip, const uint8_t *
 		else if (code == ICMP4_UNREACH_NET)
 			err = ENETUNREACH;
 	}
-	if (c->state == TCP_SYN_SENT && err == ECONNREFUSED) {
-		tcp_conn_done(c, err);
-	} else {
-		c->soft_error = err;
+	tcp_icmp_unreach(s, c, err);
+}
+
+void tcp_icmp6_error(struct stack *s, const struct inet_hdr *quoted, const uint8_t *l4,
+		     size_t l4_len, uint8_t type, uint8_t code, uint32_t info)
+{
+	struct tcp_conn *c = tcp_icmp_conn(s, &quoted->src, &quoted->dst, l4, l4_len);
+	if (c == NULL)
+		return;
+	if (type == ICMP6_PACKET_TOO_BIG) {
+		/* RFC 8201 §4: never below the IPv6 minimum MTU. */
+		tcp_pmtu_lower(s, c, info, IP6_MIN_MTU);
+		return;
 	}
-	tcp_deliver_events(s);
-	tcp_reap(s);
+	int err = EHOSTUNREACH;
+	if (type == ICMP6_DEST_UNREACH) {
+		if (code == ICMP6_UNREACH_PORT)
+			err = ECONNREFUSED;
+		else if (code == ICMP6_UNREACH_NO_ROUTE)
+			err = ENETUNREACH;
+	}
+	tcp_icmp_unreach(s, c, err);
 }

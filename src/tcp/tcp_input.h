@@ -10,7 +10,7 @@
  * reassembled datagram, or a 64 KB segment over our own loopback). */
 struct tcp_seg {
 	struct tcp_repr th;
-	const struct ip4_repr *ip;
+	const struct inet_hdr *ip;
 	const struct rte_mbuf *m;
 	uint32_t pay_off;
 	const uint8_t *payload;        /* NULL when the payload spans several mbufs */

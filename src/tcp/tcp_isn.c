@@ -80,17 +80,17 @@ int tcp_secret_init_random(struct tcp_secret *s)
 	return 0;
 }
 
-uint32_t tcp_isn(const struct tcp_secret *s, uint32_t laddr, uint16_t lport, uint32_t raddr,
-		 uint16_t rport, uint64_t now_us)
+uint32_t tcp_isn(const struct tcp_secret *s, const struct inet_addr *laddr, uint16_t lport,
+		 const struct inet_addr *raddr, uint16_t rport, uint64_t now_us)
 {
-	uint8_t msg[12];
+	uint8_t msg[36];
 	uint32_t m, f;
 
 	/* A fixed big-endian layout, so the ISN does not depend on the host's byte order. */
-	wire_put_be32(msg, laddr);
-	wire_put_be16(msg + 4, lport);
-	wire_put_be32(msg + 6, raddr);
-	wire_put_be16(msg + 10, rport);
+	memcpy(msg, laddr->b, 16);
+	wire_put_be16(msg + 16, lport);
+	memcpy(msg + 18, raddr->b, 16);
+	wire_put_be16(msg + 34, rport);
 	f = (uint32_t)siphash24(&s->isn_key, msg, sizeof(msg));
 	/* RFC 6528 §3: M is a timer that ticks every 4 microseconds. */
 	m = (uint32_t)(now_us >> 2);

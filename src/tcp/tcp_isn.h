@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/siphash.h"
+#include "wire/inet_addr.h"
 
 /* Secrets of one stack instance. Both 128-bit keys must come from a good random source, since
  * F() is only as unguessable as its key (RFC 6528 §3, §6); tcp_secret_init_random() does that.
@@ -24,12 +25,14 @@ struct tcp_secret {
  * caller must not start: a guessable key defeats RFC 6528). */
 int tcp_secret_init_random(struct tcp_secret *s);
 
-/* The ISN for a connection from laddr:lport to raddr:rport (addresses and ports in host order)
- * at now_us microseconds on a monotonic clock. M = now_us / 4 mod 2^32 (RFC 6528 §3, RFC 9293
- * §3.4.1), F = SipHash-2-4 under s->isn_key of the 12 bytes
- *   laddr (4, big-endian) | lport (2, BE) | raddr (4, BE) | rport (2, BE),
- * truncated to its low 32 bits. The result wraps modulo 2^32. */
-uint32_t tcp_isn(const struct tcp_secret *s, uint32_t laddr, uint16_t lport, uint32_t raddr,
-		 uint16_t rport, uint64_t now_us);
+/* The ISN for a connection from laddr:lport to raddr:rport (ports in host order; addresses of
+ * either family, IPv4 as mapped ones) at now_us microseconds on a monotonic clock.
+ * M = now_us / 4 mod 2^32 (RFC 6528 §3, RFC 9293 §3.4.1), F = SipHash-2-4 under s->isn_key of
+ * the 36 bytes
+ *   laddr (16) | lport (2, big-endian) | raddr (16) | rport (2, BE),
+ * truncated to its low 32 bits: all 128 bits of an IPv6 address count. The result wraps
+ * modulo 2^32. */
+uint32_t tcp_isn(const struct tcp_secret *s, const struct inet_addr *laddr, uint16_t lport,
+		 const struct inet_addr *raddr, uint16_t rport, uint64_t now_us);
 
 #endif

@@ -100,8 +100,8 @@ int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 	/* A segment to one of our own addresses goes through the loopback queue, whose input
 	 * does not verify checksums (stack_loopback_queue): computing one would be wasted. Only
 	 * such segments and TSO ones are larger than one mbuf. */
-	const struct route *r = route_lookup(s->cfg.routes, o->raddr);
-	bool local = r != NULL && r->type == ROUTE_LOCAL;
+	bool local;
+	tcp_path_mtu(s, &o->raddr, o->scope, &local);
 	bool lend = local && o->lend != NULL && o->len != 0;
 	/* The headers' room, then as much payload as the first mbuf holds (none when lent). */
 	uint32_t tail = rte_pktmbuf_tailroom(m);
@@ -133,8 +133,8 @@ int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 	} else {
 		/* The port or stack_xmit finishes it (tx_offload.h). */
 		uint16_t l4_len = (uint16_t)(hlen + copied);
-		uint32_t pseudo = wire_csum_pseudo4(o->laddr, o->raddr, IP4_PROTO_TCP,
-						    o->tso_segsz != 0 ? 0 : l4_len);
+		uint32_t pseudo = inet_addr_csum_pseudo(&o->laddr, &o->raddr, IP4_PROTO_TCP,
+							o->tso_segsz != 0 ? 0 : l4_len);
 		tx_offload_l4_partial(m, buf + TCP_OFF_CSUM, pseudo, RTE_MBUF_F_TX_TCP_CKSUM,
 				      (uint16_t)hlen, o->tso_segsz);
 	}
@@ -146,7 +146,18 @@ int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 	}
 	if (o->flags & TCP_FLAG_RST)
 		stack_count(s, STACK_EV_TCP_OUT_RSTS);
-	int rc = ip4_output(s, m, IP4_PROTO_TCP, o->laddr, o->raddr, o->tos, o->ttl, true);
+	int rc;
+	if (inet_addr_is_v4(&o->raddr)) {
+		rc = ip4_output(s, m, IP4_PROTO_TCP, inet_addr_to_v4(&o->laddr),
+				inet_addr_to_v4(&o->raddr), o->tos, o->ttl, true);
+	} else {
+		/* IPv6 has no DF: our segments are sized by the path MTU (RFC 8201). */
+		struct ip6_out d = {.dst = inet_addr_to_v6(&o->raddr),
+				    .src = inet_addr_to_v6(&o->laddr), .port = o->scope,
+				    .next_header = IP6_NH_TCP, .tclass = o->tos,
+				    .hop_limit = o->ttl};
+		rc = ip6_output(s, m, &d);
+	}
 	return rc < 0 ? rc : (int)copied;
 }
 
@@ -221,6 +232,7 @@ static void tcp_fill_common(const struct tcp_conn *c, struct tcp_seg_out *o, uin
 	*o = (struct tcp_seg_out){
 		.laddr = c->sk.laddr,
 		.raddr = c->sk.raddr,
+		.scope = c->sk.scope,
 		.lport = c->sk.lport,
 		.rport = c->sk.rport,
 		.seq = seq,
@@ -317,7 +329,8 @@ int tcp_send_segment_tso(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t
 		/* A connection to itself would read what it lent while freeing it (an abort
 		 * on its own segment): it copies. So does one whose lent mbufs would overflow
 		 * their 16-bit count (a segment takes at most two). */
-		bool to_itself = c->sk.laddr == c->sk.raddr && c->sk.lport == c->sk.rport;
+		bool to_itself = inet_addr_equal(&c->sk.laddr, &c->sk.raddr) &&
+				 c->sk.lport == c->sk.rport;
 		bool count_full = rte_mbuf_ext_refcnt_read(&c->lent) > UINT16_MAX - 2;
 		o.lend = to_itself || count_full ? NULL : &c->lent;
 		o.tso_segsz = wire_segs > 1 ? (uint16_t)segsz : 0;
@@ -400,7 +413,7 @@ void tcp_send_rst(struct tcp_conn *c)
 	tcp_seg_send(c->s, &o);
 }
 
-void tcp_send_rst_reply(struct stack *s, const struct ip4_repr *ip, const struct tcp_repr *th,
+void tcp_send_rst_reply(struct stack *s, const struct inet_hdr *ip, const struct tcp_repr *th,
 			uint32_t payload_len)
 {
 	/* RFC 9293 §3.10.7.1: never answer a reset; otherwise <SEQ=SEG.ACK><CTL=RST> when the
@@ -410,6 +423,7 @@ void tcp_send_rst_reply(struct stack *s, const struct ip4_repr *ip, const struct
 	struct tcp_seg_out o = {
 		.laddr = ip->dst,
 		.raddr = ip->src,
+		.scope = inet_hdr_scope(ip),
 		.lport = th->dst_port,
 		.rport = th->src_port,
 	};

@@ -8,6 +8,8 @@
 #include <rte_mbuf.h>
 
 #include "ip4/ip4.h"
+#include "ip6/ip6.h"
+#include "stack/inet_hdr.h"
 #include "stack/stack_internal.h"
 #include "tcp.h"
 #include "tcp/cc/tcp_cc.h"
@@ -98,7 +100,8 @@ struct tcp_timer {
 /* A segment to send, independent of any connection: replies to strays (RST) and SYN-cookie
  * SYN-ACKs have none. Payload comes from fifo at fifo_off. */
 struct tcp_seg_out {
-	uint32_t laddr, raddr;
+	struct inet_addr laddr, raddr;    /* of one family */
+	uint16_t scope;                   /* a link-local raddr's port, else NETCFG_PORT_ANY */
 	uint16_t lport, rport;
 	uint32_t seq, ack;
 	uint8_t flags;
@@ -254,10 +257,13 @@ void tcp_rcvbuf_note(struct tcp_conn *c);
 void tcp_rcvbuf_adjust(struct tcp_conn *c);
 
 /* tcp_input.c */
-void tcp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast);
+void tcp_input(struct stack *s, struct rte_mbuf *m, const struct inet_hdr *ip, bool bcast);
 /* An ICMP error quoting one of our segments (RFC 5927 checks, RFC 1122 §4.2.3.9). */
 void tcp_icmp_error(struct stack *s, const struct ip4_repr *quoted_ip, const uint8_t *l4,
 		    size_t l4_len, uint8_t type, uint8_t code, uint32_t info);
+/* The same for ICMPv6 (RFC 4443): Packet Too Big lowers the path MTU (RFC 8201). */
+void tcp_icmp6_error(struct stack *s, const struct inet_hdr *quoted, const uint8_t *l4,
+		     size_t l4_len, uint8_t type, uint8_t code, uint32_t info);
 
 /* tcp_output.c */
 /* Sends what the windows and Nagle allow; with force, at least an ACK. */
@@ -311,7 +317,7 @@ void tcp_rack_timer_fire(struct tcp_conn *c);
 /* The bytes in flight: the sent map's pipe with SACK, else SND.MAX - SND.UNA. */
 uint32_t tcp_pipe(const struct tcp_conn *c);
 /* A reset answering the segment th/ip that reached no connection (RFC 9293 §3.10.7.1). */
-void tcp_send_rst_reply(struct stack *s, const struct ip4_repr *ip, const struct tcp_repr *th,
+void tcp_send_rst_reply(struct stack *s, const struct inet_hdr *ip, const struct tcp_repr *th,
 			uint32_t payload_len);
 void tcp_send_rst(struct tcp_conn *c);
 /* An ACK that does not move anything, answering a suspicious segment (RFC 5961 §3–5),
@@ -345,23 +351,33 @@ void tcp_conn_buffers_free(struct tcp_conn *c);
 /* Into the connection table, or the listener table for a LISTEN socket (-EADDRINUSE when
  * that address and port already have one). 0 or a negative value. */
 int tcp_conn_insert(struct tcp_conn *c);
-struct tcp_conn *tcp_conn_lookup(struct stack *s, uint32_t laddr, uint16_t lport,
-				 uint32_t raddr, uint16_t rport);
-struct tcp_conn *tcp_listener_lookup(struct stack *s, uint32_t laddr, uint16_t lport);
+struct tcp_conn *tcp_conn_lookup(struct stack *s, const struct inet_addr *laddr, uint16_t lport,
+				 const struct inet_addr *raddr, uint16_t rport);
+/* The listener a SYN to laddr:lport reaches: on laddr itself, else on its family's
+ * wildcard, else (IPv4) on :: when that one is not IPv6-only. */
+struct tcp_conn *tcp_listener_lookup(struct stack *s, const struct inet_addr *laddr,
+				     uint16_t lport);
 /* Whether two listeners with these options may share an address (SO_REUSEPORT). */
 bool tcp_reuseport_shares(const struct tcp_sockopts *a, const struct tcp_sockopts *b);
 /* The listener of l's SO_REUSEPORT group (l itself without one) that takes a connection
  * from raddr:rport: chosen by a hash of the peer, so a SYN and the ACK that completes a
  * SYN-cookie handshake reach the same one. */
-struct tcp_conn *tcp_listener_select(struct tcp_conn *l, uint32_t raddr, uint16_t rport);
+struct tcp_conn *tcp_listener_select(struct tcp_conn *l, const struct inet_addr *raddr,
+				     uint16_t rport);
 /* Every change of c->state goes through here (after its zeroed start in CLOSED): it keeps
  * the count of connections in ESTABLISHED or CLOSE-WAIT (RFC 4022's tcpCurrEstab). */
 void tcp_set_state(struct tcp_conn *c, enum tcp_state st);
 /* The connection ends with err (0: orderly): the owner is told, an orphan is freed. */
 void tcp_conn_done(struct tcp_conn *c, int err);
 void tcp_conn_enter_time_wait(struct tcp_conn *c);
-/* The MSS we announce to raddr: route MTU - 40, capped by the mbuf size and TCP_MAXSEG. */
-uint16_t tcp_mss_ours(struct stack *s, uint32_t raddr, const struct tcp_sockopts *o);
+/* The MTU towards raddr (scope: a link-local raddr's port) and whether raddr is one of our
+ * addresses; 0 without a route. */
+uint32_t tcp_path_mtu(struct stack *s, const struct inet_addr *raddr, uint16_t scope,
+		      bool *local);
+/* The MSS we announce to raddr: path MTU less the fixed network and TCP headers (40 bytes
+ * over IPv4, 60 over IPv6), capped by the mbuf size and TCP_MAXSEG. */
+uint16_t tcp_mss_ours(struct stack *s, const struct inet_addr *raddr, uint16_t scope,
+		      const struct tcp_sockopts *o);
 /* Picks snd_mss from the peer's MSS, our route MTU and the options in use. */
 void tcp_conn_set_mss(struct tcp_conn *c, uint16_t peer_mss);
 /* SYN-RECEIVED or SYN-SENT → ESTABLISHED: FIFOs, congestion state, the accept queue or the

@@ -30,17 +30,17 @@ const uint16_t tcp_syncookie_mss_table[TCP_SYNCOOKIE_MSS_COUNT] = {
 /* The hashed bytes: the connection-id and the SYN's sequence number, then (for the MAC only)
  * the period and the MSS index. The two inputs differ in length, which SipHash encodes in its
  * last word, so the mask and the MAC are independent outputs of the PRF. */
-#define COOKIE_BASE_LEN 16
-#define COOKIE_MAC_LEN  21
+#define COOKIE_BASE_LEN 40
+#define COOKIE_MAC_LEN  45
 
-static void cookie_base(uint8_t *msg, uint32_t laddr, uint16_t lport, uint32_t raddr,
-			uint16_t rport, uint32_t peer_isn)
+static void cookie_base(uint8_t *msg, const struct inet_addr *laddr, uint16_t lport,
+			const struct inet_addr *raddr, uint16_t rport, uint32_t peer_isn)
 {
-	wire_put_be32(msg, laddr);
-	wire_put_be16(msg + 4, lport);
-	wire_put_be32(msg + 6, raddr);
-	wire_put_be16(msg + 10, rport);
-	wire_put_be32(msg + 12, peer_isn);
+	memcpy(msg, laddr->b, 16);
+	wire_put_be16(msg + 16, lport);
+	memcpy(msg + 18, raddr->b, 16);
+	wire_put_be16(msg + 34, rport);
+	wire_put_be32(msg + 36, peer_isn);
 }
 
 /* Bits 31..5 of the MAC over a message whose first COOKIE_BASE_LEN bytes are filled. */
@@ -77,8 +77,8 @@ uint16_t tcp_syncookie_mss_pick(uint16_t peer_mss)
 	return tcp_syncookie_mss_table[syncookie_mss_index(peer_mss)];
 }
 
-uint32_t tcp_syncookie_make(const struct tcp_secret *s, uint32_t laddr, uint16_t lport,
-			    uint32_t raddr, uint16_t rport, uint32_t peer_isn, uint16_t peer_mss,
+uint32_t tcp_syncookie_make(const struct tcp_secret *s, const struct inet_addr *laddr,
+			    uint16_t lport, const struct inet_addr *raddr, uint16_t rport, uint32_t peer_isn, uint16_t peer_mss,
 			    uint64_t now_ms, uint16_t *mss_out)
 {
 	uint8_t msg[COOKIE_MAC_LEN];
@@ -92,8 +92,8 @@ uint32_t tcp_syncookie_make(const struct tcp_secret *s, uint32_t laddr, uint16_t
 	return cookie_mac(s, msg, period, mss_idx) | low;
 }
 
-int tcp_syncookie_check(const struct tcp_secret *s, uint32_t laddr, uint16_t lport,
-			uint32_t raddr, uint16_t rport, uint32_t peer_isn, uint32_t cookie,
+int tcp_syncookie_check(const struct tcp_secret *s, const struct inet_addr *laddr,
+			uint16_t lport, const struct inet_addr *raddr, uint16_t rport, uint32_t peer_isn, uint32_t cookie,
 			uint64_t now_ms, uint16_t *mss_out)
 {
 	uint8_t msg[COOKIE_MAC_LEN];

@@ -17,8 +17,9 @@
  *             low 2 bits, enough to name the current and the 2 previous periods;
  *   mss idx = index into tcp_syncookie_mss_table;
  *   MAC     = bits 31..5 of SipHash-2-4 under cookie_key of
- *             laddr(4) lport(2) raddr(4) rport(2) peer_isn(4) period(4) mss_idx(1), big-endian;
- *   mask    = bits 4..0 of SipHash-2-4 under cookie_key of the first 16 of those bytes, so the
+ *             laddr(16) lport(2) raddr(16) rport(2) peer_isn(4) period(4) mss_idx(1),
+ *             big-endian, addresses of either family (IPv4 mapped: every IPv6 bit counts);
+ *   mask    = bits 4..0 of SipHash-2-4 under cookie_key of the first 40 of those bytes, so the
  *             cookie's every bit looks random to an off-path observer (RFC 6528 §2).
  *
  * A cookie is accepted while its period is the current one or one of the 2 before it: at least
@@ -65,8 +66,8 @@ uint16_t tcp_syncookie_mss_pick(uint16_t peer_mss);
 /* Makes the ISN for our SYN-ACK answering a SYN from raddr:rport to laddr:lport (host order)
  * whose sequence number was peer_isn and whose MSS option was peer_mss, at now_ms on a
  * monotonic millisecond clock. Returns the cookie; *mss_out = the MSS it encodes. */
-uint32_t tcp_syncookie_make(const struct tcp_secret *s, uint32_t laddr, uint16_t lport,
-			    uint32_t raddr, uint16_t rport, uint32_t peer_isn, uint16_t peer_mss,
+uint32_t tcp_syncookie_make(const struct tcp_secret *s, const struct inet_addr *laddr,
+			    uint16_t lport, const struct inet_addr *raddr, uint16_t rport, uint32_t peer_isn, uint16_t peer_mss,
 			    uint64_t now_ms, uint16_t *mss_out);
 
 /* Checks the ACK completing a cookie handshake: cookie = SEG.ACK - 1, peer_isn = SEG.SEQ - 1.
@@ -74,8 +75,8 @@ uint32_t tcp_syncookie_make(const struct tcp_secret *s, uint32_t laddr, uint16_t
  * for this connection-id and peer_isn in the current period or one of the
  * TCP_SYNCOOKIE_MAX_AGE before it; -EINVAL (forged, mistargeted or expired; *mss_out is
  * untouched) otherwise. */
-int tcp_syncookie_check(const struct tcp_secret *s, uint32_t laddr, uint16_t lport,
-			uint32_t raddr, uint16_t rport, uint32_t peer_isn, uint32_t cookie,
+int tcp_syncookie_check(const struct tcp_secret *s, const struct inet_addr *laddr,
+			uint16_t lport, const struct inet_addr *raddr, uint16_t rport, uint32_t peer_isn, uint32_t cookie,
 			uint64_t now_ms, uint16_t *mss_out);
 
 /* The TSval for our SYN-ACK when the SYN carried timestamps: ts_now with its low

@@ -8,18 +8,19 @@
 #include "stack/steer.h"
 #include "tcp_priv.h"
 
-int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog,
+int tcp_listen(struct stack *s, const struct inet_addr *laddr, uint16_t lport, unsigned backlog,
 	       const struct tcp_sockopts *opts, const struct sock_owner *owner,
 	       struct tcp_conn **out)
 {
 	if (lport == 0)
 		return -EINVAL;
-	if (laddr != 0 && !netcfg_addr_is_local(&s->cfg, laddr))
+	if (!inet_addr_is_any(laddr) && !netcfg_inet_is_local(&s->cfg, laddr, opts->scope))
 		return -EADDRNOTAVAIL;
 	struct tcp_conn *c = tcp_conn_alloc(s, opts);
 	if (c == NULL)
 		return -ENOMEM;
-	c->sk.laddr = laddr;
+	c->sk.laddr = *laddr;
+	c->sk.v6only = opts->v6only;
 	c->sk.lport = lport;
 	c->sk.owner = *owner;
 	c->sk.mem = owner->mem;
@@ -36,21 +37,35 @@ int tcp_listen(struct stack *s, uint32_t laddr, uint16_t lport, unsigned backlog
 }
 
 /* A listener on laddr:lport that a socket with opts may not share the port with. */
-static bool tcp_listener_conflicts(struct stack *s, uint32_t laddr, uint16_t lport,
-				   const struct tcp_sockopts *opts)
+static bool tcp_listener_conflicts(struct stack *s, const struct inet_addr *laddr,
+				   uint16_t lport, const struct tcp_sockopts *opts)
 {
 	const struct tcp_conn *l = tcp_listener_lookup(s, laddr, lport);
 	return l != NULL && !tcp_reuseport_shares(&l->opts, opts);
 }
 
-int tcp_bind_check(struct stack *s, uint32_t laddr, uint16_t lport,
+int tcp_bind_check(struct stack *s, const struct inet_addr *laddr, uint16_t lport,
 		   const struct tcp_sockopts *opts)
 {
-	if (laddr != 0 && !netcfg_addr_is_local(&s->cfg, laddr))
+	bool any = inet_addr_is_any(laddr);
+	if (!any && !netcfg_inet_is_local(&s->cfg, laddr, opts->scope))
 		return -EADDRNOTAVAIL;
-	if (lport != 0 && (tcp_listener_conflicts(s, laddr, lport, opts) ||
-			   tcp_listener_conflicts(s, 0, lport, opts)))
+	if (lport == 0)
+		return 0;
+	/* The address itself and its family's wildcard (tcp_listener_lookup); a dual-stack
+	 * :: conflicts with every IPv4 listener too (Linux's inet6_bind_conflict). */
+	bool v4 = inet_addr_is_v4(laddr);
+	struct inet_addr fam_any = inet_addr_any(!v4), all = inet_addr_any(true);
+	if (tcp_listener_conflicts(s, laddr, lport, opts) ||
+	    tcp_listener_conflicts(s, &fam_any, lport, opts))
 		return -EADDRINUSE;
+	if (v4 || any) {
+		struct inet_addr other = v4 ? all : inet_addr_any(false);
+		const struct tcp_conn *l = tcp_listener_lookup(s, &other, lport);
+		if (l != NULL && (v4 ? !l->sk.v6only : !opts->v6only) &&
+		    !tcp_reuseport_shares(&l->opts, opts))
+			return -EADDRINUSE;
+	}
 	return 0;
 }
 
@@ -73,16 +88,40 @@ struct tcp_conn *tcp_accept(struct tcp_conn *l, const struct sock_owner *owner)
 
 /* With several workers, a connection's segments reach the worker that owns its flow
  * (steer.h): an active open picks a port whose flow is the opening worker's. */
-static bool tcp_flow_is_ours(const struct stack *s, uint32_t laddr, uint16_t lport,
-			     uint32_t raddr, uint16_t rport)
+static bool tcp_flow_is_ours(const struct stack *s, const struct inet_addr *laddr,
+			     uint16_t lport, const struct inet_addr *raddr, uint16_t rport)
 {
-	return s->steer == NULL || steer_tcp_owner(s->steer, raddr, laddr, rport, lport) == s->id;
+	return s->steer == NULL ||
+	       steer_tcp_owner_inet(s->steer, raddr, laddr, rport, lport) == s->id;
 }
 
-int tcp_connect_source(struct stack *s, uint32_t raddr, uint32_t *laddr)
+/* IPv6's source: the route's, else RFC 6724's (ip6_source_for); a link-local peer needs
+ * its scope. */
+static int tcp_connect_source6(struct stack *s, const struct inet_addr *raddr, uint16_t scope,
+			       struct inet_addr *laddr)
 {
-	if (raddr == 0)
+	struct ip6_out d = {.dst = inet_addr_to_v6(raddr), .src = inet_addr_to_v6(laddr),
+			    .port = scope};
+	if (ip6_is_multicast(&d.dst))
+		return -ENETUNREACH; /* RFC 1122 §4.2.3.10: no TCP to groups */
+	int rc = ip6_source_for(s, &d);
+	if (rc < 0)
+		return rc;
+	*laddr = inet_addr_v6(&d.src);
+	return netcfg_inet_is_local(&s->cfg, laddr, d.port) ? 0 : -EADDRNOTAVAIL;
+}
+
+int tcp_connect_source(struct stack *s, const struct inet_addr *raddr_in, uint16_t scope,
+		       struct inet_addr *laddr_in)
+{
+	if (inet_addr_is_any(raddr_in))
 		return -EINVAL;
+	if (inet_addr_is_v4(raddr_in) != inet_addr_is_v4(laddr_in))
+		return -EAFNOSUPPORT; /* a socket bound to one family's address, to the other */
+	if (!inet_addr_is_v4(raddr_in))
+		return tcp_connect_source6(s, raddr_in, scope, laddr_in);
+	uint32_t raddr = inet_addr_to_v4(raddr_in), laddr_v4 = inet_addr_to_v4(laddr_in);
+	uint32_t *laddr = &laddr_v4;
 	const struct route *r = route_lookup(s->cfg.routes, raddr);
 	if (r == NULL || r->type == ROUTE_BLACKHOLE || r->type == ROUTE_UNREACHABLE)
 		return -ENETUNREACH;
@@ -92,12 +131,13 @@ int tcp_connect_source(struct stack *s, uint32_t raddr, uint32_t *laddr)
 		*laddr = r->src != 0 ? r->src : netcfg_source_for(&s->cfg, r->port, raddr);
 	if (*laddr == 0 || !netcfg_addr_is_local(&s->cfg, *laddr))
 		return -EADDRNOTAVAIL;
+	*laddr_in = inet_addr_v4(*laddr);
 	return 0;
 }
 
 /* An ephemeral port for laddr → raddr:rport that no connection uses. */
-static int tcp_pick_port(struct stack *s, uint32_t laddr, uint32_t raddr, uint16_t rport,
-			 uint16_t *out)
+static int tcp_pick_port(struct stack *s, const struct inet_addr *laddr,
+			 const struct inet_addr *raddr, uint16_t rport, uint16_t *out)
 {
 	const unsigned range = TCP_EPHEMERAL_HI - TCP_EPHEMERAL_LO + 1;
 	for (unsigned i = 0; i < range; i++) {
@@ -113,22 +153,26 @@ static int tcp_pick_port(struct stack *s, uint32_t laddr, uint32_t raddr, uint16
 	return -EADDRNOTAVAIL;
 }
 
-int tcp_connect(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
-		const struct tcp_sockopts *opts, const struct sock_owner *owner,
-		struct tcp_conn **out)
+int tcp_connect(struct stack *s, const struct inet_addr *laddr_in, uint16_t lport,
+		const struct inet_addr *raddr_in, uint16_t rport, const struct tcp_sockopts *opts,
+		const struct sock_owner *owner, struct tcp_conn **out)
 {
 	if (rport == 0)
 		return -EINVAL;
-	int rc = tcp_connect_source(s, raddr, &laddr);
+	/* A v4-mapped peer of an IPv6 socket is IPv4 (RFC 4291 §2.5.5.2): its wildcard too. */
+	struct inet_addr laddr = *laddr_in, raddr = *raddr_in;
+	if (inet_addr_is_v4(&raddr) && inet_addr_is_any(&laddr))
+		laddr = inet_addr_any(false);
+	int rc = tcp_connect_source(s, &raddr, opts->scope, &laddr);
 	if (rc < 0)
 		return rc;
 	if (lport == 0) {
-		rc = tcp_pick_port(s, laddr, raddr, rport, &lport);
+		rc = tcp_pick_port(s, &laddr, &raddr, rport, &lport);
 		if (rc < 0)
 			return rc;
-	} else if (!tcp_flow_is_ours(s, laddr, lport, raddr, rport)) {
+	} else if (!tcp_flow_is_ours(s, &laddr, lport, &raddr, rport)) {
 		return -EXDEV;
-	} else if (tcp_conn_lookup(s, laddr, lport, raddr, rport) != NULL) {
+	} else if (tcp_conn_lookup(s, &laddr, lport, &raddr, rport) != NULL) {
 		return -EADDRINUSE;
 	}
 	struct tcp_conn *c = tcp_conn_alloc(s, opts);
@@ -138,6 +182,8 @@ int tcp_connect(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t raddr,
 	c->sk.lport = lport;
 	c->sk.raddr = raddr;
 	c->sk.rport = rport;
+	struct ip6_addr r6 = inet_addr_to_v6(&raddr);
+	c->sk.scope = ip6_is_link_local(&r6) ? opts->scope : NETCFG_PORT_ANY;
 	c->sk.owner = *owner;
 	c->sk.mem = owner->mem;
 	rc = tcp_conn_buffers_alloc(c);
@@ -147,8 +193,8 @@ int tcp_connect(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t raddr,
 		tcp_conn_free(c);
 		return rc;
 	}
-	c->iss = tcp_isn(&s->tcp->secret, laddr, lport, raddr, rport, s->now_us);
-	c->ts_offset = tcp_isn(&s->tcp->secret, laddr, lport, raddr, rport, 0);
+	c->iss = tcp_isn(&s->tcp->secret, &laddr, lport, &raddr, rport, s->now_us);
+	c->ts_offset = tcp_isn(&s->tcp->secret, &laddr, lport, &raddr, rport, 0);
 	c->rcv_wscale = tcp_rcv_wscale_of(&c->opts);
 	c->snd_una = c->iss;
 	c->snd_sml = c->iss;

@@ -100,7 +100,8 @@ struct udp_sock *udp_lookup_bind(struct stack *s, uint32_t laddr, uint16_t lport
 
 static void udp_conn_key_of(const struct udp_sock *u, struct udp_conn_key *k)
 {
-	*k = (struct udp_conn_key){.laddr = u->sk.laddr, .raddr = u->sk.raddr,
+	*k = (struct udp_conn_key){.laddr = inet_addr_to_v4(&u->sk.laddr),
+				   .raddr = inet_addr_to_v4(&u->sk.raddr),
 				   .lport = u->sk.lport, .rport = u->sk.rport};
 }
 
@@ -127,9 +128,9 @@ static void udp_unconnect(struct udp_sock *u)
 		if (u->flags & UDPF_REUSEADDR)
 			udp_hold_bind(u, true);
 	}
-	u->sk.raddr = 0;
+	u->sk.raddr = inet_addr_v4(0);
 	u->sk.rport = 0;
-	u->sk.laddr = u->bound_laddr;
+	u->sk.laddr = inet_addr_v4(u->bound_laddr);
 }
 
 /* Linux's bind conflict rule without SO_REUSEADDR: the wildcard address conflicts with every
@@ -216,7 +217,7 @@ int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf, u
 		return -ENOMEM;
 	u->s = s;
 	u->sk.proto = IPPROTO_UDP;
-	u->sk.laddr = laddr;
+	u->sk.laddr = inet_addr_v4(laddr);
 	u->sk.lport = lport;
 	u->bound_laddr = laddr;
 	u->flags = UDPF_IN_BINDS | ((flags & UDP_BIND_REUSEADDR) ? UDPF_REUSEADDR : 0);
@@ -269,8 +270,8 @@ int udp_connect(struct udp_sock *u, uint32_t raddr, uint16_t rport)
 	if (other != NULL && other != u)
 		return -EADDRINUSE; /* two sockets with one 4-tuple: not without SO_REUSEADDR */
 	udp_unconnect(u);
-	u->sk.laddr = laddr;
-	u->sk.raddr = raddr;
+	u->sk.laddr = inet_addr_v4(laddr);
+	u->sk.raddr = inet_addr_v4(raddr);
 	u->sk.rport = rport;
 	struct udp_conn_key k;
 	udp_conn_key_of(u, &k);
@@ -365,8 +366,8 @@ ssize_t udp_recvfrom(struct udp_sock *u, void *buf, size_t len, uint32_t *raddr,
 void udp_sock_info(const struct udp_sock *u, struct udp_sock_info *out)
 {
 	*out = (struct udp_sock_info){
-		.laddr = u->sk.laddr,
-		.raddr = u->sk.raddr,
+		.laddr = inet_addr_to_v4(&u->sk.laddr),
+		.raddr = inet_addr_to_v4(&u->sk.raddr),
 		.lport = u->sk.lport,
 		.rport = u->sk.rport,
 		.rx_queued = fifo_used(u->sk.rx),
@@ -434,6 +435,6 @@ const struct stack_proto udp_proto = {
 	.init = udp_stack_init,
 	.fini = udp_stack_fini,
 	.ip_proto = IP4_PROTO_UDP,
-	.ip4_input = udp_input,
+	.l4_input = udp_input,
 	.ip4_icmp_error = udp_icmp_error,
 };

@@ -29,7 +29,7 @@ static enum stack_drop udp_parse_drop(enum wire_status st)
  * payload of m, which may be a chain (reassembled, or looped back). A NIC's verdict is
  * trusted: ip4_deliver clears it for reassembled datagrams, whose first fragment's flags say
  * nothing about the whole. */
-static bool udp_checksum_verified(const struct rte_mbuf *m, const struct ip4_repr *ip,
+static bool udp_checksum_verified(const struct rte_mbuf *m, const struct inet_hdr *ip,
 				  const struct udp_repr *u)
 {
 	uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
@@ -37,23 +37,24 @@ static bool udp_checksum_verified(const struct rte_mbuf *m, const struct ip4_rep
 		return true;
 	if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 		return false;
-	return ip4_l4_checksum_chain(m, ip, IP4_PROTO_UDP, u->length) == 0;
+	return inet_l4_checksum(m, ip, IP4_PROTO_UDP, u->length) == 0;
 }
 
 /* Linux's order without SO_REUSEADDR: the connected socket with this exact 4-tuple, else the
  * socket bound to the destination address, else the one bound to 0.0.0.0. A connected socket
  * hears only its peer, so a bound socket that is connected is no match. Broadcasts go to
  * sockets bound to the broadcast address or to 0.0.0.0 (at most one: they conflict). */
-static struct udp_sock *udp_demux(struct stack *s, const struct ip4_repr *ip,
+static struct udp_sock *udp_demux(struct stack *s, const struct inet_hdr *h,
 				  const struct udp_repr *uh, bool bcast)
 {
+	uint32_t src = inet_addr_to_v4(&h->src), dst = inet_addr_to_v4(&h->dst);
 	struct udp_sock *u;
 	if (!bcast) {
-		u = udp_lookup_conn(s, ip->dst, uh->dst_port, ip->src, uh->src_port);
+		u = udp_lookup_conn(s, dst, uh->dst_port, src, uh->src_port);
 		if (u != NULL)
 			return u;
 	}
-	u = udp_lookup_bind(s, ip->dst, uh->dst_port);
+	u = udp_lookup_bind(s, dst, uh->dst_port);
 	if (u == NULL)
 		u = udp_lookup_bind(s, 0, uh->dst_port);
 	return u != NULL && !(u->flags & UDPF_CONNECTED) ? u : NULL;
@@ -62,14 +63,15 @@ static struct udp_sock *udp_demux(struct stack *s, const struct ip4_repr *ip,
 /* Appends the datagram as one record (header, payload) to u's receive FIFO, published at
  * once, or drops it whole when it does not fit (Linux's RcvbufErrors). Takes m. */
 static void udp_enqueue(struct stack *s, struct udp_sock *u, struct rte_mbuf *m,
-			const struct ip4_repr *ip, const struct udp_repr *uh, bool bcast)
+			const struct inet_hdr *ip, const struct udp_repr *uh, bool bcast)
 {
 	struct fifo *f = u->sk.rx;
+	uint32_t src = inet_addr_to_v4(&ip->src), dst = inet_addr_to_v4(&ip->dst);
 	struct udp_rx_hdr h = {
 		.len = (uint32_t)uh->payload_len,
-		.saddr = ip->src,
-		.daddr = ip->dst,
-		.spec_dst = bcast ? netcfg_source_for(&s->cfg, m->port, ip->src) : ip->dst,
+		.saddr = src,
+		.daddr = dst,
+		.spec_dst = bcast ? netcfg_source_for(&s->cfg, m->port, src) : dst,
 		.sport = uh->src_port,
 		.flags = bcast ? UDP_RXF_BCAST : 0,
 		.ifindex = (uint16_t)netcfg_ifindex(m->port),
@@ -85,7 +87,7 @@ static void udp_enqueue(struct stack *s, struct udp_sock *u, struct rte_mbuf *m,
 	fifo_write_at(f, 0, &h, sizeof(h));
 	struct fifo_slice sl[2];
 	unsigned n = fifo_write_slices(f, sizeof(h), h.len, sl);
-	uint32_t off = (uint32_t)ip->hdr_len + UDP_HDR_LEN, copied = 0;
+	uint32_t off = ip->l4_off + UDP_HDR_LEN, copied = 0;
 	for (unsigned i = 0; i < n; i++) {
 		/* Bounded by the mbuf: NULL if the chain were shorter than udp_parse saw. */
 		const void *p = rte_pktmbuf_read(m, off, sl[i].len, sl[i].base);
@@ -109,14 +111,19 @@ static void udp_enqueue(struct stack *s, struct udp_sock *u, struct rte_mbuf *m,
 	udp_deliver_events(s);
 }
 
-void udp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast)
+void udp_input(struct stack *s, struct rte_mbuf *m, const struct inet_hdr *ip, bool bcast)
 {
-	/* The IP layer trimmed m to its total length, which covers the header. */
-	uint32_t l4_len = rte_pktmbuf_pkt_len(m) - (uint32_t)ip->hdr_len;
+	if (ip->v6) {
+		/* UDP sockets are IPv4 only so far: the kernel's, or a counted drop. */
+		if (!stack_exception(s, m, STACK_EV_KERNEL_UDP))
+			stack_drop(s, STACK_DROP_UDP_IPV6, m);
+		return;
+	}
+	uint32_t l4_len = ip->l4_len;
 	uint8_t copy[UDP_HDR_LEN];
 	const uint8_t *h = NULL;
 	if (l4_len >= UDP_HDR_LEN)
-		h = rte_pktmbuf_read(m, (uint32_t)ip->hdr_len, UDP_HDR_LEN, copy);
+		h = rte_pktmbuf_read(m, ip->l4_off, UDP_HDR_LEN, copy);
 	/* udp_parse reads the 8 header bytes only and compares the length field with l4_len,
 	 * so a header copied out of a chain stands for the whole datagram. */
 	struct udp_repr uh;

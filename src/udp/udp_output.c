@@ -24,7 +24,7 @@ static int udp_route(struct udp_sock *u, uint32_t dst, uint32_t src, struct udp_
 {
 	struct stack *s = u->s;
 	const struct route *r;
-	uint32_t laddr = src != 0 ? src : u->sk.laddr;
+	uint32_t laddr = src != 0 ? src : inet_addr_to_v4(&u->sk.laddr);
 	*d = (struct udp_dest){0};
 
 	/* A socket bound to one of our addresses sends from it (RFC 1122 §4.1.3.4), one bound
@@ -158,7 +158,7 @@ ssize_t udp_sendmsg(struct udp_sock *u, const void *buf, size_t len, uint32_t ra
 	if (raddr == 0) {
 		if (!(u->flags & UDPF_CONNECTED))
 			return -EDESTADDRREQ;
-		raddr = u->sk.raddr;
+		raddr = inet_addr_to_v4(&u->sk.raddr);
 		rport = u->sk.rport;
 	} else if (rport == 0) {
 		return -EINVAL;

@@ -7,6 +7,7 @@
 #include <rte_mbuf.h>
 
 #include "ip4/ip4.h"
+#include "stack/inet_hdr.h"
 #include "stack/stack_internal.h"
 #include "udp.h"
 
@@ -57,7 +58,7 @@ void udp_deliver_events(struct stack *s);
 
 /* udp_input.c: a datagram for us (m's data at the IPv4 header, reassembled). bcast: sent to
  * a broadcast (or multicast) address. Takes m. */
-void udp_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip, bool bcast);
+void udp_input(struct stack *s, struct rte_mbuf *m, const struct inet_hdr *ip, bool bcast);
 /* An ICMP error quoting one of our datagrams: quoted_ip is its validated IPv4 header, l4 the
  * quoted bytes after it (l4_len >= 8: the UDP header). */
 void udp_icmp_error(struct stack *s, const struct ip4_repr *quoted_ip, const uint8_t *l4,

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 
+#include "checksum.h"
 #include "ipv4.h"
 
 char *inet_addr_format(const struct inet_addr *a, char *buf, size_t cap)
@@ -24,4 +25,13 @@ int inet_addr_parse(const char *s, struct inet_addr *out)
 		return -EINVAL;
 	*out = inet_addr_v6(&v6);
 	return 0;
+}
+
+uint32_t inet_addr_csum_pseudo(const struct inet_addr *src, const struct inet_addr *dst,
+			       uint8_t proto, uint32_t len)
+{
+	if (inet_addr_is_v4(src))
+		return wire_csum_pseudo4(inet_addr_to_v4(src), inet_addr_to_v4(dst), proto,
+					 (uint16_t)len);
+	return wire_csum_pseudo6(src->b, dst->b, proto, len);
 }

@@ -60,6 +60,25 @@ static inline bool inet_addr_equal(const struct inet_addr *a, const struct inet_
 	return memcmp(a->b, b->b, 16) == 0;
 }
 
+/* The wildcard of a family: 0.0.0.0 as a mapped address for IPv4, :: for IPv6. A socket
+ * bound to :: hears IPv4 too unless it is IPv6-only (RFC 3493 §5.3, IPV6_V6ONLY). */
+static inline struct inet_addr inet_addr_any(bool v6)
+{
+	return v6 ? (struct inet_addr){{0}} : inet_addr_v4(0);
+}
+
+/* Either family's wildcard. */
+static inline bool inet_addr_is_any(const struct inet_addr *a)
+{
+	static const uint8_t zero[16];
+	return memcmp(a->b, zero, 16) == 0 || (inet_addr_is_v4(a) && inet_addr_to_v4(a) == 0);
+}
+
+/* The pseudo-header sum of a TCP or UDP segment of len bytes between src and dst, both of
+ * one family: RFC 793 §3.1's for IPv4, RFC 8200 §8.1's for IPv6 (wire_csum_pseudo4/6). */
+uint32_t inet_addr_csum_pseudo(const struct inet_addr *src, const struct inet_addr *dst,
+			       uint8_t proto, uint32_t len);
+
 /* A dotted quad for IPv4, RFC 5952 text for IPv6, into buf (>= 46 bytes); returns buf. */
 char *inet_addr_format(const struct inet_addr *a, char *buf, size_t cap);
 /* Parses either family's text (a dotted quad, or what ip6_addr_parse takes). 0 or -EINVAL. */

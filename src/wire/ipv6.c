@@ -37,7 +37,11 @@ enum wire_status ip6_parse(const uint8_t *buf, size_t len, struct ip6_repr *out)
 	};
 	memcpy(r.src.b, buf + IP6_OFF_SRC, 16);
 	memcpy(r.dst.b, buf + IP6_OFF_DST, 16);
-	if (ip6_is_multicast(&r.src) || ip6_is_loopback(&r.src) || ip6_is_unspecified(&r.dst))
+	/* An IPv4-mapped source never appears on the wire (RFC 4291 §2.5.5.2; Linux's
+	 * ip6_rcv_core drops it): accepted, it would pass for an IPv4 peer in the tables that
+	 * key both families by one address (inet_addr.h). */
+	if (ip6_is_multicast(&r.src) || ip6_is_loopback(&r.src) || ip6_is_v4mapped(&r.src) ||
+	    ip6_is_unspecified(&r.dst))
 		return WIRE_BAD_FIELD;
 	*out = r;
 	return WIRE_OK;

@@ -55,9 +55,9 @@ struct ip6_repr {
  * (BAD_VERSION), payload length not zero (a jumbogram, RFC 2675, which no link here carries:
  * BAD_LENGTH, so that a zero never reads as "to the end of the buffer") and 40 + payload
  * length <= len (BAD_LENGTH), then semantics (BAD_FIELD): the source is neither multicast
- * (RFC 4291 §2.7) nor the loopback address (§2.5.3), the destination is not the unspecified
- * address (§2.5.2). The caller trims the frame to 40 + payload_len. Extension headers are
- * ip6_ext_walk's. */
+ * (RFC 4291 §2.7), the loopback address (§2.5.3) nor IPv4-mapped (§2.5.5.2), the
+ * destination is not the unspecified address (§2.5.2). The caller trims the frame to
+ * 40 + payload_len. Extension headers are ip6_ext_walk's. */
 enum wire_status ip6_parse(const uint8_t *buf, size_t len, struct ip6_repr *out);
 
 /* Writes the 40-byte fixed header from repr. Returns 40, or 0 when cap is too small. */

@@ -1,5 +1,7 @@
 #include "toeplitz.h"
 
+#include <string.h>
+
 #include "bytes.h"
 
 const uint8_t toeplitz_symmetric_key[TOEPLITZ_KEY_LEN] = {
@@ -62,5 +64,16 @@ uint32_t toeplitz_ipv4(const struct toeplitz *t, uint32_t src, uint32_t dst)
 	uint8_t in[8];
 	wire_put_be32(in, src);
 	wire_put_be32(in + 4, dst);
+	return toeplitz_hash(t, in, sizeof(in));
+}
+
+uint32_t toeplitz_ipv6_l4(const struct toeplitz *t, const uint8_t src[16], const uint8_t dst[16],
+			  uint16_t sport, uint16_t dport)
+{
+	uint8_t in[36];
+	memcpy(in, src, 16);
+	memcpy(in + 16, dst, 16);
+	wire_put_be16(in + 32, sport);
+	wire_put_be16(in + 34, dport);
 	return toeplitz_hash(t, in, sizeof(in));
 }

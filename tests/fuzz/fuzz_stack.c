@@ -78,6 +78,8 @@
 #include "../../src/wire/icmp6.h"
 #include "../../src/wire/ipv4.h"
 #include "../../src/wire/ipv6.h"
+#include "../../src/wire/tcp.h"
+#include "../../src/wire/udp.h"
 #include "stack/netcfg6.h"
 #include "inet/inet.h"
 
@@ -359,6 +361,16 @@ static void check_ipv6(uint16_t port, const uint8_t *frame, size_t len,
 	FUZZ_CHECK(len == ETH_HDR_LEN + total ||
 		   (len == ETH_MIN_FRAME_LEN && ETH_HDR_LEN + total < len));
 	FUZZ_CHECK(total <= NETCFG_MAX_MTU && ip.hop_limit != 0);
+	if (ip.next_header == IP6_NH_TCP) {
+		/* TCP over IPv6 (a reset from a closed port, a SYN-ACK): a sound segment with
+		 * its checksum over the IPv6 pseudo-header. */
+		struct tcp_repr th;
+		uint32_t tsum = wire_csum_pseudo6(ip.src.b, ip.dst.b, IP6_NH_TCP, ip.payload_len);
+		FUZZ_CHECK(wire_csum_finish(wire_csum_add(tsum, dgram + IP6_HDR_LEN,
+							  ip.payload_len)) == 0);
+		FUZZ_CHECK(tcp_parse(dgram + IP6_HDR_LEN, ip.payload_len, &th) == WIRE_OK);
+		return;
+	}
 	FUZZ_CHECK(ip.next_header == IP6_NH_ICMPV6);
 	uint32_t sum = wire_csum_pseudo6(ip.src.b, ip.dst.b, IP6_NH_ICMPV6, ip.payload_len);
 	FUZZ_CHECK(icmp6_parse(dgram + IP6_HDR_LEN, ip.payload_len, sum, true, &ic) == WIRE_OK);
@@ -472,21 +484,24 @@ static void fix_ipv4(uint8_t *dgram, size_t len)
 	}
 }
 
-/* The payload length from the data, and the checksum of an ICMPv6 message right after the
- * fixed header, so that mutations reach the layers behind them. */
+/* The payload length from the data, and the checksum of an ICMPv6 message or a TCP or UDP
+ * segment right after the fixed header, so that mutations reach the layers behind them. */
 static void fix_ipv6(uint8_t *dgram, size_t len)
 {
 	if (len < IP6_HDR_LEN || len - IP6_HDR_LEN > UINT16_MAX)
 		return;
 	uint16_t plen = (uint16_t)(len - IP6_HDR_LEN);
 	wire_put_be16(dgram + IP6_OFF_PAYLOAD_LEN, plen);
-	if (dgram[IP6_OFF_NEXT_HEADER] != IP6_NH_ICMPV6 || plen < ICMP6_HDR_LEN)
+	uint8_t nh = dgram[IP6_OFF_NEXT_HEADER];
+	size_t off = nh == IP6_NH_ICMPV6 ? ICMP6_OFF_CSUM
+		     : nh == IP6_NH_TCP  ? TCP_OFF_CSUM
+		     : nh == IP6_NH_UDP  ? UDP_OFF_CSUM : SIZE_MAX;
+	if (off == SIZE_MAX || plen < off + 2)
 		return;
 	uint8_t *msg = dgram + IP6_HDR_LEN;
-	wire_put_be16(msg + ICMP6_OFF_CSUM, 0);
-	uint32_t sum = wire_csum_pseudo6(dgram + IP6_OFF_SRC, dgram + IP6_OFF_DST,
-					 IP6_NH_ICMPV6, plen);
-	wire_put_be16(msg + ICMP6_OFF_CSUM, wire_csum_finish(wire_csum_add(sum, msg, plen)));
+	wire_put_be16(msg + off, 0);
+	uint32_t sum = wire_csum_pseudo6(dgram + IP6_OFF_SRC, dgram + IP6_OFF_DST, nh, plen);
+	wire_put_be16(msg + off, wire_csum_finish(wire_csum_add(sum, msg, plen)));
 }
 
 static void op_frame(unsigned kind, unsigned flags, const uint8_t *data, size_t len)

@@ -1,7 +1,7 @@
 /* libFuzzer target: TCP connections driven by sequences of peer segments, clock steps and
  * owner calls (lwIP's test/fuzz idea, aimed at the state machine). Each input starts with a
- * listener on 10.0.0.2:80 (backlog 2, so the SYN-cookie path is reachable) and an active
- * open from 10.0.0.2:6000 to the peer 10.0.0.1:5000. The peer remembers the last segment the
+ * listener on :80 (backlog 2, so the SYN-cookie path is reachable; on ::, so it takes both
+ * families) and an active open from 10.0.0.2:6000 to the peer 10.0.0.1:5000. The peer remembers the last segment the
  * stack sent on each of its four ports, so fuzzed sequence and acknowledgement numbers are
  * offsets from what a real peer would send, and deep states are reachable.
  *
@@ -10,7 +10,8 @@
  *           len:be16 — the peer on port (who & 3: 5000 is the active open's peer, 40000-
  *           40002 talk to the listener) sends flags with seq = its next seq + (int16)dseq
  *           and ack = the stack's last seq+len + (int16)dack; len bytes of payload (≤ 1460).
- *           With dseq 0 the peer's next seq advances.
+ *           With dseq 0 the peer's next seq advances. who & 4: over IPv6, from
+ *           2001:db8::1 to 2001:db8::2 (issue 17), otherwise over IPv4.
  *   1 CLOCK ms:be16 — advance the virtual clock by ms % 4096, in at most 64 ticks.
  *   2 APP   what:u8 arg:be16 — accept, send arg bytes, read up to arg bytes, shutdown
  *           (arg & 3), close, or connect again, on owned connection (arg >> 8) & 3.
@@ -41,9 +42,12 @@
 #include "tcp/tcp_priv.h"
 #include "../../src/wire/bytes.h"
 #include "../../src/wire/eth.h"
+#include "../../src/wire/checksum.h"
 #include "../../src/wire/ipv4.h"
+#include "../../src/wire/ipv6.h"
 #include "../../src/wire/tcp.h"
 #include "inet/inet.h"
+#include "stack/netcfg6.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -51,6 +55,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define ADDR IP4(10, 0, 0, 2)
 #define PEER IP4(10, 0, 0, 1)
 #define POOL_MBUFS 1023u
+static const struct inet_addr addr6 = {{0x20, 0x01, 0x0d, 0xb8, [15] = 2}};
+static const struct inet_addr peer6 = {{0x20, 0x01, 0x0d, 0xb8, [15] = 1}};
 #define MAX_OWNED 4
 #define SETTLE_MS (3600u * 1000u)
 
@@ -101,39 +107,52 @@ static void fuzz_xmit(void *ctx, uint16_t port, struct rte_mbuf *m)
 	size_t len = rte_pktmbuf_data_len(m);
 	struct eth_repr eth;
 	FUZZ_CHECK(eth_parse(f, len, &eth) == WIRE_OK);
+	const uint8_t *l3 = f + ETH_HDR_LEN, *l4 = NULL;
+	size_t l4_len = 0;
 	if (eth.ethertype == ETH_TYPE_IPV4) {
 		struct ip4_repr ip;
-		const uint8_t *l3 = f + ETH_HDR_LEN;
 		FUZZ_CHECK(ip4_parse(l3, len - ETH_HDR_LEN, true, &ip) == WIRE_OK);
 		if (ip.proto == IP4_PROTO_TCP) {
-			const uint8_t *l4 = l3 + ip.hdr_len;
-			size_t l4_len = ip.total_len - ip.hdr_len;
-			struct tcp_repr th;
-			FUZZ_CHECK(tcp_parse(l4, l4_len, &th) == WIRE_OK);
+			l4 = l3 + ip.hdr_len;
+			l4_len = ip.total_len - ip.hdr_len;
 			FUZZ_CHECK(tcp_checksum(ip.src, ip.dst, l4, l4_len) == 0);
-			int v = view_of_port(th.dst_port);
-			if (v >= 0 && !(th.flags & TCP_FLAG_RST)) {
-				views[v].stack_next = th.seq + (uint32_t)(l4_len - th.hdr_len) +
-						      !!(th.flags & TCP_FLAG_SYN) +
-						      !!(th.flags & TCP_FLAG_FIN);
-				if (th.options.has_timestamps)
-					views[v].tsval = th.options.tsval;
-			}
+		}
+	} else if (eth.ethertype == ETH_TYPE_IPV6) {
+		struct ip6_repr ip;
+		FUZZ_CHECK(ip6_parse(l3, len - ETH_HDR_LEN, &ip) == WIRE_OK);
+		if (ip.next_header == IP6_NH_TCP) {
+			l4 = l3 + IP6_HDR_LEN;
+			l4_len = ip.payload_len;
+			uint32_t sum = wire_csum_pseudo6(ip.src.b, ip.dst.b, IP6_NH_TCP,
+							 (uint32_t)l4_len);
+			FUZZ_CHECK(wire_csum_finish(wire_csum_add(sum, l4, l4_len)) == 0);
+		}
+	}
+	if (l4 != NULL) {
+		struct tcp_repr th;
+		FUZZ_CHECK(tcp_parse(l4, l4_len, &th) == WIRE_OK);
+		int v = view_of_port(th.dst_port);
+		if (v >= 0 && !(th.flags & TCP_FLAG_RST)) {
+			views[v].stack_next = th.seq + (uint32_t)(l4_len - th.hdr_len) +
+					      !!(th.flags & TCP_FLAG_SYN) + !!(th.flags & TCP_FLAG_FIN);
+			if (th.options.has_timestamps)
+				views[v].tsval = th.options.tsval;
 		}
 	}
 	rte_pktmbuf_free(m);
 }
 
-static void feed_segment(unsigned who, uint8_t flags, int16_t dseq, int16_t dack,
+static void feed_segment(unsigned who, bool v6, uint8_t flags, int16_t dseq, int16_t dack,
 			 uint16_t window, uint8_t tos, const uint8_t *opts, size_t optlen,
 			 uint16_t paylen)
 {
-	static uint8_t frame[ETH_HDR_LEN + IP4_HDR_MIN_LEN + TCP_HDR_MAX_LEN + 1500];
+	static uint8_t frame[ETH_HDR_LEN + IP6_HDR_LEN + TCP_HDR_MAX_LEN + 1500];
 	struct peer_view *v = &views[who];
 	uint16_t sport = peer_ports[who];
 	uint16_t dport = who == 0 ? 6000 : 80;
 	uint8_t *ip = frame + ETH_HDR_LEN;
-	uint8_t *th = ip + IP4_HDR_MIN_LEN;
+	size_t ip_len = v6 ? IP6_HDR_LEN : IP4_HDR_MIN_LEN;
+	uint8_t *th = ip + ip_len;
 	size_t hdr = TCP_HDR_MIN_LEN + ((optlen + 3) & ~(size_t)3);
 	if (paylen > 1460)
 		paylen = 1460;
@@ -148,14 +167,26 @@ static void feed_segment(unsigned who, uint8_t flags, int16_t dseq, int16_t dack
 	memcpy(th + TCP_HDR_MIN_LEN, opts, optlen);
 	for (size_t i = 0; i < paylen; i++)
 		th[hdr + i] = (uint8_t)i;
-	wire_put_be16(th + TCP_OFF_CSUM, tcp_checksum(PEER, ADDR, th, hdr + paylen));
-	struct ip4_repr r = {.tos = tos, .total_len = (uint16_t)(IP4_HDR_MIN_LEN + hdr + paylen),
-			     .id = 1, .df = true, .ttl = 64, .proto = IP4_PROTO_TCP,
-			     .src = PEER, .dst = ADDR, .hdr_len = IP4_HDR_MIN_LEN};
-	FUZZ_CHECK(ip4_build(ip, IP4_HDR_MIN_LEN, &r) == IP4_HDR_MIN_LEN);
-	struct eth_repr e = {.dst = mac_port, .src = mac_peer, .ethertype = ETH_TYPE_IPV4};
+	const struct inet_addr src = v6 ? peer6 : inet_addr_v4(PEER);
+	const struct inet_addr dst = v6 ? addr6 : inet_addr_v4(ADDR);
+	uint32_t sum = inet_addr_csum_pseudo(&src, &dst, IP4_PROTO_TCP, (uint32_t)(hdr + paylen));
+	wire_put_be16(th + TCP_OFF_CSUM, wire_csum_finish(wire_csum_add(sum, th, hdr + paylen)));
+	if (v6) {
+		struct ip6_repr r = {.tclass = tos, .payload_len = (uint16_t)(hdr + paylen),
+				     .next_header = IP6_NH_TCP, .hop_limit = 64,
+				     .src = inet_addr_to_v6(&src), .dst = inet_addr_to_v6(&dst)};
+		FUZZ_CHECK(ip6_build(ip, IP6_HDR_LEN, &r) == IP6_HDR_LEN);
+	} else {
+		struct ip4_repr r = {.tos = tos,
+				     .total_len = (uint16_t)(IP4_HDR_MIN_LEN + hdr + paylen),
+				     .id = 1, .df = true, .ttl = 64, .proto = IP4_PROTO_TCP,
+				     .src = PEER, .dst = ADDR, .hdr_len = IP4_HDR_MIN_LEN};
+		FUZZ_CHECK(ip4_build(ip, IP4_HDR_MIN_LEN, &r) == IP4_HDR_MIN_LEN);
+	}
+	struct eth_repr e = {.dst = mac_port, .src = mac_peer,
+			     .ethertype = v6 ? ETH_TYPE_IPV6 : ETH_TYPE_IPV4};
 	eth_build(frame, ETH_HDR_LEN, &e);
-	size_t flen = ETH_HDR_LEN + IP4_HDR_MIN_LEN + hdr + paylen;
+	size_t flen = ETH_HDR_LEN + ip_len + hdr + paylen;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
 	if (m == NULL)
 		return;
@@ -211,7 +242,8 @@ static void app_op(uint8_t what, uint16_t arg)
 			o.ecn = arg & 1;
 			o.nodelay = arg & 2;
 			views[0] = (struct peer_view){.my_next = views[0].my_next + 100000};
-			if (tcp_connect(stk, 0, 6000, PEER, 5000, &o, &owner, &owned[i]) != 0)
+			if (tcp_connect(stk, INET_ADDR_V4(0), 6000, INET_ADDR_V4(PEER), 5000, &o,
+				&owner, &owned[i]) != 0)
 				owned[i] = NULL;
 		}
 		break;
@@ -228,7 +260,7 @@ static void feed_sack(unsigned who, int16_t dack, const uint8_t *blocks, unsigne
 		wire_put_be32(opts + 4 + 8 * k, left);
 		wire_put_be32(opts + 8 + 8 * k, left + wire_get_be16(blocks + 4 * k + 2));
 	}
-	feed_segment(who, TCP_FLAG_ACK, 0, dack, 65535, 0, opts, 4 + 8 * n, 0);
+	feed_segment(who, false, TCP_FLAG_ACK, 0, dack, 65535, 0, opts, 4 + 8 * n, 0);
 }
 
 /* The sent map covers [SND.UNA, SND.MAX), and its states add up (tcp_sentmap.h). */
@@ -273,8 +305,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(owned, 0, sizeof(owned));
 	for (unsigned i = 0; i < 4; i++)
 		views[i].my_next = 1000u * (i + 1);
-	FUZZ_CHECK(tcp_listen(stk, 0, 80, 2, &o, &owner, &listener) == 0);
-	FUZZ_CHECK(tcp_connect(stk, 0, 6000, PEER, 5000, &o, &owner, &owned[0]) == 0);
+	struct inet_addr any = inet_addr_any(true);
+	FUZZ_CHECK(tcp_listen(stk, &any, 80, 2, &o, &owner, &listener) == 0);
+	FUZZ_CHECK(tcp_connect(stk, INET_ADDR_V4(0), 6000, INET_ADDR_V4(PEER), 5000, &o, &owner,
+		&owned[0]) == 0);
 
 	size_t at = 0;
 	while (at < size) {
@@ -292,7 +326,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			at += optlen;
 			uint16_t paylen = wire_get_be16(data + at);
 			at += 2;
-			feed_segment(r[0] & 3, r[1], (int16_t)wire_get_be16(r + 2),
+			feed_segment(r[0] & 3, r[0] & 4, r[1], (int16_t)wire_get_be16(r + 2),
 				     (int16_t)wire_get_be16(r + 4), wire_get_be16(r + 6), r[8],
 				     opts, optlen, paylen);
 			break;
@@ -366,6 +400,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	FUZZ_CHECK(netcfg_iface_add(&stk->cfg, 0, "port0", &mac_port, 1500) == 0);
 	FUZZ_CHECK(stack_addr_add(stk, 0, ADDR, 24, false) == 0);
 	FUZZ_CHECK(neigh_add_static(stk->neigh, 0, INET_ADDR_V4(PEER), &mac_peer) == 0);
+	struct ip6_addr a6 = inet_addr_to_v6(&addr6);
+	FUZZ_CHECK(netcfg6_addr_add(&stk->cfg, 0, &a6, 64, 0) == 0);
+	FUZZ_CHECK(neigh_add_static(stk->neigh, 0, &peer6, &mac_peer) == 0);
 	pool_baseline = rte_mempool_in_use_count(pool);
 	return 0;
 }

@@ -424,6 +424,17 @@ def stack6_seeds():
         # A 1288-byte echo in three fragments, last first; the same with one repeated.
         "ip6_fragments": ip6_fragments(PEER6_0, STACK6_0, big6, 512, 7, [2, 0, 1]),
         "ip6_fragments_dup": ip6_fragments(PEER6_0, STACK6_0, big6, 512, 8, [0, 0, 2, 1]),
+        # TCP over IPv6 (fuzz_stack fixes the checksum): a SYN with Linux's options to a
+        # closed port (reset), an ACK to a closed port, the SYN behind a Destination
+        # Options header, and UDP over IPv6 (udp.ipv6).
+        "ip6_tcp_syn": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 6, tcp_segment(
+            0x02, bytes.fromhex("020405a00402080a000013880000000001030307"), seq=7))),
+        "ip6_tcp_ack_closed": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 6,
+                                                          tcp_segment(0x10, payload=b"x"))),
+        "ip6_tcp_after_dstopts": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 60, bytes(
+            [6, 0, 1, 4, 0, 0, 0, 0]) + tcp_segment(0x02))),
+        "ip6_udp": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 17,
+                                               struct.pack("!HHHH", 5353, 9, 12, 0) + b"dpst")),
     }
 
 
@@ -615,6 +626,14 @@ def tcp_conn_seeds():
         "ooo_and_holes": passive + tcp_rec_seg(1, ACK, dseq=1000, payload_len=500) +
             tcp_rec_seg(1, ACK, dseq=3000, payload_len=500) +
             tcp_rec_seg(1, ACK, payload_len=1000) + tcp_rec_app(0, 0x100),
+        # The same passive open over IPv6 (who | 4) to the listener on ::, data both ways,
+        # a SYN flood of IPv6 peers for cookies over 128-bit addresses.
+        "passive_open_ipv6": tcp_rec_seg(5, SYN, opts=LINUX_SYN_OPTS) + tcp_rec_seg(5, ACK) +
+            tcp_rec_app(0, 0x100) + tcp_rec_seg(5, ACK | PSH, payload_len=100) +
+            tcp_rec_app(1, 0x1400) + tcp_rec_seg(5, ACK) + tcp_rec_seg(5, FIN | ACK),
+        "syn_flood_cookies_ipv6": b"".join(tcp_rec_seg(w | 4, SYN, opts=LINUX_SYN_OPTS)
+                                           for w in (1, 2, 3, 1, 2, 3)) +
+            tcp_rec_seg(7, ACK) + tcp_rec_app(0, 0x200),
         "rst_and_challenges": active + tcp_rec_seg(0, RST, dseq=10) + tcp_rec_seg(0, SYN) +
             tcp_rec_seg(0, ACK, dack=5000) + tcp_rec_seg(0, RST),
         "syn_flood_cookies": b"".join(tcp_rec_seg(w, SYN, opts=LINUX_SYN_OPTS)

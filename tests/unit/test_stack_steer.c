@@ -229,9 +229,11 @@ static void test_active_opens_pick_ports_this_worker_owns(void **state)
 	struct sock_owner own = {0};
 	for (int i = 0; i < 20; i++) {
 		struct tcp_conn *c;
-		assert_int_equal(tcp_connect(ts_s, 0, 0, TS_HOST_A, 80, &o, &own, &c), 0);
+		assert_int_equal(tcp_connect(ts_s, INET_ADDR_V4(0), 0, INET_ADDR_V4(TS_HOST_A), 80,
+			&o, &own, &c), 0);
 		const struct sock *sk = tcp_sock(c);
-		assert_int_equal(steer_tcp_owner(&steer, TS_HOST_A, sk->laddr, 80, sk->lport), 1);
+		assert_int_equal(steer_tcp_owner(&steer, TS_HOST_A, inet_addr_to_v4(&sk->laddr), 80,
+			sk->lport), 1);
 		tcp_close(c);
 	}
 	/* A port the other worker owns: open it there. */
@@ -240,7 +242,8 @@ static void test_active_opens_pick_ports_this_worker_owns(void **state)
 		if (steer_tcp_owner(&steer, TS_HOST_A, TS_ADDR0, 80, p) == 0)
 			theirs = p;
 	struct tcp_conn *c = NULL;
-	assert_int_equal(tcp_connect(ts_s, 0, theirs, TS_HOST_A, 80, &o, &own, &c), -EXDEV);
+	assert_int_equal(tcp_connect(ts_s, INET_ADDR_V4(0), theirs, INET_ADDR_V4(TS_HOST_A), 80, &o,
+		&own, &c), -EXDEV);
 	struct udp_sock *u;
 	for (int i = 0; i < 20; i++) {
 		assert_int_equal(udp_bind(ts_s, 0, 0, 0, 0, NULL, &u), 0);
@@ -261,8 +264,9 @@ static void test_lent_loopback_payload_goes_to_another_worker_as_a_copy(void **s
 	tcp_sockopts_default(&o);
 	struct sock_owner own = {0};
 	struct tcp_conn *l, *c;
-	assert_int_equal(tcp_listen(ts_s, 0, 80, 4, &o, &own, &l), 0);
-	assert_int_equal(tcp_connect(ts_s, 0, 0, TS_ADDR0, 80, &o, &own, &c), 0);
+	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(0), 80, 4, &o, &own, &l), 0);
+	assert_int_equal(tcp_connect(ts_s, INET_ADDR_V4(0), 0, INET_ADDR_V4(TS_ADDR0), 80, &o, &own,
+		&c), 0);
 	ts_advance(1);
 	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
 	assert_int_equal(nhanded, 0);

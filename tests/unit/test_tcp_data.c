@@ -18,8 +18,11 @@
 #include <cmocka.h>
 
 #include "test_tcp_util.h"
+#include "../../src/wire/icmp6.h"
 
-#define MSS_TS 1448          /* the peer's MSS 1460 less the 12 bytes of timestamps */
+/* Our MSS for the route's 1500-byte MTU (no more than the peer's 1460) less the 12 bytes of
+ * timestamps. */
+#define MSS_TS (TP_MSS_1500 - 12)
 #define P0 (TP_PEER_ISN + 1) /* the peer's first data byte */
 
 static struct tp_seg segs[TS_MAX_FRAMES];
@@ -51,7 +54,7 @@ static struct tcp_conn *open_with(struct tp_peer *p, const struct tcp_sockopts *
 				  const struct tcp_options *syn)
 {
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 16, o, &tp_owner, &l), 0);
+	assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 16, o, &tp_owner, &l), 0);
 	struct tcp_options none = {0};
 	p->ts = syn != NULL && syn->has_timestamps;
 	tp_send(p, TCP_FLAG_SYN, NULL, 0, syn != NULL ? syn : &none);
@@ -787,7 +790,7 @@ static void test_syn_received_window_bounded_by_rcvbuf_whatever_the_peer_isn(voi
 	o.rcvbuf = 4096;
 	o.rcvbuf_locked = true;
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 16, &o, &tp_owner, &l), 0);
+	assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 16, &o, &tp_owner, &l), 0);
 	struct tcp_options syn = tp_linux_syn_opts(&p);
 	tp_send(&p, TCP_FLAG_SYN, NULL, 0, &syn);
 	struct tp_seg g;
@@ -1231,10 +1234,77 @@ static void test_established_sws_all_queued_data_fits_goes(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, data_setup, tp_teardown)
 
+#ifdef TP_IPV6
+/* An ICMPv6 Packet Too Big from a router on the way, quoting the stack's segment g. */
+static void peer_packet_too_big(const struct tp_seg *g, uint32_t mtu)
+{
+	static uint8_t frame[ETH_HDR_LEN + IP6_HDR_LEN + ICMP6_HDR_LEN + IP6_HDR_LEN + 20];
+	uint8_t *ip = frame + ETH_HDR_LEN, *icmp = ip + IP6_HDR_LEN;
+	uint8_t *qip = icmp + ICMP6_HDR_LEN, *qtcp = qip + IP6_HDR_LEN;
+	struct ip6_repr quoted = {.payload_len = (uint16_t)(20 + g->len), .next_header = IP6_NH_TCP,
+				  .hop_limit = 64, .src = inet_addr_to_v6(tp_local_addr()),
+				  .dst = inet_addr_to_v6(tp_peer_addr())};
+	ip6_build(qip, IP6_HDR_LEN, &quoted);
+	struct tcp_repr th = g->th;
+	th.options = (struct tcp_options){0};
+	tcp_build(qtcp, 20, &th);
+	uint16_t icmp_len = ICMP6_HDR_LEN + IP6_HDR_LEN + 20;
+	memset(icmp, 0, ICMP6_HDR_LEN);
+	icmp[ICMP6_OFF_TYPE] = ICMP6_PACKET_TOO_BIG;
+	wire_put_be32(icmp + ICMP6_OFF_REST, mtu);
+	struct ip6_repr outer = {.payload_len = icmp_len, .next_header = IP6_NH_ICMPV6,
+				 .hop_limit = 64, .src = inet_addr_to_v6(tp_peer_addr()),
+				 .dst = inet_addr_to_v6(tp_local_addr())};
+	ip6_build(ip, IP6_HDR_LEN, &outer);
+	uint32_t sum = wire_csum_pseudo6(outer.src.b, outer.dst.b, IP6_NH_ICMPV6, icmp_len);
+	wire_put_be16(icmp + ICMP6_OFF_CSUM, wire_csum_finish(wire_csum_add(sum, icmp, icmp_len)));
+	struct eth_repr e = {.dst = ts_mac_port[0], .src = ts_mac_a, .ethertype = ETH_TYPE_IPV6};
+	eth_build(frame, ETH_HDR_LEN, &e);
+	ts_input_frame(0, frame, ETH_HDR_LEN + IP6_HDR_LEN + icmp_len);
+}
+
+/* RFC 8201 §4: Packet Too Big lowers the path MTU: the MSS follows (MTU - 60 - 12 with
+ * timestamps) and what was in flight goes again in smaller segments. */
+static void test_established_packet_too_big_lowers_mss_and_resends(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	assert_int_equal(tcp_send(c, pat, 2 * MSS_TS), 2 * MSS_TS);
+	assert_int_equal(tp_collect(segs, TS_MAX_FRAMES), 2);
+	peer_packet_too_big(&segs[0], 1280);
+	unsigned n = tp_collect(segs, TS_MAX_FRAMES);
+	assert_true(n >= 1);
+	assert_int_equal(c->snd_mss, 1280 - 60 - 12);
+	for (unsigned i = 0; i < n; i++)
+		assert_true(segs[i].len <= 1280 - 60 - 12);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_ICMP_ERRORS], 1);
+}
+
+/* RFC 8201 §4: an MTU below IPv6's minimum is taken as 1280, counted (RFC 5927 §7.2). */
+static void test_established_packet_too_big_below_1280_clamped(void **state)
+{
+	(void)state;
+	struct tp_peer p;
+	tp_peer_init(&p);
+	struct tcp_conn *c = tp_open_passive(&p);
+	assert_int_equal(tcp_send(c, pat, MSS_TS), MSS_TS);
+	assert_int_equal(tp_collect(segs, TS_MAX_FRAMES), 1);
+	peer_packet_too_big(&segs[0], 600);
+	assert_int_equal(c->snd_mss, 1280 - 60 - 12);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_PMTU_CLAMPED], 1);
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_established_in_order_segments_delivered_in_order),
+#ifdef TP_IPV6
+		T(test_established_packet_too_big_lowers_mss_and_resends),
+		T(test_established_packet_too_big_below_1280_clamped),
+#endif
 		T(test_established_out_of_order_segment_acked_at_once_with_sack),
 		T(test_data_segments_with_sack_blocks_fit_the_mss),
 		T(test_established_sack_blocks_list_most_recent_first),

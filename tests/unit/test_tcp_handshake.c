@@ -61,7 +61,7 @@ static void test_listen_syn_answered_with_syn_ack_and_options(void **state)
 	assert_int_equal(g.th.flags, TCP_FLAG_SYN | TCP_FLAG_ACK);
 	assert_int_equal(g.th.ack, TP_PEER_ISN + 1);
 	assert_true(g.th.options.has_mss);
-	assert_int_equal(g.th.options.mss, TS_MTU - 40);
+	assert_int_equal(g.th.options.mss, TP_MSS_1500);
 	assert_true(g.th.options.sack_permitted);
 	assert_true(g.th.options.has_wscale);
 	assert_true(g.th.options.has_timestamps);
@@ -80,7 +80,7 @@ static void test_listen_ip_ttl_tos_on_syn_ack_and_inherited_by_child(void **stat
 	tcp_sockopts_default(&o);
 	o.ip = (struct sock_ip_opts){.ttl = 255, .tos = 0xc3};
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 4, &o, &tp_owner, &l), 0);
+	assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 4, &o, &tp_owner, &l), 0);
 	struct tp_peer p;
 	tp_peer_init(&p);
 	tp_send(&p, TCP_FLAG_SYN, NULL, 0, NULL);
@@ -124,7 +124,7 @@ static void test_passive_open_completes_and_accepts(void **state)
 	assert_true(ci.sack);
 	assert_true(ci.timestamps);
 	assert_int_equal(ci.snd_wscale, 7);
-	assert_int_equal(ci.snd_mss, 1460 - 12);
+	assert_int_equal(ci.snd_mss, TP_MSS_1500 - 12);
 	assert_int_equal(ts_s->events[STACK_EV_TCP_ESTABLISHED], 1);
 	assert_true(tp_owner_rec.events & SOCK_EV_IN); /* the listener: a connection to accept */
 }

@@ -24,7 +24,8 @@ static const struct tcp_secret fixed_secret = {
 
 static uint32_t isn_at(uint64_t now_us)
 {
-	return tcp_isn(&fixed_secret, LADDR, LPORT, RADDR, RPORT, now_us);
+	return tcp_isn(&fixed_secret, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR), RPORT,
+		now_us);
 }
 
 static void test_isn_same_tuple_same_time_is_deterministic(void **state)
@@ -60,14 +61,32 @@ static void test_isn_within_one_4us_tick_does_not_change(void **state)
 
 static void test_isn_offset_is_siphash_of_fixed_be_layout(void **state)
 {
-	/* 192.0.2.1:80 -> 198.51.100.2:40000: laddr lport raddr rport, big-endian. */
-	const uint8_t msg[12] = { 0xc0, 0x00, 0x02, 0x01, 0x00, 0x50,
-				  0xc6, 0x33, 0x64, 0x02, 0x9c, 0x40 };
+	/* 192.0.2.1:80 -> 198.51.100.2:40000: laddr lport raddr rport, big-endian, the
+	 * addresses as IPv4-mapped IPv6 ones (::ffff:a.b.c.d). */
+	const uint8_t msg[36] = { [10] = 0xff, [11] = 0xff, 0xc0, 0x00, 0x02, 0x01, 0x00, 0x50,
+				  [28] = 0xff, [29] = 0xff, 0xc6, 0x33, 0x64, 0x02, 0x9c, 0x40 };
 
 	(void)state;
 	assert_int_equal(isn_at(0), (uint32_t)siphash24(&fixed_secret.isn_key, msg, sizeof(msg)));
 	assert_int_equal(isn_at(4 * 1000),
 			 (uint32_t)siphash24(&fixed_secret.isn_key, msg, sizeof(msg)) + 1000);
+}
+
+static void test_isn_ipv6_every_address_bit_counts(void **state)
+{
+	/* 2001:db8::1 and a peer differing from the first only in one high bit: the hash
+	 * covers all 128 bits, not a folded 32 (RFC 6528 §3: the connection-id). */
+	struct inet_addr l = {{0x20, 0x01, 0x0d, 0xb8, [15] = 1}};
+	struct inet_addr r1 = {{0x20, 0x01, 0x0d, 0xb8, [15] = 2}};
+	struct inet_addr r2 = r1;
+	r2.b[4] ^= 0x80;
+
+	(void)state;
+	assert_true(tcp_isn(&fixed_secret, &l, LPORT, &r1, RPORT, 0) !=
+		    tcp_isn(&fixed_secret, &l, LPORT, &r2, RPORT, 0));
+	assert_true(tcp_isn(&fixed_secret, &l, LPORT, &r1, RPORT, 0) !=
+		    tcp_isn(&fixed_secret, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR), RPORT,
+			0));
 }
 
 static void test_isn_cookie_key_is_not_used(void **state)
@@ -76,44 +95,51 @@ static void test_isn_cookie_key_is_not_used(void **state)
 
 	(void)state;
 	s.cookie_key.k0 ^= 1;
-	assert_int_equal(tcp_isn(&s, LADDR, LPORT, RADDR, RPORT, 99), isn_at(99));
+	assert_int_equal(tcp_isn(&s, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR), RPORT, 99),
+		isn_at(99));
 }
 
 static void test_isn_different_laddr_differs(void **state)
 {
 	(void)state;
-	assert_true(tcp_isn(&fixed_secret, LADDR + 1, LPORT, RADDR, RPORT, 0) != isn_at(0));
+	assert_true(tcp_isn(&fixed_secret, INET_ADDR_V4(LADDR + 1), LPORT, INET_ADDR_V4(RADDR),
+		RPORT, 0) != isn_at(0));
 }
 
 static void test_isn_different_lport_differs(void **state)
 {
 	(void)state;
-	assert_true(tcp_isn(&fixed_secret, LADDR, LPORT + 1, RADDR, RPORT, 0) != isn_at(0));
+	assert_true(tcp_isn(&fixed_secret, INET_ADDR_V4(LADDR), LPORT + 1, INET_ADDR_V4(RADDR),
+		RPORT, 0) != isn_at(0));
 }
 
 static void test_isn_different_raddr_differs(void **state)
 {
 	(void)state;
-	assert_true(tcp_isn(&fixed_secret, LADDR, LPORT, RADDR ^ 0x80000000u, RPORT, 0) !=
+	assert_true(tcp_isn(&fixed_secret, INET_ADDR_V4(LADDR), LPORT,
+		INET_ADDR_V4(RADDR ^ 0x80000000u), RPORT, 0) !=
 		    isn_at(0));
 }
 
 static void test_isn_different_rport_differs(void **state)
 {
 	(void)state;
-	assert_true(tcp_isn(&fixed_secret, LADDR, LPORT, RADDR, RPORT + 1, 0) != isn_at(0));
+	assert_true(tcp_isn(&fixed_secret, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR),
+		RPORT + 1, 0) != isn_at(0));
 }
 
 static void test_isn_reversed_direction_differs(void **state)
 {
 	(void)state;
-	assert_true(tcp_isn(&fixed_secret, RADDR, RPORT, LADDR, LPORT, 0) != isn_at(0));
+	assert_true(tcp_isn(&fixed_secret, INET_ADDR_V4(RADDR), RPORT, INET_ADDR_V4(LADDR), LPORT,
+		0) != isn_at(0));
 }
 
 static void test_isn_ports_swapped_differs(void **state)
 {
 	(void)state;
-	assert_true(tcp_isn(&fixed_secret, LADDR, RPORT, RADDR, LPORT, 0) != isn_at(0));
+	assert_true(tcp_isn(&fixed_secret, INET_ADDR_V4(LADDR), RPORT, INET_ADDR_V4(RADDR), LPORT,
+		0) != isn_at(0));
 }
 
 static void test_isn_different_key_differs(void **state)
@@ -125,10 +151,12 @@ static void test_isn_different_key_differs(void **state)
 	for (bit = 0; bit < 64; bit++) {
 		s = fixed_secret;
 		s.isn_key.k0 ^= UINT64_C(1) << bit;
-		assert_true(tcp_isn(&s, LADDR, LPORT, RADDR, RPORT, 0) != isn_at(0));
+		assert_true(tcp_isn(&s, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR), RPORT,
+			0) != isn_at(0));
 		s = fixed_secret;
 		s.isn_key.k1 ^= UINT64_C(1) << bit;
-		assert_true(tcp_isn(&s, LADDR, LPORT, RADDR, RPORT, 0) != isn_at(0));
+		assert_true(tcp_isn(&s, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR), RPORT,
+			0) != isn_at(0));
 	}
 }
 
@@ -140,7 +168,8 @@ static void test_isn_neighbouring_tuples_not_sequential(void **state)
 	(void)state;
 	/* Consecutive source ports must not give consecutive ISNs (RFC 6528 §2). */
 	for (p = RPORT + 1; p < RPORT + 64; p++) {
-		uint32_t v = tcp_isn(&fixed_secret, LADDR, LPORT, RADDR, p, 0);
+		uint32_t v = tcp_isn(&fixed_secret, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR),
+			p, 0);
 		uint32_t d = v - prev;
 
 		assert_true(d > 0x10000u && d < 0xffff0000u);
@@ -165,7 +194,8 @@ static void test_isn_many_tuples_almost_no_collisions(void **state)
 	(void)state;
 	assert_non_null(v);
 	for (i = 0; i < N; i++)
-		v[i] = tcp_isn(&fixed_secret, LADDR, LPORT, rnd(&seed), (uint16_t)rnd(&seed), 0);
+		v[i] = tcp_isn(&fixed_secret, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(rnd(&seed)),
+			(uint16_t)rnd(&seed), 0);
 	/* Expected collisions among 20000 random 32-bit values: N^2 / 2^33, about 0.05. */
 	qsort(v, N, sizeof(*v), cmp_u32);
 	for (i = 1; i < N; i++)
@@ -238,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_isn_same_tuple_advances_one_per_4us),
 		cmocka_unit_test(test_isn_within_one_4us_tick_does_not_change),
 		cmocka_unit_test(test_isn_offset_is_siphash_of_fixed_be_layout),
+		cmocka_unit_test(test_isn_ipv6_every_address_bit_counts),
 		cmocka_unit_test(test_isn_cookie_key_is_not_used),
 		cmocka_unit_test(test_isn_different_laddr_differs),
 		cmocka_unit_test(test_isn_different_lport_differs),

@@ -73,7 +73,8 @@ static struct tcp_conn *listen_on(uint32_t addr, unsigned backlog)
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, addr, TP_LPORT, backlog, &o, &tp_owner, &l), 0);
+	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(addr), TP_LPORT, backlog, &o, &tp_owner, &l),
+		0);
 	return l;
 }
 
@@ -153,7 +154,8 @@ static void test_listen_syn_queue_full_answers_with_cookie_keeping_no_state(void
 	assert_int_equal(nconns(), n);
 	assert_int_equal(l->syn_qlen, 2);
 	assert_int_equal(ts_s->events[STACK_EV_TCP_SYNCOOKIES_SENT], 1);
-	assert_null(tcp_conn_lookup(ts_s, TS_ADDR0, TP_LPORT, TS_HOST_A, p[2].port));
+	assert_null(tcp_conn_lookup(ts_s, INET_ADDR_V4(TS_ADDR0), TP_LPORT, INET_ADDR_V4(TS_HOST_A),
+		p[2].port));
 	/* The cookie SYN-ACK offers what Linux's does when the SYN had timestamps. */
 	assert_true(g.th.options.has_mss);
 	assert_true(g.th.options.has_timestamps);
@@ -245,7 +247,7 @@ static void test_listen_cookie_syn_ack_announces_our_mss(void **state)
 	struct tp_seg g;
 	syn(&p, &o, &g);
 	assert_true(g.th.options.has_mss);
-	assert_int_equal(g.th.options.mss, TS_MTU - 40);
+	assert_int_equal(g.th.options.mss, TP_MSS_1500);
 }
 
 static void test_listen_cookie_without_timestamps_restores_mss_only(void **state)
@@ -387,7 +389,8 @@ static void test_listen_cookie_ack_with_accept_queue_full_dropped(void **state)
 	peer_at(&q, 1);
 	/* A cookie made while the queues had room for it, as if from a previous moment. */
 	uint16_t mss;
-	uint32_t cookie = tcp_syncookie_make(&ts_s->tcp->secret, TS_ADDR0, TP_LPORT, TS_HOST_A,
+	uint32_t cookie = tcp_syncookie_make(&ts_s->tcp->secret, INET_ADDR_V4(TS_ADDR0), TP_LPORT,
+		INET_ADDR_V4(TS_HOST_A),
 					     q.port, q.snd_nxt, 1460, ts_s->now_ms, &mss);
 	unsigned n = nconns();
 	tp_send_at(&q, q.snd_nxt + 1, cookie + 1, TCP_FLAG_ACK, NULL, 0, NULL);
@@ -624,7 +627,8 @@ static void test_listen_same_wildcard_port_twice_eaddrinuse(void **state)
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
 	struct tcp_conn *l2 = NULL;
-	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 8, &o, &tp_owner, &l2), -EADDRINUSE);
+	assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 8, &o, &tp_owner, &l2),
+		-EADDRINUSE);
 	assert_null(l2);
 }
 
@@ -635,7 +639,7 @@ static void test_listen_same_address_and_port_twice_eaddrinuse(void **state)
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
 	struct tcp_conn *l2 = NULL;
-	assert_int_equal(tcp_listen(ts_s, TS_ADDR0, TP_LPORT, 8, &o, &tp_owner, &l2),
+	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(TS_ADDR0), TP_LPORT, 8, &o, &tp_owner, &l2),
 			 -EADDRINUSE);
 	assert_null(l2);
 }
@@ -646,7 +650,8 @@ static void test_listen_on_foreign_address_eaddrnotavail(void **state)
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, IP4(10, 0, 0, 99), TP_LPORT, 8, &o, &tp_owner, &l),
+	assert_int_equal(tcp_listen(ts_s, INET_ADDR_V4(IP4(10, 0, 0, 99)), TP_LPORT, 8, &o,
+		&tp_owner, &l),
 			 -EADDRNOTAVAIL);
 }
 
@@ -693,7 +698,7 @@ static int listen_port(uint16_t port, bool reuseport, struct tcp_conn **l)
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
 	o.reuseport = reuseport;
-	return tcp_listen(ts_s, 0, port, 8, &o, &tp_owner, l);
+	return tcp_listen(ts_s, tp_any_addr(), port, 8, &o, &tp_owner, l);
 }
 
 static void test_listen_table_full_refuses_with_enobufs_counted_until_one_closes(void **state)
@@ -744,7 +749,7 @@ static int listen_reuseport(uint32_t uid, struct tcp_conn **l)
 	o.reuseport = true;
 	o.reuseport_uid = uid;
 	*l = NULL;
-	return tcp_listen(ts_s, 0, TP_LPORT, 64, &o, &tp_owner, l);
+	return tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 64, &o, &tp_owner, l);
 }
 
 /* Connections from n peers, counted by the listener of group that accepted each. The
@@ -783,11 +788,12 @@ static void test_reuseport_needs_the_option_on_both_and_one_user(void **state)
 	assert_null(other);
 	struct tcp_sockopts plain;
 	tcp_sockopts_default(&plain);
-	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 8, &plain, &tp_owner, &other), -EADDRINUSE);
-	assert_int_equal(tcp_bind_check(ts_s, 0, TP_LPORT, &plain), -EADDRINUSE);
+	assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 8, &plain, &tp_owner, &other),
+		-EADDRINUSE);
+	assert_int_equal(tcp_bind_check(ts_s, INET_ADDR_V4(0), TP_LPORT, &plain), -EADDRINUSE);
 	plain.reuseport = true;
 	plain.reuseport_uid = 1000;
-	assert_int_equal(tcp_bind_check(ts_s, 0, TP_LPORT, &plain), 0);
+	assert_int_equal(tcp_bind_check(ts_s, INET_ADDR_V4(0), TP_LPORT, &plain), 0);
 }
 
 static void test_reuseport_closed_listeners_leave_the_rest_serving(void **state)

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "stack/netcfg6.h"
 #include "test_tcp_util.h"
 
 #define LB_BYTES (200 * 1024)
@@ -25,7 +26,8 @@ static void lb_open(struct lb_pair *p)
 	p->listener = tp_listen(4);
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
-	assert_int_equal(tcp_connect(ts_s, 0, 0, TS_ADDR0, TP_LPORT, &o, &tp_owner, &p->client),
+	assert_int_equal(tcp_connect(ts_s, INET_ADDR_V4(0), 0, INET_ADDR_V4(TS_ADDR0), TP_LPORT, &o,
+		&tp_owner, &p->client),
 			 0);
 	tp_advance(1);
 	assert_int_equal(tcp_conn_state(p->client), TCP_ESTABLISHED);
@@ -155,7 +157,8 @@ static void test_connection_to_itself_copies_what_it_sends(void **state)
 	tcp_sockopts_default(&o);
 	struct tcp_conn *c;
 	/* Simultaneous open with itself (RFC 9293 §3.5, figure 7, with one end). */
-	assert_int_equal(tcp_connect(ts_s, TS_ADDR0, 5000, TS_ADDR0, 5000, &o, &tp_owner, &c), 0);
+	assert_int_equal(tcp_connect(ts_s, INET_ADDR_V4(TS_ADDR0), 5000, INET_ADDR_V4(TS_ADDR0),
+		5000, &o, &tp_owner, &c), 0);
 	tp_advance(1);
 	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
 	uint8_t *out = lb_pattern(LB_BYTES / 4), *in = malloc(LB_BYTES / 4);
@@ -171,10 +174,60 @@ static void test_connection_to_itself_copies_what_it_sends(void **state)
 	assert_int_equal(ts_s->tcp->nconns, 0);
 }
 
+
+/* To the stack's own IPv6 address: sized as for the port and copied (IPv6 input reads one
+ * contiguous view), through the loopback queue all the same; a listener on :: takes it. */
+static void test_connect_to_own_ipv6_address_transfers_both_ways(void **state)
+{
+	(void)state;
+	const struct inet_addr own = {{0x20, 0x01, 0x0d, 0xb8, [15] = 2}};
+	struct ip6_addr own6 = inet_addr_to_v6(&own);
+	assert_int_equal(netcfg6_addr_add(&ts_s->cfg, 0, &own6, 64, 0), 0);
+	struct tcp_sockopts o;
+	tcp_sockopts_default(&o);
+	struct inet_addr any6 = inet_addr_any(true);
+	struct lb_pair p;
+	assert_int_equal(tcp_listen(ts_s, &any6, TP_LPORT, 4, &o, &tp_owner, &p.listener), 0);
+	assert_int_equal(tcp_connect(ts_s, &any6, 0, &own, TP_LPORT, &o, &tp_owner, &p.client), 0);
+	tp_advance(1);
+	assert_int_equal(tcp_conn_state(p.client), TCP_ESTABLISHED);
+	p.server = tcp_accept(p.listener, &tp_owner);
+	assert_non_null(p.server);
+	assert_memory_equal(tcp_sock(p.server)->raddr.b, own.b, 16);
+	uint8_t *out = lb_pattern(LB_BYTES), *in = malloc(LB_BYTES);
+	assert_non_null(in);
+	for (int dir = 0; dir < 2; dir++) {
+		struct tcp_conn *from = dir == 0 ? p.client : p.server;
+		struct tcp_conn *to = dir == 0 ? p.server : p.client;
+		size_t sent = 0, got = 0;
+		for (unsigned spins = 0; got < LB_BYTES && spins < 5000; spins++) {
+			ssize_t n = sent < LB_BYTES ? tcp_send(from, out + sent, LB_BYTES - sent) : 0;
+			if (n > 0)
+				sent += (size_t)n;
+			tp_advance(1);
+			ssize_t r = tcp_recv(to, in + got, LB_BYTES - got);
+			if (r > 0)
+				got += (size_t)r;
+		}
+		assert_int_equal(got, LB_BYTES);
+		assert_memory_equal(in, out, LB_BYTES);
+		assert_int_equal(lb_lent(from), 0);
+	}
+	assert_int_equal(ts_nframes, 0);
+	free(out);
+	free(in);
+	tcp_close(p.client);
+	tcp_close(p.server);
+	tcp_close(p.listener);
+	tp_advance(2 * TCP_MSL_MS + 1000);
+	assert_int_equal(ts_s->tcp->nconns, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_connect_to_own_address_transfers_and_closes, tp_setup, tp_teardown),
+		cmocka_unit_test_setup_teardown(test_connect_to_own_ipv6_address_transfers_both_ways, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_payload_lent_until_delivered_and_received_exactly, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_abort_takes_its_lent_segments_out_of_the_queue, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_connection_to_itself_copies_what_it_sends, tp_setup, tp_teardown),

@@ -33,7 +33,7 @@ static void jump(uint64_t ms)
 static struct tcp_conn *listener_with(const struct tcp_sockopts *o)
 {
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 16, o, &tp_owner, &l), 0);
+	assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 16, o, &tp_owner, &l), 0);
 	return l;
 }
 
@@ -250,7 +250,7 @@ static void test_established_two_full_timestamped_segments_acked_at_once(void **
 	tp_peer_init(&p);
 	tp_quickack_spent(tp_open_passive(&p));
 	fill_big();
-	uint32_t full = TS_MTU - 40 - TCPOLEN_TSTAMP_ALIGNED;
+	uint32_t full = TP_MSS_1500 - TCPOLEN_TSTAMP_ALIGNED;
 	tp_send(&p, TCP_FLAG_ACK, big, full, NULL);
 	tp_expect_none();
 	tp_send(&p, TCP_FLAG_ACK, big + full, full, NULL);
@@ -580,7 +580,8 @@ static void syn_sent_ack_window_for_peer_isn(uint32_t isn)
 	struct tcp_conn *c;
 	struct tcp_sockopts so;
 	tcp_sockopts_default(&so);
-	assert_int_equal(tcp_connect(ts_s, 0, TP_LPORT, TS_HOST_A, p.port, &so, &tp_owner, &c), 0);
+	assert_int_equal(tcp_connect(ts_s, INET_ADDR_V4(0), TP_LPORT, INET_ADDR_V4(TS_HOST_A),
+		p.port, &so, &tp_owner, &c), 0);
 	struct tp_seg g;
 	tp_expect_one(&g);
 	p.rcv_nxt = g.th.seq + 1;
@@ -614,7 +615,8 @@ static void test_syn_sent_small_peer_isn_window_full(void **state)
 	struct tcp_sockopts so;
 	tcp_sockopts_default(&so);
 	struct tcp_conn *c;
-	assert_int_equal(tcp_connect(ts_s, 0, TP_LPORT, TS_HOST_A, p.port, &so, &tp_owner, &c), 0);
+	assert_int_equal(tcp_connect(ts_s, INET_ADDR_V4(0), TP_LPORT, INET_ADDR_V4(TS_HOST_A),
+		p.port, &so, &tp_owner, &c), 0);
 	struct tp_seg g;
 	tp_expect_one(&g);
 	p.rcv_nxt = g.th.seq + 1;
@@ -675,8 +677,8 @@ static void test_passive_large_peer_mss_clamped_to_our_mtu(void **state)
 	struct tcp_conn *c = tp_open_passive_opts(&p, &o);
 	struct tcp_conn_info ci;
 	tcp_conn_info(c, &ci);
-	assert_int_equal(ci.snd_mss, TS_MTU - 40);
-	assert_int_equal(ci.rcv_mss, TS_MTU - 40);
+	assert_int_equal(ci.snd_mss, TP_MSS_1500);
+	assert_int_equal(ci.rcv_mss, TP_MSS_1500);
 }
 
 static void test_passive_smaller_mtu_lowers_both_mss(void **state)
@@ -691,7 +693,8 @@ static void test_passive_smaller_mtu_lowers_both_mss(void **state)
 	syn(&p, &o, &g);
 	assert_int_equal(g.th.options.mss, 1280 - 40);
 	tp_send(&p, TCP_FLAG_ACK, NULL, 0, NULL);
-	struct tcp_conn *c = tcp_accept(tcp_listener_lookup(ts_s, TS_ADDR0, TP_LPORT), &tp_owner);
+	struct tcp_conn *c = tcp_accept(tcp_listener_lookup(ts_s, INET_ADDR_V4(TS_ADDR0), TP_LPORT),
+		&tp_owner);
 	assert_non_null(c);
 	assert_int_equal(c->snd_mss, 1280 - 40 - TCPOLEN_TSTAMP_ALIGNED);
 }

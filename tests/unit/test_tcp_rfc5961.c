@@ -495,7 +495,7 @@ static void test_established_challenge_ack_budget_shared_by_the_stack(void **sta
 	tp_open_passive(&p);
 	tp_peer_init(&q);
 	q.port = TP_PPORT + 1;
-	struct tcp_conn *l = tcp_listener_lookup(ts_s, TS_ADDR0, TP_LPORT);
+	struct tcp_conn *l = tcp_listener_lookup(ts_s, INET_ADDR_V4(TS_ADDR0), TP_LPORT);
 	assert_non_null(l);
 	struct tcp_options o = tp_linux_syn_opts(&q);
 	q.ts = true;

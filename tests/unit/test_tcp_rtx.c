@@ -62,7 +62,8 @@ static struct tcp_conn *open_conn(struct tp_peer *p, const struct conn_cfg *cfg)
 		o.keep_cnt = cfg->keep_cnt;
 	}
 	if (listener == NULL || tcp_conn_state(listener) != TCP_LISTEN)
-		assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 64, &o, &tp_owner, &listener), 0);
+		assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 64, &o, &tp_owner,
+			&listener), 0);
 	struct tcp_options syn = {.has_mss = true, .mss = 1460, .has_wscale = true, .wscale = 7,
 				  .sack_permitted = cfg->sack, .has_timestamps = cfg->ts,
 				  .tsval = p->tsval};
@@ -157,7 +158,8 @@ static void test_established_no_rtt_sample_first_rto_is_one_second(void **state)
 	tp_peer_init(&p);
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
-	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, 8, &o, &tp_owner, &listener), 0);
+	assert_int_equal(tcp_listen(ts_s, tp_any_addr(), TP_LPORT, 8, &o, &tp_owner, &listener),
+		0);
 	struct tcp_options syn = tp_linux_syn_opts(&p);
 	p.ts = true;
 	tp_send(&p, TCP_FLAG_SYN, NULL, 0, &syn);

@@ -29,13 +29,15 @@ static const struct tcp_secret secret = {
 
 static uint32_t make_at(uint16_t peer_mss, uint64_t now_ms, uint16_t *mss)
 {
-	return tcp_syncookie_make(&secret, LADDR, LPORT, RADDR, RPORT, PEER_ISN, peer_mss,
+	return tcp_syncookie_make(&secret, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR), RPORT,
+		PEER_ISN, peer_mss,
 				  now_ms, mss);
 }
 
 static int check_at(uint32_t cookie, uint64_t now_ms, uint16_t *mss)
 {
-	return tcp_syncookie_check(&secret, LADDR, LPORT, RADDR, RPORT, PEER_ISN, cookie,
+	return tcp_syncookie_check(&secret, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR), RPORT,
+		PEER_ISN, cookie,
 				   now_ms, mss);
 }
 
@@ -157,10 +159,12 @@ static void test_syncookie_round_trip_random_tuples_and_times(void **state)
 		uint16_t peer = (uint16_t)rnd(&seed), made = 0, got = 0;
 		uint64_t t = (uint64_t)rnd(&seed) << 16 | (rnd(&seed) & 0xffff);
 		uint64_t later = t + rnd(&seed) % (2 * PERIOD); /* always inside the window */
-		uint32_t c = tcp_syncookie_make(&secret, la, lp, ra, rp, isn, peer, t, &made);
+		uint32_t c = tcp_syncookie_make(&secret, INET_ADDR_V4(la), lp, INET_ADDR_V4(ra), rp,
+			isn, peer, t, &made);
 
 		assert_int_equal(made, tcp_syncookie_mss_pick(peer));
-		assert_int_equal(tcp_syncookie_check(&secret, la, lp, ra, rp, isn, c, later, &got),
+		assert_int_equal(tcp_syncookie_check(&secret, INET_ADDR_V4(la), lp,
+			INET_ADDR_V4(ra), rp, isn, c, later, &got),
 				 0);
 		assert_int_equal(got, made);
 	}
@@ -190,7 +194,8 @@ static void test_syncookie_isn_key_is_not_used(void **state)
 
 	(void)state;
 	s.isn_key.k1 ^= 0x8000;
-	assert_int_equal(tcp_syncookie_check(&s, LADDR, LPORT, RADDR, RPORT, PEER_ISN, c, T0,
+	assert_int_equal(tcp_syncookie_check(&s, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR),
+		RPORT, PEER_ISN, c, T0,
 					     &got), 0);
 	assert_int_equal(got, 1440);
 }
@@ -203,7 +208,8 @@ static void test_syncookie_wrong_laddr_rejected(void **state)
 	uint32_t c = make_at(1460, T0, &m);
 
 	(void)state;
-	assert_int_equal(tcp_syncookie_check(&secret, LADDR + 1, LPORT, RADDR, RPORT, PEER_ISN,
+	assert_int_equal(tcp_syncookie_check(&secret, INET_ADDR_V4(LADDR + 1), LPORT,
+		INET_ADDR_V4(RADDR), RPORT, PEER_ISN,
 					     c, T0, &got), -EINVAL);
 }
 
@@ -213,7 +219,8 @@ static void test_syncookie_wrong_lport_rejected(void **state)
 	uint32_t c = make_at(1460, T0, &m);
 
 	(void)state;
-	assert_int_equal(tcp_syncookie_check(&secret, LADDR, LPORT + 1, RADDR, RPORT, PEER_ISN,
+	assert_int_equal(tcp_syncookie_check(&secret, INET_ADDR_V4(LADDR), LPORT + 1,
+		INET_ADDR_V4(RADDR), RPORT, PEER_ISN,
 					     c, T0, &got), -EINVAL);
 }
 
@@ -223,7 +230,8 @@ static void test_syncookie_wrong_raddr_rejected(void **state)
 	uint32_t c = make_at(1460, T0, &m);
 
 	(void)state;
-	assert_int_equal(tcp_syncookie_check(&secret, LADDR, LPORT, RADDR ^ 0x100u, RPORT,
+	assert_int_equal(tcp_syncookie_check(&secret, INET_ADDR_V4(LADDR), LPORT,
+		INET_ADDR_V4(RADDR ^ 0x100u), RPORT,
 					     PEER_ISN, c, T0, &got), -EINVAL);
 }
 
@@ -233,7 +241,8 @@ static void test_syncookie_wrong_rport_rejected(void **state)
 	uint32_t c = make_at(1460, T0, &m);
 
 	(void)state;
-	assert_int_equal(tcp_syncookie_check(&secret, LADDR, LPORT, RADDR, RPORT - 1, PEER_ISN,
+	assert_int_equal(tcp_syncookie_check(&secret, INET_ADDR_V4(LADDR), LPORT,
+		INET_ADDR_V4(RADDR), RPORT - 1, PEER_ISN,
 					     c, T0, &got), -EINVAL);
 }
 
@@ -243,7 +252,8 @@ static void test_syncookie_reversed_tuple_rejected(void **state)
 	uint32_t c = make_at(1460, T0, &m);
 
 	(void)state;
-	assert_int_equal(tcp_syncookie_check(&secret, RADDR, RPORT, LADDR, LPORT, PEER_ISN, c,
+	assert_int_equal(tcp_syncookie_check(&secret, INET_ADDR_V4(RADDR), RPORT,
+		INET_ADDR_V4(LADDR), LPORT, PEER_ISN, c,
 					     T0, &got), -EINVAL);
 }
 
@@ -256,7 +266,8 @@ static void test_syncookie_wrong_peer_isn_rejected(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(deltas) / sizeof(deltas[0]); i++)
-		assert_int_equal(tcp_syncookie_check(&secret, LADDR, LPORT, RADDR, RPORT,
+		assert_int_equal(tcp_syncookie_check(&secret, INET_ADDR_V4(LADDR), LPORT,
+			INET_ADDR_V4(RADDR), RPORT,
 						     PEER_ISN + deltas[i], c, T0, &got), -EINVAL);
 }
 
@@ -298,7 +309,8 @@ static void test_syncookie_other_cookie_key_rejected(void **state)
 
 	(void)state;
 	s.cookie_key.k0 ^= 1;
-	assert_int_equal(tcp_syncookie_check(&s, LADDR, LPORT, RADDR, RPORT, PEER_ISN, c, T0,
+	assert_int_equal(tcp_syncookie_check(&s, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR),
+		RPORT, PEER_ISN, c, T0,
 					     &got), -EINVAL);
 }
 
@@ -438,7 +450,8 @@ static void test_syncookie_cookie_for_other_peer_isn_never_accepted(void **state
 	for (i = 0; i < 20000; i++) {
 		uint16_t m, got;
 		uint32_t isn = rnd(&seed);
-		uint32_t c = tcp_syncookie_make(&secret, LADDR, LPORT, RADDR, RPORT, isn, 1460,
+		uint32_t c = tcp_syncookie_make(&secret, INET_ADDR_V4(LADDR), LPORT,
+			INET_ADDR_V4(RADDR), RPORT, isn, 1460,
 						T0, &m);
 
 		if (isn == PEER_ISN)
@@ -459,7 +472,8 @@ static void test_syncookie_low_bits_look_random_across_tuples(void **state)
 	for (p = 1000; p < 3000; p++) {
 		uint16_t m;
 
-		seen[tcp_syncookie_make(&secret, LADDR, LPORT, RADDR, (uint16_t)p, PEER_ISN, 1460,
+		seen[tcp_syncookie_make(&secret, INET_ADDR_V4(LADDR), LPORT, INET_ADDR_V4(RADDR),
+			(uint16_t)p, PEER_ISN, 1460,
 					T0, &m) & 31]++;
 	}
 	for (v = 0; v < 32; v++) {

@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "stack/netcfg6.h"
+
 struct tp_owner tp_owner_rec;
 
 static void tp_owner_notify(struct sock *sk, uint32_t events)
@@ -18,10 +20,41 @@ static void tp_owner_notify(struct sock *sk, uint32_t events)
 
 const struct sock_owner tp_owner = {.notify = tp_owner_notify};
 
+#ifdef TP_IPV6
+static const struct inet_addr tp_local = {{0x20, 0x01, 0x0d, 0xb8, [15] = 2}};
+static const struct inet_addr tp_peer = {{0x20, 0x01, 0x0d, 0xb8, [15] = 1}};
+#else
+static const struct inet_addr tp_local = {{[10] = 0xff, [11] = 0xff, 10, 0, 0, 2}};
+static const struct inet_addr tp_peer = {{[10] = 0xff, [11] = 0xff, 10, 0, 0, 1}};
+#endif
+
+const struct inet_addr *tp_local_addr(void)
+{
+	return &tp_local;
+}
+
+const struct inet_addr *tp_peer_addr(void)
+{
+	return &tp_peer;
+}
+
+const struct inet_addr *tp_any_addr(void)
+{
+	static struct inet_addr any;
+	any = inet_addr_any(!inet_addr_is_v4(&tp_local));
+	return &any;
+}
+
 int tp_setup(void **state)
 {
 	memset(&tp_owner_rec, 0, sizeof(tp_owner_rec));
-	return ts_setup(state);
+	int rc = ts_setup(state);
+#ifdef TP_IPV6
+	struct ip6_addr a = inet_addr_to_v6(&tp_local);
+	assert_int_equal(netcfg6_addr_add(&ts_s->cfg, 0, &a, 64, 0), 0);
+	assert_int_equal(neigh_add_static(ts_s->neigh, 0, &tp_peer, &ts_mac_a), 0);
+#endif
+	return rc;
 }
 
 int tp_teardown(void **state)
@@ -84,8 +117,21 @@ void tp_send_at(struct tp_peer *p, uint32_t seq, uint32_t ack, uint8_t flags, co
 	assert_true(hl > 0);
 	if (len > 0)
 		memcpy(seg + hl, data, len);
-	uint16_t cs = tcp_checksum(TS_HOST_A, TS_ADDR0, seg, hl + len);
-	wire_put_be16(seg + TCP_OFF_CSUM, cs);
+	uint32_t sum = inet_addr_csum_pseudo(&tp_peer, &tp_local, IP4_PROTO_TCP,
+					     (uint32_t)(hl + len));
+	wire_put_be16(seg + TCP_OFF_CSUM, wire_csum_finish(wire_csum_add(sum, seg, hl + len)));
+#ifdef TP_IPV6
+	static uint8_t frame[ETH_HDR_LEN + IP4_MAX_LEN];
+	struct ip6_repr ip6 = {.tclass = p->tos, .payload_len = (uint16_t)(hl + len),
+			       .next_header = IP6_NH_TCP, .hop_limit = 64,
+			       .src = inet_addr_to_v6(&tp_peer), .dst = inet_addr_to_v6(&tp_local)};
+	assert_int_equal(ip6_build(dgram, sizeof(dgram), &ip6), IP6_HDR_LEN);
+	memcpy(dgram + IP6_HDR_LEN, seg, hl + len);
+	size_t fl = ts_eth_build(frame, &ts_mac_port[0], &ts_mac_a, ETH_TYPE_IPV6, dgram,
+				 IP6_HDR_LEN + hl + len);
+	ts_input_frame(0, frame, fl);
+	return;
+#endif
 	struct ts_ip ip = ts_ip_of(TS_HOST_A, TS_ADDR0, IP4_PROTO_TCP);
 	ip.payload = seg;
 	ip.len = hl + len;
@@ -102,10 +148,43 @@ void tp_send(struct tp_peer *p, uint8_t flags, const void *data, size_t len,
 	p->snd_nxt += (uint32_t)len + !!(flags & TCP_FLAG_SYN) + !!(flags & TCP_FLAG_FIN);
 }
 
+#ifdef TP_IPV6
+/* Frame i as a TCP segment in IPv6 from the stack's address to the peer's. */
+static void tp_parse6(unsigned i, struct tp_seg *g)
+{
+	const struct ts_frame *f = &ts_frames[i];
+	struct eth_repr eth;
+	assert_int_equal(f->port, 0);
+	assert_int_equal(eth_parse(f->data, f->len, &eth), WIRE_OK);
+	assert_int_equal(eth.ethertype, ETH_TYPE_IPV6);
+	assert_memory_equal(&eth.dst, &ts_mac_a, sizeof(ts_mac_a));
+	const uint8_t *h = f->data + ETH_HDR_LEN;
+	struct ip6_repr ip;
+	assert_int_equal(ip6_parse(h, f->len - ETH_HDR_LEN, &ip), WIRE_OK);
+	assert_int_equal(ip.next_header, IP6_NH_TCP);
+	assert_memory_equal(ip.src.b, tp_local.b, 16);
+	assert_memory_equal(ip.dst.b, tp_peer.b, 16);
+	const uint8_t *l4 = h + IP6_HDR_LEN;
+	uint32_t sum = inet_addr_csum_pseudo(&tp_local, &tp_peer, IP4_PROTO_TCP, ip.payload_len);
+	assert_int_equal(wire_csum_finish(wire_csum_add(sum, l4, ip.payload_len)), 0);
+	assert_int_equal(tcp_parse(l4, ip.payload_len, &g->th), WIRE_OK);
+	/* IPv6 is never fragmented on the way (RFC 8200 §5): what DF says in IPv4. */
+	g->ip = (struct ip4_repr){.tos = ip.tclass, .ttl = ip.hop_limit, .proto = IP4_PROTO_TCP,
+				  .df = true};
+	g->len = (uint32_t)(ip.payload_len - g->th.hdr_len);
+	memcpy(g->data, l4 + g->th.hdr_len, g->len);
+}
+#endif
+
 unsigned tp_collect(struct tp_seg *out, unsigned max)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < ts_nframes; i++) {
+#ifdef TP_IPV6
+		assert_true(n < max);
+		tp_parse6(i, &out[n++]);
+		continue;
+#endif
 		struct ts_pkt pkt;
 		ts_expect_ip(i, 0, &ts_mac_a, TS_ADDR0, TS_HOST_A, IP4_PROTO_TCP, &pkt);
 		assert_int_equal(tcp_checksum(TS_ADDR0, TS_HOST_A, pkt.l4, pkt.l4_len), 0);
@@ -138,7 +217,8 @@ struct tcp_conn *tp_listen(unsigned backlog)
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
 	struct tcp_conn *l;
-	assert_int_equal(tcp_listen(ts_s, 0, TP_LPORT, backlog, &o, &tp_owner, &l), 0);
+	struct inet_addr any = inet_addr_any(!inet_addr_is_v4(&tp_local));
+	assert_int_equal(tcp_listen(ts_s, &any, TP_LPORT, backlog, &o, &tp_owner, &l), 0);
 	return l;
 }
 
@@ -185,7 +265,8 @@ struct tcp_conn *tp_connect(const struct tcp_sockopts *o, uint16_t pport, struct
 		o = &def;
 	}
 	struct tcp_conn *c;
-	assert_int_equal(tcp_connect(ts_s, 0, TP_LPORT, TS_HOST_A, pport, o, &tp_owner, &c), 0);
+	struct inet_addr any = inet_addr_any(!inet_addr_is_v4(&tp_local));
+	assert_int_equal(tcp_connect(ts_s, &any, TP_LPORT, &tp_peer, pport, o, &tp_owner, &c), 0);
 	tp_expect_one(syn);
 	return c;
 }

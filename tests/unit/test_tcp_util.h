@@ -2,7 +2,11 @@
  * under test on port 0 (10.0.0.2) talks to a scripted peer, host A (10.0.0.1), whose segments
  * are built here and fed frame by frame; what the stack sends is captured and parsed back
  * into segments. The clock is virtual (tp_advance ticks every millisecond, as a worker does).
- * A recording owner (tp_owner) collects the SOCK_EV_* events of each socket. */
+ * A recording owner (tp_owner) collects the SOCK_EV_* events of each socket.
+ *
+ * Built with TP_IPV6 defined, the same tests run over IPv6 (issue 17: every IPv4 feature over
+ * IPv6): the stack has 2001:db8::2/64 on port 0, the peer is 2001:db8::1 (RFC 3849's
+ * documentation prefix), and every segment travels in an IPv6 datagram. */
 #ifndef DPS_TEST_TCP_UTIL_H
 #define DPS_TEST_TCP_UTIL_H
 
@@ -15,10 +19,22 @@
 #define TP_PPORT 40000       /* the peer's port */
 #define TP_PEER_ISN 1000000u
 
+/* The two ends' addresses in the family under test. */
+const struct inet_addr *tp_local_addr(void);
+const struct inet_addr *tp_peer_addr(void);
+/* That family's wildcard (0.0.0.0 or ::), for listeners. */
+const struct inet_addr *tp_any_addr(void);
+/* The MSS a 1500-byte MTU gives in that family: 1460, or 1440 over IPv6 (RFC 8200 §8.3). */
+#ifdef TP_IPV6
+#define TP_MSS_1500 1440
+#else
+#define TP_MSS_1500 1460
+#endif
+
 /* A segment the stack sent. */
 struct tp_seg {
 	struct tcp_repr th;
-	struct ip4_repr ip;
+	struct ip4_repr ip;      /* over IPv6: tos and ttl from Traffic Class and Hop Limit */
 	uint32_t len;
 	uint8_t data[TS_FRAME_MAX];
 };

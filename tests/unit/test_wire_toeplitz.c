@@ -62,6 +62,48 @@ static void test_agrees_with_dpdk_reference(void **state)
 	}
 }
 
+/* The IPv6 with TCP verification values of Microsoft's RSS specification. */
+static void test_published_ipv6_tcp_values(void **state)
+{
+	(void)state;
+	static const struct {
+		uint8_t dst[16], src[16];
+		uint16_t dport, sport;
+		uint32_t want;
+	} v[] = {
+		{{0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x00, 0x03, [15] = 1},
+		 {0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x1f, 0xff, [15] = 7}, 1766, 2794, 0x40207d3d},
+		{{0xff, 0x02, [15] = 1},
+		 {0x3f, 0xfe, 0x05, 0x01, 0x00, 0x08, 0, 0, 0x02, 0x60, 0x97, 0xff, 0xfe, 0x40, 0xef,
+		  0xab}, 4739, 14230, 0xdde51bbf},
+		{{0xfe, 0x80, [8] = 0x02, 0x00, 0xf8, 0xff, 0xfe, 0x21, 0x67, 0xcf},
+		 {0x3f, 0xfe, 0x19, 0x00, 0x45, 0x45, 0x00, 0x03, 0x02, 0x00, 0xf8, 0xff, 0xfe, 0x21,
+		  0x67, 0xcf}, 38024, 44251, 0x02d1feef},
+	};
+	static struct toeplitz t;
+	toeplitz_init(&t, ms_key);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		assert_int_equal(toeplitz_ipv6_l4(&t, v[i].src, v[i].dst, v[i].sport, v[i].dport),
+				 v[i].want);
+}
+
+static void test_symmetric_key_gives_one_hash_per_ipv6_flow(void **state)
+{
+	(void)state;
+	static struct toeplitz t;
+	toeplitz_init(&t, toeplitz_symmetric_key);
+	srand(13);
+	for (int i = 0; i < 10000; i++) {
+		uint8_t a[16], b[16];
+		for (int k = 0; k < 16; k++) {
+			a[k] = (uint8_t)rand();
+			b[k] = (uint8_t)rand();
+		}
+		uint16_t pa = (uint16_t)rand(), pb = (uint16_t)rand();
+		assert_int_equal(toeplitz_ipv6_l4(&t, a, b, pa, pb), toeplitz_ipv6_l4(&t, b, a, pb, pa));
+	}
+}
+
 static void test_symmetric_key_gives_one_hash_per_flow(void **state)
 {
 	(void)state;
@@ -95,6 +137,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_published_ipv4_values),
 		cmocka_unit_test(test_agrees_with_dpdk_reference),
+		cmocka_unit_test(test_published_ipv6_tcp_values),
+		cmocka_unit_test(test_symmetric_key_gives_one_hash_per_ipv6_flow),
 		cmocka_unit_test(test_symmetric_key_gives_one_hash_per_flow),
 		cmocka_unit_test(test_low_bits_spread_ports_evenly),
 	};
