@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dhcp_run.h"
 #include "ip6/ip6.h"
 #include "wire/ipv4.h"
 
@@ -76,6 +77,8 @@ int cmd_addr_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	if (rc != 0)
 		return ctl_error(o, "ip addr del %s dev %s: %s", argv[0], argv[2],
 				 cmd_strerror(-rc));
+	/* A leased address given up by hand is released to its server. */
+	dhcp_run_addr_gone(d, op.port, op.addr);
 	return 0;
 }
 
@@ -113,16 +116,20 @@ int cmd_addr_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 				json_str(o, "family", "inet");
 				json_str(o, "local", ip);
 				json_u64(o, "prefixlen", a->plen);
+				cmd_dhcp_addr_show(d, p, a->addr, o);
 				json_obj_end(o);
 			} else {
-				ctl_printf(o, "    inet %s/%u\n", ip, a->plen);
+				ctl_printf(o, "    inet %s/%u", ip, a->plen);
+				cmd_dhcp_addr_show(d, p, a->addr, o);
+				ctl_printf(o, "\n");
 			}
 		}
 		cmd_addr6_show_port(d, p, o);
-		if (o->json) {
+		if (o->json)
 			json_arr_end(o);
+		cmd_dhcp_port_show(d, p, o);
+		if (o->json)
 			json_obj_end(o);
-		}
 	}
 	if (o->json)
 		json_arr_end(o);

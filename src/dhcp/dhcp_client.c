@@ -109,7 +109,7 @@ void dhcp_client_start(struct dhcp_client *c, uint64_t now_ms)
 	dhcp_client_tick(c, now_ms);
 }
 
-void dhcp_client_stop(struct dhcp_client *c, uint64_t now_ms, bool release, bool gone)
+void dhcp_client_stop(struct dhcp_client *c, uint64_t now_ms, bool release)
 {
 	if (dhcp_holds_lease(c)) {
 		if (release) {
@@ -120,9 +120,7 @@ void dhcp_client_stop(struct dhcp_client *c, uint64_t now_ms, bool release, bool
 			c->began_ms = now_ms;
 			dhcp_send(c, now_ms, &m, c->lease.addr, c->lease.server);
 		}
-		if (!gone)
-			c->ops.remove(c->ops.ctx, &c->lease);
-		memset(&c->lease, 0, sizeof(c->lease));
+		dhcp_drop_lease(c);
 	}
 	c->state = DHCP_ST_STOPPED;
 	c->next_ms = DHCP_NEVER;

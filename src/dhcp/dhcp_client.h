@@ -109,9 +109,8 @@ void dhcp_client_init(struct dhcp_client *c, const struct eth_addr *mac, uint16_
 /* Begins: a DHCPDISCOVER now. */
 void dhcp_client_start(struct dhcp_client *c, uint64_t now_ms);
 /* Ends: with release, a held lease is released (DHCPRELEASE to its server, RFC 2131
- * §4.4.6); either way the host removes it unless gone is set (the host removed the address
- * itself). */
-void dhcp_client_stop(struct dhcp_client *c, uint64_t now_ms, bool release, bool gone);
+ * §4.4.6); either way the host removes it. */
+void dhcp_client_stop(struct dhcp_client *c, uint64_t now_ms, bool release);
 /* A message that arrived for this port (parsed by dhcp_parse). */
 void dhcp_client_input(struct dhcp_client *c, uint64_t now_ms, const struct dhcp_repr *m);
 /* One that did not parse. */
