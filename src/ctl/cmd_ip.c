@@ -73,12 +73,13 @@ int cmd_addr_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	struct addr_op op;
 	if (addr_parse(d, argc, argv, &op, o) != 0)
 		return -1;
+	/* A leased address given up by hand is released to its server, from the address. */
+	if (dhcp_run_addr_del(d, op.port, op.addr))
+		return 0;
 	int rc = daemon_apply(d, addr_del_master, addr_del_stack, &op);
 	if (rc != 0)
 		return ctl_error(o, "ip addr del %s dev %s: %s", argv[0], argv[2],
 				 cmd_strerror(-rc));
-	/* A leased address given up by hand is released to its server. */
-	dhcp_run_addr_gone(d, op.port, op.addr);
 	return 0;
 }
 

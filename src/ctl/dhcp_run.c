@@ -333,15 +333,17 @@ int dhcp_run_stop(struct daemon *d, uint16_t port)
 	return 0;
 }
 
-void dhcp_run_addr_gone(struct daemon *d, uint16_t port, uint32_t addr)
+bool dhcp_run_addr_del(struct daemon *d, uint16_t port, uint32_t addr)
 {
 	struct dhcp_run *r = d->dhcp;
 	if (r == NULL || r->removing || !r->ports[port].active)
-		return;
+		return false;
 	const struct dhcp_client *c = &r->ports[port].c;
-	if ((c->state == DHCP_ST_BOUND || c->state == DHCP_ST_RENEWING ||
-	     c->state == DHCP_ST_REBINDING) && c->lease.addr == addr)
-		dhcp_run_stop(d, port);
+	if ((c->state != DHCP_ST_BOUND && c->state != DHCP_ST_RENEWING &&
+	     c->state != DHCP_ST_REBINDING) || c->lease.addr != addr)
+		return false;
+	dhcp_run_stop(d, port);
+	return true;
 }
 
 const struct dhcp_client *dhcp_run_client(const struct daemon *d, uint16_t port)

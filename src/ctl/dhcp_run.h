@@ -23,8 +23,9 @@ struct daemon;
 int dhcp_run_start(struct daemon *d, uint16_t port);
 /* Stops it, releasing its lease (RFC 2131 §4.4.6). -ESRCH when none runs. */
 int dhcp_run_stop(struct daemon *d, uint16_t port);
-/* `ip addr del` removed addr from port: a client holding it releases it and stops. */
-void dhcp_run_addr_gone(struct daemon *d, uint16_t port, uint32_t addr);
+/* `ip addr del` of addr on port: true when a client held it, which then released it and
+ * stopped, the address removed on the way (the same command, run by the client). */
+bool dhcp_run_addr_del(struct daemon *d, uint16_t port, uint32_t addr);
 /* The port's client, or NULL when none runs. */
 const struct dhcp_client *dhcp_run_client(const struct daemon *d, uint16_t port);
 /* The clients' clock (ms): lease times in `ip addr show` are relative to it. */

@@ -336,6 +336,9 @@ static void test_nak_while_renewing_removes_lease(void **state)
 	assert_int_equal(cl.state, DHCP_ST_SELECTING);
 	assert_int_equal(host.nb_removed, 1);
 	assert_int_equal(host.removed.addr, ADDR);
+	dhcp_client_tick(&cl, dhcp_client_tick(&cl, 22 * S));
+	assert_int_equal(last()->m.msg_type, DHCP_DISCOVER);
+	assert_int_equal(last()->src, 0);
 }
 
 static void test_wrong_xid_chaddr_server_are_counted_drops(void **state)
