@@ -24,6 +24,8 @@ packages=(
   python3 python3-pytest python3-scapy
   iproute2 iputils-ping iputils-arping iputils-tracepath traceroute ethtool nftables
   tshark tcpdump procps psmisc
+  # the DHCP server the DHCP client is tested against (tests/integ/test_dhcp.py)
+  dnsmasq-base
   # a real terminal for the monitor's screen (tests/integ/test_monitor.py)
   tmux
   # clients of the built-in services (tests/integ/test_services.py, test_iperf3.py)
