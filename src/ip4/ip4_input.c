@@ -159,15 +159,18 @@ void stack_input_steered(struct stack *s, struct rte_mbuf *m, unsigned how)
 		stack_loopback_drain(s);
 }
 
-/* A DHCP server's answer to a client of ours with no address yet: UDP to port 68, sent to
- * the address offered when the server ignores the broadcast flag (RFC 2131 §4.1). */
+/* A DHCP server's answer to a client of ours with no address yet: UDP from port 67 to port
+ * 68, sent to the address offered when the server ignores the broadcast flag (RFC 2131
+ * §4.1). Servers answer off-link clients through their relays (port 67), so what a router
+ * forwards to port 68 is not taken by this. */
 static bool ip4_is_dhcp_reply(const struct rte_mbuf *m, const struct ip4_repr *ip)
 {
 	uint8_t copy[UDP_HDR_LEN];
 	if (ip->proto != IP4_PROTO_UDP || ip->mf || ip->frag_off != 0)
 		return false;
 	const uint8_t *udp = rte_pktmbuf_read(m, (uint32_t)ip->hdr_len, UDP_HDR_LEN, copy);
-	return udp != NULL && wire_get_be16(udp + UDP_OFF_DST_PORT) == DHCP_CLIENT_PORT;
+	return udp != NULL && wire_get_be16(udp + UDP_OFF_SRC_PORT) == DHCP_SERVER_PORT &&
+	       wire_get_be16(udp + UDP_OFF_DST_PORT) == DHCP_CLIENT_PORT;
 }
 
 void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
