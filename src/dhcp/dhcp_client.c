@@ -187,27 +187,33 @@ static bool dhcp_lease_from(const struct dhcp_repr *m, uint64_t start_ms, struct
 	return true;
 }
 
-static void dhcp_send_discover(struct dhcp_client *c, uint64_t now_ms)
+/* A message of a client without an address (SELECTING's DISCOVER, REQUESTING's REQUEST):
+ * from 0.0.0.0 to the broadcast, with the broadcast flag so that servers answer by
+ * broadcast too, retransmitted on the §4.1 backoff. *first_ms notes when its first try went. */
+static void dhcp_send_unbound(struct dhcp_client *c, uint64_t now_ms, struct dhcp_repr *m,
+			      uint64_t *first_ms)
 {
-	struct dhcp_repr m = {.msg_type = DHCP_DISCOVER, .flags = DHCP_FLAG_BROADCAST};
+	m->flags = DHCP_FLAG_BROADCAST;
 	if (c->tries == 0)
-		c->began_ms = now_ms;
-	dhcp_send(c, now_ms, &m, 0, DHCP_BCAST);
+		*first_ms = now_ms;
+	dhcp_send(c, now_ms, m, 0, DHCP_BCAST);
 	c->tries++;
 	c->next_ms = now_ms + dhcp_backoff(c, c->tries);
 }
 
-/* REQUESTING (§4.3.2 "SELECTING state"): broadcast, naming the offer and its server. The
- * broadcast flag asks for a broadcast answer, since no address is configured yet. */
+static void dhcp_send_discover(struct dhcp_client *c, uint64_t now_ms)
+{
+	struct dhcp_repr m = {.msg_type = DHCP_DISCOVER};
+	dhcp_send_unbound(c, now_ms, &m, &c->began_ms);
+}
+
+/* REQUESTING (§4.3.2 "SELECTING state"): naming the offer and its server. The lease will
+ * count from its first try (§4.4.1). */
 static void dhcp_send_select(struct dhcp_client *c, uint64_t now_ms)
 {
-	struct dhcp_repr m = {.msg_type = DHCP_REQUEST, .flags = DHCP_FLAG_BROADCAST,
-			      .requested_ip = c->offer.addr, .server_id = c->offer.server};
-	if (c->tries == 0)
-		c->requested_ms = now_ms;
-	dhcp_send(c, now_ms, &m, 0, DHCP_BCAST);
-	c->tries++;
-	c->next_ms = now_ms + dhcp_backoff(c, c->tries);
+	struct dhcp_repr m = {.msg_type = DHCP_REQUEST, .requested_ip = c->offer.addr,
+			      .server_id = c->offer.server};
+	dhcp_send_unbound(c, now_ms, &m, &c->requested_ms);
 }
 
 /* RENEWING (unicast to the lease's server) or REBINDING (broadcast): ciaddr filled, no
