@@ -26,6 +26,8 @@ packages=(
   tshark tcpdump procps psmisc
   # a routing daemon on the kernel side of the exception path (tests/integ/test_routing.py)
   bird2
+  # the DHCP server the DHCP client is tested against (tests/integ/test_dhcp.py)
+  dnsmasq-base
   # a real terminal for the monitor's screen (tests/integ/test_monitor.py)
   tmux
   # clients of the built-in services (tests/integ/test_services.py, test_iperf3.py)

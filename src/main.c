@@ -23,6 +23,7 @@
 #include "ctl/config_check.h"
 #include "ctl/ctl_server.h"
 #include "ctl/daemon.h"
+#include "ctl/dhcp_run.h"
 #include "ctl/eal_args.h"
 #include "ctl/startup_check.h"
 #include "chan/chan.h"
@@ -233,6 +234,8 @@ static int start_dataplane(struct daemon *d, const struct config *cfg)
 
 static void stop_dataplane(struct daemon *d)
 {
+	/* Leases are released (RFC 2131 §4.4.6) through the workers, which must still run. */
+	dhcp_run_fini(d);
 	kernel_sync_stop(d);
 	/* Captures take themselves out of the workers, which must still run. */
 	cmd_capture_fini(d);
@@ -269,15 +272,19 @@ static void stop_dataplane(struct daemon *d)
 /* The control thread: serve dpstackctl until SIGINT or SIGTERM. */
 static void serve(struct daemon *d, int ctl_fd, int sig_fd)
 {
-	struct pollfd fds[3] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN},
-				{.events = POLLIN}};
+	/* The control socket, signals, the kernel sync's netlink socket, the DHCP clients'
+	 * doorbell (dhcp_run_poll reads what it rang at the loop's top). */
+	struct pollfd fds[4] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN},
+				{.events = POLLIN}, {.events = POLLIN}};
 	for (;;) {
 		mem_trim_tick(&d->mem, d);
 		veth_offload_tick(&d->veth, d);
 		kernel_follow_tick(d);
+		dhcp_run_poll(d);
 		fds[2].fd = d->sync.fd; /* -1 while sync is off: poll skips it */
 		fds[2].revents = 0;
-		if (poll(fds, 3, MEM_TRIM_INTERVAL_MS) < 0) {
+		fds[3].fd = dhcp_run_fd(d); /* -1 without a DHCP client */
+		if (poll(fds, 4, dhcp_run_timeout_ms(d, MEM_TRIM_INTERVAL_MS)) < 0) {
 			if (errno == EINTR)
 				continue;
 			perror("dpstackd: poll");

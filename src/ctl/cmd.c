@@ -21,6 +21,8 @@ static const struct cmd cmds[] = {
 	{"ip addr add", cmd_addr_add, "ip addr add ADDR/LEN dev PORT (IPv4 or IPv6)"},
 	{"ip addr del", cmd_addr_del, "ip addr del ADDR/LEN dev PORT (IPv4 or IPv6)"},
 	{"ip addr show", cmd_addr_show, "ip addr show [dev PORT]"},
+	{"ip addr dhcp", cmd_addr_dhcp,
+	 "ip addr dhcp [del] dev PORT (a DHCP client: the lease's address, router and MTU)"},
 	{"ip addr", cmd_addr_show, NULL},
 	{"ip route add", cmd_route_add,
 	 "ip route add { PREFIX | default } [via GW] [dev PORT] [mtu N] [src ADDR]"},

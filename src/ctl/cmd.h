@@ -18,6 +18,11 @@ cmd_handler cmd_link_show, cmd_link_set;
 /* `link set PORT kernel IFNAME` (cmd_kernel_if.c). */
 int cmd_kernel_if_add(struct daemon *d, uint16_t p, const char *ifname, struct ctl_out *o);
 cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
+/* DHCP (cmd_dhcp.c): `ip addr dhcp [del] dev PORT`; in `ip addr show`, what a lease adds to
+ * the address it holds (inside its line or JSON object) and the port's client. */
+cmd_handler cmd_addr_dhcp;
+void cmd_dhcp_addr_show(struct daemon *d, uint16_t port, uint32_t addr, struct ctl_out *o);
+void cmd_dhcp_port_show(struct daemon *d, uint16_t port, struct ctl_out *o);
 cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding, cmd_ip_reassembly,
 	cmd_ip6_reassembly;
 /* IPv6 (cmd_ip6.c): `ip -6 route ...`, and what cmd_ip.c hands over when an address or

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dhcp_run.h"
 #include "ip6/ip6.h"
 #include "rtnl.h"
 #include "wire/ipv4.h"
@@ -80,6 +81,9 @@ int cmd_addr_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	struct addr_op op;
 	if (addr_parse(d, argc, argv, &op, o) != 0)
 		return -1;
+	/* A leased address given up by hand is released to its server, from the address. */
+	if (dhcp_run_addr_del(d, op.port, op.addr))
+		return 0;
 	int rc = cmd_ip_addr_apply(d, false, op.port, op.addr, op.plen);
 	if (rc != 0)
 		return ctl_error(o, "ip addr del %s dev %s: %s", argv[0], argv[2],
@@ -123,17 +127,20 @@ int cmd_addr_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 				json_u64(o, "prefixlen", a->plen);
 				if (a->synced)
 					json_str(o, "origin", "kernel-sync");
+				cmd_dhcp_addr_show(d, p, a->addr, o);
 				json_obj_end(o);
 			} else {
-				ctl_printf(o, "    inet %s/%u%s\n", ip, a->plen,
-					   a->synced ? " synced" : "");
+				ctl_printf(o, "    inet %s/%u%s", ip, a->plen, a->synced ? " synced" : "");
+				cmd_dhcp_addr_show(d, p, a->addr, o);
+				ctl_printf(o, "\n");
 			}
 		}
 		cmd_addr6_show_port(d, p, o);
-		if (o->json) {
+		if (o->json)
 			json_arr_end(o);
+		cmd_dhcp_port_show(d, p, o);
+		if (o->json)
 			json_obj_end(o);
-		}
 	}
 	if (o->json)
 		json_arr_end(o);

@@ -7,8 +7,11 @@
 #include "stack/stack_internal.h"
 #include "stack/inet_hdr.h"
 #include "stack/steer.h"
+#include "wire/bytes.h"
+#include "wire/dhcp.h"
 #include "wire/eth.h"
 #include "wire/icmp4.h"
+#include "wire/udp.h"
 
 static const enum stack_drop ip4_parse_drop[WIRE_STATUS_COUNT] = {
 	[WIRE_TRUNCATED] = STACK_DROP_IP_TRUNCATED,
@@ -161,6 +164,20 @@ void stack_input_steered(struct stack *s, struct rte_mbuf *m, unsigned how)
 		stack_loopback_drain(s);
 }
 
+/* A DHCP server's answer to a client of ours with no address yet: UDP from port 67 to port
+ * 68, sent to the address offered when the server ignores the broadcast flag (RFC 2131
+ * §4.1). Servers answer off-link clients through their relays (port 67), so what a router
+ * forwards to port 68 is not taken by this. */
+static bool ip4_is_dhcp_reply(const struct rte_mbuf *m, const struct ip4_repr *ip)
+{
+	uint8_t copy[UDP_HDR_LEN];
+	if (ip->proto != IP4_PROTO_UDP || ip->mf || ip->frag_off != 0)
+		return false;
+	const uint8_t *udp = rte_pktmbuf_read(m, (uint32_t)ip->hdr_len, UDP_HDR_LEN, copy);
+	return udp != NULL && wire_get_be16(udp + UDP_OFF_SRC_PORT) == DHCP_SERVER_PORT &&
+	       wire_get_be16(udp + UDP_OFF_DST_PORT) == DHCP_CLIENT_PORT;
+}
+
 void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 {
 	stack_count(s, STACK_EV_IP_RX);
@@ -231,6 +248,10 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 	}
 	if (r != NULL && r->type == ROUTE_BROADCAST) {
 		ip4_deliver(s, m, &ip, IP4_DELIVER_BCAST);
+		return;
+	}
+	if (s->dhcp_client[m->port] && !(how & STACK_IN_LOOPBACK) && ip4_is_dhcp_reply(m, &ip)) {
+		ip4_deliver(s, m, &ip, 0);
 		return;
 	}
 	/* Our own datagram to an address we no longer have (deleted since it was sent) came

@@ -113,6 +113,9 @@ struct stack {
 	 * traffic, all false (software) in unit tests. */
 	struct stack_tx_caps tx_caps[NETCFG_MAX_PORTS];
 	bool rx_gro[NETCFG_MAX_PORTS];   /* the worker merges TCP segments (src/dp/gro.h) */
+	/* Ports whose DHCP client runs (src/ctl/dhcp_run.c): a server's unicast answer to the
+	 * address it offers, not yet ours, reaches the client's socket (ip4_input). */
+	bool dhcp_client[NETCFG_MAX_PORTS];
 };
 
 /* On a received mbuf: a flow rule steered it to this worker (src/dp/worker_flow.h), whose

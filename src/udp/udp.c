@@ -330,8 +330,8 @@ struct sock *udp_sock(struct udp_sock *u)
 	return &u->sk;
 }
 
-ssize_t udp_recvfrom(struct udp_sock *u, void *buf, size_t len, uint32_t *raddr,
-		     uint16_t *rport, bool *trunc)
+ssize_t udp_recvmsg(struct udp_sock *u, void *buf, size_t len, struct udp_rx_hdr *hdr,
+		    bool *trunc)
 {
 	/* Linux's __skb_recv_udp reports a pending error before queued data. */
 	if (u->sk.error != 0) {
@@ -354,12 +354,21 @@ ssize_t udp_recvfrom(struct udp_sock *u, void *buf, size_t len, uint32_t *raddr,
 	if (n > 0)
 		fifo_peek(f, sizeof(h), buf, n);
 	fifo_consume(f, (uint32_t)sizeof(h) + h.len);
-	if (raddr != NULL)
-		*raddr = h.saddr;
-	if (rport != NULL)
-		*rport = h.sport;
+	*hdr = h;
 	if (trunc != NULL)
 		*trunc = n < h.len;
+	return n;
+}
+
+ssize_t udp_recvfrom(struct udp_sock *u, void *buf, size_t len, uint32_t *raddr,
+		     uint16_t *rport, bool *trunc)
+{
+	struct udp_rx_hdr h;
+	ssize_t n = udp_recvmsg(u, buf, len, &h, trunc);
+	if (n >= 0 && raddr != NULL)
+		*raddr = h.saddr;
+	if (n >= 0 && rport != NULL)
+		*rport = h.sport;
 	return n;
 }
 

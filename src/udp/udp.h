@@ -88,6 +88,11 @@ struct udp_send_opts {
 	uint32_t src;                   /* host order, one of ours (IP_PKTINFO's ipi_spec_dst);
 					 * 0: the socket's choice. Not ours: -EADDRNOTAVAIL */
 	const struct sock_ip_opts *ip;  /* IP_TTL, IP_TOS; NULL: the socket's */
+	/* For the limited broadcast: leave by port (SO_BINDTODEVICE's part) and, with src 0,
+	 * from 0.0.0.0, as a host without an address does while it asks for one (RFC 2131
+	 * §4.1; RFC 1122 §3.2.1.3 allows that source then only). */
+	bool bcast_on_port;
+	uint16_t port;
 };
 
 /* udp_sendto with per-datagram options (o may be NULL). */
@@ -103,6 +108,11 @@ ssize_t udp_sendmsg(struct udp_sock *u, const void *buf, size_t len, uint32_t ra
  * corrupt record (it is emptied). */
 ssize_t udp_recvfrom(struct udp_sock *u, void *buf, size_t len, uint32_t *raddr,
 		     uint16_t *rport, bool *trunc);
+
+/* recvmsg(2) with IP_PKTINFO's facts: like udp_recvfrom, with the datagram's whole record
+ * header (source, destination, arrival port) in *hdr. */
+ssize_t udp_recvmsg(struct udp_sock *u, void *buf, size_t len, struct udp_rx_hdr *hdr,
+		    bool *trunc);
 
 /* close(2): unbinds and frees the socket and its queued datagrams at once; u must not be used
  * afterwards. Safe from inside the owner's notify. */

@@ -20,11 +20,12 @@ struct udp_dest {
 	uint16_t port;
 };
 
-static int udp_route(struct udp_sock *u, uint32_t dst, uint32_t src, struct udp_dest *d)
+static int udp_route(struct udp_sock *u, uint32_t dst, const struct udp_send_opts *o,
+		     struct udp_dest *d)
 {
 	struct stack *s = u->s;
 	const struct route *r;
-	uint32_t laddr = src != 0 ? src : inet_addr_to_v4(&u->sk.laddr);
+	uint32_t laddr = o != NULL && o->src != 0 ? o->src : inet_addr_to_v4(&u->sk.laddr);
 	*d = (struct udp_dest){0};
 
 	/* A socket bound to one of our addresses sends from it (RFC 1122 §4.1.3.4), one bound
@@ -48,13 +49,17 @@ static int udp_route(struct udp_sock *u, uint32_t dst, uint32_t src, struct udp_
 		 * else the port of the route that covers 255.255.255.255 (the default). */
 		if (!(u->flags & UDPF_BROADCAST))
 			return -EACCES;
+		d->limited_bcast = true;
+		if (o != NULL && o->bcast_on_port) {
+			d->port = o->port;
+			return 0;
+		}
 		if (d->src == 0) {
 			if (r == NULL || r->type == ROUTE_BLACKHOLE || r->type == ROUTE_UNREACHABLE)
 				return -ENETUNREACH;
 			d->port = r->port;
 			d->src = r->src != 0 ? r->src : netcfg_source_for(&s->cfg, r->port, dst);
 		}
-		d->limited_bcast = true;
 		return d->src != 0 ? 0 : -EADDRNOTAVAIL;
 	}
 	if (r == NULL || r->type == ROUTE_BLACKHOLE)
@@ -168,7 +173,7 @@ ssize_t udp_sendmsg(struct udp_sock *u, const void *buf, size_t len, uint32_t ra
 	if (len > 0 && buf == NULL)
 		return -EFAULT;
 	struct udp_dest d;
-	int rc = udp_route(u, raddr, o != NULL ? o->src : 0, &d);
+	int rc = udp_route(u, raddr, o, &d);
 	if (rc < 0)
 		return rc;
 	const struct sock_ip_opts *ip = o != NULL && o->ip != NULL ? o->ip : &u->ip;

@@ -194,7 +194,34 @@ def seeds():
     return {"eth": eth, "arp": arp, "ipv4": ipv4, "icmp4": icmp4, "ipv6": ipv6_seeds(),
             "icmp6": icmp6_seeds(), "udp": udp_seeds(),
             "tcp": tcp_seeds(), "stack": {**stack_seeds(), **stack6_seeds()}, "tcp_conn": tcp_conn_seeds(),
-            "chan": chan_seeds()}
+            "chan": chan_seeds(), "dhcp": dhcp_seeds()}
+
+
+# --- fuzz_dhcp: UDP payloads of DHCP servers ---
+# dnsmasq 2.90's OFFER and NAK to 02:00:00:00:00:0a (tests/unit/test_wire_dhcp.c has the
+# command line): 192.0.2.72 for 2 minutes, T1 20 s, T2 35 s, router, DNS, MTU 1400.
+DHCP_FIXED = bytes.fromhex(
+    "020106001234abcd0000800000000000c0000248c00002010000000002000000000a") + bytes(202)
+DHCP_COOKIE = bytes.fromhex("63825363")
+DHCP_OFFER_OPTS = bytes.fromhex(
+    "3501023604c00002013304000000783a04000000143b04000000230104ffffff001c04c00002ff"
+    "0604c00002351a0205780304c0000201ff00000000")
+DHCP_NAK_OPTS = bytes.fromhex("3501063604c0000201380d77726f6e672061646472657373ff")
+
+
+def dhcp_seeds():
+    ack_opts = DHCP_OFFER_OPTS[:2] + b"\x05" + DHCP_OFFER_OPTS[3:]
+    overloaded = bytearray(DHCP_FIXED + DHCP_COOKIE + bytes.fromhex("350105340103ff"))
+    overloaded[108:115] = bytes.fromhex("3304000000b4ff")     # file: lease time
+    overloaded[44:51] = bytes.fromhex("0304c0000201ff")       # sname: router
+    return {
+        "offer": DHCP_FIXED + DHCP_COOKIE + DHCP_OFFER_OPTS,
+        "ack": DHCP_FIXED + DHCP_COOKIE + ack_opts,
+        "nak": DHCP_FIXED + DHCP_COOKIE + DHCP_NAK_OPTS,
+        "overload_both": bytes(overloaded),
+        "split_routers": DHCP_FIXED + DHCP_COOKIE + bytes.fromhex(
+            "3501050304c00002010304c00002fe3302000000330200780100ff"),
+    }
 
 
 # --- fuzz_udp: IP payloads from 127.0.0.1 to 127.0.0.1 (the addresses fuzz_udp.c assumes) ---

@@ -706,6 +706,43 @@ static void test_udp_sendto_limited_broadcast_by_default_route(void **state)
 	udp_close(u);
 }
 
+/* A DHCP client without an address: the limited broadcast from 0.0.0.0 out of the port it
+ * names, with no route and no address needed (RFC 2131 §4.1). */
+static void test_udp_sendmsg_bcast_on_port_from_unspecified_source(void **state)
+{
+	(void)state;
+	struct udp_sock *u = bind_ok(0, 68);
+	udp_set_broadcast(u, true);
+	fill_pattern(16);
+	struct udp_send_opts o = {.bcast_on_port = true, .port = 1};
+	assert_int_equal(udp_sendmsg(u, payload, 16, 0xffffffffu, 67, &o), 16);
+	assert_int_equal(ts_nframes, 1);
+	expect_udp_frame(0, 1, &eth_addr_broadcast, 0, 68, 0xffffffffu, 67, 16);
+	/* Without SO_BROADCAST still refused. */
+	udp_set_broadcast(u, false);
+	assert_int_equal(udp_sendmsg(u, payload, 16, 0xffffffffu, 67, &o), -EACCES);
+	udp_close(u);
+}
+
+/* A server's unicast answer to the address it offers (not ours) reaches port 68 only while
+ * the port's DHCP client runs, and only from port 67; otherwise it is not ours. */
+static void test_udp_dhcp_reply_to_offered_address_delivered_while_client_runs(void **state)
+{
+	(void)state;
+	const uint32_t offered = IP4(10, 0, 0, 77);
+	struct udp_sock *u = bind_ok(0, 68);
+	ts_s->cfg.forwarding = false;
+	send_udp(0, TS_HOST_A, offered, 67, 68, 8);
+	expect_nothing(u);
+	ts_s->dhcp_client[0] = true;
+	send_udp(0, TS_HOST_A, offered, 9, 68, 8);
+	expect_nothing(u);
+	send_udp(0, TS_HOST_A, offered, 67, 68, 8);
+	expect_recv(u, 8, TS_HOST_A, 67);
+	assert_int_equal(ts_s->drops[STACK_DROP_IP_NOT_OURS], 2);
+	udp_close(u);
+}
+
 /* Linux loops a broadcast it sends back to its own sockets (ip_mc_output): a socket bound to
  * 0.0.0.0 hears its own limited and directed broadcasts, once each, beside the frames. */
 static void test_udp_own_broadcasts_reach_our_sockets_too(void **state)
@@ -1523,6 +1560,8 @@ int main(void)
 		T(test_udp_sendto_subnet_broadcast_with_so_broadcast),
 		T(test_udp_sendto_limited_broadcast_from_bound_address_port),
 		T(test_udp_sendto_limited_broadcast_by_default_route),
+		T(test_udp_sendmsg_bcast_on_port_from_unspecified_source),
+		T(test_udp_dhcp_reply_to_offered_address_delivered_while_client_runs),
 		T(test_udp_sendto_8000_bytes_sent_as_fragments),
 		T(test_udp_sendto_max_payload_sent_as_45_fragments),
 		T(test_udp_zero_checksum_accepted_and_counted),
