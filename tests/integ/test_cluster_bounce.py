@@ -152,8 +152,14 @@ def test_consumer_forwards_frames_uncopied_out_of_another_port(bl):
     assert p.returncode == 0 and out.split() == [b"forwarded", str(len(frames)).encode()], err
     assert sorted(got) == sorted(frames)
     assert bl.totals()["forwarded"] == len(frames)
-    topo.wait_until(lambda: bl.totals()["pool_in_use"] <= baseline, STATE_TIMEOUT,
-                    what="the ports' pools back to %d mbufs in use" % baseline)
+    # net_af_xdp gives a sent mbuf back when a later transmit reaps its completion ring:
+    # one more frame forwarded takes back all of the first round's, and holds only itself.
+    p = bl.consumer(FORWARD, "-n", 1, "t@0")
+    bl.wait_attached(1)
+    assert bl.capture_bounced(frames[:1], 1) == frames[:1]
+    p.communicate(timeout=topo.DEFAULT_TIMEOUT)
+    topo.wait_until(lambda: bl.totals()["pool_in_use"] <= baseline + 1, STATE_TIMEOUT,
+                    what="the ports' pools back to %d mbufs in use" % (baseline + 1))
 
 
 def test_forward_out_of_a_port_the_cluster_lacks_is_refused(bl):
