@@ -306,7 +306,7 @@ def test_worker_cpu_not_available_says_which(lab, veth):
 @pytest.mark.parametrize("words,message", [
     (["ip", "stats"], "unknown ip subcommand 'stats' (valid: addr, route, forwarding, "
                       "reassembly)"),
-    (["ip", "addr", "flush"], "unknown ip addr subcommand 'flush' (valid: add, del, show)"),
+    (["ip", "addr", "flush"], "unknown ip addr subcommand 'flush' (valid: add, del, show, dhcp)"),
     (["ip", "route", "flush"], "unknown ip route subcommand 'flush' (valid: add, del, show)"),
     (["neigh", "frob"], "unknown neigh subcommand 'frob' (valid: show, add, del, flush, "
                         "params)"),
