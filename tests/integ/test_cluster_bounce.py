@@ -14,7 +14,7 @@ import pytest
 
 import topo
 from test_cluster import (MARK, PCAPNG, STATE_TIMEOUT, ClusterLab, frame_hash, ip4,
-                          make_frame, read_pcapng, stop, varied_frames)
+                          make_frame, placed_frames, read_pcapng, stop, varied_frames)
 
 EXAMPLES = os.path.join(topo.BUILD, "examples", "cluster")
 HASH_DPORT = os.path.join(EXAMPLES, "hash_dport.bpf.o")
@@ -197,16 +197,7 @@ def test_custom_hash_places_frames_as_its_program_says(bl, prog, fn):
     n = 3
     bl.fresh("hash", "custom", HASH_DPORT if prog == "ebpf" else HASH_SOURCE, "consumers", n)
     assert bl.totals()["hash"] == "custom"
-    consumers = [bl.consumer(PCAPNG, "t@%d" % i) for i in range(n)]
-    bl.wait_attached(n)
-    frames = varied_frames(90)
-    bl.send(frames)
-    bl.wait_delivered(len(frames))
-    got = [[f for f in read_pcapng(stop(p)) if MARK in f] for p in consumers]
-    assert sum(len(g) for g in got) == len(frames)
-    for i, g in enumerate(got):
-        for f in g:
-            assert fn(f) % n == i, "frame %r on consumer %d" % (f[:42].hex(), i)
+    got = placed_frames(bl, n, varied_frames(90), fn)
     assert sum(1 for g in got if g) > 1, "the program did not spread the frames"
 
 

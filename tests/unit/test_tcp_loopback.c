@@ -35,6 +35,16 @@ static void lb_open(struct lb_pair *p)
 	assert_non_null(p->server);
 }
 
+/* Closes all three and lets TIME-WAIT pass: nothing may be left of them. */
+static void lb_close(struct lb_pair *p)
+{
+	tcp_close(p->client);
+	tcp_close(p->server);
+	tcp_close(p->listener);
+	tp_advance(2 * TCP_MSL_MS + 1000);
+	assert_int_equal(ts_s->tcp->nconns, 0);
+}
+
 static uint8_t *lb_pattern(size_t n)
 {
 	uint8_t *b = malloc(n);
@@ -118,11 +128,7 @@ static void test_payload_lent_until_delivered_and_received_exactly(void **state)
 	assert_int_equal(ts_nframes, 0);
 	free(out);
 	free(in);
-	tcp_close(p.client);
-	tcp_close(p.server);
-	tcp_close(p.listener);
-	tp_advance(2 * TCP_MSL_MS + 1000);
-	assert_int_equal(ts_s->tcp->nconns, 0);
+	lb_close(&p);
 }
 
 static void test_abort_takes_its_lent_segments_out_of_the_queue(void **state)
@@ -216,11 +222,7 @@ static void test_connect_to_own_ipv6_address_transfers_both_ways(void **state)
 	assert_int_equal(ts_nframes, 0);
 	free(out);
 	free(in);
-	tcp_close(p.client);
-	tcp_close(p.server);
-	tcp_close(p.listener);
-	tp_advance(2 * TCP_MSL_MS + 1000);
-	assert_int_equal(ts_s->tcp->nconns, 0);
+	lb_close(&p);
 }
 
 int main(void)
