@@ -336,7 +336,7 @@ static ssize_t dps_dgram_send(struct dps_file *f, const struct iovec *iov, int c
 	int rc = dps_udp_ensure_open(f);
 	if (rc < 0)
 		return rc;
-	if (to == NULL && dps_sock(f->at, f->socks[0])->raddr == 0)
+	if (to == NULL && dps_sock(f->at, f->socks[0])->rport == 0)
 		return -EDESTADDRREQ;
 	if (dps_sock_state(f) & CHAN_SS_HUP)
 		return -EPIPE; /* shut down for writing: its daemon is gone (dps_orphan.c) */
@@ -544,8 +544,7 @@ static void dps_iov_done(struct dps_iov_in *in)
 
 /* recvfrom's and accept's address out (move_addr_to_user): what fits of it, then its
  * length; 0, -EFAULT, or -EINVAL for a negative *ulen. */
-int dps_addr_out(const struct sockaddr_in *k, socklen_t klen, struct sockaddr *uaddr,
-		 socklen_t *ulen)
+int dps_addr_out(const void *k, socklen_t klen, struct sockaddr *uaddr, socklen_t *ulen)
 {
 	int len;
 	if (dps_get_user(&len, ulen, sizeof(len)) < 0)
@@ -557,6 +556,14 @@ int dps_addr_out(const struct sockaddr_in *k, socklen_t klen, struct sockaddr *u
 	if (len > 0 && dps_put_user(uaddr, k, (size_t)len) < 0)
 		return -EFAULT;
 	return dps_put_user(ulen, &klen, sizeof(klen));
+}
+
+int dps_ep_put(const struct dps_file *f, const struct dps_ep *ep, struct sockaddr *uaddr,
+	       socklen_t *ulen)
+{
+	struct sockaddr_storage k;
+	socklen_t klen = dps_ep_out(f->family, ep, &k);
+	return dps_addr_out(&k, klen, uaddr, ulen);
 }
 
 /* sendto's and sendmsg's address in (move_addr_to_kernel). */

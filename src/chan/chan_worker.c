@@ -78,10 +78,11 @@ void chan_dsock_share_tcp(struct chan_dsock *ds)
 	struct chan_sock *ss = chan_dsock_shm(ds);
 	chan_sock_share_rx(ds->app, ss, sk->rx);
 	chan_sock_share_tx(ds->app, ss, sk->tx);
-	ss->laddr = htonl(inet_addr_to_v4(&sk->laddr));
+	ss->laddr = sk->laddr;
 	ss->lport = htons(sk->lport);
-	ss->raddr = htonl(inet_addr_to_v4(&sk->raddr));
+	ss->raddr = sk->raddr;
 	ss->rport = htons(sk->rport);
+	ss->scope = sk->scope == NETCFG_PORT_ANY ? 0 : netcfg_ifindex(sk->scope);
 }
 
 void chan_dsock_publish(struct chan_dsock *ds, uint32_t events)
@@ -103,8 +104,8 @@ void chan_dsock_publish(struct chan_dsock *ds, uint32_t events)
 			sk->error = 0;
 			set |= CHAN_SS_ERR;
 		}
-		if (ss->laddr == 0 && !inet_addr_is_any(&sk->laddr)) {
-			ss->laddr = htonl(inet_addr_to_v4(&sk->laddr));
+		if (inet_addr_is_any(&ss->laddr) && !inet_addr_is_any(&sk->laddr)) {
+			ss->laddr = sk->laddr;
 			ss->lport = htons(sk->lport);
 		}
 	} else if (ds->kind == CHAN_SOCK_UDP) {
