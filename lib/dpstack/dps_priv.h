@@ -272,8 +272,6 @@ int dps_ep_put(const struct dps_file *f, const struct dps_ep *ep, struct sockadd
 ssize_t dps_msg_send(int fd, const struct msghdr *umsg, int flags, size_t *want);
 
 /* --- dps_socket.c --- */
-/* An IPv4 address from a copy of the application's (dps_addr_in): -EINVAL, -EAFNOSUPPORT. */
-int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out);
 /* Sets up a file for an established socket (accept, connect): views, table. */
 int dps_file_attach_sock(struct dps_file *f, uint32_t sock);
 /* A view of the socket's receive FIFO where the worker last put it, and its generation

@@ -12,18 +12,6 @@
 #define DPS_EPHEMERAL_LO 32768
 #define DPS_EPHEMERAL_HI 60999
 
-int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out)
-{
-	if (len < sizeof(sa_family_t))
-		return -EINVAL;
-	if (addr->sa_family != AF_INET)
-		return -EAFNOSUPPORT;
-	if (len < sizeof(struct sockaddr_in))
-		return -EINVAL;
-	memcpy(out, addr, sizeof(*out));
-	return 0;
-}
-
 /* A socket's end as the daemon published it. */
 static struct dps_ep dps_sock_ep(const struct chan_sock *ss, bool peer)
 {
@@ -95,8 +83,6 @@ int dps_socket(int domain, int type, int protocol)
 		return DPS_FAIL(EPROTONOSUPPORT);
 	else
 		return DPS_FAIL(EINVAL);
-	if (domain == AF_INET6 && kind == DPS_UDP)
-		return DPS_FAIL(EAFNOSUPPORT); /* the stack's UDP is IPv4's only */
 	struct dps_attach *at = dps_attach_get();
 	if (at == NULL)
 		return -1;

@@ -5,8 +5,8 @@
  * own, goes to the next definition (libc) untouched. Stack sockets are real descriptor
  * numbers (the library's placeholders), so fd_sets, arrays and fork keep working.
  *
- * Which sockets are the stack's: an AF_INET or AF_INET6 stream socket, or an AF_INET
- * datagram socket, starts on the stack and stays there unless its first bind or connect
+ * Which sockets are the stack's: an AF_INET or AF_INET6 stream or datagram socket starts on
+ * the stack and stays there unless its first bind or connect
  * names an address that is not: one in 127.0.0.0/8, ::1 or DPSTACK_KERNEL_NETS (IPv4, also
  * as an AF_INET6 socket's mapped address ::ffff:a.b.c.d), a bind to an address the stack
  * does not have, a connect the stack has no route for. Then it moves to a kernel socket of the same number,

@@ -71,7 +71,7 @@ int socket(int domain, int type, int protocol)
 	int fd = dps_socket(domain, type, protocol);
 	if (fd < 0) {
 		int e = errno;
-		/* What the stack does not serve (another protocol, IPv6 datagrams): the kernel. */
+		/* What the stack does not serve (another protocol): the kernel. */
 		if (e == EPROTONOSUPPORT || e == EAFNOSUPPORT)
 			return pl_libc.socket(domain, type, protocol);
 		static _Atomic bool told;

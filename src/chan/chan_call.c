@@ -32,9 +32,7 @@ static bool chan_port_allowed(const struct chan_ctx *x, uint16_t port_be)
 	return x->a->procs[x->p].uid == 0 || port == 0 || port >= CHAN_PRIV_PORT;
 }
 
-/* sin6_scope_id, an interface index (netcfg_ifindex: the port plus one), as the stack's port;
- * 0 (none) and indexes of no port are NETCFG_PORT_ANY. */
-static uint16_t chan_scope_port(uint32_t ifindex)
+uint16_t chan_scope_port(uint32_t ifindex)
 {
 	return ifindex >= 1 && ifindex <= NETCFG_MAX_PORTS ? (uint16_t)(ifindex - 1)
 							   : NETCFG_PORT_ANY;
@@ -264,24 +262,11 @@ static int chan_call_unbind(const struct chan_ctx *x)
 	return 0;
 }
 
-/* The stack's UDP is IPv4's only (for now): an address of a request as its host-order IPv4
- * address, the unspecified :: as 0.0.0.0. */
-static int chan_udp_v4(const struct inet_addr *a, uint32_t *out)
-{
-	if (!inet_addr_is_v4(a) && !inet_addr_is_any(a))
-		return -EAFNOSUPPORT;
-	*out = inet_addr_to_v4(a) & (inet_addr_is_v4(a) ? UINT32_MAX : 0);
-	return 0;
-}
-
 static int chan_call_udp_open(const struct chan_ctx *x)
 {
 	const struct chan_req *rq = x->rq;
 	if (!chan_port_allowed(x, rq->lport))
 		return -EACCES;
-	uint32_t laddr;
-	if (chan_udp_v4(&rq->laddr, &laddr) < 0)
-		return -EAFNOSUPPORT;
 	struct chan_dsock *ds = chan_new_sock(x, CHAN_SOCK_UDP);
 	if (ds == NULL)
 		return -EMFILE;
@@ -291,7 +276,10 @@ static int chan_call_udp_open(const struct chan_ctx *x)
 	/* SO_REUSEPORT is taken as SO_REUSEADDR: enough for a server's connected socket per
 	 * client beside its listening one (iperf3), not for datagrams spread by hash. */
 	unsigned bf = rq->flags & (CHAN_BIND_REUSEADDR | CHAN_BIND_REUSEPORT) ? UDP_BIND_REUSEADDR : 0;
-	int rc = udp_bind(s, laddr, ntohs(rq->lport), rq->opts.rcvbuf, bf, &own, &ds->udp);
+	if (rq->flags & CHAN_BIND_V6ONLY)
+		bf |= UDP_BIND_V6ONLY;
+	int rc = udp_bind_inet(s, &rq->laddr, ntohs(rq->lport), rq->opts.rcvbuf, bf, &own,
+			       &ds->udp);
 	if (rc == -EXDEV)
 		x->rep->redirect = steer_udp_owner(s->steer, ntohs(rq->lport));
 	if (rc < 0) {
@@ -327,10 +315,8 @@ static int chan_call_udp_connect(const struct chan_ctx *x)
 	struct chan_dsock *ds = chan_ctx_sock(x);
 	if (ds == NULL || ds->kind != CHAN_SOCK_UDP)
 		return -EBADF;
-	uint32_t raddr;
-	int rc = chan_udp_v4(&x->rq->raddr, &raddr);
-	if (rc == 0)
-		rc = udp_connect(ds->udp, raddr, ntohs(x->rq->rport));
+	int rc = udp_connect_inet(ds->udp, &x->rq->raddr, ntohs(x->rq->rport),
+				  chan_scope_port(x->rq->scope));
 	if (rc == 0) {
 		struct sock *sk = udp_sock(ds->udp);
 		struct chan_sock *ss = chan_dsock_shm(ds);
@@ -434,8 +420,7 @@ static int chan_call_info(const struct chan_ctx *x)
 	if (ds->kind == CHAN_SOCK_UDP) {
 		struct udp_sock_info ui;
 		udp_sock_info(ds->udp, &ui);
-		chan_info_addrs(out, INET_ADDR_V4(ui.laddr), ui.lport, INET_ADDR_V4(ui.raddr),
-				ui.rport);
+		chan_info_addrs(out, &ui.local, ui.lport, &ui.remote, ui.rport);
 		out->rcvbuf = ui.rcvbuf;
 		out->sndbuf = ds->udp_tx->size;
 		out->broadcast = ui.broadcast;

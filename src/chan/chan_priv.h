@@ -226,6 +226,9 @@ unsigned chan_worker_run_proc(struct chan_worker *cw, struct chan_app *a, unsign
 /* Runs the call in process p's slot; false when the slot holds no call a well-behaved
  * library posts (the process is then disconnected). */
 bool chan_call_run(struct chan_worker *cw, struct chan_app *a, unsigned p, unsigned slot);
+/* sin6_scope_id, an interface index (netcfg_ifindex: the port plus one), as the stack's port;
+ * 0 (none) and indexes of no port are NETCFG_PORT_ANY. */
+uint16_t chan_scope_port(uint32_t ifindex);
 /* Sets a socket option (CHAN_OPT_*) on a socket: 0 or -errno. cc: CHAN_OPT_CONGESTION's name. */
 int chan_dsock_setopt(struct chan_dsock *ds, unsigned opt, uint32_t value, const char *cc);
 

@@ -219,11 +219,12 @@ static inline int chan_tx_writable(uint32_t used, uint32_t free_room)
 /* A datagram in a UDP socket's send FIFO: this header, then len bytes. */
 struct chan_udp_tx_hdr {
 	uint32_t len;
-	uint32_t raddr;                 /* network order; 0 = the connected peer */
 	uint16_t rport;                 /* network order */
 	uint16_t flags;                 /* CHAN_UDP_TX_* */
-	uint32_t laddr;                 /* network order: the source (IP_PKTINFO), 0 = the
-					 * socket's choice */
+	struct inet_addr raddr;         /* either family; the wildcard: the connected peer */
+	struct inet_addr laddr;         /* the source (IP_PKTINFO, IPV6_PKTINFO); the
+					 * wildcard: the socket's choice */
+	uint32_t scope;                 /* interface index of a link-local raddr, 0: none */
 	uint8_t ttl, tos;               /* with CHAN_UDP_TX_IP: this datagram's (IP_TTL,
 					 * IP_TOS control messages), ttl 0 = the default */
 	uint16_t pad;

@@ -5,9 +5,11 @@ IPv6 addresses run on the stack, against the Linux kernel over IPv6 and IPv4 at 
    log) and an IPv6-only `listen [::]:81 ipv6only=on` beside `listen 81`, curl -6 and -4;
 2. iperf3 -s (no -4) with a kernel client over IPv6 both ways, and iperf3 -c on the stack
    against a kernel server;
-3. redis-server on :: with kernel redis-cli over IPv6;
+3. redis-server on :: (IPv6-only, as redis binds it) beside 0.0.0.0, with kernel redis-cli
+   over both families;
 4. a probe program (apps/sock6_probe.py) that prints names and errors: getpeername of IPv4
-   peers on a dual-stack listener, IPV6_V6ONLY refusing IPv4, the option checks (compared
+   peers on a dual-stack listener, IPV6_V6ONLY refusing IPv4, a dual-stack datagram socket
+   answering both families, the option checks (compared
    with the same program on kernel sockets), and two programs talking over the stack's own
    IPv6 address (app to app), while ::1 stays on the kernel."""
 
@@ -203,6 +205,32 @@ def test_v6only_listener_refuses_ipv4_and_shares_the_port_with_an_ipv4_socket(st
             assert kernel_connect(st, st.stack_ip, 7002) == "kernel"
         assert kernel_connect(st, STACK6, 7002) == "kernel"
         assert lines(p, 2)[1]["peer"][0] == PEER6
+
+
+def kernel_datagram(st, addr, port, data):
+    """A datagram from the peer's kernel to addr:port, and the answer to it."""
+    def go():
+        fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+        s = socket.socket(fam, socket.SOCK_DGRAM)
+        s.settimeout(10)
+        try:
+            s.sendto(data, (addr, port))
+            return s.recv(2048)
+        except OSError as e:
+            return str(e)
+        finally:
+            s.close()
+    return topo.in_netns(st.peer.ns, go, timeout=30)
+
+
+def test_dual_stack_datagram_socket_answers_both_families(st, work):
+    with probe(st, "udp", "::", "7004", "2", log=str(work / "p.out")) as p:
+        assert lines(p, 1)[0]["bound"][:2] == ["::", 7004]
+        assert kernel_datagram(st, STACK6, 7004, b"six") == b"six"
+        assert kernel_datagram(st, st.stack_ip, 7004, b"four") == b"four"
+        six, four = lines(p, 3)[1:]
+    assert six["from"][0] == PEER6 and six["data"] == "six", six
+    assert four["from"][0] == "::ffff:" + st.peer_ip and four["data"] == "four", four
 
 
 def test_ipv6_options_and_errors_match_the_kernel(st, work):

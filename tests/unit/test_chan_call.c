@@ -204,7 +204,7 @@ static uint32_t udp_with_queue(struct chan_test *f, unsigned n)
 	uint32_t s = slot_at(f, 0)->rep.socks[0];
 	struct fifo *tx = f->a->socks[s].udp_tx;
 	char dgram[sizeof(struct chan_udp_tx_hdr) + 32] = {0};
-	struct chan_udp_tx_hdr h = {.len = 32, .raddr = htonl(CT_ADDR + 7), .rport = htons(9)};
+	struct chan_udp_tx_hdr h = {.len = 32, .raddr = inet_addr_v4(CT_ADDR + 7), .rport = htons(9)};
 	memcpy(dgram, &h, sizeof(h));
 	for (unsigned i = 0; i < n; i++)
 		assert_int_equal(fifo_enqueue(tx, dgram, sizeof(dgram)), sizeof(dgram));

@@ -10,6 +10,10 @@ options and errors as Linux gives them.
     sock6_probe.py connect ADDR PORT
         an AF_INET6 connection to [ADDR]:PORT (an IPv4 peer as ::ffff:a.b.c.d): sends
         "probe", prints {"name", "peer", "echo"} or {"error": errno name}.
+    sock6_probe.py udp ADDR PORT COUNT
+        an AF_INET6 datagram socket bound to [ADDR]:PORT (dual-stack): prints
+        {"bound": getsockname}, then for each of COUNT datagrams {"from": its source,
+        "data": it}, sending it back to its source.
     sock6_probe.py options
         IPV6_V6ONLY, IPV6_UNICAST_HOPS and IPV6_TCLASS set and read back; IPV6_V6ONLY after
         bind; a v4-mapped bind and connect of an IPv6-only socket; a bind to a link-local
@@ -65,6 +69,17 @@ def connect(addr, port):
     s.close()
 
 
+def udp(addr, port, count):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    s.bind((addr, port))
+    out(bound=list(s.getsockname()))
+    for _ in range(count):
+        data, src = s.recvfrom(2048)
+        out(**{"from": list(src), "data": data.decode()})
+        s.sendto(data, src)
+    s.close()
+
+
 def options():
     s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
     v6 = socket.IPPROTO_IPV6
@@ -91,6 +106,8 @@ def main():
     cmd = sys.argv[1]
     if cmd == "serve":
         serve(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
+    elif cmd == "udp":
+        udp(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif cmd == "connect":
         connect(sys.argv[2], int(sys.argv[3]))
     else:
