@@ -14,7 +14,7 @@ from scapy.layers.inet import UDP
 from scapy.packet import Raw
 
 import topo
-from test_ipv6 import PEER6, STACK6, V6Port
+from test_ipv6 import PEER6, STACK6, v6_port
 
 ECHO_PORT = 7
 DISCARD_PORT = 9
@@ -23,16 +23,9 @@ CLOSED_PORT = 4444
 
 @pytest.fixture(scope="module")
 def v6():
-    lab = topo.Lab("udp6")
-    try:
-        setup = V6Port(lab)
-        setup.warm_up()
-        d = setup.daemon
-        d.ctl("service", "add", "echo", "udp", ECHO_PORT)
-        d.ctl("service", "add", "discard", "udp", DISCARD_PORT)
+    with v6_port("udp6", [("service", "add", "echo", "udp", ECHO_PORT),
+                          ("service", "add", "discard", "udp", DISCARD_PORT)]) as setup:
         yield setup
-    finally:
-        lab.close()
 
 
 def udp6_socket(s, timeout=5.0, family=socket.AF_INET6):
@@ -52,18 +45,24 @@ def echo_round_trip(s, u, dst, data):
     return got
 
 
-@pytest.mark.parametrize("size", [0, 1, 100, 1452])
-def test_echo_over_ipv6_returns_the_datagram(v6, size):
-    d = v6.daemon
-    before = {k: d.counter(k) for k in ("udp6.in_datagrams", "udp6.out_datagrams")}
-    u = udp6_socket(v6)
+def echo_once_counted(s, size, counters):
+    """Echoes size random bytes over IPv6; returns how much each counter grew."""
+    d = s.daemon
+    before = {k: d.counter(k) for k in counters}
+    u = udp6_socket(s)
     try:
+        u.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         data = os.urandom(size)
-        assert echo_round_trip(v6, u, STACK6, data) == data
+        assert echo_round_trip(s, u, STACK6, data) == data
     finally:
         u.close()
-    assert d.counter("udp6.in_datagrams") - before["udp6.in_datagrams"] == 1
-    assert d.counter("udp6.out_datagrams") - before["udp6.out_datagrams"] == 1
+    return {k: d.counter(k) - before[k] for k in counters}
+
+
+@pytest.mark.parametrize("size", [0, 1, 100, 1452])
+def test_echo_over_ipv6_returns_the_datagram(v6, size):
+    assert echo_once_counted(v6, size, ("udp6.in_datagrams", "udp6.out_datagrams")) == {
+        "udp6.in_datagrams": 1, "udp6.out_datagrams": 1}
 
 
 @pytest.mark.parametrize("size", [3000, 20000, 65527])
@@ -71,18 +70,9 @@ def test_large_datagram_fragmented_both_ways(v6, size):
     """The kernel fragments the datagram to the stack, which reassembles it; the echo,
     larger than the MTU, is fragmented by the stack as its source and reassembled by the
     kernel."""
-    d = v6.daemon
-    before = {k: d.counter(k) for k in ("ip6.reassembled", "ip6.fragmented")}
-    u = udp6_socket(v6)
-    try:
-        u.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-        data = os.urandom(size)
-        assert echo_round_trip(v6, u, STACK6, data) == data
-    finally:
-        u.close()
-    assert d.counter("ip6.reassembled") - before["ip6.reassembled"] == 1
-    assert d.counter("ip6.fragmented") - before["ip6.fragmented"] == 1
-    assert d.stats()["reassembly6"]["datagrams"] == 0
+    assert echo_once_counted(v6, size, ("ip6.reassembled", "ip6.fragmented")) == {
+        "ip6.reassembled": 1, "ip6.fragmented": 1}
+    assert v6.daemon.stats()["reassembly6"]["datagrams"] == 0
 
 
 def test_echo_to_link_local_address(v6):
