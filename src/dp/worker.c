@@ -265,7 +265,7 @@ static int worker_kernel_init(struct worker *w, uint16_t p, const struct excepti
 
 int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,
 		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us,
-		const struct steer *steer, uint32_t tcp_listen_max)
+		const struct steer *steer, uint32_t tcp_listen_max, uint32_t route_max)
 {
 	memset(w, 0, sizeof(*w));
 	w->wake_fd = -1;
@@ -281,6 +281,7 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	sp.pool = pool;
 	sp.steer = steer;
 	sp.tcp_listen_max = tcp_listen_max;
+	sp.route_max = route_max;
 	sp.ops = (struct stack_ops){.xmit = worker_xmit, .neigh_learnt = worker_neigh_learnt,
 				    .steer = worker_steer, .to_kernel = worker_to_kernel,
 				    .ctx = w};

@@ -9,7 +9,7 @@
 
 /* The route to d->dst, or NULL for a destination that needs none (link-local, multicast:
  * out of d->port as given). Sets *err when there is no usable route. */
-static const struct route6 *ip6_route(struct stack *s, const struct ip6_out *d, int *err)
+static const struct route *ip6_route(struct stack *s, const struct ip6_out *d, int *err)
 {
 	*err = 0;
 	if (d->on_link || ip6_is_link_local(&d->dst) || ip6_is_multicast(&d->dst)) {
@@ -17,7 +17,7 @@ static const struct route6 *ip6_route(struct stack *s, const struct ip6_out *d, 
 			*err = -EHOSTUNREACH; /* a scoped address means nothing without its port */
 		return NULL;
 	}
-	const struct route6 *r = route6_lookup(s->cfg.routes6, &d->dst);
+	const struct route *r = route_lookup6(s->cfg.routes, &d->dst);
 	if (r == NULL || r->type == ROUTE_BLACKHOLE)
 		*err = -ENETUNREACH;
 	else if (r->type == ROUTE_UNREACHABLE)
@@ -28,21 +28,21 @@ static const struct route6 *ip6_route(struct stack *s, const struct ip6_out *d, 
 int ip6_source_for(struct stack *s, struct ip6_out *d)
 {
 	int err;
-	const struct route6 *r = ip6_route(s, d, &err);
+	const struct route *r = ip6_route(s, d, &err);
 	if (err != 0)
 		return err;
 	if (r != NULL && d->port == NETCFG_PORT_ANY)
 		d->port = r->port;
 	if (!ip6_is_unspecified(&d->src))
 		return 0;
-	if (r != NULL && !ip6_is_unspecified(&r->src) && r->port == d->port) {
-		d->src = r->src;
+	if (r != NULL && route_src_set(r) && r->port == d->port) {
+		d->src = inet_addr_to_v6(&r->src);
 		return 0;
 	}
 	return netcfg6_source_for(&s->cfg, d->port, &d->dst, &d->src) ? 0 : -EADDRNOTAVAIL;
 }
 
-static uint16_t ip6_mtu(const struct stack *s, const struct route6 *r, uint16_t port)
+static uint16_t ip6_mtu(const struct stack *s, const struct route *r, uint16_t port)
 {
 	uint16_t mtu = s->cfg.ifaces[port].mtu;
 	return r != NULL && r->mtu != 0 && r->mtu < mtu ? r->mtu : mtu;
@@ -51,7 +51,7 @@ static uint16_t ip6_mtu(const struct stack *s, const struct route6 *r, uint16_t 
 int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 {
 	int err;
-	const struct route6 *r = ip6_route(s, d, &err);
+	const struct route *r = ip6_route(s, d, &err);
 	struct ip6_out out = *d;
 	if (err == 0)
 		err = ip6_source_for(s, &out);
@@ -98,8 +98,8 @@ int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 		link_output_to(s, out.port, &mac, ETH_TYPE_IPV6, m);
 		return 0;
 	}
-	struct inet_addr nh = inet_addr_v6(r != NULL && r->type == ROUTE_GATEWAY ? &r->gateway
-										  : &out.dst);
+	struct inet_addr nh = r != NULL && r->type == ROUTE_GATEWAY ? r->gateway
+								    : inet_addr_v6(&out.dst);
 	link_output(s, out.port, &nh, m);
 	return 0;
 }

@@ -423,7 +423,7 @@ void tcp_conn_enter_time_wait(struct tcp_conn *c)
 uint16_t tcp_mss_ours(struct stack *s, uint32_t raddr, const struct tcp_sockopts *o)
 {
 	uint32_t mtu = 1500;
-	const struct route *r = route_lookup(s->cfg.routes, raddr);
+	const struct route *r = route_lookup4(s->cfg.routes, raddr);
 	uint32_t mine;
 	if (r != NULL && r->type == ROUTE_LOCAL) {
 		/* Our own address: segments never meet a port, so as large as an IPv4 datagram

@@ -100,7 +100,7 @@ int tcp_seg_send(struct stack *s, const struct tcp_seg_out *o)
 	/* A segment to one of our own addresses goes through the loopback queue, whose input
 	 * does not verify checksums (stack_loopback_queue): computing one would be wasted. Only
 	 * such segments and TSO ones are larger than one mbuf. */
-	const struct route *r = route_lookup(s->cfg.routes, o->raddr);
+	const struct route *r = route_lookup4(s->cfg.routes, o->raddr);
 	bool local = r != NULL && r->type == ROUTE_LOCAL;
 	bool lend = local && o->lend != NULL && o->len != 0;
 	/* The headers' room, then as much payload as the first mbuf holds (none when lent). */

@@ -17,7 +17,7 @@
 
 uint32_t tcp_tso_max(const struct tcp_conn *c, uint32_t mss)
 {
-	const struct route *r = route_lookup(c->s->cfg.routes, c->sk.raddr);
+	const struct route *r = route_lookup4(c->s->cfg.routes, c->sk.raddr);
 	if (r == NULL || (r->type != ROUTE_CONNECTED && r->type != ROUTE_GATEWAY))
 		return mss; /* ours (loopback segments are up to 64 KB anyway) or no way out */
 	uint64_t max = c->s->tx_caps[r->port].tso_max;

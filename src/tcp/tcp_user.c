@@ -83,13 +83,13 @@ int tcp_connect_source(struct stack *s, uint32_t raddr, uint32_t *laddr)
 {
 	if (raddr == 0)
 		return -EINVAL;
-	const struct route *r = route_lookup(s->cfg.routes, raddr);
+	const struct route *r = route_lookup4(s->cfg.routes, raddr);
 	if (r == NULL || r->type == ROUTE_BLACKHOLE || r->type == ROUTE_UNREACHABLE)
 		return -ENETUNREACH;
 	if (r->type == ROUTE_BROADCAST)
 		return -ENETUNREACH; /* Linux: connect() to a broadcast address */
 	if (*laddr == 0)
-		*laddr = r->src != 0 ? r->src : netcfg_source_for(&s->cfg, r->port, raddr);
+		*laddr = netcfg_route_source4(&s->cfg, r, raddr);
 	if (*laddr == 0 || !netcfg_addr_is_local(&s->cfg, *laddr))
 		return -EADDRNOTAVAIL;
 	return 0;
