@@ -37,8 +37,8 @@ int config_run_commands(struct daemon *d, struct config *cfg, bool keep_going)
 	return rc;
 }
 
-/* The least EAL that gives the master route table (rte_lpm) its memory: no hugepages, no
- * shared config or files, no devices, one lcore, quiet. */
+/* The least EAL that the commands' dry runs need (the master tables in DPDK memory): no
+ * hugepages, no shared config or files, no devices, one lcore, quiet. */
 static int check_eal_init(const struct eal_host *h)
 {
 	char lcores[32];
