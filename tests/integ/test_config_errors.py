@@ -70,7 +70,7 @@ def test_check_config_reports_every_error_at_its_line_and_fails(lab):
     text = "\n".join([
         "# every kind of mistake",                              # 1
         "workers %d" % (len(os.sched_getaffinity(0)) + 1),      # 2 more than the CPUs
-        "eal --no-huge -m 128",                                 # 3 too little memory
+        "eal --no-huge -m 16",                                  # 3 too little memory
         "mbufs 2047",                                           # 4 too few for af_xdp
         "port add port0 net_af_xdp0,iface=dpinonexistent0",     # 5
         "port add port/1 net_af_xdp1,iface=x",                  # 6 bad name
@@ -88,7 +88,7 @@ def test_check_config_reports_every_error_at_its_line_and_fails(lab):
     assert rc == 1, (rc, out, err)
     expected = {
         2: r"workers \d+: this process may use \d+ CPU\(s\).*use 'workers \d+' or fewer",
-        3: r"eal -m 128 is too little memory: .*use -m \d+ or more",
+        3: r"eal -m 16 is too little memory: .*use -m \d+ or more",
         4: r"mbufs 2047 is too few: each net_af_xdp queue takes 2048 mbufs .*use mbufs \d+",
         6: r"port name 'port/1'",
         8: r"unknown ip subcommand 'stats' \(valid: addr, route, forwarding, reassembly\)",
