@@ -159,6 +159,25 @@ static void test_full_then_holes(void **state)
 	assert_int_equal(route_add(t, &extra), 0);
 }
 
+/* rounds random changes: a route of shadow[0..n) present (present[i]) goes, one absent
+ * comes (unless another index drew the same prefix). */
+static void churn(const struct route *shadow, bool *present, unsigned n, unsigned rounds)
+{
+	for (unsigned round = 0; round < rounds; round++) {
+		unsigned i = (unsigned)rand() % n;
+		if (present[i]) {
+			assert_int_equal(route_del(t, &shadow[i].prefix, shadow[i].plen, 0), 0);
+			present[i] = false;
+			continue;
+		}
+		int rc = route_add(t, &shadow[i]);
+		if (rc == -EEXIST)
+			continue;
+		assert_int_equal(rc, 0);
+		present[i] = true;
+	}
+}
+
 /* Random prefixes under a few /32s, added and deleted at random, against a brute force. */
 static void test_random_against_brute_force(void **state)
 {
@@ -177,19 +196,7 @@ static void test_random_against_brute_force(void **state)
 		shadow[i] = (struct route){.prefix = I6(a), .plen = plen, .type = ROUTE_CONNECTED,
 					    .port = (uint16_t)i};
 	}
-	for (unsigned round = 0; round < 3 * N; round++) {
-		unsigned i = (unsigned)rand() % N;
-		if (present[i]) {
-			assert_int_equal(route_del(t, &shadow[i].prefix, shadow[i].plen, 0), 0);
-			present[i] = false;
-			continue;
-		}
-		int rc = route_add(t, &shadow[i]);
-		if (rc == -EEXIST)
-			continue; /* another index drew the same prefix */
-		assert_int_equal(rc, 0);
-		present[i] = true;
-	}
+	churn(shadow, present, N, 3 * N);
 	for (unsigned l = 0; l < LOOKUPS; l++) {
 		struct ip6_addr dst = ip6_addr_of("2001:db8::");
 		dst.b[3] = (uint8_t)(rand() % 4);
@@ -275,19 +282,7 @@ static void test_mixed_families_random_against_brute_force(void **state)
 		shadow[i] = (struct route){.prefix = a, .plen = plen, .type = ROUTE_GATEWAY,
 					   .port = (uint16_t)i};
 	}
-	for (unsigned round = 0; round < ROUNDS; round++) {
-		unsigned i = (unsigned)rand() % N;
-		if (present[i]) {
-			assert_int_equal(route_del(t, &shadow[i].prefix, shadow[i].plen, 0), 0);
-			present[i] = false;
-			continue;
-		}
-		int rc = route_add(t, &shadow[i]);
-		if (rc == -EEXIST)
-			continue; /* another index drew the same prefix */
-		assert_int_equal(rc, 0);
-		present[i] = true;
-	}
+	churn(shadow, present, N, ROUNDS);
 	unsigned live = 0;
 	for (unsigned i = 0; i < N; i++)
 		live += present[i];
