@@ -286,12 +286,10 @@ int cmd_route6_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 
 int cmd_route_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
-	(void)argv;
 	return route_show(d, false, argc, o);
 }
 
 int cmd_route6_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
-	(void)argv;
 	return route_show(d, true, argc, o);
 }
