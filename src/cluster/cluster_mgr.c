@@ -109,16 +109,30 @@ int cluster_spec_find(struct cluster_mgr *m, const char *spec, struct cluster **
 	return 0;
 }
 
+bool cluster_mgr_find(struct cluster_mgr *m, const char *name, struct cluster_def *def,
+		      unsigned *slot)
+{
+	pthread_mutex_lock(&m->lock);
+	const struct cluster *cl = cluster_find(m, name);
+	if (cl != NULL) {
+		*def = cl->def;
+		*slot = (unsigned)(cl - m->clusters);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return cl != NULL;
+}
+
 struct ws_arg {
 	struct cluster_wstate *ws;
-	const uint16_t *ports;
-	unsigned nb_ports;
+	unsigned slot;
+	const struct cluster_def *def;
 };
 
 static int cluster_install_on(struct cluster_wtab *t, void *arg)
 {
 	struct ws_arg *a = arg;
-	cluster_wtab_install(t, a->ws, a->ports, a->nb_ports);
+	cluster_wtab_install(t, a->ws, a->slot, a->def->ports, a->def->nb_ports,
+			     !a->def->take_flow);
 	return 0;
 }
 
@@ -167,9 +181,12 @@ static int cluster_check(struct cluster_mgr *m, const struct cluster_def *def, c
 				 m->port_name[p], n, reserve);
 			return -ENOSPC;
 		}
+		/* Clusters that take flow share their ports with the stack and with each
+		 * other (each gets what its rules send); one that takes all shares nothing. */
 		for (unsigned k = 0; k < CLUSTER_MAX; k++) {
 			const struct cluster *o = &m->clusters[k];
-			for (unsigned j = 0; o->used && j < o->def.nb_ports; j++) {
+			bool both_flow = def->take_flow && o->def.take_flow;
+			for (unsigned j = 0; o->used && !both_flow && j < o->def.nb_ports; j++) {
 				if (o->def.ports[j] == p) {
 					snprintf(err, errlen, "port %s belongs to cluster '%s'",
 						 m->port_name[p], o->def.name);
@@ -225,9 +242,11 @@ int cluster_add(struct cluster_mgr *m, const struct cluster_def *def, char *err,
 			ws->group_size[g] = def->group_size[g];
 			first = (uint16_t)(first + def->group_size[g]);
 		}
+		memset(ws->port_region, CLUSTER_NO_REGION, sizeof(ws->port_region));
 		for (unsigned i = 0; i < def->nb_ports; i++) {
 			ws->region_base[i] = (uintptr_t)m->region[def->ports[i]].base;
 			ws->region_pool[i] = m->region[def->ports[i]].pool;
+			ws->port_region[def->ports[i]] = (uint8_t)i;
 		}
 		cl->ws[w] = ws;
 	}
@@ -240,7 +259,8 @@ int cluster_add(struct cluster_mgr *m, const struct cluster_def *def, char *err,
 	cl->nb_consumers = first;
 	cl->used = true;
 	for (unsigned w = 0; w < m->ops.nb_workers; w++) {
-		struct ws_arg a = {.ws = cl->ws[w], .ports = def->ports, .nb_ports = def->nb_ports};
+		struct ws_arg a = {.ws = cl->ws[w], .slot = (unsigned)(cl - m->clusters),
+				   .def = &cl->def};
 		m->ops.run(m->ops.ctx, w, cluster_install_on, &a);
 	}
 	pthread_mutex_unlock(&m->lock);

@@ -15,7 +15,6 @@
 #include "cluster_region.h"
 #include "cluster_worker.h"
 
-#define CLUSTER_MAX 16
 #define CLUSTER_RING_DEFAULT 1024
 #define CLUSTER_RING_MIN 16
 #define CLUSTER_RING_MAX 65536
@@ -44,6 +43,7 @@ struct cluster_def {
 	unsigned nb_groups;
 	uint16_t group_size[CLUSTER_MAX_GROUPS];
 	uint32_t ring_size;
+	bool take_flow;     /* `take flow`: its ports stay the stack's, flow rules feed it */
 };
 
 /* One consumer, as `cluster show` reports it. */
@@ -84,6 +84,10 @@ struct cluster_show_cb {
 	void *ctx;
 };
 void cluster_show(struct cluster_mgr *m, const struct cluster_show_cb *cb);
+
+/* The definition and slot of the cluster named name. Returns false when there is none. */
+bool cluster_mgr_find(struct cluster_mgr *m, const char *name, struct cluster_def *def,
+		      unsigned *slot);
 
 /* The port's region exists (a cluster may own it). */
 bool cluster_mgr_has_region(struct cluster_mgr *m, uint16_t port);

@@ -54,6 +54,16 @@ void cluster_rx(struct cluster_wtab *t, uint16_t port, struct rte_mbuf **pkts, u
 	cluster_place(t->port[port].ws, t->port[port].region, pkts, n);
 }
 
+bool cluster_flow_place(struct cluster_wtab *t, unsigned slot, uint16_t port,
+			struct rte_mbuf **pkts, uint16_t n)
+{
+	struct cluster_wstate *ws = slot < CLUSTER_MAX ? t->slot[slot] : NULL;
+	if (ws == NULL || ws->port_region[port] == CLUSTER_NO_REGION)
+		return false;
+	cluster_place(ws, ws->port_region[port], pkts, n);
+	return true;
+}
+
 void cluster_place(struct cluster_wstate *ws, uint16_t region, struct rte_mbuf **pkts,
 		   uint16_t n)
 {
@@ -110,10 +120,11 @@ void cluster_place(struct cluster_wstate *ws, uint16_t region, struct rte_mbuf *
 	cluster_publish(ws, touched);
 }
 
-void cluster_wtab_install(struct cluster_wtab *t, struct cluster_wstate *ws,
-			  const uint16_t *ports, unsigned nb_ports)
+void cluster_wtab_install(struct cluster_wtab *t, struct cluster_wstate *ws, unsigned slot,
+			  const uint16_t *ports, unsigned nb_ports, bool take_all)
 {
-	for (unsigned i = 0; i < nb_ports; i++)
+	t->slot[slot] = ws;
+	for (unsigned i = 0; i < nb_ports && take_all; i++)
 		t->port[ports[i]] = (struct cluster_wport){.ws = ws, .region = (uint16_t)i};
 }
 
@@ -142,6 +153,9 @@ void cluster_wtab_remove(struct cluster_wtab *t, struct cluster_wstate *ws)
 	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++)
 		if (t->port[p].ws == ws)
 			t->port[p] = (struct cluster_wport){0};
+	for (unsigned i = 0; i < CLUSTER_MAX; i++)
+		if (t->slot[i] == ws)
+			t->slot[i] = NULL;
 	for (unsigned c = 0; c < CLUSTER_MAX_CONSUMERS; c++)
 		cluster_wtab_ring_remove(t, ws, c);
 }

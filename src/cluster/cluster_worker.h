@@ -14,6 +14,7 @@
 #include "cluster_shm.h"
 #include "stack/netcfg.h"
 
+#define CLUSTER_MAX 16                  /* clusters in one daemon: their slots */
 #define CLUSTER_MAX_CONSUMERS 64        /* per cluster: bits of a uint64_t */
 #define CLUSTER_MAX_GROUPS 16
 #define CLUSTER_MAX_WRINGS 256          /* attached consumer rings per worker */
@@ -51,10 +52,13 @@ struct cluster_wstate {
 	uint16_t group_size[CLUSTER_MAX_GROUPS];
 	uintptr_t region_base[DPC_MAX_REGIONS];
 	const struct rte_mempool *region_pool[DPC_MAX_REGIONS];
+	uint8_t port_region[NETCFG_MAX_PORTS];  /* our port's region, CLUSTER_NO_REGION: none */
 	struct cluster_wring *ring[CLUSTER_MAX_CONSUMERS];   /* NULL: nobody attached */
 	struct cluster_counters ctr[CLUSTER_MAX_CONSUMERS];
 	uint64_t unsupported;           /* frames no consumer can read (chained, foreign) */
 };
+
+#define CLUSTER_NO_REGION 0xff
 
 struct cluster_wport {
 	struct cluster_wstate *ws;      /* NULL: the stack's port */
@@ -62,7 +66,8 @@ struct cluster_wport {
 };
 
 struct cluster_wtab {
-	struct cluster_wport port[NETCFG_MAX_PORTS];
+	struct cluster_wport port[NETCFG_MAX_PORTS];   /* ports a cluster takes whole */
+	struct cluster_wstate *slot[CLUSTER_MAX];       /* every cluster, by its slot */
 	unsigned nb_rings;
 	struct cluster_wring *rings[CLUSTER_MAX_WRINGS];   /* to reclaim from */
 	unsigned nb_tx;
@@ -89,6 +94,14 @@ void cluster_rx(struct cluster_wtab *t, uint16_t port, struct rte_mbuf **pkts, u
 void cluster_place(struct cluster_wstate *ws, uint16_t region, struct rte_mbuf **pkts,
 		   uint16_t n);
 
+/* Frames received on port that flow rules send to the cluster in slot (`flow add ...
+ * cluster NAME dev PORT` on a cluster that takes flow, docs/CLUSTERS.md): all consumed and
+ * true, or false and none touched when no such cluster has that port (the caller drops and
+ * counts them: `cluster del` refuses while a rule names the cluster, so only a bug gets
+ * there). */
+bool cluster_flow_place(struct cluster_wtab *t, unsigned slot, uint16_t port,
+			struct rte_mbuf **pkts, uint16_t n);
+
 /* Frees what consumers released since the last call; returns how many frames. */
 unsigned cluster_reclaim(struct cluster_wtab *t);
 
@@ -96,9 +109,10 @@ unsigned cluster_reclaim(struct cluster_wtab *t);
  * frames. */
 unsigned cluster_tx_poll(struct cluster_wtab *t);
 
-/* Changes, run on the worker. A port list maps each port to its region (index). */
-void cluster_wtab_install(struct cluster_wtab *t, struct cluster_wstate *ws,
-			  const uint16_t *ports, unsigned nb_ports);
+/* Changes, run on the worker. ws goes in slot; when it takes its ports whole (take_all),
+ * they leave the stack, else frames reach it only through flow rules. */
+void cluster_wtab_install(struct cluster_wtab *t, struct cluster_wstate *ws, unsigned slot,
+			  const uint16_t *ports, unsigned nb_ports, bool take_all);
 /* Takes ws out: its ports go back to the stack, its rings are reclaimed whole. */
 void cluster_wtab_remove(struct cluster_wtab *t, struct cluster_wstate *ws);
 /* Returns -ENOSPC when the worker feeds too many rings already. */

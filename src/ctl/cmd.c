@@ -35,6 +35,7 @@ static const struct cmd cmds[] = {
 	{"ip -6 route del", cmd_route6_del, "ip -6 route del { PREFIX | default }"},
 	{"ip -6 route show", cmd_route6_show, "ip -6 route show"},
 	{"ip -6 route", cmd_route6_show, NULL},
+	{"ip -6 reassembly", cmd_ip6_reassembly, "ip -6 reassembly [timeout-ms N]"},
 	{"ip -6 addr show", cmd_addr_show, NULL},
 	{"ip -6 addr", cmd_addr_show, NULL},
 	{"ip -4 route", cmd_route_show, NULL},

@@ -16,7 +16,7 @@ cmd_handler cmd_help;
 cmd_handler cmd_monitor;
 cmd_handler cmd_link_show, cmd_link_set;
 cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
-cmd_handler cmd_ip_forwarding, cmd_ip_reassembly;
+cmd_handler cmd_ip_forwarding, cmd_ip_reassembly, cmd_ip6_reassembly;
 /* Routes of both families (cmd_route.c): `ip route ...` and `ip -6 route ...`. */
 cmd_handler cmd_route_add, cmd_route_del, cmd_route_show;
 cmd_handler cmd_route6_add, cmd_route6_del, cmd_route6_show;
@@ -58,6 +58,9 @@ cmd_handler cmd_flow_add, cmd_flow_del, cmd_flow_show;
 /* Takes the flow rules out of the ports' hardware and frees them (workers stopped, ports
  * not yet). */
 void cmd_flow_fini(struct daemon *d);
+/* The ids of the flow rules that send to cluster name, as "3, 5" in buf; how many. */
+unsigned cmd_flow_rules_of_cluster(const struct daemon *d, const char *name, char *buf,
+				   size_t cap);
 
 /* The applications' limits and each user's use (in `stats` and `apps limits`). */
 void cmd_apps_limits_out(struct daemon *d, struct ctl_out *o);

@@ -94,7 +94,8 @@ static int cluster_add_group(void *ctx, const char *s, size_t n)
 	return 0;
 }
 
-/* cluster add NAME ports P[,P...] [hash H] consumers N[,M...] [mode balance|fanout] [ring N] */
+/* cluster add NAME ports P[,P...] [hash H] consumers N[,M...] [mode balance|fanout] [ring N]
+ *   [take all|flow] */
 static int cluster_parse(struct daemon *d, int argc, char **argv, struct cluster_def *def,
 			 struct ctl_out *o)
 {
@@ -128,6 +129,11 @@ static int cluster_parse(struct daemon *d, int argc, char **argv, struct cluster
 			if (strcmp(v, "balance") != 0 && strcmp(v, "fanout") != 0)
 				return ctl_error(o, "mode must be balance or fanout, not '%s'", v);
 			mode = v;
+		} else if (strcmp(k, "take") == 0) {
+			if (strcmp(v, "all") != 0 && strcmp(v, "flow") != 0)
+				return ctl_error(o, "take must be all (the ports are the cluster's) "
+						 "or flow (what flow rules send), not '%s'", v);
+			def->take_flow = strcmp(v, "flow") == 0;
 		} else if (strcmp(k, "ring") == 0) {
 			if (cmd_parse_u32(v, CLUSTER_RING_MIN, CLUSTER_RING_MAX, &def->ring_size,
 					  "ring", o) != 0)
@@ -177,6 +183,9 @@ int cmd_cluster_del(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	if (d->dry_run || d->clusters == NULL)
 		return 0;
 	char err[256];
+	if (cmd_flow_rules_of_cluster(d, argv[0], err, sizeof(err)) != 0)
+		return ctl_error(o, "flow rules %s send to cluster '%s': delete them first (flow "
+				 "del ID)", err, argv[0]);
 	if (cluster_del(d->clusters, argv[0], err, sizeof(err)) != 0)
 		return ctl_error(o, "%s", err);
 	return 0;
@@ -203,6 +212,7 @@ static void show_cluster(void *ctx, const struct cluster_def *def, uint64_t unsu
 		json_arr_end(o);
 		json_str(o, "hash", cluster_hash_name(def->hash));
 		json_str(o, "mode", def->fanout ? "fanout" : "balance");
+		json_str(o, "take", def->take_flow ? "flow" : "all");
 		json_arr_begin(o, "groups");
 		for (unsigned g = 0; g < def->nb_groups; g++)
 			json_u64(o, NULL, def->group_size[g]);
@@ -220,7 +230,8 @@ static void show_cluster(void *ctx, const struct cluster_def *def, uint64_t unsu
 		   def->fanout ? "fanout" : "balance");
 	for (unsigned g = 0; g < def->nb_groups; g++)
 		ctl_printf(o, "%s%u", g ? "," : "", def->group_size[g]);
-	ctl_printf(o, " ring %u\n  unsupported %lu, mbufs in use %lu\n", def->ring_size,
+	ctl_printf(o, " ring %u take %s\n  unsupported %lu, mbufs in use %lu\n", def->ring_size,
+		   def->take_flow ? "flow" : "all",
 		   (unsigned long)unsupported, (unsigned long)pool_in_use);
 	ctl_printf(o, "  %-24s %-8s %12s %12s %12s %12s\n", "consumer", "pid", "delivered",
 		   "dropped", "absent", "outstanding");

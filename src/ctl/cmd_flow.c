@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 
+#include "cluster/cluster_mgr.h"
 #include "cmd.h"
 #include "flow/flow_hw.h"
 
@@ -105,9 +106,39 @@ static int flow_port_without_kernel(const struct daemon *d, const struct flow_ru
 	return -1;
 }
 
-/* Whether the daemon can carry out r's action. cluster waits for a cluster's life to be
- * tied to the rules naming it (flow_rule.h). */
-static int flow_action_check(struct daemon *d, const struct flow_rule *r, struct ctl_out *o)
+/* The cluster action sends a port's frames to a cluster that takes flow and has that port
+ * (so its consumers map the port's packet memory): dev must name one of its ports. Sets
+ * r->cluster_slot. A dry run (--check-config) knows no clusters: the name is checked when
+ * the daemon runs the line. */
+static int flow_cluster_check(struct daemon *d, struct flow_rule *r, struct ctl_out *o)
+{
+	if (d->dry_run)
+		return 0;
+	struct cluster_def def;
+	unsigned slot;
+	if (d->clusters == NULL || !cluster_mgr_find(d->clusters, r->cluster, &def, &slot))
+		return ctl_error(o, "flow action cluster: no cluster named '%s' (see cluster "
+				 "show)", r->cluster);
+	if (!def.take_flow)
+		return ctl_error(o, "flow action cluster: cluster '%s' takes its ports whole, so "
+				 "the stack never judges their frames: add it with 'take flow'",
+				 r->cluster);
+	for (unsigned i = 0; i < def.nb_ports; i++) {
+		if (r->m.dev == (int32_t)def.ports[i]) {
+			r->cluster_slot = (uint16_t)slot;
+			return 0;
+		}
+	}
+	char ports[NETCFG_MAX_PORTS * NETCFG_NAME_LEN] = "";
+	for (unsigned i = 0; i < def.nb_ports; i++)
+		snprintf(ports + strlen(ports), sizeof(ports) - strlen(ports), "%s%s",
+			 i ? ", " : "", d->ports[def.ports[i]].name);
+	return ctl_error(o, "flow action cluster: name one of cluster '%s''s ports with dev "
+			 "(%s): its consumers can read only their frames", r->cluster, ports);
+}
+
+/* Whether the daemon can carry out r's action (and what it needs to, in r). */
+static int flow_action_check(struct daemon *d, struct flow_rule *r, struct ctl_out *o)
 {
 	int bare;
 	switch (r->action) {
@@ -122,12 +153,26 @@ static int flow_action_check(struct daemon *d, const struct flow_rule *r, struct
 				 d->ports[bare].name,
 				 r->m.dev == FLOW_ANY ? "; or name a port that has one with dev" : "");
 	case FLOW_ACT_CLUSTER:
-		return ctl_error(o, "flow action cluster: no cluster named '%s' (this dpstackd "
-				 "has no distribution clusters)", r->cluster);
+		return flow_cluster_check(d, r, o);
 	case FLOW_ACT_COUNT:
 		break;
 	}
 	return ctl_error(o, "flow action %d unknown", (int)r->action);
+}
+
+unsigned cmd_flow_rules_of_cluster(const struct daemon *d, const char *name, char *buf,
+				   size_t cap)
+{
+	unsigned n = 0;
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < d->flow.nb; i++) {
+		const struct flow_rule *r = &d->flow.e[i].r;
+		if (r->action != FLOW_ACT_CLUSTER || strcmp(r->cluster, name) != 0)
+			continue;
+		size_t len = strlen(buf);
+		snprintf(buf + len, cap - len, "%s%" PRIu32, n++ ? ", " : "", r->id);
+	}
+	return n;
 }
 
 int cmd_flow_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "ip6/ip6.h"
 #include "wire/ipv4.h"
 
 struct addr_op {
@@ -154,19 +155,32 @@ int cmd_ip_forwarding(struct daemon *d, int argc, char **argv, struct ctl_out *o
 	return daemon_apply_netcfg(d, forwarding_on, &on);
 }
 
-static int reass_timeout_on_stack(struct stack *s, void *arg)
+/* A stack's reassembly table of one family. */
+static struct reass *reass_of(const struct stack *s, bool v6)
 {
-	return ip4_reass_set_timeout(s->reass, *(uint32_t *)arg);
+	return v6 ? s->ip6->reass : s->reass;
 }
 
-/* ip reassembly [timeout-ms N]: show or set the reassembly timeout (RFC 791 suggests a
- * 15 s lower bound for its timer; Linux uses 30 s, our default). */
-int cmd_ip_reassembly(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+struct reass_timeout_arg {
+	uint32_t ms;
+	bool v6;
+};
+
+static int reass_timeout_on_stack(struct stack *s, void *arg)
+{
+	const struct reass_timeout_arg *a = arg;
+	return reass_set_timeout(reass_of(s, a->v6), a->ms);
+}
+
+/* ip [-6] reassembly [timeout-ms N]: show or set a family's reassembly timeout (RFC 791
+ * suggests a 15 s lower bound for its timer, RFC 8200 §4.5 gives IPv6 60 s; Linux uses 30 s
+ * and 60 s, our defaults). */
+static int reassembly(struct daemon *d, int argc, char **argv, struct ctl_out *o, bool v6)
 {
 	if (argc == 0 && d->dry_run)
 		return 0;
 	if (argc == 0) {
-		uint32_t ms = ip4_reass_timeout(d->workers[0].stack->reass);
+		uint32_t ms = reass_timeout(reass_of(d->workers[0].stack, v6));
 		if (o->json) {
 			json_obj_begin(o, NULL);
 			json_u64(o, "timeout-ms", ms);
@@ -176,10 +190,20 @@ int cmd_ip_reassembly(struct daemon *d, int argc, char **argv, struct ctl_out *o
 		}
 		return 0;
 	}
-	uint32_t ms;
+	struct reass_timeout_arg a = {.v6 = v6};
 	if (argc != 2 || strcmp(argv[0], "timeout-ms") != 0)
 		return -1;
-	if (cmd_parse_u32(argv[1], 1, 3600000, &ms, "timeout-ms", o) != 0)
+	if (cmd_parse_u32(argv[1], 1, 3600000, &a.ms, "timeout-ms", o) != 0)
 		return -1;
-	return daemon_each_worker(d, reass_timeout_on_stack, &ms);
+	return daemon_each_worker(d, reass_timeout_on_stack, &a);
+}
+
+int cmd_ip_reassembly(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	return reassembly(d, argc, argv, o, false);
+}
+
+int cmd_ip6_reassembly(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	return reassembly(d, argc, argv, o, true);
 }

@@ -10,6 +10,7 @@
 #include <rte_mempool.h>
 
 #include "cmd.h"
+#include "ip6/ip6.h"
 #include "tcp/tcp.h"
 #include "udp/udp.h"
 
@@ -121,6 +122,39 @@ static void stats_apps(struct daemon *d, struct ctl_out *o)
 	cmd_apps_limits_out(d, o);
 }
 
+/* One family's reassembly tables, summed over the workers, as the JSON object key. */
+static void stats_reass_json(struct daemon *d, struct ctl_out *o, const char *key, bool v6)
+{
+	json_obj_begin(o, key);
+	struct reass_stats rs, total = {0};
+	for (unsigned w = 0; w < d->nb_workers; w++) {
+		const struct stack *st = d->workers[w].stack;
+		reass_stats_get(v6 ? st->ip6->reass : st->reass, &rs);
+		total.datagrams += rs.datagrams;
+		total.bytes += rs.bytes;
+		for (unsigned v = 0; v < REASS_VERDICT_COUNT; v++)
+			total.verdicts[v] += rs.verdicts[v];
+	}
+	json_u64(o, "datagrams", total.datagrams);
+	json_u64(o, "bytes", total.bytes);
+	json_obj_begin(o, "verdicts");
+	static const char *const verdict_names[] = {
+#define VERDICT_NAME(id, text) [REASS_##id] = #id,
+		REASS_VERDICT_LIST(VERDICT_NAME)
+#undef VERDICT_NAME
+	};
+	for (unsigned v = 0; v < REASS_VERDICT_COUNT; v++) {
+		char name[32];
+		size_t k = 0;
+		for (; verdict_names[v][k] != '\0' && k + 1 < sizeof(name); k++)
+			name[k] = (char)tolower((unsigned char)verdict_names[v][k]);
+		name[k] = '\0';
+		json_u64(o, name, total.verdicts[v]);
+	}
+	json_obj_end(o);
+	json_obj_end(o);
+}
+
 static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl_out *o)
 {
 	json_obj_begin(o, NULL);
@@ -191,33 +225,8 @@ static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl
 	for (unsigned i = 0; i < STACK_DROP_COUNT; i++)
 		json_u64(o, stack_drop_info[i].name, sum->drops[i]);
 	json_obj_end(o);
-	json_obj_begin(o, "reassembly");
-	struct ip4_reass_stats rs, total = {0};
-	for (unsigned w = 0; w < d->nb_workers; w++) {
-		ip4_reass_stats_get(d->workers[w].stack->reass, &rs);
-		total.datagrams += rs.datagrams;
-		total.bytes += rs.bytes;
-		for (unsigned v = 0; v < IP4_REASS_VERDICT_COUNT; v++)
-			total.verdicts[v] += rs.verdicts[v];
-	}
-	json_u64(o, "datagrams", total.datagrams);
-	json_u64(o, "bytes", total.bytes);
-	json_obj_begin(o, "verdicts");
-	static const char *const verdict_names[] = {
-#define VERDICT_NAME(id, text) [IP4_REASS_##id] = #id,
-		IP4_REASS_VERDICT_LIST(VERDICT_NAME)
-#undef VERDICT_NAME
-	};
-	for (unsigned v = 0; v < IP4_REASS_VERDICT_COUNT; v++) {
-		char key[32];
-		size_t k = 0;
-		for (; verdict_names[v][k] != '\0' && k + 1 < sizeof(key); k++)
-			key[k] = (char)tolower((unsigned char)verdict_names[v][k]);
-		key[k] = '\0';
-		json_u64(o, key, total.verdicts[v]);
-	}
-	json_obj_end(o);
-	json_obj_end(o);
+	stats_reass_json(d, o, "reassembly", false);
+	stats_reass_json(d, o, "reassembly6", true);
 	json_obj_begin(o, "mempool");
 	json_u64(o, "size", d->pool->size);
 	json_u64(o, "in_use", rte_mempool_in_use_count(d->pool));

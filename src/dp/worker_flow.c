@@ -26,11 +26,37 @@ static bool worker_flow_steer(struct worker *w, uint16_t port, struct rte_mbuf *
 	return true;
 }
 
+/* Hands the frames rules sent to clusters, slot[k] naming frame k's, one cluster at a time
+ * so that each publishes to its consumers once per burst. */
+static void worker_flow_to_clusters(struct worker *w, uint16_t port, struct rte_mbuf **pkts,
+				    uint16_t *slot, uint16_t n)
+{
+	struct rte_mbuf *same[WORKER_BURST];
+	while (n > 0) {
+		const uint16_t s = slot[0];
+		uint16_t nb_same = 0, rest = 0;
+		for (uint16_t k = 0; k < n; k++) {
+			if (slot[k] == s) {
+				same[nb_same++] = pkts[k];
+			} else {
+				pkts[rest] = pkts[k];
+				slot[rest++] = slot[k];
+			}
+		}
+		if (!cluster_flow_place(&w->clusters, s, port, same, nb_same))
+			for (uint16_t k = 0; k < nb_same; k++)
+				stack_drop(w->stack, STACK_DROP_FLOW_CLUSTER_GONE, same[k]);
+		n = rest;
+	}
+}
+
 uint16_t worker_flow_judge_burst(struct worker *w, uint16_t port, struct rte_mbuf **burst,
 				 uint16_t n)
 {
 	const struct flow_set *set = w->stack->flow;
-	uint16_t kept = 0;
+	struct rte_mbuf *to_cluster[WORKER_BURST];
+	uint16_t cluster_slot[WORKER_BURST];
+	uint16_t kept = 0, nb_cluster = 0;
 	for (uint16_t k = 0; k < n; k++) {
 		struct rte_mbuf *m = burst[k];
 		struct flow_key key;
@@ -55,11 +81,14 @@ uint16_t worker_flow_judge_burst(struct worker *w, uint16_t port, struct rte_mbu
 				burst[kept++] = m;
 			break;
 		case FLOW_ACT_CLUSTER:
+			to_cluster[nb_cluster] = m;
+			cluster_slot[nb_cluster++] = e->cluster;
+			break;
 		case FLOW_ACT_COUNT:
-			/* Refused by `flow add` (flow_rule.h). */
-			burst[kept++] = m;
+			burst[kept++] = m; /* not an action (flow_rule.h) */
 			break;
 		}
 	}
+	worker_flow_to_clusters(w, port, to_cluster, cluster_slot, nb_cluster);
 	return kept;
 }

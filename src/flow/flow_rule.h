@@ -11,9 +11,9 @@
 
 /* The actions, with their names in the grammar (one list, so the parser, `flow show` and the
  * packet path never drift). kernel hands the frame to its port's kernel interface
- * (src/stack/exception.h); cluster is parsed and refused by the daemon until a cluster's
- * life is tied to the rules naming it: then one case where the verdict is carried out
- * (src/dp/worker_flow.c). */
+ * (src/stack/exception.h); cluster hands it to the consumers of a distribution cluster that
+ * takes flow (docs/CLUSTERS.md), which the daemon keeps while a rule names it. The verdicts
+ * are carried out in one place (src/dp/worker_flow.c). */
 #define FLOW_ACTIONS(X) \
 	X(DROP, "drop") \
 	X(STEER, "steer") \
@@ -53,6 +53,7 @@ struct flow_rule {
 	enum flow_action action;
 	uint16_t worker;            /* steer: the worker index */
 	char cluster[FLOW_NAME_LEN]; /* cluster: its name */
+	uint16_t cluster_slot;      /* cluster: where the daemon keeps it (set by its check) */
 	struct flow_match m;
 };
 

@@ -26,7 +26,8 @@ struct flow_set *flow_set_build(const struct flow_rule *rules, uint32_t n, unsig
 	for (uint32_t i = 0; i < n; i++) {
 		set->entries[i] = (struct flow_entry){.id = rules[i].id,
 						      .action = (uint8_t)rules[i].action,
-						      .worker = rules[i].worker};
+						      .worker = rules[i].worker,
+						      .cluster = rules[i].cluster_slot};
 		flow_test_compile(&rules[i].m, &set->entries[i].t);
 	}
 	return set;

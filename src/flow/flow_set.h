@@ -23,6 +23,7 @@ struct flow_entry {
 	uint32_t id;
 	uint8_t action;             /* enum flow_action */
 	uint16_t worker;            /* steer */
+	uint16_t cluster;           /* cluster: its slot */
 };
 
 struct flow_set {

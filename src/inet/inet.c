@@ -19,7 +19,7 @@ void inet_params_default(struct stack_params *p)
 	/* A 64 KB datagram is 45 fragments at MTU 1500 and 68 at MTU 1000: all may wait for one
 	 * ARP reply (Linux bounds this queue by bytes, 212992 by default). */
 	p->neigh.queue_len = 128;
-	ip4_reass_params_default(&p->reass);
+	reass_params_default(&p->reass);
 	p->tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
 	p->route_max = ROUTE_MAX_DEFAULT;
 	/* Linux's icmp_msgs_per_sec / icmp_msgs_burst defaults. */

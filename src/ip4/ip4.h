@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ip4_frag.h"
 #include "stack/stack.h"
 #include "wire/ipv4.h"
 

@@ -21,6 +21,7 @@
 #include <rte_mbuf.h>
 
 #include "ip4_frag.h"
+#include "stack/mbuf_copy.h"
 #include "wire/bytes.h"
 #include "wire/checksum.h"
 
@@ -58,43 +59,6 @@ static size_t frag_later_header(const uint8_t *src, size_t hlen, uint8_t *out)
 		out[n++] = IP4_OPT_EOL;
 	out[IP4_OFF_VER_IHL] = (uint8_t)(0x40 | n / 4);
 	return n;
-}
-
-/* A new mbuf (chain) holding hdr[0..hlen) followed by src's bytes [src_off, src_off + len). */
-static struct rte_mbuf *frag_build(struct rte_mempool *pool, const uint8_t *hdr, size_t hlen,
-				   const struct rte_mbuf *src, uint32_t src_off, uint32_t len)
-{
-	struct rte_mbuf *head = rte_pktmbuf_alloc(pool), *seg;
-	uint8_t *dst;
-
-	if (head == NULL)
-		return NULL;
-	dst = (uint8_t *)rte_pktmbuf_append(head, (uint16_t)hlen);  /* room checked by caller */
-	memcpy(dst, hdr, hlen);
-	head->l3_len = (uint16_t)hlen;
-	head->port = src->port;
-	seg = head;
-	while (len > 0) {
-		uint32_t n = RTE_MIN(len, (uint32_t)rte_pktmbuf_tailroom(seg));
-		const void *p;
-
-		if (n == 0) {
-			seg = rte_pktmbuf_alloc(pool);
-			if (seg == NULL || rte_pktmbuf_chain(head, seg) != 0) {
-				rte_pktmbuf_free(seg);
-				rte_pktmbuf_free(head);
-				return NULL;
-			}
-			continue;
-		}
-		dst = (uint8_t *)rte_pktmbuf_append(head, (uint16_t)n);
-		p = rte_pktmbuf_read(src, src_off, n, dst);
-		if (p != dst)
-			memcpy(dst, p, n);
-		src_off += n;
-		len -= n;
-	}
-	return head;
 }
 
 /* Sets length, fragment field and checksum of the header at the start of f. */
@@ -165,7 +129,7 @@ int ip4_fragment(struct rte_mbuf *m, uint16_t mtu, struct rte_mempool *pool,
 		uint32_t len = RTE_MIN(k == 0 ? first_plen : later_plen, plen - pos);
 		bool more = k + 1 < n || (field & IP4_FLAG_MF);
 
-		out[k] = frag_build(pool, h, hl, m, (uint32_t)hlen + pos, len);
+		out[k] = mbuf_copy_behind(pool, h, hl, m, (uint32_t)hlen + pos, len);
 		if (out[k] == NULL) {
 			while (k-- > 0) {
 				rte_pktmbuf_free(out[k]);

@@ -97,7 +97,7 @@ static void ip4_deliver(struct stack *s, struct rte_mbuf *m, struct ip4_repr *ip
 		return;
 	if (ip->mf || ip->frag_off != 0) {
 		stack_count(s, STACK_EV_IP_FRAGS_RX);
-		enum ip4_reass_verdict v;
+		enum reass_verdict v;
 		m = ip4_reass_input(s->reass, s->now_ms, m, ip, &v);
 		ip4_reass_sync_drops(s);
 		if (m == NULL)

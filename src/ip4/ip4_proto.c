@@ -14,35 +14,29 @@
 static int ip4_init(struct stack *s, const struct stack_params *p)
 {
 	ratelimit_init(&s->icmp_errors, p->icmp_rate, p->icmp_burst, 0);
-	s->reass = ip4_reass_create(&p->reass, p->socket_id);
+	s->reass = reass_create(&p->reass, p->socket_id);
 	return s->reass != NULL ? 0 : -ENOMEM;
 }
 
 static void ip4_fini(struct stack *s)
 {
-	ip4_reass_destroy(s->reass);
+	reass_destroy(s->reass);
 	s->reass = NULL;
 }
 
-/* The reassembly table counts every datagram and fragment it drops, including datagrams it
- * evicts to make room, which no caller sees: the drop counters mirror its counts. */
 void ip4_reass_sync_drops(struct stack *s)
 {
-	static const enum stack_drop drop_for[IP4_REASS_VERDICT_COUNT] = {
-		[IP4_REASS_DUPLICATE] = STACK_DROP_IP_REASS_DUPLICATE,
-		[IP4_REASS_OVERLAP] = STACK_DROP_IP_REASS_OVERLAP,
-		[IP4_REASS_TINY] = STACK_DROP_IP_REASS_TINY,
-		[IP4_REASS_TOO_BIG] = STACK_DROP_IP_REASS_TOO_BIG,
-		[IP4_REASS_BAD_LAST] = STACK_DROP_IP_REASS_BAD_LAST,
-		[IP4_REASS_TOO_MANY_FRAGS] = STACK_DROP_IP_REASS_TOO_MANY,
-		[IP4_REASS_NO_MEMORY] = STACK_DROP_IP_REASS_NO_MEMORY,
-		[IP4_REASS_TIMEOUT] = STACK_DROP_IP_REASS_TIMEOUT,
+	static const enum stack_drop drop_for[REASS_VERDICT_COUNT] = {
+		[REASS_DUPLICATE] = STACK_DROP_IP_REASS_DUPLICATE,
+		[REASS_OVERLAP] = STACK_DROP_IP_REASS_OVERLAP,
+		[REASS_TINY] = STACK_DROP_IP_REASS_TINY,
+		[REASS_TOO_BIG] = STACK_DROP_IP_REASS_TOO_BIG,
+		[REASS_BAD_LAST] = STACK_DROP_IP_REASS_BAD_LAST,
+		[REASS_TOO_MANY_FRAGS] = STACK_DROP_IP_REASS_TOO_MANY,
+		[REASS_NO_MEMORY] = STACK_DROP_IP_REASS_NO_MEMORY,
+		[REASS_TIMEOUT] = STACK_DROP_IP_REASS_TIMEOUT,
 	};
-	struct ip4_reass_stats st;
-	ip4_reass_stats_get(s->reass, &st);
-	for (unsigned v = 0; v < IP4_REASS_VERDICT_COUNT; v++)
-		if (v != IP4_REASS_HELD && v != IP4_REASS_DONE)
-			s->drops[drop_for[v]] = st.verdicts[v];
+	stack_reass_sync_drops(s, s->reass, drop_for);
 }
 
 static void reass_timed_out(void *arg, const struct rte_mbuf *first)
@@ -54,7 +48,7 @@ static void reass_timed_out(void *arg, const struct rte_mbuf *first)
 
 static void ip4_tick(struct stack *s)
 {
-	if (ip4_reass_expire(s->reass, s->now_ms, reass_timed_out, s) != 0)
+	if (reass_expire(s->reass, s->now_ms, reass_timed_out, s) != 0)
 		ip4_reass_sync_drops(s);
 }
 

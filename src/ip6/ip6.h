@@ -18,6 +18,7 @@ extern const struct stack_proto ip6_proto;
 /* What IPv6 keeps per stack instance (stack.ip6). */
 struct ip6_state {
 	struct ratelimit icmp_errors; /* RFC 4443 §2.4(f) */
+	struct reass *reass;          /* fragments of datagrams to us (ip6_reass.c) */
 };
 
 /* m's data starts at the IPv6 header; how is STACK_IN_*. */
@@ -45,6 +46,22 @@ int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d);
 /* Fills d->src (and d->port when it is NETCFG_PORT_ANY) as ip6_output will: 0, or
  * -ENETUNREACH/-EHOSTUNREACH (no usable route), -EADDRNOTAVAIL (no address to send from). */
 int ip6_source_for(struct stack *s, struct ip6_out *d);
+
+/* Reassembly (ip6_reass.c): the table, its timer, and one fragment of a datagram to us (m
+ * at its IPv6 header, ip and ext its validated header and walk). Returns the whole datagram
+ * (a chain, its fragment header gone, payload length rewritten) when this fragment
+ * completed it, else NULL (held or dropped, counted). */
+int ip6_reass_init(struct stack *s, const struct stack_params *p);
+void ip6_reass_tick(struct stack *s);
+struct rte_mbuf *ip6_reass_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
+				 const struct ip6_ext_info *ext);
+
+/* Fragmentation of our own datagram m (at its IPv6 header, any number of segments) into
+ * fragments of at most mtu bytes (RFC 8200 §4.5), freshly allocated: stored in out[], their
+ * number returned; -ENOBUFS or -EMSGSIZE (more than max_out). m is the caller's either
+ * way. */
+int ip6_fragment(struct stack *s, const struct rte_mbuf *m, uint16_t mtu, struct rte_mbuf **out,
+		 unsigned max_out);
 
 /* ICMPv6 (ip6_icmp.c). msg_off: where the message starts in m (after extension headers). */
 void icmp6_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, size_t msg_off,

@@ -24,6 +24,21 @@ void icmp6_fill_checksum(struct rte_mbuf *m, const struct ip6_out *d)
 		      wire_csum_finish(sum + rte_be_to_cpu_16(raw)));
 }
 
+static bool icmp6_type_is_nd(uint8_t type)
+{
+	return type >= ICMP6_ROUTER_SOLICIT && type <= ICMP6_REDIRECT;
+}
+
+/* The checksum of the message at off (len bytes, over m's segments) against pseudo. */
+static bool icmp6_chain_checksum_ok(const struct rte_mbuf *m, size_t off, size_t len,
+				    uint32_t pseudo)
+{
+	uint16_t raw = 0;
+	if (rte_raw_cksum_mbuf(m, (uint32_t)off, (uint32_t)len, &raw) != 0)
+		return false;
+	return wire_csum_finish(pseudo + rte_be_to_cpu_16(raw)) == 0;
+}
+
 /* Where an answer to the datagram ip, received on port, goes: through the routes, except
  * when either end is link-local: a datagram to or from a link-local address never crossed
  * a router (RFC 4291 §2.5.6), so its sender is a neighbour on that port whatever the scope
@@ -67,12 +82,26 @@ void icmp6_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
 	stack_count(s, STACK_EV_ICMP6_RX);
 	const uint8_t *msg = rte_pktmbuf_mtod_offset(m, const uint8_t *, msg_off);
 	size_t len = IP6_HDR_LEN + ip->payload_len - msg_off;
+	uint32_t pseudo = wire_csum_pseudo6(ip->src.b, ip->dst.b, IP6_NH_ICMPV6, (uint32_t)len);
 	/* Our own messages turned around in memory were summed a moment ago. */
 	bool verify = !(how & STACK_IN_LOOPBACK);
+	size_t view = len;
+	if (m->nb_segs > 1) {
+		/* Reassembled: summed over the chain here, parsed in its first segment. */
+		view = RTE_MIN(len, (size_t)rte_pktmbuf_data_len(m) - msg_off);
+		if (view >= ICMP6_HDR_LEN && icmp6_type_is_nd(msg[ICMP6_OFF_TYPE])) {
+			/* RFC 6980: Neighbor Discovery never comes in fragments. */
+			stack_drop(s, STACK_DROP_ICMP6_FRAGMENTED_ND, m);
+			return;
+		}
+		if (verify && !icmp6_chain_checksum_ok(m, msg_off, len, pseudo)) {
+			stack_drop(s, STACK_DROP_ICMP6_BAD_CHECKSUM, m);
+			return;
+		}
+		verify = false;
+	}
 	struct icmp6_repr ic;
-	switch (icmp6_parse(msg, len, wire_csum_pseudo6(ip->src.b, ip->dst.b, IP6_NH_ICMPV6,
-							 (uint32_t)len),
-			    verify, &ic)) {
+	switch (icmp6_parse(msg, view, pseudo, verify, &ic)) {
 	case WIRE_OK:
 		break;
 	case WIRE_TRUNCATED:

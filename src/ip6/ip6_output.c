@@ -7,6 +7,9 @@
 #include "stack/stack_internal.h"
 #include "wire/eth.h"
 
+/* 65535 bytes of payload in pieces of 1232 (the minimum MTU's) make 54 fragments. */
+#define IP6_MAX_FRAGMENTS 64
+
 /* The route to d->dst, or NULL for a destination that needs none (link-local, multicast:
  * out of d->port as given). Sets *err when there is no usable route. */
 static const struct route *ip6_route(struct stack *s, const struct ip6_out *d, int *err)
@@ -48,6 +51,47 @@ static uint16_t ip6_mtu(const struct stack *s, const struct route *r, uint16_t p
 	return r != NULL && r->mtu != 0 && r->mtu < mtu ? r->mtu : mtu;
 }
 
+/* Hands the datagram m (at its IPv6 header) to the link layer: to out->link_dst when given, to
+ * a multicast group's MAC, else to the neighbour (the route's gateway or the destination). */
+static void ip6_link_send(struct stack *s, const struct ip6_out *out, const struct route *r,
+			  struct rte_mbuf *m)
+{
+	stack_count(s, STACK_EV_IP6_TX);
+	if (out->link_dst != NULL) {
+		link_output_to(s, out->port, out->link_dst, ETH_TYPE_IPV6, m);
+		return;
+	}
+	if (ip6_is_multicast(&out->dst)) {
+		/* RFC 2464 §7: 33:33 and the group's last 32 bits. */
+		const uint8_t *g = out->dst.b;
+		struct eth_addr mac = {{0x33, 0x33, g[12], g[13], g[14], g[15]}};
+		link_output_to(s, out->port, &mac, ETH_TYPE_IPV6, m);
+		return;
+	}
+	struct inet_addr nh = r != NULL && r->type == ROUTE_GATEWAY ? r->gateway
+								    : inet_addr_v6(&out->dst);
+	link_output(s, out->port, &nh, m);
+}
+
+/* Our datagram m is larger than the path's MTU: the source fragments it (RFC 8200 §4.5). */
+static int ip6_send_fragments(struct stack *s, const struct ip6_out *out,
+			      const struct route *r, struct rte_mbuf *m, uint16_t mtu)
+{
+	struct rte_mbuf *frags[IP6_MAX_FRAGMENTS];
+	int n = ip6_fragment(s, m, mtu, frags, IP6_MAX_FRAGMENTS);
+	if (n < 0) {
+		stack_drop(s, STACK_DROP_IP6_FRAG_FAILED, m);
+		return n;
+	}
+	rte_pktmbuf_free(m);
+	stack_count(s, STACK_EV_IP6_FRAGMENTED);
+	for (int k = 0; k < n; k++) {
+		stack_count(s, STACK_EV_IP6_FRAGS_CREATED);
+		ip6_link_send(s, out, r, frags[k]);
+	}
+	return 0;
+}
+
 int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 {
 	int err;
@@ -75,31 +119,16 @@ int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 	};
 	ip6_build(h, IP6_HDR_LEN, &ip);
 	m->l3_len = IP6_HDR_LEN;
-	stack_count(s, STACK_EV_IP6_TX);
 	if (r != NULL && r->type == ROUTE_LOCAL) {
+		stack_count(s, STACK_EV_IP6_TX);
 		m->port = r->port; /* as if received there; see ip4_output.c */
 		stack_loopback_queue(s, m);
 		return 0;
 	}
-	if (IP6_HDR_LEN + len > ip6_mtu(s, r, out.port)) {
-		/* Transports size their datagrams by the path MTU; fragmentation of the rest
-		 * (RFC 8200 §4.5) is not built yet. */
-		stack_drop(s, STACK_DROP_IP6_TOO_BIG, m);
-		return -EMSGSIZE;
-	}
-	if (out.link_dst != NULL) {
-		link_output_to(s, out.port, out.link_dst, ETH_TYPE_IPV6, m);
+	uint16_t mtu = ip6_mtu(s, r, out.port);
+	if (IP6_HDR_LEN + len <= mtu) {
+		ip6_link_send(s, &out, r, m);
 		return 0;
 	}
-	if (ip6_is_multicast(&out.dst)) {
-		/* RFC 2464 §7: 33:33 and the group's last 32 bits. */
-		struct eth_addr mac = {{0x33, 0x33, out.dst.b[12], out.dst.b[13], out.dst.b[14],
-					out.dst.b[15]}};
-		link_output_to(s, out.port, &mac, ETH_TYPE_IPV6, m);
-		return 0;
-	}
-	struct inet_addr nh = r != NULL && r->type == ROUTE_GATEWAY ? r->gateway
-								    : inet_addr_v6(&out.dst);
-	link_output(s, out.port, &nh, m);
-	return 0;
+	return ip6_send_fragments(s, &out, r, m, mtu);
 }

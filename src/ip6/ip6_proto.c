@@ -13,11 +13,13 @@ static int ip6_init(struct stack *s, const struct stack_params *p)
 		return -ENOMEM;
 	/* The same budget as ICMP for IPv4: Linux's icmpv6 ratelimit is separate, too. */
 	ratelimit_init(&s->ip6->icmp_errors, p->icmp_rate, p->icmp_burst, 0);
-	return 0;
+	return ip6_reass_init(s, p); /* a failed init is undone by fini */
 }
 
 static void ip6_fini(struct stack *s)
 {
+	if (s->ip6 != NULL)
+		reass_destroy(s->ip6->reass);
 	free(s->ip6);
 	s->ip6 = NULL;
 }
@@ -29,4 +31,5 @@ const struct stack_proto ip6_proto = {
 	.ethertype = ETH_TYPE_IPV6,
 	.input = ip6_input,
 	.neigh_solicit = nd_solicit,
+	.tick = ip6_reass_tick,
 };

@@ -8,6 +8,7 @@
 #include "stack/stack_internal.h"
 #include "wire/arp.h"
 #include "wire/eth.h"
+#include "wire/ipv4.h"
 
 static void eth_prepend_and_send(struct stack *s, uint16_t port, const struct eth_addr *dst,
 				 uint16_t ethertype, struct rte_mbuf *m)

@@ -37,7 +37,11 @@
 	X(ICMP_TX_PARAM_PROBLEM, "icmp.tx_param_problem", "parameter problem sent") \
 	X(IP6_RX,             "ip6.rx",               "IPv6 packets received") \
 	X(IP6_DELIVERED,      "ip6.delivered",        "IPv6 packets delivered locally") \
-	X(IP6_TX,             "ip6.tx",               "IPv6 packets sent") \
+	X(IP6_TX,             "ip6.tx",               "IPv6 packets sent (after fragmentation)") \
+	X(IP6_FRAGS_RX,       "ip6.frags_rx",         "fragments received for local delivery") \
+	X(IP6_REASSEMBLED,    "ip6.reassembled",      "datagrams reassembled") \
+	X(IP6_FRAGMENTED,     "ip6.fragmented",       "our own datagrams fragmented on output (RFC 8200 §4.5)") \
+	X(IP6_FRAGS_CREATED,  "ip6.frags_created",    "fragments created on output") \
 	X(ICMP6_RX,           "icmp6.rx",             "ICMPv6 messages received") \
 	X(ICMP6_RX_ECHO,      "icmp6.rx_echo",        "ICMPv6 echo requests received") \
 	X(ICMP6_TX_ECHO_REPLY, "icmp6.tx_echo_reply", "ICMPv6 echo replies sent") \
@@ -158,6 +162,7 @@
 	X(IP_NO_ROUTE,        "ip.no_route",          "no route to the destination") \
 	X(FLOW_DROPPED,       "flow.dropped",         "dropped by a flow rule's drop action (flow show counts each rule's hits)") \
 	X(FLOW_STEER_FULL,    "flow.steer_full",      "frame a flow rule steered dropped: the worker's ring was full") \
+	X(FLOW_CLUSTER_GONE,  "flow.cluster_gone",    "frame a flow rule sent to a cluster that has gone (a bug: cluster del waits for the rules)") \
 	X(ACL_DENIED,         "acl.denied",           "denied by an ACL rule (acl show counts each rule's hits)") \
 	X(IP_TTL_EXPIRED,     "ip.ttl_expired",       "TTL reached zero while forwarding") \
 	X(IP_FRAG_NEEDED,     "ip.frag_needed",       "DF set and larger than the next-hop MTU") \
@@ -190,12 +195,20 @@
 	X(IP6_BAD_EXT,        "ip6.bad_ext",          "extension header chain refused (RFC 8200 §4; parameter problem sent where due)") \
 	X(IP6_NOT_OURS,       "ip6.not_ours",         "not for one of our addresses or groups (IPv6 forwarding is not built yet)") \
 	X(IP6_NO_ROUTE,       "ip6.no_route",         "no IPv6 route to the destination, or no source address for it") \
-	X(IP6_FRAGMENT,       "ip6.fragment",         "IPv6 fragment: reassembly is not built yet") \
-	X(IP6_TOO_BIG,        "ip6.too_big",          "our own datagram larger than the path MTU (no fragmentation yet)") \
+	X(IP6_REASS_DUPLICATE, "ip6.reass_duplicate", "duplicate fragment") \
+	X(IP6_REASS_OVERLAP,  "ip6.reass_overlap",    "overlapping fragments: datagram discarded (RFC 5722)") \
+	X(IP6_REASS_TINY,     "ip6.reass_tiny",       "empty or tiny fragment (RFC 1858)") \
+	X(IP6_REASS_TOO_BIG,  "ip6.reass_too_big",    "reassembled payload past 65535") \
+	X(IP6_REASS_BAD_LAST, "ip6.reass_bad_last",   "inconsistent last fragment") \
+	X(IP6_REASS_TOO_MANY, "ip6.reass_too_many",   "too many fragments in one datagram") \
+	X(IP6_REASS_NO_MEMORY, "ip6.reass_no_memory", "reassembly memory limit reached") \
+	X(IP6_REASS_TIMEOUT,  "ip6.reass_timeout",    "datagram incomplete at timeout") \
+	X(IP6_FRAG_FAILED,    "ip6.frag_failed",      "could not fragment our own datagram (no buffers, or a path MTU so small it needs more than 64 pieces)") \
 	X(IP6_UNKNOWN_PROTO,  "ip6.unknown_proto",    "no handler for the Next Header (parameter problem sent)") \
 	X(ICMP6_TRUNCATED,    "icmp6.truncated",      "shorter than an ICMPv6 header") \
 	X(ICMP6_BAD_CHECKSUM, "icmp6.bad_checksum",   "ICMPv6 checksum mismatch") \
 	X(ICMP6_UNHANDLED,    "icmp6.unhandled",      "ICMPv6 type not handled") \
+	X(ICMP6_FRAGMENTED_ND, "icmp6.fragmented_nd", "Neighbor Discovery message that came in fragments (RFC 6980)") \
 	X(ICMP6_RATE_LIMITED, "icmp6.rate_limited",   "ICMPv6 error not sent: rate limit (RFC 4443 §2.4(f))") \
 	X(ICMP6_ERROR_SUPPRESSED, "icmp6.error_suppressed", "no ICMPv6 error about an error, a multicast or a non-unicast source (RFC 4443 §2.4(e))") \
 	X(ND_INVALID,         "nd.invalid",           "Neighbor Discovery message failing RFC 4861 §7.1 validation") \

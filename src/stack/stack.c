@@ -296,3 +296,13 @@ int stack_iface_set_up(struct stack *s, uint16_t port, bool up)
 		stack_port_forget(s, port);
 	return rc;
 }
+
+void stack_reass_sync_drops(struct stack *s, const struct reass *r,
+			    const enum stack_drop drop_for[REASS_VERDICT_COUNT])
+{
+	struct reass_stats st;
+	reass_stats_get(r, &st);
+	for (unsigned v = 0; v < REASS_VERDICT_COUNT; v++)
+		if (v != REASS_HELD && v != REASS_DONE)
+			s->drops[drop_for[v]] = st.verdicts[v];
+}

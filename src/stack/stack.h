@@ -11,7 +11,7 @@
 #include <rte_mbuf.h>
 
 #include "counters.h"
-#include "ip4/ip4_frag.h"
+#include "reass.h"
 #include "l2/neigh.h"
 #include "netcfg.h"
 #include "base/ratelimit.h"
@@ -56,7 +56,7 @@ struct stack_params {
 	struct stack_ops ops;
 	const struct steer *steer;       /* with several workers: who owns a flow; else NULL */
 	struct neigh_params neigh;
-	struct ip4_reass_params reass;
+	struct reass_params reass;
 	uint32_t tcp_listen_max;         /* listener table entries, 1..TCP_LISTEN_MAX_LIMIT */
 	uint32_t route_max;              /* route table entries (route_table_create) */
 	uint32_t icmp_rate;              /* ICMP errors per second (RFC 1812 §4.3.2.8) */
@@ -90,7 +90,7 @@ struct stack {
 	const struct steer *steer;
 	struct netcfg cfg;
 	struct neigh_table *neigh;
-	struct ip4_reass *reass;
+	struct reass *reass;
 	struct ratelimit icmp_errors;
 	struct ip6_state *ip6;           /* IPv6's own (src/ip6/ip6.h) */
 	uint16_t next_ip_id;
@@ -164,6 +164,12 @@ static inline void stack_drop_count(struct stack *s, enum stack_drop d)
 {
 	s->drops[d]++;
 }
+
+/* A reassembly table counts every datagram and fragment it drops, including the datagrams it
+ * evicts to make room, which no caller sees: the drop counter drop_for[v] mirrors its count
+ * of each verdict v but HELD and DONE. */
+void stack_reass_sync_drops(struct stack *s, const struct reass *r,
+			    const enum stack_drop drop_for[REASS_VERDICT_COUNT]);
 
 /* Sends a finished frame and counts it on the port, after handing the port the checksums
  * it computes and finishing the others (tx_offload_apply). */

@@ -166,7 +166,7 @@ enum wire_status ip6_ext_walk(const uint8_t *pkt, size_t len, bool to_multicast,
 			st = ext_problem(&info, WIRE_BAD_HDR_LEN, PROBLEM_CHAIN, 0, first_fragment);
 			goto out;
 		}
-		size_t hlen = nh == IP6_NH_FRAGMENT ? 8 : 8 + 8 * (size_t)pkt[off + 1];
+		size_t hlen = nh == IP6_NH_FRAGMENT ? IP6_FRAG_HDR_LEN : 8 + 8 * (size_t)pkt[off + 1];
 		if (off + hlen > len) {
 			st = ext_problem(&info, WIRE_BAD_HDR_LEN, PROBLEM_CHAIN, 0, first_fragment);
 			goto out;

@@ -26,6 +26,7 @@
 #define IP6_NH_UDP 17
 #define IP6_NH_ROUTING 43
 #define IP6_NH_FRAGMENT 44
+#define IP6_FRAG_HDR_LEN 8 /* RFC 8200 §4.5 */
 #define IP6_NH_ESP 50
 #define IP6_NH_AH 51
 #define IP6_NH_ICMPV6 58

@@ -68,6 +68,7 @@
 
 #include "fuzz_check.h"
 #include "fuzz_eal.h"
+#include "ip6/ip6.h"
 #include "stack/stack.h"
 #include "../../src/wire/arp.h"
 #include "../../src/wire/bytes.h"
@@ -674,13 +675,23 @@ static int count_static(const struct neigh_info *info, void *arg)
 	return 0;
 }
 
+/* Datagrams in reassembly, both families; with bytes, what they hold. */
+static uint32_t reass_pending(uint32_t *bytes)
+{
+	struct reass_stats r4, r6;
+
+	reass_stats_get(stk->reass, &r4);
+	reass_stats_get(stk->ip6->reass, &r6);
+	*bytes = r4.bytes + r6.bytes;
+	return r4.datagrams + r6.datagrams;
+}
+
 /* No dynamic neighbour entry and no datagram in reassembly: no timer is left to run. */
 static bool timers_idle(unsigned n_static)
 {
-	struct ip4_reass_stats rs;
+	uint32_t bytes;
 
-	ip4_reass_stats_get(stk->reass, &rs);
-	return neigh_count(stk->neigh) == n_static && rs.datagrams == 0;
+	return neigh_count(stk->neigh) == n_static && reass_pending(&bytes) == 0;
 }
 
 /* Ten minutes in 100 ms ticks, as a worker would, but jumping to the end once nothing is left
@@ -701,7 +712,7 @@ static void advance_settle(void)
 
 static void settle(void)
 {
-	struct ip4_reass_stats rs;
+	uint32_t bytes;
 
 	peer_mode = 0;
 	peer_drain();
@@ -709,8 +720,7 @@ static void settle(void)
 	advance_settle();
 	restore_neigh();
 	FUZZ_CHECK(neigh_count(stk->neigh) == 1);
-	ip4_reass_stats_get(stk->reass, &rs);
-	FUZZ_CHECK(rs.datagrams == 0 && rs.bytes == 0);
+	FUZZ_CHECK(reass_pending(&bytes) == 0 && bytes == 0);
 	/* Same start for the next input: */
 	stk->ping = (struct stack_ping){0};
 	stk->next_ip_id = 0;

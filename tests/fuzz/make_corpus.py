@@ -385,8 +385,26 @@ def nd_opt(kind, mac):
     return bytes([kind, 1]) + mac
 
 
+def icmp6_summed(src, dst, msg):
+    """msg (an ICMPv6 message, checksum zero) with its checksum over the pseudo-header."""
+    return msg[:2] + struct.pack("!H", csum(src + dst + struct.pack("!II", len(msg), 58) +
+                                            msg)) + msg[4:]
+
+
+def ip6_fragments(src, dst, msg, size, ident, order):
+    """msg cut into fragments of size bytes (RFC 8200 §4.5), as records in order."""
+    pieces = []
+    for off in range(0, len(msg), size):
+        more = 1 if off + size < len(msg) else 0
+        head = bytes([58, 0]) + struct.pack("!HI", off | more, ident)
+        pieces.append(rec(OP_IP6, data=ip6_packet(src, dst, 44, head + msg[off:off + size])))
+    return b"".join(pieces[i] for i in order)
+
+
 def stack6_seeds():
     echo6 = icmp6(128, rest=0x00770001, body=bytes(range(56)))
+    big6 = icmp6_summed(PEER6_0, STACK6_0, icmp6(128, rest=0x00780001,
+                                                  body=bytes(range(256)) * 5))
     ns = icmp6(135, body=STACK6_0 + nd_opt(1, MAC_PEER[0]))
     return {
         "ip6_echo": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 58, echo6)),
@@ -403,6 +421,9 @@ def stack6_seeds():
         "ip6_unknown_nh": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 253, bytes(16))),
         "ip6_hop_by_hop": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 0, bytes(
             [58, 0, 1, 4, 0, 0, 0, 0]) + echo6)),
+        # A 1288-byte echo in three fragments, last first; the same with one repeated.
+        "ip6_fragments": ip6_fragments(PEER6_0, STACK6_0, big6, 512, 7, [2, 0, 1]),
+        "ip6_fragments_dup": ip6_fragments(PEER6_0, STACK6_0, big6, 512, 8, [0, 0, 2, 1]),
     }
 
 

@@ -130,7 +130,9 @@ class ClusterLab:
         return {c["name"]: c for c in self.ctl("cluster", "show", json=True)["clusters"]}
 
     def fresh(self, *words):
-        """Deletes every cluster, then adds `cluster add t ...words`."""
+        """Deletes every flow rule and cluster, then adds `cluster add t ...words`."""
+        for rule in self.ctl("flow", "show", json=True)["rules"]:
+            self.ctl("flow", "del", str(rule["id"]))
         for name in self.clusters():
             self.ctl("cluster", "del", name)
         self.ctl("cluster", "add", "t", "ports", "port0", *[str(w) for w in words])
@@ -305,6 +307,7 @@ def test_bad_attaches_are_refused_with_the_reason(cl):
     (["t2", "ports", "port0", "consumers", "2", "ring", "100"], "power of two"),
     (["t2", "ports", "port0", "consumers", "64", "ring", "65536"], "use a smaller ring"),
     (["t2", "ports", "port0"], "needs ports and consumers"),
+    (["t2", "ports", "port0", "consumers", "1", "take", "some"], "take must be all"),
     (["a@b", "ports", "port0", "consumers", "1"], "no '@'"),
 ])
 def test_bad_cluster_commands_are_refused(cl, words, why):
@@ -314,6 +317,68 @@ def test_bad_cluster_commands_are_refused(cl, words, why):
     r = cl.daemon.ctl_result("cluster", "add", *words)
     assert r.rc == 1 and why in r.err, r
     assert cl.clusters() == before
+
+
+def flow_hits(cl, rule_id):
+    return {r["id"]: r["hits"] for r in cl.ctl("flow", "show", json=True)["rules"]}[rule_id]
+
+
+def test_flow_rule_sends_its_frames_to_a_cluster_that_takes_flow(cl):
+    """take flow: the port stays the stack's (it answers pings on it meanwhile) and the
+    cluster's consumer gets exactly the frames a `flow add ... cluster t dev port0` rule
+    matches, in place; cluster del waits for the rule to go."""
+    cl.fresh("take", "flow", "consumers", 1)
+    assert cl.clusters()["t"]["take"] == "flow"
+    cl.ctl("ip", "addr", "add", "10.0.0.2/24", "dev", "port0")
+    try:
+        rule = cl.ctl("flow", "add", "cluster", "t", "dev", "port0", "proto", "udp",
+                      "dport", "7000-7001", json=True)["id"]
+        p = cl.consumer(PCAPNG, "t@0")
+        cl.wait_attached(1)
+        peer_mac, port_mac = mac_bytes(cl.peer.mac), mac_bytes(cl.daemon.port_mac())
+        wanted = [make_frame(peer_mac, port_mac, "10.0.0.1", "10.0.0.2", 17, 5000 + i,
+                             7000 + i % 2, seq=i) for i in range(39)]
+        others = [make_frame(peer_mac, port_mac, "10.0.0.1", "10.0.0.2", proto, 5000 + i,
+                             dport, seq=100 + i)
+                  for i, (proto, dport) in enumerate([(17, 7002), (6, 7000), (17, 6999)] * 13)]
+        mixed = [f for pair in zip(wanted, others) for f in pair]
+        cl.send(mixed)
+        cl.wait_delivered(len(wanted))
+        assert cl.peer.ping("10.0.0.2", count=3, interval=0.01, wait=2).received == 3
+        got = [f for f in read_pcapng(stop(p)) if MARK in f]
+        assert sorted(got) == sorted(wanted)
+        assert flow_hits(cl, rule) == len(wanted)
+        c = cl.clusters()["t"]
+        assert c["unsupported"] == 0 and c["consumers"][0]["delivered"] == len(wanted)
+        r = cl.daemon.ctl_result("cluster", "del", "t")
+        assert r.rc == 1 and "flow rules %d send to cluster 't'" % rule in r.err, r
+        cl.ctl("flow", "del", str(rule))
+        cl.ctl("cluster", "del", "t")
+    finally:
+        cl.ctl("ip", "addr", "del", "10.0.0.2/24", "dev", "port0")
+
+
+def test_clusters_that_take_flow_share_a_port(cl):
+    cl.fresh("take", "flow", "consumers", 1)
+    cl.ctl("cluster", "add", "u", "ports", "port0", "take", "flow", "consumers", "1")
+    r = cl.daemon.ctl_result("cluster", "add", "v", "ports", "port0", "consumers", "1")
+    assert r.rc == 1 and "belongs to cluster 't'" in r.err, r
+    cl.ctl("cluster", "del", "u")
+
+
+@pytest.mark.parametrize("take, words, why", [
+    ("all", ["dev", "port0"], "cluster 't' takes its ports whole"),
+    ("flow", [], "name one of cluster 't''s ports with dev (port0)"),
+    ("flow", ["dev", "port0"], None),
+])
+def test_flow_rules_to_clusters_are_checked(cl, take, words, why):
+    cl.fresh("take", take, "consumers", 1)
+    r = cl.daemon.ctl_result("flow", "add", "cluster", "t", *words)
+    if why is None:
+        assert r.rc == 0, r
+        r = cl.daemon.ctl_result("flow", "add", "cluster", "nosuch", *words)
+        why = "no cluster named 'nosuch'"
+    assert r.rc == 1 and why in r.err, r
 
 
 def test_port_without_shared_memory_is_refused(lab):

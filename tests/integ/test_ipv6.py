@@ -7,8 +7,9 @@ import ipaddress
 import json as jsonlib
 
 import pytest
-from scapy.layers.inet6 import (ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS,
-                                ICMPv6NDOptSrcLLAddr, ICMPv6ParamProblem, IPv6,
+from scapy.layers.inet6 import (ICMPv6EchoReply, ICMPv6EchoRequest, ICMPv6ND_NA,
+                                ICMPv6ND_NS, ICMPv6NDOptSrcLLAddr, ICMPv6ParamProblem,
+                                ICMPv6TimeExceeded, IPv6, IPv6ExtHdrFragment,
                                 IPv6ExtHdrHopByHop, IPv6ExtHdrRouting)
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
@@ -83,6 +84,84 @@ def test_ping6_sizes_up_to_the_mtu(v6):
     for size in (0, 1, 56, 1000, 1452):
         r = v6.peer.ping(STACK6, count=2, size=size, interval=0.01, wait=2)
         assert r.received == 2, (size, r)
+
+
+def test_ping6_fragmented_both_ways(v6):
+    """Echo requests larger than the link's 1500 bytes: the kernel fragments them, the stack
+    reassembles (RFC 8200 §4.5) and fragments its own replies, which the kernel puts back
+    together; the counters tell each step."""
+    d = v6.daemon
+    before = {k: d.counter(k) for k in ("ip6.reassembled", "ip6.fragmented",
+                                        "ip6.frags_created")}
+    for size in (1453, 3000, 9000, 65000):
+        r = v6.peer.ping(STACK6, count=2, size=size, interval=0.05, wait=3)
+        assert r.received == 2, (size, r)
+    assert d.counter("ip6.reassembled") - before["ip6.reassembled"] == 8
+    assert d.counter("ip6.fragmented") - before["ip6.fragmented"] == 8
+    assert d.counter("ip6.frags_created") - before["ip6.frags_created"] >= 2 * (2 + 3 + 7 + 45)
+    assert d.stats()["reassembly6"]["datagrams"] == 0
+
+
+def fragments(v6, payload, size, ident, order=None, overlap=0):
+    """The frames of an echo request with payload bytes of data, cut in pieces of size bytes
+    (a multiple of 8), each piece after the first starting overlap bytes early; in the
+    order given (indexes, repeats allowed)."""
+    whole = bytes(v6.ip6() / ICMPv6EchoRequest(id=ident, seq=1, data=b"z" * payload))[40:]
+    pieces = []
+    for off in range(0, len(whole), size):
+        start = max(off - overlap, 0)
+        more = 1 if off + size < len(whole) else 0
+        pieces.append(v6.frame(v6.ip6() / IPv6ExtHdrFragment(nh=58, offset=start // 8, m=more,
+                                                                id=ident)
+                               / Raw(whole[start:off + size])))
+    return [pieces[i] for i in order] if order else pieces
+
+
+def send_all(v6, frames):
+    with topo.PacketSocket(v6.peer.ns, v6.peer.ifname) as ps:
+        for f in frames:
+            ps.send(f)
+
+
+def test_fragments_out_of_order_and_duplicated_are_reassembled(v6):
+    d = v6.daemon
+    before = {k: d.counter(k) for k in ("ip6.reass_duplicate", "icmp6.tx_echo_reply")}
+    send_all(v6, fragments(v6, 3000, 1024, 0x4242, order=[2, 0, 0, 1]))
+    topo.wait_until(lambda: d.counter("icmp6.tx_echo_reply") - before["icmp6.tx_echo_reply"]
+                    == 1, timeout=5, what="the reassembled request answered")
+    topo.wait_until(lambda: d.counter("ip6.reass_duplicate") - before["ip6.reass_duplicate"]
+                    == 1, timeout=5, what="the duplicate counted")
+    assert d.stats()["reassembly6"]["datagrams"] == 0
+
+
+def test_overlapping_fragments_discard_the_datagram(v6):
+    """RFC 5722: overlapping fragments discard the whole datagram, silently."""
+    d = v6.daemon
+    before = {k: d.counter(k) for k in ("ip6.reass_overlap", "icmp6.tx_echo_reply")}
+    send_all(v6, fragments(v6, 2000, 1024, 0x4343, overlap=16))
+    topo.wait_until(lambda: d.counter("ip6.reass_overlap") - before["ip6.reass_overlap"] == 1,
+                    timeout=5, what="overlap counted")
+    v6.peer.ping(STACK6, count=1, wait=2)  # handled after the fragments: they are done with
+    assert d.stats()["reassembly6"]["datagrams"] == 0
+    assert d.counter("icmp6.tx_echo_reply") - before["icmp6.tx_echo_reply"] == 1  # the ping's
+
+
+def test_incomplete_datagram_times_out_with_time_exceeded(v6):
+    """RFC 8200 §4.5: the first fragment alone, the timer runs out: Time Exceeded code 1."""
+    d = v6.daemon
+    v6.ctl("ip", "-6", "reassembly", "timeout-ms", "300")
+    try:
+        assert v6.ctl("ip", "-6", "reassembly", json=True)["timeout-ms"] == 300
+        before = d.counter("ip6.reass_timeout")
+        first = fragments(v6, 3000, 1024, 0x4444)[0]
+        with topo.PacketSocket(v6.peer.ns, v6.peer.ifname) as ps:
+            ps.send(first)
+            got = ps.recv_until(lambda f: ICMPv6TimeExceeded in Ether(bytes(f)), timeout=5)
+        assert got is not None, "no Time Exceeded"
+        assert Ether(bytes(got))[ICMPv6TimeExceeded].code == 1
+        assert d.counter("ip6.reass_timeout") - before == 1
+    finally:
+        v6.ctl("ip", "-6", "reassembly", "timeout-ms", "60000")
 
 
 def test_neighbours_learnt_both_ways(v6):
@@ -222,8 +301,8 @@ MALFORMED = [
                        / ICMPv6EchoRequest())),
     ("unknown_next_header", "ip6.unknown_proto",
      lambda s: s.frame(s.ip6(nh=253) / Raw(b"x" * 16))),
-    ("fragment", "ip6.fragment",
-     lambda s: s.frame(s.ip6(nh=44) / Raw(bytes([58, 0, 0, 1, 0, 0, 0, 9]) + b"x" * 16))),
+    ("fragment_empty", "ip6.reass_tiny",    # offset 8, M set, no payload
+     lambda s: s.frame(s.ip6(nh=44) / Raw(bytes([58, 0, 0, 9, 0, 0, 0, 9])))),
     ("icmp6_bad_checksum", "icmp6.bad_checksum",
      lambda s: s.frame(s.ip6() / ICMPv6EchoRequest(cksum=0x1234))),
     ("icmp6_truncated", "icmp6.truncated",

@@ -178,18 +178,18 @@ static void check_frags(int n, uint16_t mtu, const uint8_t *later_opts, size_t l
  * byte for byte (source fragment field 0 without DF). */
 static void reassemble_and_compare(int n, uint32_t seed)
 {
-	struct ip4_reass_params p;
-	struct ip4_reass *r;
+	struct reass_params p;
+	struct reass *r;
 	struct rte_mbuf *done = NULL;
 	unsigned order[MAX_OUT];
 	uint32_t total = wire_get_be16(src_flat + IP4_OFF_TOTAL_LEN);
 	int i;
 
-	ip4_reass_params_default(&p);
+	reass_params_default(&p);
 	p.max_frags = MAX_OUT;
 	p.max_bytes = 256u << 20;
 	p.max_datagrams = 1;
-	r = ip4_reass_create(&p, SOCKET_ID_ANY);
+	r = reass_create(&p, SOCKET_ID_ANY);
 	assert_non_null(r);
 	for (i = 0; i < n; i++)
 		order[i] = (unsigned)i;
@@ -197,18 +197,18 @@ static void reassemble_and_compare(int n, uint32_t seed)
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = out[order[i]];
 		uint32_t len = flatten(m, flat);
-		enum ip4_reass_verdict v;
+		enum reass_verdict v;
 		struct ip4_repr ip;
 
 		assert_int_equal(ip4_parse(flat, len, true, &ip), WIRE_OK);
 		done = ip4_reass_input(r, 0, m, &ip, &v);
-		assert_int_equal(v, i + 1 < n ? IP4_REASS_HELD : IP4_REASS_DONE);
+		assert_int_equal(v, i + 1 < n ? REASS_HELD : REASS_DONE);
 	}
 	assert_non_null(done);
 	assert_int_equal(flatten(done, flat), total);
 	assert_memory_equal(flat, src_flat, total);
 	rte_pktmbuf_free(done);
-	ip4_reass_destroy(r);
+	reass_destroy(r);
 }
 
 static int setup(void **state)

@@ -25,7 +25,7 @@
 #define DST_B 0x0a000004u
 #define COST TEST_POOL_DATA_ROOM  /* memory charged for a one-segment fragment */
 
-static struct ip4_reass *r;
+static struct reass *r;
 static unsigned baseline;
 static uint8_t flat[IP4_MAX_LEN + 1];
 
@@ -111,25 +111,25 @@ static struct rte_mbuf *build(const struct frag *f, struct ip4_repr *ip)
 	return mbuf_from(buf, total, f->seg_size);
 }
 
-static struct rte_mbuf *feed_at(uint64_t now, const struct frag *f, enum ip4_reass_verdict want)
+static struct rte_mbuf *feed_at(uint64_t now, const struct frag *f, enum reass_verdict want)
 {
-	enum ip4_reass_verdict v = IP4_REASS_VERDICT_COUNT;
+	enum reass_verdict v = REASS_VERDICT_COUNT;
 	struct ip4_repr ip;
 	struct rte_mbuf *m = build(f, &ip), *out;
 
 	out = ip4_reass_input(r, now, m, &ip, &v);
 	if (v != want)
 		fail_msg("fragment [%u, %u) mf %d: verdict \"%s\", want \"%s\"", f->off,
-			 f->off + f->len, f->mf, ip4_reass_verdict_str(v),
-			 ip4_reass_verdict_str(want));
-	if (want == IP4_REASS_DONE)
+			 f->off + f->len, f->mf, reass_verdict_str(v),
+			 reass_verdict_str(want));
+	if (want == REASS_DONE)
 		assert_non_null(out);
 	else
 		assert_null(out);
 	return out;
 }
 
-static struct rte_mbuf *feed(const struct frag *f, enum ip4_reass_verdict want)
+static struct rte_mbuf *feed(const struct frag *f, enum reass_verdict want)
 {
 	return feed_at(0, f, want);
 }
@@ -137,9 +137,9 @@ static struct rte_mbuf *feed(const struct frag *f, enum ip4_reass_verdict want)
 static void create(uint32_t timeout_ms, uint32_t max_bytes, uint32_t max_datagrams,
 		   uint32_t max_frags)
 {
-	struct ip4_reass_params p;
+	struct reass_params p;
 
-	ip4_reass_params_default(&p);
+	reass_params_default(&p);
 	if (timeout_ms)
 		p.timeout_ms = timeout_ms;
 	if (max_bytes)
@@ -148,15 +148,15 @@ static void create(uint32_t timeout_ms, uint32_t max_bytes, uint32_t max_datagra
 		p.max_datagrams = max_datagrams;
 	if (max_frags)
 		p.max_frags = max_frags;
-	r = ip4_reass_create(&p, SOCKET_ID_ANY);
+	r = reass_create(&p, SOCKET_ID_ANY);
 	assert_non_null(r);
 }
 
-static struct ip4_reass_stats stats(void)
+static struct reass_stats stats(void)
 {
-	struct ip4_reass_stats s;
+	struct reass_stats s;
 
-	ip4_reass_stats_get(r, &s);
+	reass_stats_get(r, &s);
 	return s;
 }
 
@@ -209,7 +209,7 @@ static void reassemble(const struct frag *t, uint32_t plen, uint32_t chunk, cons
 		f.mf = k + 1 < n;
 		if (k > 0)
 			f.opt_len = 0;  /* options travel in the first fragment */
-		out = feed(&f, i + 1 < n ? IP4_REASS_HELD : IP4_REASS_DONE);
+		out = feed(&f, i + 1 < n ? REASS_HELD : REASS_DONE);
 	}
 	check_and_free(out, t, plen);
 }
@@ -223,7 +223,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	ip4_reass_destroy(r);
+	reass_destroy(r);
 	r = NULL;
 	assert_int_equal(test_pool_in_use(), baseline);
 	return 0;
@@ -237,8 +237,8 @@ static void test_reass_two_frags_in_order_completes(void **state)
 
 	create(0, 0, 0, 0);
 	reassemble(&t, 1000, 504, NULL);
-	assert_int_equal(stats().verdicts[IP4_REASS_HELD], 1);
-	assert_int_equal(stats().verdicts[IP4_REASS_DONE], 1);
+	assert_int_equal(stats().verdicts[REASS_HELD], 1);
+	assert_int_equal(stats().verdicts[REASS_DONE], 1);
 	assert_int_equal(stats().datagrams, 0);
 	assert_int_equal(stats().bytes, 0);
 }
@@ -259,7 +259,7 @@ static void test_reass_45_frags_in_order_completes(void **state)
 
 	create(0, 0, 0, 0);
 	reassemble(&t, 65000 - 20, 1472, NULL);  /* 44 x 1472 + 212 */
-	assert_int_equal(stats().verdicts[IP4_REASS_HELD], 44);
+	assert_int_equal(stats().verdicts[REASS_HELD], 44);
 }
 
 static void test_reass_45_frags_reverse_order_completes(void **state)
@@ -287,7 +287,7 @@ static void test_reass_45_frags_random_orders_complete(void **state)
 		t.id = (uint16_t)seed;
 		reassemble(&t, 65000 - 20, 1472, order);
 	}
-	assert_int_equal(stats().verdicts[IP4_REASS_DONE], 20);
+	assert_int_equal(stats().verdicts[REASS_DONE], 20);
 	assert_int_equal(stats().datagrams, 0);
 }
 
@@ -324,7 +324,7 @@ static void test_reass_64_random_size_frags_random_order_complete(void **state)
 			f.len = lens[k];
 			f.mf = k != 63;
 			f.opt_len = k == 0 ? 8 : 0;
-			out = feed(&f, i < 63 ? IP4_REASS_HELD : IP4_REASS_DONE);
+			out = feed(&f, i < 63 ? REASS_HELD : REASS_DONE);
 		}
 		check_and_free(out, &t, pos);
 	}
@@ -335,20 +335,20 @@ static void test_reass_first_frag_header_kept_and_rewritten(void **state)
 {
 	struct frag f0 = frag_of(0, 16, true), f1 = frag_of(16, 9, false);
 	struct ip4_repr ip;
-	enum ip4_reass_verdict v;
+	enum reass_verdict v;
 	struct rte_mbuf *m, *out;
 
 	create(0, 0, 0, 0);
 	f0.opt_len = 12;
 	f0.df = true;
 	f0.proto = f1.proto = IP4_PROTO_ICMP;
-	feed(&f1, IP4_REASS_HELD);
+	feed(&f1, REASS_HELD);
 	m = build(&f0, &ip);
 	m->l2_len = 14;
 	m->l3_len = 32;
 	m->packet_type = RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_FRAG;
 	out = ip4_reass_input(r, 0, m, &ip, &v);
-	assert_int_equal(v, IP4_REASS_DONE);
+	assert_int_equal(v, REASS_DONE);
 	assert_ptr_equal(out, m);
 	assert_int_equal(out->l2_len, 14);
 	assert_int_equal(out->l3_len, 32);
@@ -375,7 +375,7 @@ static void test_reass_multiseg_frags_split_headers_complete(void **state)
 		f.len = order[i] == 3 ? 33 : 96;
 		f.mf = order[i] != 3;
 		f.opt_len = order[i] == 0 ? 4 : 0;
-		out = feed(&f, i < 3 ? IP4_REASS_HELD : IP4_REASS_DONE);
+		out = feed(&f, i < 3 ? REASS_HELD : REASS_DONE);
 	}
 	check_and_free(out, &t, 3 * 96 + 33);
 }
@@ -402,7 +402,7 @@ static void test_reass_same_id_other_src_dst_proto_kept_apart(void **state)
 			f.off = (uint16_t)(k * 64);
 			f.len = 64;
 			f.mf = k < 2;
-			out[i] = feed(&f, k < 2 ? IP4_REASS_HELD : IP4_REASS_DONE);
+			out[i] = feed(&f, k < 2 ? REASS_HELD : REASS_DONE);
 			assert_int_equal(stats().datagrams, k == 0 ? i + 1 : k == 1 ? 4 : 3 - i);
 		}
 	for (i = 0; i < 4; i++)
@@ -415,7 +415,7 @@ static void test_reass_after_done_same_key_starts_new_datagram(void **state)
 
 	create(0, 0, 0, 0);
 	reassemble(&t, 100, 48, NULL);
-	feed(&f, IP4_REASS_HELD);
+	feed(&f, REASS_HELD);
 	assert_int_equal(stats().datagrams, 1);
 }
 
@@ -426,14 +426,14 @@ static void test_reass_exact_duplicate_dropped_alone(void **state)
 	struct frag a = frag_of(0, 16, true), b = frag_of(16, 16, true), c = frag_of(32, 5, false);
 
 	create(0, 0, 0, 0);
-	feed(&a, IP4_REASS_HELD);
-	feed(&b, IP4_REASS_HELD);
-	feed(&b, IP4_REASS_DUPLICATE);
-	feed(&a, IP4_REASS_DUPLICATE);
+	feed(&a, REASS_HELD);
+	feed(&b, REASS_HELD);
+	feed(&b, REASS_DUPLICATE);
+	feed(&a, REASS_DUPLICATE);
 	assert_int_equal(stats().datagrams, 1);
 	assert_int_equal(stats().bytes, 2 * COST);
-	check_and_free(feed(&c, IP4_REASS_DONE), &a, 37);
-	assert_int_equal(stats().verdicts[IP4_REASS_DUPLICATE], 2);
+	check_and_free(feed(&c, REASS_DONE), &a, 37);
+	assert_int_equal(stats().verdicts[REASS_DUPLICATE], 2);
 }
 
 static void test_reass_duplicate_last_frag_dropped_alone(void **state)
@@ -441,10 +441,10 @@ static void test_reass_duplicate_last_frag_dropped_alone(void **state)
 	struct frag a = frag_of(0, 16, true), c = frag_of(32, 5, false), b = frag_of(16, 16, true);
 
 	create(0, 0, 0, 0);
-	feed(&c, IP4_REASS_HELD);
-	feed(&a, IP4_REASS_HELD);
-	feed(&c, IP4_REASS_DUPLICATE);
-	check_and_free(feed(&b, IP4_REASS_DONE), &a, 37);
+	feed(&c, REASS_HELD);
+	feed(&a, REASS_HELD);
+	feed(&c, REASS_DUPLICATE);
+	check_and_free(feed(&b, REASS_DONE), &a, 37);
 }
 
 /* Held: [16, 40) with MF. The new fragment overlaps it as named. */
@@ -454,16 +454,16 @@ static void overlap_case(uint16_t off, uint16_t len)
 	struct frag bad = frag_of(off, len, true), later = frag_of(40, 8, false);
 
 	create(0, 0, 0, 0);
-	feed(&held, IP4_REASS_HELD);
-	feed(&bad, IP4_REASS_OVERLAP);
+	feed(&held, REASS_HELD);
+	feed(&bad, REASS_OVERLAP);
 	assert_int_equal(stats().datagrams, 0);
 	assert_int_equal(stats().bytes, 0);
 	assert_int_equal(test_pool_in_use(), baseline);
 	/* What follows starts a new datagram that cannot complete from the rest. */
-	feed(&first, IP4_REASS_HELD);
-	feed(&later, IP4_REASS_HELD);
+	feed(&first, REASS_HELD);
+	feed(&later, REASS_HELD);
 	assert_int_equal(stats().datagrams, 1);
-	assert_int_equal(stats().verdicts[IP4_REASS_OVERLAP], 1);
+	assert_int_equal(stats().verdicts[REASS_OVERLAP], 1);
 }
 
 static void test_reass_overlap_head_discards_datagram(void **state)
@@ -498,9 +498,9 @@ static void test_reass_overlap_spanning_two_frags_discards_datagram(void **state
 	struct frag bad = frag_of(8, 32, true);
 
 	create(0, 0, 0, 0);
-	feed(&a, IP4_REASS_HELD);
-	feed(&b, IP4_REASS_HELD);
-	feed(&bad, IP4_REASS_OVERLAP);
+	feed(&a, REASS_HELD);
+	feed(&b, REASS_HELD);
+	feed(&bad, REASS_OVERLAP);
 	assert_int_equal(stats().datagrams, 0);
 }
 
@@ -511,12 +511,12 @@ static void test_reass_same_range_other_mf_discards_datagram(void **state)
 	struct frag c = frag_of(64, 16, false), d = frag_of(64, 16, true);
 
 	create(0, 0, 0, 0);
-	feed(&a, IP4_REASS_HELD);
-	feed(&b, IP4_REASS_OVERLAP);
-	feed(&c, IP4_REASS_HELD);
-	feed(&d, IP4_REASS_OVERLAP);
+	feed(&a, REASS_HELD);
+	feed(&b, REASS_OVERLAP);
+	feed(&c, REASS_HELD);
+	feed(&d, REASS_OVERLAP);
 	assert_int_equal(stats().datagrams, 0);
-	assert_int_equal(stats().verdicts[IP4_REASS_OVERLAP], 2);
+	assert_int_equal(stats().verdicts[REASS_OVERLAP], 2);
 }
 
 /* ---- Tiny fragments (RFC 1858) ---- */
@@ -527,8 +527,8 @@ static void test_reass_tcp_offset_8_dropped_as_tiny(void **state)
 
 	create(0, 0, 0, 0);
 	first.proto = tiny.proto = IP4_PROTO_TCP;
-	feed(&first, IP4_REASS_HELD);
-	feed(&tiny, IP4_REASS_TINY);
+	feed(&first, REASS_HELD);
+	feed(&tiny, REASS_TINY);
 	assert_int_equal(stats().datagrams, 1);   /* the datagram stays */
 	assert_int_equal(stats().bytes, COST);
 }
@@ -538,8 +538,8 @@ static void test_reass_udp_offset_8_held(void **state)
 	struct frag first = frag_of(0, 8, true), second = frag_of(8, 16, false);
 
 	create(0, 0, 0, 0);
-	feed(&second, IP4_REASS_HELD);
-	check_and_free(feed(&first, IP4_REASS_DONE), &first, 24);
+	feed(&second, REASS_HELD);
+	check_and_free(feed(&first, REASS_DONE), &first, 24);
 }
 
 static void test_reass_empty_first_frag_with_mf_dropped_as_tiny(void **state)
@@ -548,9 +548,9 @@ static void test_reass_empty_first_frag_with_mf_dropped_as_tiny(void **state)
 
 	create(0, 0, 0, 0);
 	f.proto = IP4_PROTO_TCP;
-	feed(&f, IP4_REASS_TINY);
+	feed(&f, REASS_TINY);
 	assert_int_equal(stats().datagrams, 0);
-	assert_int_equal(stats().verdicts[IP4_REASS_TINY], 1);
+	assert_int_equal(stats().verdicts[REASS_TINY], 1);
 }
 
 /* Not a multiple of 8, so ip4_parse rejects it; reassembly also stands alone. */
@@ -559,7 +559,7 @@ static void test_reass_4_byte_first_frag_with_mf_dropped_as_tiny(void **state)
 	struct frag f = frag_of(0, 4, true);
 
 	create(0, 0, 0, 0);
-	feed(&f, IP4_REASS_TINY);
+	feed(&f, REASS_TINY);
 	assert_int_equal(stats().datagrams, 0);
 }
 
@@ -568,8 +568,8 @@ static void test_reass_empty_last_frag_dropped_as_tiny(void **state)
 	struct frag a = frag_of(0, 16, true), empty = frag_of(16, 0, false);
 
 	create(0, 0, 0, 0);
-	feed(&a, IP4_REASS_HELD);
-	feed(&empty, IP4_REASS_TINY);
+	feed(&a, REASS_HELD);
+	feed(&empty, REASS_TINY);
 	assert_int_equal(stats().datagrams, 1);
 }
 
@@ -577,7 +577,7 @@ static void test_reass_empty_last_frag_dropped_as_tiny(void **state)
 static void test_reass_header_longer_than_total_dropped_as_tiny(void **state)
 {
 	struct frag f = frag_of(0, 16, true);
-	enum ip4_reass_verdict v;
+	enum reass_verdict v;
 	struct ip4_repr ip;
 	struct rte_mbuf *m = build(&f, &ip);
 
@@ -585,7 +585,7 @@ static void test_reass_header_longer_than_total_dropped_as_tiny(void **state)
 	ip.hdr_len = 40;
 	ip.total_len = 36;
 	assert_null(ip4_reass_input(r, 0, m, &ip, &v));
-	assert_int_equal(v, IP4_REASS_TINY);
+	assert_int_equal(v, REASS_TINY);
 	assert_int_equal(stats().datagrams, 0);
 }
 
@@ -597,11 +597,11 @@ static void test_reass_second_last_other_end_discards_datagram(void **state)
 	struct frag last2 = frag_of(48, 8, false);
 
 	create(0, 0, 0, 0);
-	feed(&a, IP4_REASS_HELD);
-	feed(&last, IP4_REASS_HELD);
-	feed(&last2, IP4_REASS_BAD_LAST);
+	feed(&a, REASS_HELD);
+	feed(&last, REASS_HELD);
+	feed(&last2, REASS_BAD_LAST);
 	assert_int_equal(stats().datagrams, 0);
-	assert_int_equal(stats().verdicts[IP4_REASS_BAD_LAST], 1);
+	assert_int_equal(stats().verdicts[REASS_BAD_LAST], 1);
 }
 
 static void test_reass_data_past_last_discards_datagram(void **state)
@@ -609,8 +609,8 @@ static void test_reass_data_past_last_discards_datagram(void **state)
 	struct frag last = frag_of(32, 16, false), past = frag_of(48, 16, true);
 
 	create(0, 0, 0, 0);
-	feed(&last, IP4_REASS_HELD);
-	feed(&past, IP4_REASS_BAD_LAST);
+	feed(&last, REASS_HELD);
+	feed(&past, REASS_BAD_LAST);
 	assert_int_equal(stats().datagrams, 0);
 }
 
@@ -619,8 +619,8 @@ static void test_reass_last_before_held_data_discards_datagram(void **state)
 	struct frag past = frag_of(48, 16, true), last = frag_of(32, 16, false);
 
 	create(0, 0, 0, 0);
-	feed(&past, IP4_REASS_HELD);
-	feed(&last, IP4_REASS_BAD_LAST);
+	feed(&past, REASS_HELD);
+	feed(&last, REASS_BAD_LAST);
 	assert_int_equal(stats().datagrams, 0);
 }
 
@@ -631,14 +631,14 @@ static void test_reass_first_header_makes_too_big_discards_datagram(void **state
 
 	create(0, 0, 0, 0);
 	first.opt_len = 40;
-	feed(&first, IP4_REASS_HELD);
-	feed(&last, IP4_REASS_TOO_BIG);
+	feed(&first, REASS_HELD);
+	feed(&last, REASS_TOO_BIG);
 	assert_int_equal(stats().datagrams, 0);
 	/* And the other way round. */
-	feed(&last, IP4_REASS_HELD);
-	feed(&first, IP4_REASS_TOO_BIG);
+	feed(&last, REASS_HELD);
+	feed(&first, REASS_TOO_BIG);
 	assert_int_equal(stats().datagrams, 0);
-	assert_int_equal(stats().verdicts[IP4_REASS_TOO_BIG], 2);
+	assert_int_equal(stats().verdicts[REASS_TOO_BIG], 2);
 }
 
 static void test_reass_lone_frag_past_65535_dropped_as_too_big(void **state)
@@ -646,7 +646,7 @@ static void test_reass_lone_frag_past_65535_dropped_as_too_big(void **state)
 	struct frag f = frag_of(65528, 16, false);
 
 	create(0, 0, 0, 0);
-	feed(&f, IP4_REASS_TOO_BIG);
+	feed(&f, REASS_TOO_BIG);
 	assert_int_equal(stats().datagrams, 0);
 }
 
@@ -668,12 +668,12 @@ static void test_reass_too_many_frags_discards_datagram(void **state)
 	for (i = 0; i < 4; i++) {
 		struct frag f = frag_of((uint16_t)(i * 32), 16, true);
 
-		feed(&f, IP4_REASS_HELD);
+		feed(&f, REASS_HELD);
 	}
 	{
 		struct frag f = frag_of(200, 16, true);
 
-		feed(&f, IP4_REASS_TOO_MANY_FRAGS);
+		feed(&f, REASS_TOO_MANY_FRAGS);
 	}
 	assert_int_equal(stats().datagrams, 0);
 	assert_int_equal(stats().bytes, 0);
@@ -692,10 +692,10 @@ static void test_reass_bytes_counts_buf_len_of_every_segment(void **state)
 	struct frag a = frag_of(0, 16, true), b = frag_of(64, 100, true);
 
 	create(0, 0, 0, 0);
-	feed(&a, IP4_REASS_HELD);
+	feed(&a, REASS_HELD);
 	assert_int_equal(stats().bytes, COST);
 	b.seg_size = 50;  /* 120 bytes in 3 segments */
-	feed(&b, IP4_REASS_HELD);
+	feed(&b, REASS_HELD);
 	assert_int_equal(stats().bytes, 4 * COST);
 }
 
@@ -705,12 +705,12 @@ static void test_reass_memory_full_own_datagram_drops_fragment(void **state)
 	struct frag a = frag_of(0, 16, true), b = frag_of(16, 16, true), c = frag_of(32, 8, false);
 
 	create(0, 2 * COST + 100, 0, 0);
-	feed(&a, IP4_REASS_HELD);
-	feed(&b, IP4_REASS_HELD);
-	feed(&c, IP4_REASS_NO_MEMORY);
+	feed(&a, REASS_HELD);
+	feed(&b, REASS_HELD);
+	feed(&c, REASS_NO_MEMORY);
 	assert_int_equal(stats().datagrams, 1);
 	assert_int_equal(stats().bytes, 2 * COST);
-	assert_int_equal(stats().verdicts[IP4_REASS_NO_MEMORY], 1);
+	assert_int_equal(stats().verdicts[REASS_NO_MEMORY], 1);
 }
 
 static void test_reass_fragment_larger_than_limit_dropped(void **state)
@@ -718,7 +718,7 @@ static void test_reass_fragment_larger_than_limit_dropped(void **state)
 	struct frag a = frag_of(0, 16, true);
 
 	create(0, COST - 1, 0, 0);
-	feed(&a, IP4_REASS_NO_MEMORY);
+	feed(&a, REASS_NO_MEMORY);
 	assert_int_equal(stats().datagrams, 0);
 }
 
@@ -731,16 +731,16 @@ static void test_reass_memory_full_evicts_oldest_datagram(void **state)
 	b1.id = b2.id = 2;
 	c1.id = c2.id = 3;
 	create(0, 3 * COST + 100, 0, 0);
-	feed_at(0, &a1, IP4_REASS_HELD);
-	feed_at(1, &a2, IP4_REASS_HELD);
-	feed_at(2, &b1, IP4_REASS_HELD);
-	feed_at(3, &c1, IP4_REASS_HELD);    /* evicts A (2 fragments), not B */
+	feed_at(0, &a1, REASS_HELD);
+	feed_at(1, &a2, REASS_HELD);
+	feed_at(2, &b1, REASS_HELD);
+	feed_at(3, &c1, REASS_HELD);    /* evicts A (2 fragments), not B */
 	assert_int_equal(stats().datagrams, 2);
 	assert_int_equal(stats().bytes, 2 * COST);
-	assert_int_equal(stats().verdicts[IP4_REASS_NO_MEMORY], 1);
-	assert_int_equal(stats().verdicts[IP4_REASS_TIMEOUT], 0);
-	check_and_free(feed_at(4, &b2, IP4_REASS_DONE), &b1, 24);
-	check_and_free(feed_at(5, &c2, IP4_REASS_DONE), &c1, 24);
+	assert_int_equal(stats().verdicts[REASS_NO_MEMORY], 1);
+	assert_int_equal(stats().verdicts[REASS_TIMEOUT], 0);
+	check_and_free(feed_at(4, &b2, REASS_DONE), &b1, 24);
+	check_and_free(feed_at(5, &c2, REASS_DONE), &c1, 24);
 }
 
 /* The oldest is expired: evicting it counts as a timeout. Its own datagram is never evicted
@@ -752,13 +752,13 @@ static void test_reass_memory_full_evicts_expired_as_timeout(void **state)
 
 	b1.id = b2.id = b3.id = 2;
 	create(1000, 2 * COST + 100, 0, 0);
-	feed_at(0, &a, IP4_REASS_HELD);
-	feed_at(500, &b1, IP4_REASS_HELD);
-	feed_at(1200, &b2, IP4_REASS_HELD);   /* A has expired: evicted */
-	assert_int_equal(stats().verdicts[IP4_REASS_TIMEOUT], 1);
-	assert_int_equal(stats().verdicts[IP4_REASS_NO_MEMORY], 0);
+	feed_at(0, &a, REASS_HELD);
+	feed_at(500, &b1, REASS_HELD);
+	feed_at(1200, &b2, REASS_HELD);   /* A has expired: evicted */
+	assert_int_equal(stats().verdicts[REASS_TIMEOUT], 1);
+	assert_int_equal(stats().verdicts[REASS_NO_MEMORY], 0);
 	assert_int_equal(stats().datagrams, 1);
-	feed_at(1300, &b3, IP4_REASS_NO_MEMORY);  /* only B left: B is kept, b3 dropped */
+	feed_at(1300, &b3, REASS_NO_MEMORY);  /* only B left: B is kept, b3 dropped */
 	assert_int_equal(stats().datagrams, 1);
 	assert_int_equal(stats().bytes, 2 * COST);
 }
@@ -771,13 +771,13 @@ static void test_reass_memory_full_keeps_own_oldest_datagram(void **state)
 
 	b1.id = b2.id = 2;
 	create(0, 3 * COST + 100, 0, 0);
-	feed_at(0, &a1, IP4_REASS_HELD);
-	feed_at(1, &b1, IP4_REASS_HELD);
-	feed_at(2, &b2, IP4_REASS_HELD);
-	check_and_free(feed_at(3, &a2, IP4_REASS_DONE), &a1, 24);
+	feed_at(0, &a1, REASS_HELD);
+	feed_at(1, &b1, REASS_HELD);
+	feed_at(2, &b2, REASS_HELD);
+	check_and_free(feed_at(3, &a2, REASS_DONE), &a1, 24);
 	assert_int_equal(stats().datagrams, 0);
 	assert_int_equal(stats().bytes, 0);
-	assert_int_equal(stats().verdicts[IP4_REASS_NO_MEMORY], 1);
+	assert_int_equal(stats().verdicts[REASS_NO_MEMORY], 1);
 }
 
 static void test_reass_max_datagrams_evicts_oldest(void **state)
@@ -789,23 +789,23 @@ static void test_reass_max_datagrams_evicts_oldest(void **state)
 	for (i = 0; i < 3; i++) {
 		f[i] = frag_of(0, 16, true);
 		f[i].id = (uint16_t)(100 + i);
-		feed_at(i, &f[i], IP4_REASS_HELD);
+		feed_at(i, &f[i], REASS_HELD);
 	}
 	assert_int_equal(stats().datagrams, 2);
 	assert_int_equal(stats().bytes, 2 * COST);
-	assert_int_equal(stats().verdicts[IP4_REASS_NO_MEMORY], 1);
+	assert_int_equal(stats().verdicts[REASS_NO_MEMORY], 1);
 	/* Datagrams 101 and 102 are still there, 100 is gone. */
 	for (i = 1; i < 3; i++) {
 		struct frag last = frag_of(16, 4, false);
 
 		last.id = f[i].id;
-		check_and_free(feed_at(10, &last, IP4_REASS_DONE), &f[i], 20);
+		check_and_free(feed_at(10, &last, REASS_DONE), &f[i], 20);
 	}
 	{
 		struct frag last = frag_of(16, 4, false);
 
 		last.id = 100;
-		feed_at(10, &last, IP4_REASS_HELD);
+		feed_at(10, &last, REASS_HELD);
 	}
 }
 
@@ -832,17 +832,17 @@ static void test_reass_timeout_with_first_frag_calls_callback(void **state)
 
 	timeouts = 0;
 	create(1000, 0, 0, 0);
-	feed_at(100, &b, IP4_REASS_HELD);
-	feed_at(900, &a, IP4_REASS_HELD);
-	assert_int_equal(ip4_reass_expire(r, 1099, on_timeout, &timeouts), 0);
+	feed_at(100, &b, REASS_HELD);
+	feed_at(900, &a, REASS_HELD);
+	assert_int_equal(reass_expire(r, 1099, on_timeout, &timeouts), 0);
 	assert_int_equal(stats().datagrams, 1);
 	/* The clock runs from the first arrival (100), not the latest (900). */
-	assert_int_equal(ip4_reass_expire(r, 1100, on_timeout, &timeouts), 1);
+	assert_int_equal(reass_expire(r, 1100, on_timeout, &timeouts), 1);
 	assert_int_equal(timeouts, 1);
 	assert_int_equal(timeout_id, 0x1234);
 	assert_int_equal(stats().datagrams, 0);
 	assert_int_equal(stats().bytes, 0);
-	assert_int_equal(stats().verdicts[IP4_REASS_TIMEOUT], 1);
+	assert_int_equal(stats().verdicts[REASS_TIMEOUT], 1);
 }
 
 static void test_reass_timeout_without_first_frag_skips_callback(void **state)
@@ -851,9 +851,9 @@ static void test_reass_timeout_without_first_frag_skips_callback(void **state)
 
 	timeouts = 0;
 	create(1000, 0, 0, 0);
-	feed_at(0, &b, IP4_REASS_HELD);
-	feed_at(0, &c, IP4_REASS_HELD);
-	assert_int_equal(ip4_reass_expire(r, 5000, on_timeout, &timeouts), 1);
+	feed_at(0, &b, REASS_HELD);
+	feed_at(0, &c, REASS_HELD);
+	assert_int_equal(reass_expire(r, 5000, on_timeout, &timeouts), 1);
 	assert_int_equal(timeouts, 0);
 	assert_int_equal(stats().datagrams, 0);
 }
@@ -868,15 +868,15 @@ static void test_reass_expire_drops_only_old_datagrams_in_order(void **state)
 		struct frag f = frag_of(0, 16, true);
 
 		f.id = (uint16_t)i;
-		feed_at(i * 100, &f, IP4_REASS_HELD);
+		feed_at(i * 100, &f, REASS_HELD);
 	}
-	assert_int_equal(ip4_reass_expire(r, 1250, on_timeout, &timeouts), 3);
+	assert_int_equal(reass_expire(r, 1250, on_timeout, &timeouts), 3);
 	assert_int_equal(timeout_id, 2);
 	assert_int_equal(stats().datagrams, 2);
-	assert_int_equal(ip4_reass_expire(r, 1250, NULL, NULL), 0);
+	assert_int_equal(reass_expire(r, 1250, NULL, NULL), 0);
 	/* A clock that went back expires nothing. */
-	assert_int_equal(ip4_reass_expire(r, 10, NULL, NULL), 0);
-	assert_int_equal(ip4_reass_expire(r, 100000, NULL, NULL), 2);
+	assert_int_equal(reass_expire(r, 10, NULL, NULL), 0);
+	assert_int_equal(reass_expire(r, 100000, NULL, NULL), 2);
 	assert_int_equal(timeouts, 3);
 }
 
@@ -892,43 +892,43 @@ static void test_reass_destroy_with_held_frags_frees_mbufs(void **state)
 
 		f.id = (uint16_t)(i / 3);
 		f.seg_size = 8;
-		feed(&f, IP4_REASS_HELD);
+		feed(&f, REASS_HELD);
 	}
 	assert_int_equal(stats().datagrams, 4);
 	assert_true(test_pool_in_use() > baseline);
-	ip4_reass_destroy(r);
+	reass_destroy(r);
 	r = NULL;
 	assert_int_equal(test_pool_in_use(), baseline);
-	ip4_reass_destroy(NULL);
+	reass_destroy(NULL);
 }
 
 static void test_reass_create_bad_params_fails_einval(void **state)
 {
-	struct ip4_reass_params p, bad;
+	struct reass_params p, bad;
 
-	ip4_reass_params_default(&p);
+	reass_params_default(&p);
 	assert_int_equal(p.timeout_ms, 30000);
 	assert_int_equal(p.max_bytes, 4u << 20);
 	assert_int_equal(p.max_datagrams, 1024);
 	assert_int_equal(p.max_frags, 64);
 	rte_errno = 0;
-	assert_null(ip4_reass_create(NULL, SOCKET_ID_ANY));
+	assert_null(reass_create(NULL, SOCKET_ID_ANY));
 	assert_int_equal(rte_errno, EINVAL);
 	bad = p;
 	bad.timeout_ms = 0;
-	assert_null(ip4_reass_create(&bad, SOCKET_ID_ANY));
+	assert_null(reass_create(&bad, SOCKET_ID_ANY));
 	bad = p;
 	bad.max_bytes = 0;
-	assert_null(ip4_reass_create(&bad, SOCKET_ID_ANY));
+	assert_null(reass_create(&bad, SOCKET_ID_ANY));
 	bad = p;
 	bad.max_datagrams = 0;
-	assert_null(ip4_reass_create(&bad, SOCKET_ID_ANY));
+	assert_null(reass_create(&bad, SOCKET_ID_ANY));
 	bad = p;
 	bad.max_frags = 1;
-	assert_null(ip4_reass_create(&bad, SOCKET_ID_ANY));
+	assert_null(reass_create(&bad, SOCKET_ID_ANY));
 	bad.max_frags = 8193;
 	rte_errno = 0;
-	assert_null(ip4_reass_create(&bad, SOCKET_ID_ANY));
+	assert_null(reass_create(&bad, SOCKET_ID_ANY));
 	assert_int_equal(rte_errno, EINVAL);
 }
 
@@ -936,16 +936,16 @@ static void test_reass_verdict_str_names_every_verdict(void **state)
 {
 	unsigned i, j;
 
-	for (i = 0; i < IP4_REASS_VERDICT_COUNT; i++) {
-		const char *s = ip4_reass_verdict_str((enum ip4_reass_verdict)i);
+	for (i = 0; i < REASS_VERDICT_COUNT; i++) {
+		const char *s = reass_verdict_str((enum reass_verdict)i);
 
 		assert_non_null(s);
 		assert_true(strlen(s) > 0);
 		for (j = 0; j < i; j++)
 			assert_string_not_equal(s,
-				ip4_reass_verdict_str((enum ip4_reass_verdict)j));
+				reass_verdict_str((enum reass_verdict)j));
 	}
-	assert_string_equal(ip4_reass_verdict_str(IP4_REASS_VERDICT_COUNT), "unknown verdict");
+	assert_string_equal(reass_verdict_str(REASS_VERDICT_COUNT), "unknown verdict");
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)

@@ -660,8 +660,8 @@ static void test_icmp_rate_limit_does_not_apply_to_echo_replies(void **state)
 static void test_icmp_reassembly_timeout_with_first_fragment_time_exceeded(void **state)
 {
 	(void)state;
-	struct ip4_reass_params rp;
-	ip4_reass_params_default(&rp);
+	struct reass_params rp;
+	reass_params_default(&rp);
 	size_t n = ts_echo_dgram(dgram, sizeof(dgram), TS_HOST_A, TS_ADDR0, 5, 5, 3000);
 	unsigned k = ts_fragment(dgram, n, 1480, frags, 64);
 	assert_int_equal(k, 3);
@@ -680,8 +680,8 @@ static void test_icmp_reassembly_timeout_with_first_fragment_time_exceeded(void 
 static void test_icmp_reassembly_timeout_without_first_fragment_silent(void **state)
 {
 	(void)state;
-	struct ip4_reass_params rp;
-	ip4_reass_params_default(&rp);
+	struct reass_params rp;
+	reass_params_default(&rp);
 	size_t n = ts_echo_dgram(dgram, sizeof(dgram), TS_HOST_A, TS_ADDR0, 5, 5, 3000);
 	unsigned k = ts_fragment(dgram, n, 1480, frags, 64);
 	ts_input_ip(0, frags[1].data, frags[1].len);
@@ -695,8 +695,8 @@ static void test_icmp_reassembly_timeout_without_first_fragment_silent(void **st
 static void test_icmp_reassembly_timeout_of_broadcast_datagram_suppressed(void **state)
 {
 	(void)state;
-	struct ip4_reass_params rp;
-	ip4_reass_params_default(&rp);
+	struct reass_params rp;
+	reass_params_default(&rp);
 	size_t n = unknown_proto_dgram(TS_HOST_A, TS_BCAST0, 3000);
 	unsigned k = ts_fragment(dgram, n, 1480, frags, 64);
 	assert_true(k > 1);
