@@ -15,7 +15,7 @@
 
 #include "svc.h"
 #include "tcp/tcp.h"
-#include "wire/inet_addr.h"
+#include "udp/udp.h"
 
 struct udp_sock;
 
@@ -24,8 +24,9 @@ struct udp_sock;
 #define SVC_PATTERN_LINE 72
 #define SVC_PATTERN_PERIOD (95 * (SVC_PATTERN_LINE + 2))
 
-/* A per-worker read buffer: the largest UDP payload, and large TCP reads. */
-#define SVC_SCRATCH (SVC_UDP_PAYLOAD_MAX + 1)
+/* A per-worker read buffer: the largest UDP payload of either family (IPv6's, 65535 - 8;
+ * one more byte tells a truncated datagram), and large TCP reads. */
+#define SVC_SCRATCH (UDP6_MAX_PAYLOAD + 1)
 
 struct svc;
 

@@ -229,9 +229,9 @@ static bool udp_addr_bindable(struct stack *s, const struct inet_addr *a)
 	uint32_t laddr = inet_addr_to_v4(a);
 	if (laddr == 0 || ip4_is_limited_broadcast(laddr))
 		return true;
-	const struct route *r = route_lookup(s->cfg.routes, laddr);
+	const struct route *r = route_lookup4(s->cfg.routes, laddr);
 	return r != NULL && (r->type == ROUTE_LOCAL || r->type == ROUTE_BROADCAST) &&
-	       r->prefix == laddr && r->plen == 32;
+	       inet_addr_to_v4(&r->prefix) == laddr && r->plen == 32;
 }
 
 static uint32_t udp_rcvbuf(uint32_t bytes)
@@ -307,7 +307,7 @@ static int udp_connect_source4(struct udp_sock *u, uint32_t raddr, struct inet_a
 {
 	struct stack *s = u->s;
 	uint32_t laddr = inet_addr_is_v4(&u->bound_laddr) ? inet_addr_to_v4(&u->bound_laddr) : 0;
-	const struct route *r = route_lookup(s->cfg.routes, raddr);
+	const struct route *r = route_lookup4(s->cfg.routes, raddr);
 	bool bcast = ip4_is_limited_broadcast(raddr) || (r != NULL && r->type == ROUTE_BROADCAST);
 	if (bcast && !(u->flags & UDPF_BROADCAST))
 		return -EACCES;
@@ -317,7 +317,7 @@ static int udp_connect_source4(struct udp_sock *u, uint32_t raddr, struct inet_a
 	if (r->type == ROUTE_UNREACHABLE)
 		return -EHOSTUNREACH;
 	if (laddr == 0)
-		laddr = r->src != 0 ? r->src : netcfg_source_for(&s->cfg, r->port, raddr);
+		laddr = netcfg_route_source4(&s->cfg, r, raddr);
 	if (laddr == 0)
 		return -EADDRNOTAVAIL;
 	*local = inet_addr_v4(laddr);

@@ -94,17 +94,10 @@ static void input6(size_t n)
  * returns its payload. */
 static const uint8_t *expect_ip6(unsigned i, struct ip6_repr *ip)
 {
-	assert_true(i < ts_nframes);
-	const struct ts_frame *f = &ts_frames[i];
-	struct eth_repr eth;
-	assert_int_equal(f->port, 0);
-	assert_int_equal(eth_parse(f->data, f->len, &eth), WIRE_OK);
-	assert_int_equal(eth.ethertype, ETH_TYPE_IPV6);
-	assert_memory_equal(&eth.dst, &ts_mac_a, sizeof(ts_mac_a));
-	assert_int_equal(ip6_parse(f->data + ETH_HDR_LEN, f->len - ETH_HDR_LEN, ip), WIRE_OK);
+	const uint8_t *after = ts_expect_ip6(i, 0, &ts_mac_a, ip);
 	assert_memory_equal(ip->src.b, local6.b, 16);
 	assert_memory_equal(ip->dst.b, peer6.b, 16);
-	return f->data + ETH_HDR_LEN + IP6_HDR_LEN;
+	return after;
 }
 
 /* Frames [0, n) are one datagram's fragments of at most mtu bytes each (RFC 8200 §4.5):
