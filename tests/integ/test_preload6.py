@@ -22,9 +22,10 @@ import threading
 import pytest
 
 import topo
-from test_ipv6 import PEER6, STACK6, V6Port
+from test_ipv6 import PEER6, STACK6, v6_port
+# work: test_preload's fixture (no application may be left after a test).
 from test_preload import (PRELOAD, iperf3_json, need, nginx_argv, nginx_conf, peer_run,
-                          program, wait_listening, write_site)
+                          program, stack_env, wait_listening, work, write_site)
 
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "apps", "sock6_probe.py")
 MB = 1 << 20
@@ -38,25 +39,8 @@ def built():
 
 @pytest.fixture(scope="module")
 def st():
-    lab = topo.Lab("pre6")
-    try:
-        s = V6Port(lab)
-        s.warm_up()
+    with v6_port("pre6") as s:
         yield s
-    finally:
-        lab.close()
-
-
-@pytest.fixture
-def work(st, tmp_path):
-    yield tmp_path
-    topo.wait_apps_gone(st.daemon)
-
-
-def stack_env(st):
-    env = st.daemon.env
-    env["LD_PRELOAD"] = PRELOAD
-    return env
 
 
 def url(addr, port, path="/index.html"):
@@ -179,15 +163,20 @@ def probe(st, *args, log):
 
 
 def test_dual_stack_listener_shows_ipv4_peers_as_mapped_addresses(st, work):
-    with probe(st, "serve", "::", "7001", "0", "2", log=str(work / "p.out")) as p:
+    with probe(st, "serve", "::", "7001", "0", "3", log=str(work / "p.out")) as p:
         first = lines(p, 1)[0]
         assert first["listening"][:2] == ["::", 7001] and first["v6only"] == 0, first
         assert kernel_connect(st, st.stack_ip, 7001) == "kernel"
         assert kernel_connect(st, STACK6, 7001) == "kernel"
-        v4, v6 = lines(p, 3)[1:]
+        assert kernel_connect(st, "%s%%%s" % (st.stack_ll, st.peer.ifname), 7001) == "kernel"
+        v4, v6, ll = lines(p, 4)[1:]
     assert v4["peer"][0] == "::ffff:" + st.peer_ip, v4
     assert v4["name"][:2] == ["::ffff:" + st.stack_ip, 7001], v4
     assert v6["peer"][0] == PEER6 and v6["name"][:2] == [STACK6, 7001], v6
+    # Link-local: both names carry the port's interface index (1: port0) as sin6_scope_id
+    # (the probe's text adds %<name of that index in its own namespace>).
+    assert ll["peer"][0].split("%")[0] == st.peer_ll and ll["peer"][3] == 1, ll
+    assert ll["name"][0].split("%")[0] == st.stack_ll and ll["name"][3] == 1, ll
 
 
 def test_v6only_listener_refuses_ipv4_and_shares_the_port_with_an_ipv4_socket(st, work):
@@ -255,8 +244,7 @@ def test_two_programs_talk_over_the_stacks_ipv6_address_and_loopback_stays_on_th
     srv.listen(1)
     try:
         port = srv.getsockname()[1]
-        env = stack_env(st)
-        env["DPSTACK_PRELOAD_LOG"] = "1"
+        env = stack_env(st, DPSTACK_PRELOAD_LOG="1")
         t = threading.Thread(target=_echo_once, args=(srv,), daemon=True)
         t.start()
         r = topo.run([sys.executable, PROBE, "connect", "::1", str(port)], env=env, timeout=60)
