@@ -64,8 +64,9 @@ def kernel_connect(st, addr, port):
         fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
         s = socket.socket(fam, socket.SOCK_STREAM)
         s.settimeout(10)
+        host, _, ifname = addr.partition("%")  # a link-local address's interface
         try:
-            s.connect((addr, port))
+            s.connect((host, port, 0, socket.if_nametoindex(ifname)) if ifname else (addr, port))
             s.sendall(b"kernel\n")
             return s.makefile("rb").readline().decode().strip()
         except OSError as e:
