@@ -23,18 +23,12 @@ import pytest
 
 import topo
 from test_ipv6 import PEER6, STACK6, v6_port
-# work: test_preload's fixture (no application may be left after a test).
-from test_preload import (PRELOAD, iperf3_json, need, nginx_argv, nginx_conf, peer_run,
-                          program, stack_env, wait_listening, work, write_site)
+# test_preload's fixtures: programs (skips when the shim is not built), work (no
+# application may be left after a test).
+from test_preload import (MB, iperf3_json, need, nginx_argv, nginx_conf, peer_run, program,
+                          programs, stack_env, wait_listening, work, write_site)
 
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "apps", "sock6_probe.py")
-MB = 1 << 20
-
-
-@pytest.fixture(scope="module", autouse=True)
-def built():
-    if not os.access(PRELOAD, os.R_OK):
-        pytest.skip("not built: %s" % PRELOAD)
 
 
 @pytest.fixture(scope="module")
