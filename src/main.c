@@ -28,11 +28,16 @@
 #include "ctl/startup_check.h"
 #include "chan/chan.h"
 #include "dp/port_ring.h"
+#include "inet/inet.h"
+#include "l2/neigh.h"
+#include "stack/reass.h"
 #include "tcp/tcp.h"
 
 
 static void usage(FILE *f)
 {
+	struct stack_params defaults;
+	inet_params_default(&defaults);
 	fprintf(f,
 		"Usage: dpstackd -c FILE [options]\n"
 		"       dpstackd --check-config FILE\n"
@@ -80,6 +85,17 @@ static void usage(FILE *f)
 		"                           control thread's and each worker's; default %u,\n"
 		"                           from %u to %u; about 80 bytes a route; an add beyond:\n"
 		"                           'No space left on device')\n"
+		"  tcp-connections N        entries of each worker's TCP connection table, one per\n"
+		"                           connection, TIME-WAIT included (default %u, from %u\n"
+		"                           to %u; beyond: SYN dropped, connect ENOBUFS,\n"
+		"                           tcp.conn_table_full)\n"
+		"  neighbours N             entries of each worker's neighbour table, ARP and\n"
+		"                           NDP (default %u, from %u to %u; beyond: the packet\n"
+		"                           dropped, neigh.table_full)\n"
+		"  reassembly-datagrams N   datagrams each family's reassembly table holds in\n"
+		"                           progress, per worker (default %u, from 1 to %u)\n"
+		"  reassembly-memory BYTES  fragment memory each family's reassembly table holds\n"
+		"                           per worker (default %u, from %u to %u)\n"
 		"  then any dpstackctl command, e.g.\n"
 		"    ip addr add 10.0.0.2/24 dev port0\n"
 		"    ip route add default via 10.0.0.1\n"
@@ -112,7 +128,11 @@ static void usage(FILE *f)
 		"SIGINT or SIGTERM stops the daemon cleanly.\n",
 		EAL_MIN_FREE_HUGEPAGES, EAL_NO_HUGE_MB, DAEMON_DEFAULT_MBUFS,
 		DAEMON_DEFAULT_IDLE_SLEEP_US, TCP_LISTEN_MAX_DEFAULT, TCP_LISTEN_MAX_LIMIT,
-		CHAN_LISTENERS_PER_USER_SHARE, ROUTE_MAX_DEFAULT, ROUTE_MAX_MIN, ROUTE_MAX_LIMIT);
+		CHAN_LISTENERS_PER_USER_SHARE, ROUTE_MAX_DEFAULT, ROUTE_MAX_MIN, ROUTE_MAX_LIMIT,
+		TCP_CONN_MAX_DEFAULT, TCP_CONN_MAX_MIN, TCP_CONN_MAX_LIMIT, defaults.neigh.max_entries,
+		NEIGH_MAX_ENTRIES_MIN, NEIGH_MAX_ENTRIES_LIMIT, defaults.reass.max_datagrams,
+		REASS_MAX_DATAGRAMS_LIMIT, defaults.reass.max_bytes, REASS_MAX_BYTES_MIN,
+		REASS_MAX_BYTES_LIMIT);
 }
 
 /* The lcores the workers run on: the config's list, or every worker lcore of the EAL. */
@@ -153,7 +173,7 @@ static int start_dataplane(struct daemon *d, const struct config *cfg)
 			startup_memory_hint(d);
 		return -1;
 	}
-	int rc = netcfg_init(&d->master, d->route_max);
+	int rc = netcfg_init(&d->master, d->stack_params.route_max);
 	if (rc < 0) {
 		fprintf(stderr, "dpstackd: route table: %s\n", strerror(-rc));
 		if (rc == -ENOMEM)
@@ -193,8 +213,7 @@ static int start_dataplane(struct daemon *d, const struct config *cfg)
 	}
 	for (unsigned w = 0; w < d->nb_workers; w++) {
 		rc = worker_init(&d->workers[w], w, d->worker_lcores[w], d->ports, d->nb_ports,
-				 d->pool, d->idle_sleep_max_us, &d->steer, d->tcp_listen_max,
-				 d->route_max);
+				 d->pool, d->idle_sleep_max_us, &d->steer, &d->stack_params);
 		if (rc != 0) {
 			fprintf(stderr, "dpstackd: worker %u: %s\n", w, strerror(-rc));
 			if (rc == -ENOMEM)

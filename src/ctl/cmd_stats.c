@@ -137,6 +137,9 @@ static void stats_reass_json(struct daemon *d, struct ctl_out *o, const char *ke
 	}
 	json_u64(o, "datagrams", total.datagrams);
 	json_u64(o, "bytes", total.bytes);
+	/* Each worker's table's limits (`reassembly-datagrams`, `reassembly-memory`). */
+	json_u64(o, "max_datagrams", d->stack_params.reass.max_datagrams);
+	json_u64(o, "max_bytes", d->stack_params.reass.max_bytes);
 	json_obj_begin(o, "verdicts");
 	static const char *const verdict_names[] = {
 #define VERDICT_NAME(id, text) [REASS_##id] = #id,
@@ -206,6 +209,10 @@ static void stats_json(struct daemon *d, const struct stats_sum *sum, struct ctl
 		json_u64(o, "neigh_news_lost", wk->neigh_news_lost);
 		json_u64(o, "tcp_listeners", tcp_listen_used(wk->stack));
 		json_u64(o, "tcp_listeners_max", tcp_listen_capacity(wk->stack));
+		json_u64(o, "tcp_conn_table", tcp_conn_used(wk->stack));
+		json_u64(o, "tcp_conn_table_max", tcp_conn_capacity(wk->stack));
+		json_u64(o, "neighbours", neigh_count(wk->stack->neigh));
+		json_u64(o, "neighbours_max", neigh_capacity(wk->stack->neigh));
 		json_obj_begin(o, "events");
 		for (unsigned i = 0; i < STACK_EV_COUNT; i++)
 			json_u64(o, stack_event_info[i].name, wk->stack->events[i]);
@@ -260,10 +267,13 @@ static void stats_text(struct daemon *d, const struct stats_sum *sum, struct ctl
 	for (unsigned w = 0; w < d->nb_workers; w++) {
 		const struct worker *wk = &d->workers[w];
 		ctl_printf(o, "  worker %u (lcore %u): %" PRIu64 " frames, %" PRIu64 " polls, %" PRIu64
-			      " busy, %" PRIu64 " idle sleeps, listener table %u of %u\n",
+			      " busy, %" PRIu64 " idle sleeps\n",
 			   w, wk->lcore, wk->stack->events[STACK_EV_ETH_RX], wk->polls,
-			   wk->busy_polls, wk->idle_sleeps, tcp_listen_used(wk->stack),
-			   tcp_listen_capacity(wk->stack));
+			   wk->busy_polls, wk->idle_sleeps);
+		ctl_printf(o, "    tables: listener %u of %u, connection %u of %u, neighbour %zu of"
+			      " %u\n", tcp_listen_used(wk->stack), tcp_listen_capacity(wk->stack),
+			   tcp_conn_used(wk->stack), tcp_conn_capacity(wk->stack),
+			   neigh_count(wk->stack->neigh), neigh_capacity(wk->stack->neigh));
 		if (wk->handoff_full != 0 || wk->neigh_news_lost != 0)
 			ctl_printf(o, "    lost: %" PRIu64 " frames (a peer's tx_in ring was full, in"
 				      " tx.queue_full), %" PRIu64 " ARP news (a peer's ring was full)\n",

@@ -11,6 +11,9 @@
 #include <net/if.h>
 
 #include "dp/port_devargs.h"
+#include "inet/inet.h"
+#include "l2/neigh.h"
+#include "stack/reass.h"
 #include "tcp/tcp.h"
 #include "wire/ipv4.h"
 
@@ -225,8 +228,17 @@ static const struct {
 	{"mbufs", "a count", 1024, 1u << 24, offsetof(struct daemon, nb_mbufs)},
 	{"idle-sleep-us", "microseconds", 0, 1000000, offsetof(struct daemon, idle_sleep_max_us)},
 	{"tcp-listeners", "a count", 1, TCP_LISTEN_MAX_LIMIT,
-	 offsetof(struct daemon, tcp_listen_max)},
-	{"routes", "a count", ROUTE_MAX_MIN, ROUTE_MAX_LIMIT, offsetof(struct daemon, route_max)},
+	 offsetof(struct daemon, stack_params.tcp_listen_max)},
+	{"tcp-connections", "a count", TCP_CONN_MAX_MIN, TCP_CONN_MAX_LIMIT,
+	 offsetof(struct daemon, stack_params.tcp_conn_max)},
+	{"routes", "a count", ROUTE_MAX_MIN, ROUTE_MAX_LIMIT,
+	 offsetof(struct daemon, stack_params.route_max)},
+	{"neighbours", "a count", NEIGH_MAX_ENTRIES_MIN, NEIGH_MAX_ENTRIES_LIMIT,
+	 offsetof(struct daemon, stack_params.neigh.max_entries)},
+	{"reassembly-datagrams", "a count", 1, REASS_MAX_DATAGRAMS_LIMIT,
+	 offsetof(struct daemon, stack_params.reass.max_datagrams)},
+	{"reassembly-memory", "a size in bytes", REASS_MAX_BYTES_MIN, REASS_MAX_BYTES_LIMIT,
+	 offsetof(struct daemon, stack_params.reass.max_bytes)},
 };
 
 #define CONFIG_NUMBERS (sizeof(config_numbers) / sizeof(config_numbers[0]))
@@ -290,8 +302,7 @@ void config_defaults(struct daemon *d)
 	d->nb_workers = 1;
 	d->nb_mbufs = DAEMON_DEFAULT_MBUFS;
 	d->idle_sleep_max_us = DAEMON_DEFAULT_IDLE_SLEEP_US;
-	d->tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
-	d->route_max = ROUTE_MAX_DEFAULT;
+	inet_params_default(&d->stack_params);
 	d->chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT};
 	kernel_sync_init(&d->sync);
 	kernel_follow_init(&d->follow);

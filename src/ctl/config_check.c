@@ -51,7 +51,7 @@ static int check_eal_init(const struct eal_host *h)
 /* The master table holds the ports by name, as the running daemon's does once they start. */
 static int check_master_init(struct daemon *d)
 {
-	int rc = netcfg_init(&d->master, d->route_max);
+	int rc = netcfg_init(&d->master, d->stack_params.route_max);
 	if (rc < 0)
 		return rc;
 	for (unsigned i = 0; i < d->nb_ports; i++) {

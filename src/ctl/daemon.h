@@ -40,8 +40,10 @@ struct daemon {
 	bool worker_lcores_given;        /* `workers LIST` rather than `workers N` */
 	uint32_t idle_sleep_max_us;
 	uint32_t nb_mbufs;
-	uint32_t tcp_listen_max;         /* `tcp-listeners`: each worker's listener table */
-	uint32_t route_max;              /* `routes`: each route table's (route.h) */
+	/* What every worker's stack is made from (inet_params_default, then the sizes the
+	 * config gives: `tcp-listeners`, `tcp-connections`, `routes`, `neighbours`,
+	 * `reassembly-datagrams`, `reassembly-memory`); route_max sizes the master's table too. */
+	struct stack_params stack_params;
 	struct port ports[NETCFG_MAX_PORTS];
 	unsigned nb_ports;
 	struct chan_config chan_cfg;     /* the applications' segment layout */

@@ -270,7 +270,7 @@ int worker_kernel_attach(struct worker *w, uint16_t p, const struct exception_if
 
 int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,
 		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us,
-		const struct steer *steer, uint32_t tcp_listen_max, uint32_t route_max)
+		const struct steer *steer, const struct stack_params *sizes)
 {
 	memset(w, 0, sizeof(*w));
 	w->wake_fd = -1;
@@ -279,14 +279,11 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	w->idle_sleep_max_us = idle_sleep_max_us;
 	int socket = (int)rte_lcore_to_socket_id(lcore);
 
-	struct stack_params sp;
-	inet_params_default(&sp);
+	struct stack_params sp = *sizes;
 	sp.id = index;
 	sp.socket_id = socket;
 	sp.pool = pool;
 	sp.steer = steer;
-	sp.tcp_listen_max = tcp_listen_max;
-	sp.route_max = route_max;
 	sp.ops = (struct stack_ops){.xmit = worker_xmit, .neigh_learnt = worker_neigh_learnt,
 				    .steer = worker_steer, .to_kernel = worker_to_kernel,
 				    .ctx = w};

@@ -22,9 +22,6 @@
 
 #include "neigh_priv.h"
 
-/* Upper bound on max_entries: slot indices and bucket counts stay well inside uint32_t. */
-#define NEIGH_MAX_CAPACITY (1u << 30)
-
 static const char *const neigh_state_names[] = {
 #define NEIGH_STATE_NAME(name, text) text,
 	NEIGH_STATE_LIST(NEIGH_STATE_NAME)
@@ -133,7 +130,7 @@ struct neigh_table *neigh_table_create(const struct neigh_params *params,
 	if (params == NULL || ops == NULL || ops->send_request == NULL ||
 	    ops->send_packet == NULL || ops->drop_packet == NULL)
 		return NULL;
-	if (params->max_entries == 0 || params->max_entries > NEIGH_MAX_CAPACITY ||
+	if (params->max_entries == 0 || params->max_entries > NEIGH_MAX_ENTRIES_LIMIT ||
 	    params->queue_len == 0 ||
 	    params->queue_len > SIZE_MAX / sizeof(void *) / params->max_entries)
 		return NULL;
@@ -385,5 +382,10 @@ int neigh_walk(const struct neigh_table *t, int (*fn)(const struct neigh_info *,
 
 size_t neigh_count(const struct neigh_table *t)
 {
-	return t->count;
+	return *(const volatile size_t *)&t->count; /* `stats` reads it from another thread */
+}
+
+uint32_t neigh_capacity(const struct neigh_table *t)
+{
+	return t->p.max_entries;
 }

@@ -49,6 +49,12 @@ struct neigh_params {
 	uint32_t max_entries;     /* table capacity (static entries included): 1024 */
 };
 
+/* Bounds of max_entries: the config's `neighbours` takes at least a gateway and a few
+ * hosts (a table of one works); at most a million, each entry holding queue_len packet
+ * pointers. */
+#define NEIGH_MAX_ENTRIES_MIN 8
+#define NEIGH_MAX_ENTRIES_LIMIT (1u << 20)
+
 void neigh_params_default(struct neigh_params *p);
 
 struct neigh_table;
@@ -153,5 +159,7 @@ int neigh_lookup(const struct neigh_table *t, uint16_t port, const struct inet_a
 int neigh_walk(const struct neigh_table *t, int (*fn)(const struct neigh_info *, void *),
 	       void *arg);
 size_t neigh_count(const struct neigh_table *t);
+/* Entries the table may hold (neigh_params.max_entries). */
+uint32_t neigh_capacity(const struct neigh_table *t);
 
 #endif

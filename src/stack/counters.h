@@ -100,6 +100,7 @@
 	X(TCP_SYNCOOKIES_RECV, "tcp.syncookies_recv", "connections restored from a SYN cookie") \
 	X(TCP_SYNCOOKIES_FAILED, "tcp.syncookies_failed", "ACKs to a listener with no valid cookie") \
 	X(TCP_LISTEN_OVERFLOWS, "tcp.listen_overflows", "SYNs dropped: accept queue full") \
+	X(TCP_CONN_TABLE_FULL, "tcp.conn_table_full", "connections refused: the worker's connection table (tcp-connections) is full (SYN dropped, connect ENOBUFS)") \
 	X(TCP_LISTEN_TABLE_FULL, "tcp.listen_table_full", "listens refused: the worker's listener table (tcp-listeners) is full (ENOBUFS)") \
 	X(TCP_SYN_QUEUE_OVERFLOWS, "tcp.syn_queue_overflows", "SYNs dropped: SYN queue full, cookies off") \
 	X(TCP_CHALLENGE_ACKS, "tcp.challenge_acks",   "challenge ACKs sent (RFC 5961)") \

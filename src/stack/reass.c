@@ -67,8 +67,6 @@
 #define REASS_PROTO_TCP 6
 /* No datagram of at most 65535 bytes has more non-empty, non-overlapping fragments. */
 #define REASS_MAX_FRAGS_LIMIT 8192u
-/* Keeps the slot array and its index arithmetic well within 32 bits. */
-#define REASS_MAX_DATAGRAMS_LIMIT (1u << 20)
 
 /* One held fragment; its payload is the range [off, end) of the datagram. */
 struct reass_frag {

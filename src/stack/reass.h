@@ -28,6 +28,13 @@ struct reass_params {
 	uint32_t max_frags;           /* fragments per datagram, 2..8192: 64 */
 };
 
+/* Keeps the slot array and its index arithmetic well within 32 bits. */
+#define REASS_MAX_DATAGRAMS_LIMIT (1u << 20)
+/* The config's `reassembly-memory` bounds: a 64 KB datagram in 45 fragments of 2 KB
+ * buffers must fit; and 1 GiB. */
+#define REASS_MAX_BYTES_MIN (128u << 10)
+#define REASS_MAX_BYTES_LIMIT (1u << 30)
+
 void reass_params_default(struct reass_params *p);
 
 /* Why reass_input kept or dropped a fragment, or what expiry did. */

@@ -105,6 +105,16 @@ unsigned tcp_estab_count(const struct stack *s);
 #define TCP_LISTEN_MAX_DEFAULT 16384
 #define TCP_LISTEN_MAX_LIMIT (1u << 20)
 uint32_t tcp_listen_capacity(const struct stack *s);
+
+/* Entries of a worker's connection table (stack_params.tcp_conn_max, `tcp-connections`):
+ * one per connection that is not a listener, TIME-WAIT included. A SYN or a connect beyond:
+ * tcp.conn_table_full (the SYN dropped, connect ENOBUFS). */
+#define TCP_CONN_MAX_DEFAULT 65536
+#define TCP_CONN_MAX_MIN 16
+#define TCP_CONN_MAX_LIMIT (1u << 22)
+uint32_t tcp_conn_capacity(const struct stack *s);
+/* Entries taken; read by other threads as tcp_conn_count. */
+uint32_t tcp_conn_used(const struct stack *s);
 /* Addresses listened on now; read by other threads as tcp_conn_count. */
 uint32_t tcp_listen_used(const struct stack *s);
 

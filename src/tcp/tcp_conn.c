@@ -12,7 +12,6 @@
 
 #include "tcp_priv.h"
 
-#define TCP_CONN_MAX 65536
 /* rte_hash refuses fewer entries than a bucket holds (RTE_HASH_BUCKET_ENTRIES, private to
  * lib/hash/rte_cuckoo_hash.h). */
 #define TCP_HASH_MIN_ENTRIES 8u
@@ -61,7 +60,7 @@ void tcp_sockopts_default(struct tcp_sockopts *o)
 
 /* extra_flag RTE_HASH_EXTRA_FLAGS_EXT_TABLE: chained buckets beside the cuckoo ones, so an
  * insertion fails only when all entries are taken (without, the 1024-entry listener table
- * refused its 1013th key). */
+ * refused its 1013th key): a table's size is then exactly what its directive says. */
 static struct rte_hash *tcp_hash_create(const char *what, unsigned id, uint32_t entries,
 					uint32_t key_len, uint8_t extra_flag)
 {
@@ -82,8 +81,9 @@ static void tcp_stack_fini(struct stack *s);
 
 static int tcp_stack_init(struct stack *s, const struct stack_params *p)
 {
-	uint32_t listen_max = p->tcp_listen_max;
-	if (listen_max == 0 || listen_max > TCP_LISTEN_MAX_LIMIT)
+	uint32_t listen_max = p->tcp_listen_max, conn_max = p->tcp_conn_max;
+	if (listen_max == 0 || listen_max > TCP_LISTEN_MAX_LIMIT || conn_max < TCP_CONN_MAX_MIN ||
+	    conn_max > TCP_CONN_MAX_LIMIT)
 		return -EINVAL;
 	struct tcp_stack *t = calloc(1, sizeof(*t));
 	if (t == NULL)
@@ -92,7 +92,9 @@ static int tcp_stack_init(struct stack *s, const struct stack_params *p)
 	TAILQ_INIT(&t->all);
 	TAILQ_INIT(&t->reap);
 	TAILQ_INIT(&t->notify_q);
-	t->conns = tcp_hash_create("conns", s->id, TCP_CONN_MAX, sizeof(struct tcp_key), 0);
+	t->conns = tcp_hash_create("conns", s->id, conn_max, sizeof(struct tcp_key),
+				   RTE_HASH_EXTRA_FLAGS_EXT_TABLE);
+	t->conn_max = conn_max;
 	/* listen_used bounds it; rte_hash wants at least a bucket's worth of entries. */
 	t->listeners = tcp_hash_create("listen", s->id, RTE_MAX(listen_max, TCP_HASH_MIN_ENTRIES),
 				       sizeof(struct tcp_listen_key), RTE_HASH_EXTRA_FLAGS_EXT_TABLE);
@@ -179,6 +181,16 @@ uint32_t tcp_listen_capacity(const struct stack *s)
 	return s->tcp->listen_max;
 }
 
+uint32_t tcp_conn_capacity(const struct stack *s)
+{
+	return s->tcp->conn_max;
+}
+
+uint32_t tcp_conn_used(const struct stack *s)
+{
+	return *(const volatile uint32_t *)&s->tcp->conn_used;
+}
+
 uint32_t tcp_listen_used(const struct stack *s)
 {
 	return *(const volatile uint32_t *)&s->tcp->listen_used;
@@ -240,7 +252,13 @@ int tcp_conn_insert(struct tcp_conn *c)
 	} else {
 		struct tcp_key k;
 		tcp_key_of(c, &k);
-		rc = rte_hash_add_key_data(c->s->tcp->conns, &k, c);
+		if (c->s->tcp->conn_used == c->s->tcp->conn_max) {
+			stack_count(c->s, STACK_EV_TCP_CONN_TABLE_FULL);
+			rc = -ENOBUFS;
+		} else {
+			rc = rte_hash_add_key_data(c->s->tcp->conns, &k, c);
+			c->s->tcp->conn_used += rc == 0;
+		}
 	}
 	if (rc == 0)
 		c->flags |= TCPF_IN_TABLE;
@@ -269,7 +287,8 @@ static void tcp_conn_unhash(struct tcp_conn *c)
 	} else {
 		struct tcp_key k;
 		tcp_key_of(c, &k);
-		rte_hash_del_key(c->s->tcp->conns, &k);
+		if (rte_hash_del_key(c->s->tcp->conns, &k) >= 0)
+			c->s->tcp->conn_used--;
 	}
 	c->flags &= ~TCPF_IN_TABLE;
 }

@@ -223,6 +223,7 @@ struct tcp_stack {
 	struct rte_hash *conns;           /* 4-tuple → tcp_conn */
 	struct rte_hash *listeners;       /* (laddr, lport) → listening tcp_conn */
 	uint32_t listen_max, listen_used; /* its entries; those taken */
+	uint32_t conn_max, conn_used;     /* the connection table's (`tcp-connections`) */
 	struct timer_wheel *timers;
 	TAILQ_HEAD(, tcp_conn) all;
 	TAILQ_HEAD(, tcp_conn) reap;      /* freed, memory released by tcp_reap */

@@ -4,6 +4,7 @@ files behind; a good config with every directive starts; --help documents every 
 
 import os
 import re
+import socket
 
 import pytest
 
@@ -51,6 +52,16 @@ BAD_CONFIGS = [
      r"dpstackd\.conf:1: tcp-listeners: '-5' is not a count"),
     ("tcp_listeners_missing_value", "tcp-listeners\n" + PORT,
      r"dpstackd\.conf:1: usage: tcp-listeners VALUE"),
+    ("tcp_connections_below_minimum", "tcp-connections 15\n" + PORT,
+     r"dpstackd\.conf:1: tcp-connections: '15' is not a count from 16 to 4194304"),
+    ("tcp_connections_beyond_limit", "tcp-connections 4194305\n" + PORT,
+     r"dpstackd\.conf:1: tcp-connections: '4194305' is not a count from 16 to 4194304"),
+    ("neighbours_below_minimum", "neighbours 7\n" + PORT,
+     r"dpstackd\.conf:1: neighbours: '7' is not a count from 8 to 1048576"),
+    ("reassembly_datagrams_zero", "reassembly-datagrams 0\n" + PORT,
+     r"dpstackd\.conf:1: reassembly-datagrams: '0' is not a count from 1 to 1048576"),
+    ("reassembly_memory_below_one_datagram", "reassembly-memory 65536\n" + PORT,
+     r"dpstackd\.conf:1: reassembly-memory: '65536' is not a size in bytes from 131072 to"),
     ("tcp_listeners_after_command", "workers 1\n" + PORT + ADDR + "tcp-listeners 64\n",
      r"dpstackd\.conf:4: 'tcp-listeners' must come before the first command"),
     ("no_port", "workers 1\n# nothing else\n", r"no 'port add NAME DEVICE' line"),
@@ -181,7 +192,7 @@ def test_listener_table_size_from_config_refuses_beyond_it_counted(lab, veth):
         d.ctl("service", "add", "echo", "tcp", port)
     worker = d.stats()["workers"][0]
     assert (worker["tcp_listeners"], worker["tcp_listeners_max"]) == (3, 3)
-    assert "listener table 3 of 3" in d.ctl("stats")
+    assert "listener 3 of 3" in d.ctl("stats")
     r = d.ctl_result("service", "add", "echo", "tcp", 80)
     assert r.rc != 0 and "No buffer space available" in r.err, r
     st = d.stats()
@@ -191,6 +202,67 @@ def test_listener_table_size_from_config_refuses_beyond_it_counted(lab, veth):
     d.ctl("service", "del", "tcp", 19)
     d.ctl("service", "add", "echo", "tcp", 80)
     assert d.stats()["workers"][0]["tcp_listeners"] == 3
+
+
+def test_connection_and_neighbour_tables_sized_by_config_refuse_beyond_counted(lab, veth):
+    """`tcp-connections 16` and `neighbours 8`: the tables hold that many and no more. The
+    17th connection's SYN is dropped and counted (the kernel client never gets an answer)
+    while 16 stay up, and a closed one gives its entry back; a 9th static neighbour is
+    refused with the table's error. stats shows both tables' use."""
+    d = lab.start_daemon("tcp-connections 16\nneighbours 8\n" +
+                         PORT.format(iface=veth.root_ifname) + ADDR)
+    d.ctl("service", "add", "echo", "tcp", 7)
+
+    def connect(timeout):
+        def make():
+            c = socket.create_connection(("10.0.0.2", 7), timeout=timeout)
+            c.settimeout(10)
+            return c
+        return topo.in_netns(veth.ns, make, timeout=timeout + 5)
+
+    held = [connect(10) for _ in range(16)]
+    try:
+        for i, c in enumerate(held):
+            c.sendall(b"x%d" % i)
+            assert c.recv(16) == b"x%d" % i
+        worker = d.stats()["workers"][0]
+        assert (worker["tcp_conn_table"], worker["tcp_conn_table_max"]) == (16, 16)
+        assert "connection 16 of 16" in d.ctl("stats")
+        with pytest.raises(OSError):
+            held.append(connect(2))
+        assert d.stats()["events"]["tcp.conn_table_full"] >= 1
+        held.pop().close()
+        topo.wait_until(lambda: d.stats()["workers"][0]["tcp_conn_table"] == 15, 10,
+                        what="the closed connection's entry back")
+        c = connect(10)
+        held.append(c)
+        c.sendall(b"again")
+        assert c.recv(16) == b"again"
+    finally:
+        for c in held:
+            c.close()
+    # The peer's own entry (it answered the SYN-ACKs) leaves seven more.
+    used = d.stats()["workers"][0]["neighbours"]
+    for i in range(8 - used):
+        d.ctl("neigh", "add", "10.0.0.%d" % (100 + i), "lladdr", "02:00:00:00:01:%02x" % i,
+              "dev", "port0")
+    r = d.ctl_result("neigh", "add", "10.0.0.99", "lladdr", "02:00:00:00:01:99",
+                     "dev", "port0")
+    assert r.rc != 0 and "neigh add 10.0.0.99" in r.err, r
+    worker = d.stats()["workers"][0]
+    assert (worker["neighbours"], worker["neighbours_max"]) == (8, 8)
+
+
+def test_reassembly_sized_by_config_still_takes_a_64k_datagram(lab, veth):
+    """`reassembly-memory` at its minimum and `reassembly-datagrams 1` still reassemble
+    the largest datagram (a 65507-byte ping whose reply comes back whole)."""
+    d = lab.start_daemon("reassembly-memory 131072\nreassembly-datagrams 1\n" +
+                         PORT.format(iface=veth.root_ifname) + ADDR)
+    r = veth.ping("10.0.0.2", count=2, size=65507 - 8, interval=0.2, wait=3)
+    assert r.received == 2, r
+    st = d.stats()["reassembly"]
+    assert (st["max_datagrams"], st["max_bytes"]) == (1, 131072)
+    assert st["verdicts"]["done"] >= 2
 
 
 def test_version():

@@ -21,9 +21,12 @@ APPS = 8
 MEM_MB = 128
 MBUFS = 4096
 ROUTES = 256
+# Room for the 512 connections and their TIME-WAIT successors; a LAN's neighbours.
+TABLES = ["tcp-connections 2048", "tcp-listeners 64", "neighbours 64",
+          "reassembly-datagrams 64", "reassembly-memory 1048576"]
 BASE_PORT = 7100
 HEAD = ["eal --no-huge --no-pci --no-shconf -m %d" % MEM_MB, "mbufs %d" % MBUFS,
-        "routes %d" % ROUTES]
+        "routes %d" % ROUTES] + TABLES
 
 
 def test_small_profile_passes_the_config_check(tmp_path):
@@ -80,9 +83,10 @@ def test_small_profile_serves_512_connections_over_8_applications(lab, tmp_path)
             finally:
                 for c in socks:
                     c.close()
-        print("\nsmall profile: eal -m %d, mbufs %d, routes %d, %d connections over %d "
+        print("\nsmall profile: eal -m %d, mbufs %d, routes %d, %s, %d connections over %d "
               "applications: dpstackd resident %.1f MB idle, %.1f MB with every connection "
-              "open%s" % (mem, MBUFS, ROUTES, CONNS, APPS, idle_kb / 1024, held_kb / 1024,
+              "open%s" % (mem, MBUFS, ROUTES, ", ".join(TABLES), CONNS, APPS, idle_kb / 1024,
+                          held_kb / 1024,
                " (ASan build)" if topo.SANITIZED else ""))
         if not topo.SANITIZED:  # ASan's shadow memory and quarantine are not the daemon's
             assert held_kb < mem * 1024, "resident beyond the EAL's -m %d" % mem

@@ -740,6 +740,54 @@ static void test_listen_table_of_no_entries_or_beyond_the_limit_refused(void **s
 	assert_int_equal(rte_errno, EINVAL);
 }
 
+/* ---- the connection table (stack_params.tcp_conn_max) ---- */
+
+static int connect_to_host_a(struct tcp_conn **c)
+{
+	struct tcp_sockopts o;
+	tcp_sockopts_default(&o);
+	return tcp_connect(ts_s, INET_ADDR_V4(0), 0, INET_ADDR_V4(TS_HOST_A), 80, &o, &tp_owner,
+			   c);
+}
+
+static void test_conn_table_full_refuses_connect_with_enobufs_counted_until_one_closes(
+	void **state)
+{
+	struct stack_params p;
+	ts_params(&p);
+	p.tcp_conn_max = TCP_CONN_MAX_MIN;
+	ts_restart(&p, true);
+	assert_int_equal(tcp_conn_capacity(ts_s), TCP_CONN_MAX_MIN);
+	struct tcp_conn *c[TCP_CONN_MAX_MIN], *extra;
+	for (unsigned i = 0; i < TCP_CONN_MAX_MIN; i++)
+		assert_int_equal(connect_to_host_a(&c[i]), 0);
+	assert_int_equal(tcp_conn_used(ts_s), TCP_CONN_MAX_MIN);
+	assert_int_equal(connect_to_host_a(&extra), -ENOBUFS);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_CONN_TABLE_FULL], 1);
+	/* Listeners have a table of their own. */
+	struct tcp_conn *l;
+	assert_int_equal(listen_port(2000, false, &l), 0);
+	tcp_close(c[0]); /* SYN-SENT: gone at once */
+	assert_int_equal(tcp_conn_used(ts_s), TCP_CONN_MAX_MIN - 1);
+	assert_int_equal(connect_to_host_a(&c[0]), 0);
+	assert_int_equal(ts_s->events[STACK_EV_TCP_CONN_TABLE_FULL], 1);
+}
+
+static void test_conn_table_below_the_minimum_or_beyond_the_limit_refused(void **state)
+{
+	stack_destroy(ts_s);
+	ts_s = NULL;
+	struct stack_params p;
+	ts_params(&p);
+	assert_int_equal(p.tcp_conn_max, TCP_CONN_MAX_DEFAULT);
+	p.tcp_conn_max = TCP_CONN_MAX_MIN - 1;
+	assert_null(stack_create(&p));
+	assert_int_equal(rte_errno, EINVAL);
+	p.tcp_conn_max = TCP_CONN_MAX_LIMIT + 1;
+	assert_null(stack_create(&p));
+	assert_int_equal(rte_errno, EINVAL);
+}
+
 /* ---- SO_REUSEPORT ---- */
 
 static int listen_reuseport(uint32_t uid, struct tcp_conn **l)
@@ -1014,6 +1062,8 @@ int main(void)
 		T(test_listen_accept_on_empty_queue_returns_null),
 		T(test_listen_table_full_refuses_with_enobufs_counted_until_one_closes),
 		T(test_listen_table_of_no_entries_or_beyond_the_limit_refused),
+		T(test_conn_table_full_refuses_connect_with_enobufs_counted_until_one_closes),
+		T(test_conn_table_below_the_minimum_or_beyond_the_limit_refused),
 		T(test_listen_accept_returns_connections_in_order),
 		T(test_listen_accept_queue_full_syn_dropped_and_counted),
 		T(test_listen_syn_queue_full_answers_with_cookie_keeping_no_state),

@@ -18,6 +18,7 @@
 
 #include "test_eal.h"
 #include "../../src/dp/worker.h"
+#include "../../src/inet/inet.h"
 #include "../../src/wire/eth.h"
 
 #define RING_FRAMES 1023 /* net_ring's rings: 1024 slots */
@@ -61,9 +62,12 @@ static int ring_port_teardown(void **state)
 
 static void start_workers(unsigned n)
 {
+	struct stack_params sizes;
+	inet_params_default(&sizes);
+	sizes.tcp_listen_max = 16;
 	for (unsigned i = 0; i < n; i++)
 		assert_int_equal(worker_init(&workers[i], i, rte_lcore_id(), ports, 1, test_pool(),
-					     0, NULL, 16, ROUTE_MAX_DEFAULT), 0);
+					     0, NULL, &sizes), 0);
 	for (unsigned i = 0; i < n; i++)
 		worker_set_peers(&workers[i], workers, n);
 	nb_workers = n;
