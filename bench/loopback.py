@@ -12,8 +12,12 @@ here. Workloads: nginx keep-alive and `Connection: close` (wrk), redis-benchmark
 SET, iperf3 one stream, sockperf TCP ping-pong p50 and p99. Prints a table and writes JSON
 (default bench/out/loopback.json).
 
+--families 4,6 runs the workloads whose servers listen on both families (redis, iperf3)
+over IPv6 too, in the same run: AF_INET6 sockets through the shim to the stack's IPv6
+address (2001:db8:89::2) against the kernel's ::1; their rows are named "... IPv6".
+
 Usage: bench/loopback.py [--runs N] [--seconds S] [--json PATH] [--only NAME,...]
-(as root, after a build)
+                         [--families 4[,6]]   (as root, after a build)
 """
 import json
 import os
@@ -22,8 +26,12 @@ import shutil
 import subprocess
 import sys
 
-from preload import (Bench, PRELOAD, SERVER_NS, STACK_IP, nginx_argv, parse_args, prepare,
-                     write_results, wrk_rps)
+from preload import (Bench, PRELOAD, SERVER_NS, STACK6_IP, STACK_IP, nginx_argv, parse_args,
+                     prepare, write_results, wrk_rps)
+
+# Where each side's server is, per address family.
+IPS = {4: {"dpstack": STACK_IP, "kernel": "127.0.0.1"},
+       6: {"dpstack": STACK6_IP, "kernel": "::1"}}
 
 
 class Loopback:
@@ -43,15 +51,20 @@ class Loopback:
         return r.stdout
 
 
+def url_host(ip):
+    return "[%s]" % ip if ":" in ip else ip
+
+
 def workloads(lb, secs):
-    """(name, unit, higher_is_better, server argv maker, client runner(side, ip))."""
+    """(name, unit, higher_is_better, server argv maker, client runner(side, ip), whether
+    the server listens on IPv6 too)."""
 
     def wrk(close):
         def run(side, ip):
             argv = ["wrk", "-t1", "-c50", "-d%ds" % secs]
             if close:
                 argv += ["-H", "Connection: close"]
-            return wrk_rps(lb.client(side, argv + ["http://%s/index.html" % ip]))
+            return wrk_rps(lb.client(side, argv + ["http://%s/index.html" % url_host(ip)]))
         return run
 
     def redis(test):
@@ -78,17 +91,19 @@ def workloads(lb, secs):
             return float(m.group(1)) if m else None
         return run
 
-    redis_argv = lambda w, s: ["redis-server", "--port", "6379", "--bind", "0.0.0.0",
+    # "-::": IPv6 too where there is IPv6 (redis's optional bind).
+    redis_argv = lambda w, s: ["redis-server", "--port", "6379", "--bind", "0.0.0.0", "-::",
                                "--protected-mode", "no", "--save", "", "--appendonly", "no"]
     sockperf_argv = lambda w, s: ["sockperf", "server", "--tcp", "-p", "11111"]
     return [
-        ("nginx keep-alive", "req/s", True, nginx_argv, wrk(False)),
-        ("nginx conn/request", "conn/s", True, nginx_argv, wrk(True)),
-        ("redis SET", "req/s", True, redis_argv, redis("SET")),
-        ("redis GET", "req/s", True, redis_argv, redis("GET")),
-        ("iperf3 TCP", "Gbit/s", True, lambda w, s: ["iperf3", "-s", "-4"], iperf3),
-        ("sockperf TCP p50", "us", False, sockperf_argv, sockperf(50)),
-        ("sockperf TCP p99", "us", False, sockperf_argv, sockperf(99)),
+        ("nginx keep-alive", "req/s", True, nginx_argv, wrk(False), False),
+        ("nginx conn/request", "conn/s", True, nginx_argv, wrk(True), False),
+        ("redis SET", "req/s", True, redis_argv, redis("SET"), True),
+        ("redis GET", "req/s", True, redis_argv, redis("GET"), True),
+        # iperf3 -s without -4: one dual-stack socket on :: on either side.
+        ("iperf3 TCP", "Gbit/s", True, lambda w, s: ["iperf3", "-s"], iperf3, True),
+        ("sockperf TCP p50", "us", False, sockperf_argv, sockperf(50), False),
+        ("sockperf TCP p99", "us", False, sockperf_argv, sockperf(99), False),
     ]
 
 
@@ -98,21 +113,32 @@ def main():
         i = sys.argv.index("--only")
         only = sys.argv[i + 1].split(",")
         del sys.argv[i:i + 2]
+    families = [4]
+    if "--families" in sys.argv:
+        i = sys.argv.index("--families")
+        families = sorted({int(x) for x in sys.argv[i + 1].split(",")} & {4, 6})
+        del sys.argv[i:i + 2]
     a = parse_args("loopback", 5)
     work = prepare("loopback", ("nginx", "wrk", "redis-server", "redis-benchmark", "iperf3",
                                 "sockperf"))
     b = Bench(work)
     lb = Loopback(b)
     results = []
-    ips = {"dpstack": STACK_IP, "kernel": "127.0.0.1"}
     try:
         b.topology()
         b.start_daemon()
-        for name, unit, higher, argv_of, client in workloads(lb, a.seconds):
+        for name, unit, higher, argv_of, client, v6 in workloads(lb, a.seconds):
             if only and not any(o in name for o in only):
                 continue
-            results.append(b.measure_served(name, unit, higher, a.runs, argv_of,
-                                            lambda side, c=client: c(side, ips[side])))
+            # One workload's families side by side, so that their rows are measured
+            # under the same conditions.
+            for fam in families:
+                if fam == 6 and not v6:
+                    continue
+                ips = IPS[fam]
+                results.append(b.measure_served(
+                    name + (" IPv6" if fam == 6 else ""), unit, higher, a.runs, argv_of,
+                    lambda side, c=client, ips=ips: c(side, ips[side])))
     finally:
         b.close()
         shutil.rmtree(work, ignore_errors=True)

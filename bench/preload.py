@@ -31,6 +31,7 @@ DPSTACKD = os.path.join(BUILD, "dpstackd")
 CTL = os.path.join(BUILD, "tools", "dpstackctl", "dpstackctl")
 CLIENT_NS, SERVER_NS = "bnpc", "bnps"
 STACK_IP, KERNEL_IP = "10.89.0.2", "10.90.0.2"
+STACK6_IP = "2001:db8:89::2"    # the stack's IPv6 address (bench/loopback.py --families)
 
 
 def sh(*cmd, check=True, timeout=120, env=None):
@@ -81,8 +82,8 @@ class Bench:
         with open(conf, "w") as f:
             f.write("eal --lcores=%s\nworkers %d\n" % (",".join(lcores), workers))
             f.write("".join(line + "\n" for line in extra))
-            f.write("port add port0 net_af_xdp0,iface=bnpv0\nip addr add %s/24 dev port0\n" %
-                    STACK_IP)
+            f.write("port add port0 net_af_xdp0,iface=bnpv0\nip addr add %s/24 dev port0\n"
+                    "ip addr add %s/64 dev port0\n" % (STACK_IP, STACK6_IP))
         self.env = dict(os.environ, DPSTACK_CTL=os.path.join(self.work, "ctl.sock"),
                         DPSTACK_SOCK=os.path.join(self.work, "app.sock"))
         log = open(os.path.join(self.work, "dpstackd.log"), "w")

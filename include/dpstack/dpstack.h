@@ -14,8 +14,11 @@
  * stack descriptor with dps_close(), never close(2).
  *
  * Semantics worth knowing:
- *  - AF_INET with SOCK_STREAM (TCP) and SOCK_DGRAM (UDP). SOCK_NONBLOCK and SOCK_CLOEXEC
- *    flags are accepted in the type.
+ *  - AF_INET and AF_INET6 with SOCK_STREAM (TCP) and SOCK_DGRAM (UDP). SOCK_NONBLOCK and
+ *    SOCK_CLOEXEC flags are accepted in the type. An AF_INET6 socket takes struct
+ *    sockaddr_in6 (sin6_scope_id: the interface index of a link-local address, as
+ *    `dpstackctl link show` numbers them) and, unless IPV6_V6ONLY is set (Linux's default
+ *    is off), reaches and accepts IPv4 peers as mapped addresses ::ffff:a.b.c.d.
  *  - Blocking calls sleep without spinning and wake on the daemon's eventfd. SO_RCVTIMEO
  *    and SO_SNDTIMEO bound them (EAGAIN).
  *  - Thread-safe. A forked child keeps working sockets: it joins the application on its

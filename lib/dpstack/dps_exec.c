@@ -47,7 +47,8 @@ struct dps_exec_hdr {
 	X(bool, reuseaddr) X(bool, reuseport) X(bool, bound) X(bool, shut_rd)         \
 	X(bool, shut_wr) X(bool, connect_pending) X(int, rcvtimeo_ms)                 \
 	X(int, sndtimeo_ms) X(int, linger_on) X(int, linger_s) X(struct chan_opts, opts) \
-	X(struct dps_ip_flags, ip) X(struct sockaddr_in, local) X(uint32_t, bind_id)
+	X(struct dps_ip_flags, ip) X(struct dps_ep, local) X(uint32_t, bind_id)   \
+	X(int, family) X(bool, v6only)
 
 /* One descriptor number of a stack file. */
 struct dps_exec_file {

@@ -85,6 +85,8 @@ struct dps_file *dps_file_new(enum dps_kind kind, int kernel_fd)
 	}
 	f->kind = kind;
 	f->cloexec = true;
+	f->family = AF_INET; /* dps_socket and accept set the socket's own */
+	f->local = dps_ep_any(AF_INET);
 	atomic_init(&f->nfds, 1);
 	pthread_mutex_init(&f->rx_lock, NULL);
 	pthread_mutex_init(&f->tx_lock, NULL);

@@ -293,7 +293,7 @@ static int dps_dgram_cmsgs_in(struct dps_file *f, const struct msghdr *msg,
 		rc = dps_links_check_source(f->at, c.spec_dst, c.ifindex);
 		if (rc < 0)
 			return rc;
-		h->laddr = c.spec_dst;
+		h->laddr = inet_addr_v4(ntohl(c.spec_dst));
 	}
 	if (c.ttl || c.tos) {
 		h->flags |= CHAN_UDP_TX_IP;
@@ -313,30 +313,35 @@ static ssize_t dps_dgram_send(struct dps_file *f, const struct iovec *iov, int c
 			return rc == -ENOTCONN ? -ENETDOWN : rc;
 	}
 	if (to != NULL) {
-		struct sockaddr_in sin;
-		int rc = dps_sockaddr_in(to, tolen, &sin);
+		struct dps_ep ep;
+		int rc = dps_ep_in(f->family, to, tolen, &ep);
 		if (rc < 0)
 			return rc;
-		if (sin.sin_port == 0)
+		if (ep.port == 0)
 			return -EINVAL;
-		h.raddr = sin.sin_addr.s_addr;
-		h.rport = sin.sin_port;
+		bool v4 = inet_addr_is_v4(&ep.addr);
+		if (f->family == AF_INET6 && f->v6only && v4)
+			return -ENETUNREACH; /* udpv6_sendmsg: an IPv6-only socket's mapped peer */
+		h.raddr = ep.addr;
+		h.rport = ep.port;
+		h.scope = ep.scope;
 		/* Linux refuses a broadcast destination without SO_BROADCAST in sendto itself; the
 		 * worker sends later, so the library asks (from its copy of the stack's subnets).
 		 * Linux routes first: with no route at all it says ENETUNREACH, we EACCES. */
-		if (!f->opts.broadcast) {
-			int b = dps_links_is_broadcast(f->at, h.raddr);
+		if (!f->opts.broadcast && v4) {
+			int b = dps_links_is_broadcast(f->at, htonl(inet_addr_to_v4(&ep.addr)));
 			if (b != 0)
 				return b == -ENOTCONN ? -ENETDOWN : b < 0 ? b : -EACCES;
 		}
 	}
 	size_t len = dps_iov_len(iov, cnt);
-	if (len > UDP_MAX_PAYLOAD)
+	/* An AF_INET6 socket's IPv4 datagrams are checked by the worker (SO_ERROR). */
+	if (len > (f->family == AF_INET6 ? UDP6_MAX_PAYLOAD : UDP_MAX_PAYLOAD))
 		return -EMSGSIZE;
 	int rc = dps_udp_ensure_open(f);
 	if (rc < 0)
 		return rc;
-	if (to == NULL && dps_sock(f->at, f->socks[0])->raddr == 0)
+	if (to == NULL && dps_sock(f->at, f->socks[0])->rport == 0)
 		return -EDESTADDRREQ;
 	if (dps_sock_state(f) & CHAN_SS_HUP)
 		return -EPIPE; /* shut down for writing: its daemon is gone (dps_orphan.c) */
@@ -394,7 +399,8 @@ static void dps_dgram_cmsgs(const struct dps_file *f, const struct udp_rx_hdr *h
 /* One datagram into iov, its source into *from; msg (recvmsg only, else NULL) gets
  * MSG_TRUNC and the ancillary data. */
 static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int cnt, int flags,
-			      struct sockaddr_in *from, struct msghdr *msg)
+			      struct sockaddr_storage *from, socklen_t *fromlen,
+			      struct msghdr *msg)
 {
 	int rc = dps_udp_ensure_open(f);
 	if (rc < 0)
@@ -443,9 +449,9 @@ static ssize_t dps_dgram_recv(struct dps_file *f, const struct iovec *iov, int c
 				msg->msg_flags |= MSG_TRUNC;
 			if (msg != NULL)
 				dps_dgram_cmsgs(f, &h, msg);
-			*from = (struct sockaddr_in){.sin_family = AF_INET,
-						     .sin_addr.s_addr = htonl(h.saddr),
-						     .sin_port = htons(h.sport)};
+			struct dps_ep src = {.addr = h.src, .port = htons(h.sport),
+					     .scope = h.ifindex};
+			*fromlen = dps_ep_out(f->family, &src, from);
 			out = (flags & MSG_TRUNC) ? (ssize_t)h.len : (ssize_t)(h.len - left);
 			break;
 		}
@@ -491,7 +497,7 @@ static ssize_t dps_sendv(int fd, const struct iovec *iov, int cnt, int flags,
 /* The same for receiving: *from gets the datagram's source and *fromlen its length (0 for
  * a stream), msg (a copy of recvmsg's header) its flags and ancillary data. */
 static ssize_t dps_recvv(int fd, const struct iovec *iov, int cnt, int flags,
-			 struct sockaddr_in *from, socklen_t *fromlen, struct msghdr *msg)
+			 struct sockaddr_storage *from, socklen_t *fromlen, struct msghdr *msg)
 {
 	struct dps_file *f = dps_file_get(fd);
 	if (f == NULL)
@@ -501,9 +507,7 @@ static ssize_t dps_recvv(int fd, const struct iovec *iov, int cnt, int flags,
 	if ((flags & MSG_ERRQUEUE) && f->kind != DPS_EPOLL)
 		rc = -EAGAIN; /* no error queue (IP_RECVERR): Linux's answer for an empty one */
 	else if (f->kind == DPS_UDP) {
-		rc = dps_dgram_recv(f, iov, cnt, flags, from, msg);
-		if (rc >= 0)
-			*fromlen = sizeof(*from);
+		rc = dps_dgram_recv(f, iov, cnt, flags, from, fromlen, msg);
 	} else if (f->kind == DPS_TCP) {
 		/* streams have no source address per read, nor ancillary data (tcp_recvmsg) */
 		rc = dps_stream_recv(f, iov, cnt, flags);
@@ -544,8 +548,7 @@ static void dps_iov_done(struct dps_iov_in *in)
 
 /* recvfrom's and accept's address out (move_addr_to_user): what fits of it, then its
  * length; 0, -EFAULT, or -EINVAL for a negative *ulen. */
-int dps_addr_out(const struct sockaddr_in *k, socklen_t klen, struct sockaddr *uaddr,
-		 socklen_t *ulen)
+int dps_addr_out(const void *k, socklen_t klen, struct sockaddr *uaddr, socklen_t *ulen)
 {
 	int len;
 	if (dps_get_user(&len, ulen, sizeof(len)) < 0)
@@ -557,6 +560,14 @@ int dps_addr_out(const struct sockaddr_in *k, socklen_t klen, struct sockaddr *u
 	if (len > 0 && dps_put_user(uaddr, k, (size_t)len) < 0)
 		return -EFAULT;
 	return dps_put_user(ulen, &klen, sizeof(klen));
+}
+
+int dps_ep_put(const struct dps_file *f, const struct dps_ep *ep, struct sockaddr *uaddr,
+	       socklen_t *ulen)
+{
+	struct sockaddr_storage k;
+	socklen_t klen = dps_ep_out(f->family, ep, &k);
+	return dps_addr_out(&k, klen, uaddr, ulen);
 }
 
 /* sendto's and sendmsg's address in (move_addr_to_kernel). */
@@ -572,7 +583,7 @@ int dps_addr_in(const struct sockaddr *uaddr, socklen_t len, struct sockaddr_sto
 static ssize_t dps_recv_addr(int fd, const struct iovec *iov, int cnt, int flags,
 			     struct sockaddr *from, socklen_t *fromlen)
 {
-	struct sockaddr_in src;
+	struct sockaddr_storage src;
 	socklen_t srclen;
 	ssize_t rc = dps_recvv(fd, iov, cnt, flags, &src, &srclen, NULL);
 	if (rc < 0 || from == NULL)
@@ -707,7 +718,7 @@ ssize_t dps_sendmsg(int fd, const struct msghdr *msg, int flags)
 /* What recvmsg gives back into the application's header, as ____sys_recvmsg: the source
  * address (when it asked for one), then msg_flags and msg_controllen. */
 static int dps_msg_export(struct msghdr *umsg, const struct msghdr *m,
-			  const struct sockaddr_in *from, socklen_t fromlen)
+			  const struct sockaddr_storage *from, socklen_t fromlen)
 {
 	int err = 0;
 	if (m->msg_name != NULL)
@@ -728,7 +739,7 @@ ssize_t dps_recvmsg(int fd, struct msghdr *umsg, int flags)
 	if (err < 0)
 		return DPS_FAIL(-err);
 	m.msg_flags = 0;
-	struct sockaddr_in from;
+	struct sockaddr_storage from;
 	socklen_t fromlen;
 	ssize_t rc = dps_recvv(fd, in.v, (int)m.msg_iovlen, flags, &from, &fromlen, &m);
 	dps_iov_done(&in);

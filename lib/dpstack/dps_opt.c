@@ -218,6 +218,8 @@ int dps_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		rc = dps_set_tcp_level(f, name, val, len);
 	else if (level == IPPROTO_IP)
 		rc = dps_set_ip_level(f, name, val, len);
+	else if (level == IPPROTO_IPV6)
+		rc = dps_set_ip6_level(f, name, val, len);
 	else
 		rc = -ENOPROTOOPT;
 	dps_file_put(f);
@@ -278,7 +280,7 @@ static int dps_get_socket_level(struct dps_file *f, int name, void *val, socklen
 	case SO_TYPE:
 		return dps_put_int(val, len, f->kind == DPS_UDP ? SOCK_DGRAM : SOCK_STREAM);
 	case SO_DOMAIN:
-		return dps_put_int(val, len, AF_INET);
+		return dps_put_int(val, len, f->family);
 	case SO_PROTOCOL:
 		return dps_put_int(val, len, f->kind == DPS_UDP ? IPPROTO_UDP : IPPROTO_TCP);
 	case SO_ACCEPTCONN:
@@ -394,7 +396,8 @@ int dps_getsockopt(int fd, int level, int name, void *val, socklen_t *ulen)
 	bool tcp = f->kind == DPS_TCP || f->kind == DPS_LISTEN;
 	if (f->kind == DPS_EPOLL)
 		rc = -ENOTSOCK;
-	else if (level != SOL_SOCKET && level != IPPROTO_IP && (level != IPPROTO_TCP || !tcp))
+	else if (level != SOL_SOCKET && level != IPPROTO_IP && level != IPPROTO_IPV6 &&
+		 (level != IPPROTO_TCP || !tcp))
 		rc = -ENOPROTOOPT;
 	else if (dps_get_user(&len, ulen, sizeof(len)) < 0)
 		rc = -EFAULT;
@@ -402,6 +405,8 @@ int dps_getsockopt(int fd, int level, int name, void *val, socklen_t *ulen)
 		rc = dps_get_socket_level(f, name, val, &len);
 	else if (level == IPPROTO_TCP)
 		rc = dps_get_tcp_level(f, name, val, &len);
+	else if (level == IPPROTO_IPV6)
+		rc = dps_get_ip6_level(f, name, val, &len);
 	else
 		rc = dps_get_ip_level(f, name, val, &len);
 	if (rc == 0)

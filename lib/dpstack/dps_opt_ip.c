@@ -16,7 +16,7 @@
 #define DPS_PMTUDISC_MAX 5      /* IP_PMTUDISC_OMIT */
 
 /* Linux reads an int when there are four bytes, else one byte, else takes 0. */
-static int dps_ip_int_arg(const void *val, socklen_t len, int *out)
+int dps_ip_int_arg(const void *val, socklen_t len, int *out)
 {
 	*out = 0;
 	if (len >= sizeof(int))
@@ -91,7 +91,7 @@ int dps_set_ip_level(struct dps_file *f, int name, const void *val, socklen_t le
 /* do_ip_getsockopt's answer: one byte when asked for less than an int and the value fits,
  * else min(len, sizeof(int)) bytes of the int (len is the library's copy, val the
  * application's buffer). */
-static int dps_ip_put_int(void *val, socklen_t *len, int v)
+int dps_ip_put_int(void *val, socklen_t *len, int v)
 {
 	if ((int)*len < 0)
 		return -EINVAL;

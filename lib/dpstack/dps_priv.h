@@ -17,6 +17,7 @@
 #include "../../src/base/doorbell.h"
 #include "../../src/chan/chan_shm.h"
 #include "base/fifo.h"
+#include "dps_sockaddr.h"
 #include "dps_ucopy.h"
 
 /* The kernel's epoll on the library's own instances, by system call: the preload shim
@@ -100,7 +101,9 @@ struct dps_file {
 	struct dps_ip_flags ip;         /* the IP level's own options (dps_opt_ip.c) */
 	bool reuseaddr, reuseport;
 	int linger_on, linger_s;
-	struct sockaddr_in local;       /* bind(2) */
+	int family;                     /* AF_INET or AF_INET6 */
+	bool v6only;                    /* IPV6_V6ONLY (AF_INET6; Linux's default off) */
+	struct dps_ep local;            /* bind(2) */
 	bool bound;
 	uint32_t bind_id;               /* the daemon's reservation of a TCP bind, 0: none */
 	bool shut_rd, shut_wr;          /* shutdown(2) here, before the worker confirms */
@@ -238,13 +241,20 @@ void dps_epoll_forget(struct dps_file *f);
 void dps_epoll_hand_over(struct dps_file *f, int kfd);
 void dps_epoll_file_free(struct dps_file *f);
 
-/* --- dps_opt.c, dps_opt_ip.c --- */
+/* --- dps_opt.c, dps_opt_ip.c, dps_opt_ip6.c --- */
 /* Applies an option to the live socket (every per-worker listener of a listening one); a
  * socket not connected yet takes it from f->opts at connect or listen. */
 int dps_setopt_live(struct dps_file *f, enum chan_opt opt, uint32_t value);
 /* Level IPPROTO_IP: 0 or -errno, as Linux. */
 int dps_set_ip_level(struct dps_file *f, int name, const void *val, socklen_t len);
 int dps_get_ip_level(struct dps_file *f, int name, void *val, socklen_t *len);
+/* Level IPPROTO_IPV6 (AF_INET6 sockets): 0 or -errno, as Linux. */
+int dps_set_ip6_level(struct dps_file *f, int name, const void *val, socklen_t len);
+int dps_get_ip6_level(struct dps_file *f, int name, void *val, socklen_t *len);
+/* An int option's value as Linux reads it (four bytes, else one, else 0), and an int answer
+ * as do_ip_getsockopt writes it (one byte when asked for less than an int). */
+int dps_ip_int_arg(const void *val, socklen_t len, int *out);
+int dps_ip_put_int(void *val, socklen_t *len, int v);
 
 /* --- dps_io.c --- */
 /* fd's socket holds an error not yet reported (SO_ERROR), which its next read returns. */
@@ -254,14 +264,14 @@ bool dps_error_pending(int fd);
 int dps_addr_in(const struct sockaddr *uaddr, socklen_t len, struct sockaddr_storage *k);
 /* An address of klen bytes out to the application (move_addr_to_user): what fits of it in
  * *ulen bytes, then klen into *ulen; 0, -EINVAL for a negative *ulen, -EFAULT. */
-int dps_addr_out(const struct sockaddr_in *k, socklen_t klen, struct sockaddr *uaddr,
-		 socklen_t *ulen);
+int dps_addr_out(const void *k, socklen_t klen, struct sockaddr *uaddr, socklen_t *ulen);
+/* ep as f's family shows it, out to the application as dps_addr_out. */
+int dps_ep_put(const struct dps_file *f, const struct dps_ep *ep, struct sockaddr *uaddr,
+	       socklen_t *ulen);
 /* sendmsg, also telling how many bytes the message asked to send (sendmmsg). */
 ssize_t dps_msg_send(int fd, const struct msghdr *umsg, int flags, size_t *want);
 
 /* --- dps_socket.c --- */
-/* An IPv4 address from a copy of the application's (dps_addr_in): -EINVAL, -EAFNOSUPPORT. */
-int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out);
 /* Sets up a file for an established socket (accept, connect): views, table. */
 int dps_file_attach_sock(struct dps_file *f, uint32_t sock);
 /* A view of the socket's receive FIFO where the worker last put it, and its generation

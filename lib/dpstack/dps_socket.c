@@ -12,22 +12,18 @@
 #define DPS_EPHEMERAL_LO 32768
 #define DPS_EPHEMERAL_HI 60999
 
-int dps_sockaddr_in(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out)
+/* A socket's end as the daemon published it. */
+static struct dps_ep dps_sock_ep(const struct chan_sock *ss, bool peer)
 {
-	if (len < sizeof(sa_family_t))
-		return -EINVAL;
-	if (addr->sa_family != AF_INET)
-		return -EAFNOSUPPORT;
-	if (len < sizeof(struct sockaddr_in))
-		return -EINVAL;
-	memcpy(out, addr, sizeof(*out));
-	return 0;
+	return (struct dps_ep){.addr = peer ? ss->raddr : ss->laddr,
+			       .port = peer ? ss->rport : ss->lport, .scope = ss->scope};
 }
 
-static struct sockaddr_in dps_sin(uint32_t addr, uint16_t port)
+/* The bind flags of a request: the options that let sockets share a port, IPV6_V6ONLY. */
+static uint32_t dps_bind_flags(const struct dps_file *f)
 {
-	return (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = addr,
-				    .sin_port = port};
+	return (f->reuseaddr ? CHAN_BIND_REUSEADDR : 0) | (f->reuseport ? CHAN_BIND_REUSEPORT : 0) |
+	       (f->v6only ? CHAN_BIND_V6ONLY : 0);
 }
 
 bool dps_rx_view(const struct dps_file *f, struct fifo *view, uint32_t *gen)
@@ -76,7 +72,7 @@ int dps_file_attach_sock(struct dps_file *f, uint32_t sock)
 int dps_socket(int domain, int type, int protocol)
 {
 	int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (domain != AF_INET)
+	if (domain != AF_INET && domain != AF_INET6)
 		return DPS_FAIL(EAFNOSUPPORT);
 	enum dps_kind kind;
 	if (base == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP))
@@ -96,6 +92,8 @@ int dps_socket(int domain, int type, int protocol)
 		return -1;
 	}
 	f->at = at;
+	f->family = domain;
+	f->local = dps_ep_any(domain);
 	if (type & SOCK_NONBLOCK)
 		atomic_store(&f->flags, O_NONBLOCK);
 	f->cloexec = (type & SOCK_CLOEXEC) != 0;
@@ -128,28 +126,26 @@ static void dps_unbind(struct dps_file *f)
 		return;
 	struct chan_req rq = {.op = CHAN_OP_UNBIND, .sock = f->bind_id};
 	struct chan_reply rep;
-	dps_call(f->at, chan_bind_worker_of(&f->at->lay, f->local.sin_port), &rq, &rep);
+	dps_call(f->at, chan_bind_worker_of(&f->at->lay, f->local.port), &rq, &rep);
 	f->bind_id = 0;
 }
 
 /* UDP sockets exist in the daemon from their bind (explicit, or implicit at the first send
  * or connect). */
-static int dps_udp_open(struct dps_file *f, const struct sockaddr_in *local)
+static int dps_udp_open(struct dps_file *f, const struct dps_ep *local)
 {
-	struct chan_req rq = {.op = CHAN_OP_UDP_OPEN, .opts = f->opts,
-			      .flags = (f->reuseaddr ? CHAN_BIND_REUSEADDR : 0) |
-				       (f->reuseport ? CHAN_BIND_REUSEPORT : 0)};
+	struct chan_req rq = {.op = CHAN_OP_UDP_OPEN, .opts = f->opts, .flags = dps_bind_flags(f),
+			      .laddr = f->local.addr};
 	if (local != NULL) {
-		rq.laddr = local->sin_addr.s_addr;
-		rq.lport = local->sin_port;
+		rq.laddr = local->addr;
+		rq.lport = local->port;
+		rq.scope = local->scope;
 	}
 	struct chan_reply rep;
 	int rc = dps_call_new_sock(f, &rq, &rep);
 	if (rc < 0)
 		return rc;
-	f->local.sin_family = AF_INET;
-	f->local.sin_addr.s_addr = rep.laddr;
-	f->local.sin_port = rep.lport;
+	f->local = (struct dps_ep){.addr = rep.laddr, .port = rep.lport, .scope = rq.scope};
 	f->bound = true;
 	return 0;
 }
@@ -162,29 +158,30 @@ int dps_udp_ensure_open(struct dps_file *f)
 static int dps_bind_file(struct dps_file *f, const struct sockaddr *uaddr, socklen_t len)
 {
 	struct sockaddr_storage k;
-	struct sockaddr_in sin;
+	struct dps_ep ep;
 	int rc = dps_addr_in(uaddr, len, &k);
 	if (rc == 0)
-		rc = dps_sockaddr_in((struct sockaddr *)&k, len, &sin);
+		rc = dps_ep_in(f->family, (struct sockaddr *)&k, len, &ep);
 	if (rc < 0)
 		return rc;
+	/* __inet6_bind: an IPv6-only socket cannot take an IPv4 address. */
+	if (f->family == AF_INET6 && f->v6only && inet_addr_is_v4(&ep.addr))
+		return -EINVAL;
 	if (f->bound || f->nsocks > 0)
 		return -EINVAL;
 	if (f->kind == DPS_UDP)
-		return dps_udp_open(f, &sin);
+		return dps_udp_open(f, &ep);
 	if (f->kind != DPS_TCP)
 		return -EINVAL;
-	struct chan_req rq = {.op = CHAN_OP_BIND, .laddr = sin.sin_addr.s_addr,
-			      .lport = sin.sin_port,
-			      .flags = (f->reuseaddr ? CHAN_BIND_REUSEADDR : 0) |
-				       (f->reuseport ? CHAN_BIND_REUSEPORT : 0)};
+	struct chan_req rq = {.op = CHAN_OP_BIND, .laddr = ep.addr, .lport = ep.port,
+			      .scope = ep.scope, .flags = dps_bind_flags(f)};
 	struct chan_reply rep;
-	rc = dps_call(f->at, chan_bind_worker_of(&f->at->lay, sin.sin_port), &rq, &rep);
+	rc = dps_call(f->at, chan_bind_worker_of(&f->at->lay, ep.port), &rq, &rep);
 	if (rc < 0)
 		return rc;
-	f->local = sin;
+	f->local = ep;
 	f->bound = true;
-	f->bind_id = sin.sin_port != 0 ? rep.socks[0] : 0;
+	f->bind_id = ep.port != 0 ? rep.socks[0] : 0;
 	return 0;
 }
 
@@ -245,9 +242,10 @@ static int dps_listen_file(struct dps_file *f, int backlog)
 		return f->kind == DPS_UDP ? -EOPNOTSUPP : -ENOTSOCK;
 	if (f->nsocks > 0)
 		return -EINVAL;
-	struct chan_req rq = {.op = CHAN_OP_LISTEN, .laddr = f->local.sin_addr.s_addr,
-			      .lport = f->local.sin_port, .opts = f->opts, .sock = f->bind_id,
-			      .flags = f->reuseport ? CHAN_BIND_REUSEPORT : 0,
+	struct chan_req rq = {.op = CHAN_OP_LISTEN, .laddr = f->local.addr,
+			      .lport = f->local.port, .scope = f->local.scope, .opts = f->opts,
+			      .sock = f->bind_id,
+			      .flags = dps_bind_flags(f) & ~CHAN_BIND_REUSEADDR,
 			      .backlog = backlog < 0 ? 0 : (uint32_t)backlog};
 	/* Linux sizes small backlogs up a little; 0 still accepts one. */
 	if (backlog <= 0)
@@ -268,8 +266,7 @@ static int dps_listen_file(struct dps_file *f, int backlog)
 	if (rc < 0)
 		return rc;
 	dps_unbind(f);
-	f->local.sin_family = AF_INET;
-	f->local.sin_port = rq.lport;
+	f->local.port = rq.lport;
 	f->bound = true;
 	f->kind = DPS_LISTEN;
 	return 0;
@@ -349,6 +346,8 @@ static int dps_accept_one(struct dps_file *l, int flags, struct dps_file **out)
 		}
 		atomic_fetch_add(&at->refs, 1);
 		f->at = at;
+		f->family = l->family;
+		f->v6only = l->v6only;
 		f->opts = l->opts;
 		f->ip = l->ip; /* as inet_sk_clone */
 		f->rcvtimeo_ms = l->rcvtimeo_ms;
@@ -443,9 +442,8 @@ int dps_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	}
 	if (rc == 0 && addr != NULL) {
 		/* An address that cannot be written costs the connection, as on Linux. */
-		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-		struct sockaddr_in sin = dps_sin(ss->raddr, ss->rport);
-		rc = dps_addr_out(&sin, sizeof(sin), addr, len);
+		struct dps_ep peer = dps_sock_ep(dps_sock(f->at, f->socks[0]), true);
+		rc = dps_ep_put(f, &peer, addr, len);
 		if (rc < 0)
 			dps_close(f->fd);
 	}
@@ -476,7 +474,7 @@ static int dps_connect_result(struct dps_file *f)
 	return -EALREADY;
 }
 
-static int dps_connect_tcp(struct dps_file *f, const struct sockaddr_in *to)
+static int dps_connect_tcp(struct dps_file *f, const struct dps_ep *to)
 {
 	if (f->nsocks > 0) {
 		uint32_t st = dps_sock_state(f);
@@ -499,9 +497,12 @@ static int dps_connect_tcp(struct dps_file *f, const struct sockaddr_in *to)
 		if (atomic_load(&f->flags) & O_NONBLOCK)
 			return -EALREADY;
 	} else {
-		struct chan_req rq = {.op = CHAN_OP_CONNECT, .laddr = f->local.sin_addr.s_addr,
-				      .lport = f->local.sin_port, .raddr = to->sin_addr.s_addr,
-				      .rport = to->sin_port, .opts = f->opts};
+		/* One scope: the peer's when it is link-local, else the bound address's. */
+		struct chan_req rq = {.op = CHAN_OP_CONNECT, .laddr = f->local.addr,
+				      .lport = f->local.port, .raddr = to->addr,
+				      .rport = to->port, .opts = f->opts,
+				      .scope = to->scope != 0 ? to->scope : f->local.scope,
+				      .flags = f->v6only ? CHAN_BIND_V6ONLY : 0};
 		struct chan_reply rep;
 		int rc = dps_call_new_sock(f, &rq, &rep);
 		if (rc < 0)
@@ -527,14 +528,15 @@ static int dps_connect_udp(struct dps_file *f, const struct sockaddr *addr, sock
 {
 	struct chan_req rq = {.op = CHAN_OP_UDP_CONNECT};
 	if (len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
-		rq.raddr = 0; /* dissolve the association */
+		rq.raddr = inet_addr_any(false); /* dissolve the association */
 	} else {
-		struct sockaddr_in sin;
-		int rc = dps_sockaddr_in(addr, len, &sin);
+		struct dps_ep ep;
+		int rc = dps_ep_in(f->family, addr, len, &ep);
 		if (rc < 0)
 			return rc;
-		rq.raddr = sin.sin_addr.s_addr;
-		rq.rport = sin.sin_port;
+		rq.raddr = ep.addr;
+		rq.rport = ep.port;
+		rq.scope = ep.scope;
 	}
 	int rc = dps_udp_ensure_open(f);
 	if (rc < 0)
@@ -546,15 +548,20 @@ static int dps_connect_udp(struct dps_file *f, const struct sockaddr *addr, sock
 
 static int dps_connect_file(struct dps_file *f, const struct sockaddr *addr, socklen_t len)
 {
-	struct sockaddr_in sin;
+	struct dps_ep to;
 	if (f->kind == DPS_UDP)
 		return dps_connect_udp(f, addr, len);
 	if (f->kind == DPS_LISTEN)
 		return -EISCONN;
 	if (f->kind == DPS_EPOLL)
 		return -ENOTSOCK;
-	int rc = dps_sockaddr_in(addr, len, &sin);
-	return rc < 0 ? rc : dps_connect_tcp(f, &sin);
+	int rc = dps_ep_in(f->family, addr, len, &to);
+	if (rc < 0)
+		return rc;
+	/* tcp_v6_connect: an IPv6-only socket has no route to an IPv4 peer. */
+	if (f->family == AF_INET6 && f->v6only && inet_addr_is_v4(&to.addr))
+		return -ENETUNREACH;
+	return dps_connect_tcp(f, &to);
 }
 
 int dps_connect(int fd, const struct sockaddr *uaddr, socklen_t len)
@@ -690,26 +697,24 @@ static int dps_name(int fd, struct sockaddr *addr, socklen_t *len, bool peer)
 	if (f == NULL)
 		return DPS_FAIL(EBADF);
 	int rc = 0;
-	struct sockaddr_in sin;
+	struct dps_ep ep;
 	if (f->kind == DPS_EPOLL) {
 		rc = -ENOTSOCK;
 	} else if (peer) {
 		struct chan_sock *ss = f->nsocks > 0 && f->kind != DPS_LISTEN
 					       ? dps_sock(f->at, f->socks[0]) : NULL;
-		if (ss == NULL || ss->raddr == 0 ||
+		if (ss == NULL || ss->rport == 0 ||
 		    (f->kind == DPS_TCP && !(atomic_load(&ss->state) & CHAN_SS_CONNECTED)))
 			rc = -ENOTCONN;
 		else
-			sin = dps_sin(ss->raddr, ss->rport);
+			ep = dps_sock_ep(ss, true);
 	} else if (f->nsocks > 0) {
-		struct chan_sock *ss = dps_sock(f->at, f->socks[0]);
-		sin = dps_sin(ss->laddr, ss->lport);
+		ep = dps_sock_ep(dps_sock(f->at, f->socks[0]), false);
 	} else {
-		sin = dps_sin(f->bound ? f->local.sin_addr.s_addr : 0,
-			      f->bound ? f->local.sin_port : 0);
+		ep = f->bound ? f->local : dps_ep_any(f->family);
 	}
 	if (rc == 0)
-		rc = dps_addr_out(&sin, sizeof(sin), addr, len);
+		rc = dps_ep_put(f, &ep, addr, len);
 	dps_file_put(f);
 	return rc < 0 ? DPS_FAIL(-rc) : 0;
 }

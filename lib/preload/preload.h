@@ -5,10 +5,11 @@
  * own, goes to the next definition (libc) untouched. Stack sockets are real descriptor
  * numbers (the library's placeholders), so fd_sets, arrays and fork keep working.
  *
- * Which sockets are the stack's: an AF_INET stream or datagram socket starts on the stack
- * and stays there unless its first bind or connect names an address that is not: one in
- * 127.0.0.0/8 or in DPSTACK_KERNEL_NETS, a bind to an address the stack does not have, a
- * connect the stack has no route for. Then it moves to a kernel socket of the same number,
+ * Which sockets are the stack's: an AF_INET or AF_INET6 stream or datagram socket starts on
+ * the stack and stays there unless its first bind or connect
+ * names an address that is not: one in 127.0.0.0/8, ::1 or DPSTACK_KERNEL_NETS (IPv4, also
+ * as an AF_INET6 socket's mapped address ::ffff:a.b.c.d), a bind to an address the stack
+ * does not have, a connect the stack has no route for. Then it moves to a kernel socket of the same number,
  * with the options it was given. DPSTACK_PRELOAD=kernel sends everything to the kernel;
  * DPSTACK_PRELOAD_LOG=1 logs the calls on stack sockets and these choices to stderr.
  *
@@ -115,7 +116,8 @@ void pl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A stack socket or stack epoll instance (not when the shim is off). */
 bool pl_is_stack(int fd);
 
-/* True when an IPv4 address belongs to the kernel by rule (loopback, DPSTACK_KERNEL_NETS). */
+/* True when an address belongs to the kernel by rule: loopback (127.0.0.0/8, ::1) and
+ * DPSTACK_KERNEL_NETS, IPv4 also as an AF_INET6 socket's mapped address. */
 bool pl_kernel_addr(const struct sockaddr *addr, socklen_t len);
 
 /* Sockets created on the stack that have not bound or connected yet: how to remake them on

@@ -13,6 +13,7 @@
 
 #include <dpstack/dpstack.h>
 
+#include "../dpstack/dps_sockaddr.h"
 #include "../dpstack/dps_ucopy.h"
 #include "preload.h"
 
@@ -188,17 +189,29 @@ bool pl_is_stack(int fd)
 	return !pl_off && fd >= 0 && dps_is_stack_fd(fd);
 }
 
-bool pl_kernel_addr(const struct sockaddr *addr, socklen_t len)
+/* An IPv4 address (host order) the kernel keeps: loopback, DPSTACK_KERNEL_NETS. */
+static bool pl_kernel_v4(uint32_t a)
 {
-	struct sockaddr_in sin;
-	if (len < sizeof(sin) || dps_get_user(&sin, addr, sizeof(sin)) < 0 ||
-	    sin.sin_family != AF_INET)
-		return false;
-	uint32_t a = ntohl(sin.sin_addr.s_addr);
 	if ((a >> 24) == 127)
 		return true;
 	for (unsigned i = 0; i < nb_kernel_nets; i++)
 		if ((a & kernel_nets[i].mask) == kernel_nets[i].addr)
 			return true;
 	return false;
+}
+
+bool pl_kernel_addr(const struct sockaddr *addr, socklen_t len)
+{
+	struct sockaddr_storage k;
+	if (len < sizeof(sa_family_t) || len > sizeof(k) || dps_get_user(&k, addr, len) < 0)
+		return false;
+	struct dps_ep ep;
+	if (dps_ep_in(k.ss_family, (struct sockaddr *)&k, len, &ep) < 0)
+		return false;
+	/* An AF_INET6 socket's IPv4 peers are mapped addresses (RFC 4291 §2.5.5.2): the same
+	 * rules. ::1 is the kernel's as 127.0.0.1 is. */
+	if (inet_addr_is_v4(&ep.addr))
+		return pl_kernel_v4(inet_addr_to_v4(&ep.addr));
+	static const struct inet_addr loopback6 = {.b = {[15] = 1}};
+	return inet_addr_equal(&ep.addr, &loopback6);
 }

@@ -65,12 +65,14 @@ int socket(int domain, int type, int protocol)
 {
 	pl_init();
 	int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (pl_off || domain != AF_INET || (base != SOCK_STREAM && base != SOCK_DGRAM))
+	if (pl_off || (domain != AF_INET && domain != AF_INET6) ||
+	    (base != SOCK_STREAM && base != SOCK_DGRAM))
 		return pl_libc.socket(domain, type, protocol);
 	int fd = dps_socket(domain, type, protocol);
 	if (fd < 0) {
 		int e = errno;
-		if (e == EPROTONOSUPPORT)
+		/* What the stack does not serve (another protocol): the kernel. */
+		if (e == EPROTONOSUPPORT || e == EAFNOSUPPORT)
 			return pl_libc.socket(domain, type, protocol);
 		static _Atomic bool told;
 		if (e != EMFILE && e != ENFILE && e != ENOMEM && !atomic_exchange(&told, true)) {
@@ -87,7 +89,8 @@ int socket(int domain, int type, int protocol)
 		errno = ENOMEM;
 		return -1;
 	}
-	PL_LOG("socket(%s) = %d", base == SOCK_STREAM ? "tcp" : "udp", fd);
+	PL_LOG("socket(%s%s) = %d", base == SOCK_STREAM ? "tcp" : "udp",
+	       domain == AF_INET6 ? "6" : "", fd);
 	return fd;
 }
 

@@ -32,6 +32,19 @@ static bool chan_port_allowed(const struct chan_ctx *x, uint16_t port_be)
 	return x->a->procs[x->p].uid == 0 || port == 0 || port >= CHAN_PRIV_PORT;
 }
 
+uint16_t chan_scope_port(uint32_t ifindex)
+{
+	return ifindex >= 1 && ifindex <= NETCFG_MAX_PORTS ? (uint16_t)(ifindex - 1)
+							   : NETCFG_PORT_ANY;
+}
+
+/* The options of a request that concern its addresses: IPV6_V6ONLY and the scope. */
+static void chan_addr_opts_to_tcp(const struct chan_req *rq, struct tcp_sockopts *o)
+{
+	o->v6only = (rq->flags & CHAN_BIND_V6ONLY) != 0;
+	o->scope = chan_scope_port(rq->scope);
+}
+
 static void chan_cc_name(const char in[CHAN_CC_NAME_MAX], char out[CHAN_CC_NAME_MAX])
 {
 	memcpy(out, in, CHAN_CC_NAME_MAX);
@@ -125,14 +138,16 @@ static int chan_call_listen(const struct chan_ctx *x)
 		return -EACCES;
 	/* Another socket's bind of the port, kept where the port's reservations are. */
 	if (chan_bind_worker_of(&x->a->lay, rq->lport) == x->cw->index &&
-	    chan_bind_conflict(x->cw, x->a->procs[x->p].uid, rq->laddr, rq->lport,
-			       rq->flags & CHAN_BIND_REUSEPORT, x->a, x->p, rq->sock))
+	    chan_bind_conflict(x->cw, x->a->procs[x->p].uid, &rq->laddr, rq->lport,
+			       rq->flags & (CHAN_BIND_REUSEPORT | CHAN_BIND_V6ONLY), x->a, x->p,
+			       rq->sock))
 		return -EADDRINUSE;
 	struct tcp_sockopts o;
 	int rc = chan_opts_to_tcp(&rq->opts, &o);
 	if (rc < 0)
 		return rc;
 	chan_reuseport_to_tcp(x, &o);
+	chan_addr_opts_to_tcp(rq, &o);
 	/* Every user's listeners share this worker's table: one user may fill a part only.
 	 * ENOBUFS, as when the table itself is full. */
 	struct chan_user *u = x->a->user;
@@ -159,8 +174,7 @@ static int chan_call_listen(const struct chan_ctx *x)
 	atomic_store(&ds->acc->head, 0);
 	atomic_store(&ds->acc->tail, 0);
 	struct sock_owner own = chan_ctx_owner(x, ds);
-	rc = tcp_listen(x->cw->stack, INET_ADDR_V4(ntohl(rq->laddr)), ntohs(rq->lport), backlog,
-			&o, &own, &ds->tcp);
+	rc = tcp_listen(x->cw->stack, &rq->laddr, ntohs(rq->lport), backlog, &o, &own, &ds->tcp);
 	if (rc < 0) {
 		aw->mem.free(aw->mem.ctx, ds->acc, chan_ring_bytes(entries));
 		chan_dsock_release(ds);
@@ -172,6 +186,7 @@ static int chan_call_listen(const struct chan_ctx *x)
 	ss->acc_mask = ds->acc_mask;
 	ss->laddr = rq->laddr;
 	ss->lport = rq->lport;
+	ss->scope = rq->scope;
 	atomic_store(&ss->state, CHAN_SS_LISTEN);
 	x->rep->socks[0] = ds->index;
 	x->rep->count = 1;
@@ -181,19 +196,23 @@ static int chan_call_listen(const struct chan_ctx *x)
 static int chan_call_connect(const struct chan_ctx *x)
 {
 	const struct chan_req *rq = x->rq;
-	if (rq->raddr == 0 || rq->rport == 0)
+	if (inet_addr_is_any(&rq->raddr) || rq->rport == 0)
 		return -ECONNREFUSED;
 	struct tcp_sockopts o;
 	int rc = chan_opts_to_tcp(&rq->opts, &o);
 	if (rc < 0)
 		return rc;
+	chan_addr_opts_to_tcp(rq, &o);
 	struct chan_dsock *ds = chan_new_sock(x, CHAN_SOCK_TCP);
 	if (ds == NULL)
 		return -EMFILE;
 	struct stack *s = x->cw->stack;
 	struct sock_owner own = chan_ctx_owner(x, ds);
-	struct inet_addr laddr = inet_addr_v4(ntohl(rq->laddr));
-	struct inet_addr raddr = inet_addr_v4(ntohl(rq->raddr));
+	/* An unbound socket, or one bound to a wildcard, sends from the peer's family: an
+	 * AF_INET6 socket reaches an IPv4 peer by its mapped address (RFC 4291 §2.5.5.2). */
+	struct inet_addr raddr = rq->raddr, laddr = rq->laddr;
+	if (inet_addr_is_any(&laddr))
+		laddr = inet_addr_any(!inet_addr_is_v4(&raddr));
 	uint16_t lport = ntohs(rq->lport), rport = ntohs(rq->rport);
 	rc = tcp_connect(s, &laddr, lport, &raddr, rport, &o, &own, &ds->tcp);
 	if (rc == -EXDEV && tcp_connect_source(s, &raddr, o.scope, &laddr) == 0)
@@ -220,11 +239,12 @@ static int chan_call_bind(const struct chan_ctx *x)
 	if (chan_bind_worker_of(&x->a->lay, rq->lport) != x->cw->index)
 		return -EINVAL; /* the library sends binds to the port's worker */
 	uid_t uid = x->a->procs[x->p].uid;
-	if (chan_bind_conflict(x->cw, uid, rq->laddr, rq->lport, rq->flags, NULL, 0, 0))
+	if (chan_bind_conflict(x->cw, uid, &rq->laddr, rq->lport, rq->flags, NULL, 0, 0))
 		return -EADDRINUSE;
 	struct tcp_sockopts o;
 	chan_reuseport_to_tcp(x, &o);
-	int rc = tcp_bind_check(x->cw->stack, INET_ADDR_V4(ntohl(rq->laddr)), ntohs(rq->lport), &o);
+	chan_addr_opts_to_tcp(rq, &o);
+	int rc = tcp_bind_check(x->cw->stack, &rq->laddr, ntohs(rq->lport), &o);
 	if (rc < 0)
 		return rc;
 	if (!chan_limit_allows(&x->cw->chan->limits, CHAN_LIMIT_BINDS_PER_APP,
@@ -232,7 +252,8 @@ static int chan_call_bind(const struct chan_ctx *x)
 		x->cw->st.bind_limit++;
 		return -ENOBUFS;
 	}
-	return chan_bind_add(x->cw, x->a, x->p, rq->laddr, rq->lport, rq->flags, &x->rep->socks[0]);
+	return chan_bind_add(x->cw, x->a, x->p, &rq->laddr, rq->lport, rq->flags,
+			     &x->rep->socks[0]);
 }
 
 static int chan_call_unbind(const struct chan_ctx *x)
@@ -255,8 +276,10 @@ static int chan_call_udp_open(const struct chan_ctx *x)
 	/* SO_REUSEPORT is taken as SO_REUSEADDR: enough for a server's connected socket per
 	 * client beside its listening one (iperf3), not for datagrams spread by hash. */
 	unsigned bf = rq->flags & (CHAN_BIND_REUSEADDR | CHAN_BIND_REUSEPORT) ? UDP_BIND_REUSEADDR : 0;
-	int rc = udp_bind(s, ntohl(rq->laddr), ntohs(rq->lport), rq->opts.rcvbuf, bf, &own,
-			  &ds->udp);
+	if (rq->flags & CHAN_BIND_V6ONLY)
+		bf |= UDP_BIND_V6ONLY;
+	int rc = udp_bind_inet(s, &rq->laddr, ntohs(rq->lport), rq->opts.rcvbuf, bf, &own,
+			       &ds->udp);
 	if (rc == -EXDEV)
 		x->rep->redirect = steer_udp_owner(s->steer, ntohs(rq->lport));
 	if (rc < 0) {
@@ -278,7 +301,7 @@ static int chan_call_udp_open(const struct chan_ctx *x)
 	struct chan_sock *ss = chan_dsock_shm(ds);
 	chan_sock_share_rx(x->a, ss, sk->rx);
 	chan_sock_share_tx(x->a, ss, ds->udp_tx);
-	ss->laddr = htonl(inet_addr_to_v4(&sk->laddr));
+	ss->laddr = sk->laddr;
 	ss->lport = htons(sk->lport);
 	x->rep->socks[0] = ds->index;
 	x->rep->count = 1;
@@ -292,12 +315,13 @@ static int chan_call_udp_connect(const struct chan_ctx *x)
 	struct chan_dsock *ds = chan_ctx_sock(x);
 	if (ds == NULL || ds->kind != CHAN_SOCK_UDP)
 		return -EBADF;
-	int rc = udp_connect(ds->udp, ntohl(x->rq->raddr), ntohs(x->rq->rport));
+	int rc = udp_connect_inet(ds->udp, &x->rq->raddr, ntohs(x->rq->rport),
+				  chan_scope_port(x->rq->scope));
 	if (rc == 0) {
 		struct sock *sk = udp_sock(ds->udp);
 		struct chan_sock *ss = chan_dsock_shm(ds);
-		ss->laddr = htonl(inet_addr_to_v4(&sk->laddr));
-		ss->raddr = htonl(inet_addr_to_v4(&sk->raddr));
+		ss->laddr = sk->laddr;
+		ss->raddr = sk->raddr;
 		ss->rport = htons(sk->rport);
 	}
 	return rc;
@@ -375,13 +399,13 @@ static uint8_t chan_linux_state(enum tcp_state st)
 	return (unsigned)st < TCP_STATE_COUNT ? map[st] : 7;
 }
 
-/* The stack keeps addresses in host order; chan_info has them as struct sockaddr_in. */
-static void chan_info_addrs(struct chan_info *out, uint32_t laddr, uint16_t lport,
-			    uint32_t raddr, uint16_t rport)
+/* The stack keeps ports in host order; chan_info has them as struct sockaddr_in6. */
+static void chan_info_addrs(struct chan_info *out, const struct inet_addr *laddr, uint16_t lport,
+			    const struct inet_addr *raddr, uint16_t rport)
 {
-	out->laddr = htonl(laddr);
+	out->laddr = *laddr;
 	out->lport = htons(lport);
-	out->raddr = htonl(raddr);
+	out->raddr = *raddr;
 	out->rport = htons(rport);
 }
 
@@ -396,7 +420,7 @@ static int chan_call_info(const struct chan_ctx *x)
 	if (ds->kind == CHAN_SOCK_UDP) {
 		struct udp_sock_info ui;
 		udp_sock_info(ds->udp, &ui);
-		chan_info_addrs(out, ui.laddr, ui.lport, ui.raddr, ui.rport);
+		chan_info_addrs(out, &ui.local, ui.lport, &ui.remote, ui.rport);
 		out->rcvbuf = ui.rcvbuf;
 		out->sndbuf = ds->udp_tx->size;
 		out->broadcast = ui.broadcast;
@@ -404,8 +428,7 @@ static int chan_call_info(const struct chan_ctx *x)
 	}
 	struct tcp_conn_info ti;
 	tcp_conn_info(ds->tcp, &ti);
-	chan_info_addrs(out, inet_addr_to_v4(&ti.laddr), ti.lport, inet_addr_to_v4(&ti.raddr),
-			ti.rport);
+	chan_info_addrs(out, &ti.laddr, ti.lport, &ti.raddr, ti.rport);
 	out->tcp_state = chan_linux_state(ti.state);
 	out->snd_wscale = ti.snd_wscale;
 	out->rcv_wscale = ti.rcv_wscale;

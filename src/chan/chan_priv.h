@@ -99,9 +99,9 @@ struct chan_bind {
 	const struct chan_app *app;
 	unsigned proc;
 	uid_t uid;
-	uint32_t laddr;                 /* network order, as in chan_req */
+	struct inet_addr laddr;         /* as in chan_req */
 	uint16_t lport;
-	uint32_t flags;                 /* CHAN_BIND_* */
+	uint32_t flags;                 /* CHAN_BIND_* (V6ONLY: laddr :: hears no IPv4) */
 	uint32_t id;
 };
 
@@ -226,17 +226,21 @@ unsigned chan_worker_run_proc(struct chan_worker *cw, struct chan_app *a, unsign
 /* Runs the call in process p's slot; false when the slot holds no call a well-behaved
  * library posts (the process is then disconnected). */
 bool chan_call_run(struct chan_worker *cw, struct chan_app *a, unsigned p, unsigned slot);
+/* sin6_scope_id, an interface index (netcfg_ifindex: the port plus one), as the stack's port;
+ * 0 (none) and indexes of no port are NETCFG_PORT_ANY. */
+uint16_t chan_scope_port(uint32_t ifindex);
 /* Sets a socket option (CHAN_OPT_*) on a socket: 0 or -errno. cc: CHAN_OPT_CONGESTION's name. */
 int chan_dsock_setopt(struct chan_dsock *ds, unsigned opt, uint32_t value, const char *cc);
 
 /* --- chan_bind.c (on worker lport % nb_workers) --- */
 /* Would a socket of user uid bound to laddr:lport with flags clash with a reservation? The
  * reservation self_id of (self_app, self_proc), when not 0, is the socket's own. */
-bool chan_bind_conflict(const struct chan_worker *cw, uid_t uid, uint32_t laddr,
+bool chan_bind_conflict(const struct chan_worker *cw, uid_t uid, const struct inet_addr *laddr,
 			uint16_t lport, uint32_t flags, const struct chan_app *self_app,
 			unsigned self_proc, uint32_t self_id);
 unsigned chan_bind_count(const struct chan_worker *cw, const struct chan_app *a);
-int chan_bind_add(struct chan_worker *cw, struct chan_app *a, unsigned p, uint32_t laddr,
+int chan_bind_add(struct chan_worker *cw, struct chan_app *a, unsigned p,
+		  const struct inet_addr *laddr,
 		  uint16_t lport, uint32_t flags, uint32_t *id);
 void chan_bind_drop(struct chan_worker *cw, const struct chan_app *a, unsigned p, uint32_t id);
 void chan_bind_drop_proc(struct chan_worker *cw, const struct chan_app *a, unsigned p);

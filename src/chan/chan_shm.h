@@ -45,9 +45,10 @@
 #include <stdint.h>
 
 #include "base/doorbell.h"
+#include "wire/inet_addr.h"
 
 #define CHAN_MAGIC 0x43535044u         /* "DPSC" */
-#define CHAN_VERSION 6u
+#define CHAN_VERSION 7u              /* 7: addresses of either family (inet_addr) */
 #define CHAN_MAX_WORKERS 64
 #define CHAN_MAX_PROCS 32              /* processes of one application (fork) */
 #define CHAN_CMD_RING 1024             /* commands in flight per process and worker */
@@ -171,8 +172,12 @@ struct chan_sock {
 	_Atomic uint32_t rx_gen_seen;
 	uint64_t acc_off;               /* listener: accept ring in the segment */
 	uint32_t acc_mask;
-	uint32_t laddr, raddr;          /* network order, as in struct sockaddr_in */
+	/* The socket's names, of either family (IPv4 as mapped addresses, wire/inet_addr.h),
+	 * written on setup only: the send and receive paths never touch them. */
+	struct inet_addr laddr, raddr;
 	uint16_t lport, rport;          /* network order */
+	uint32_t scope;                 /* the interface index of a link-local laddr/raddr,
+					 * 0: none (sin6_scope_id, RFC 4007 §6) */
 } __attribute__((aligned(CHAN_ALIGN)));
 
 struct chan_proc {
@@ -214,11 +219,12 @@ static inline int chan_tx_writable(uint32_t used, uint32_t free_room)
 /* A datagram in a UDP socket's send FIFO: this header, then len bytes. */
 struct chan_udp_tx_hdr {
 	uint32_t len;
-	uint32_t raddr;                 /* network order; 0 = the connected peer */
 	uint16_t rport;                 /* network order */
 	uint16_t flags;                 /* CHAN_UDP_TX_* */
-	uint32_t laddr;                 /* network order: the source (IP_PKTINFO), 0 = the
-					 * socket's choice */
+	struct inet_addr raddr;         /* either family; the wildcard: the connected peer */
+	struct inet_addr laddr;         /* the source (IP_PKTINFO, IPV6_PKTINFO); the
+					 * wildcard: the socket's choice */
+	uint32_t scope;                 /* interface index of a link-local raddr, 0: none */
 	uint8_t ttl, tos;               /* with CHAN_UDP_TX_IP: this datagram's (IP_TTL,
 					 * IP_TOS control messages), ttl 0 = the default */
 	uint16_t pad;
@@ -251,6 +257,8 @@ enum chan_op {
  * sockets share a port. */
 #define CHAN_BIND_REUSEADDR 0x1
 #define CHAN_BIND_REUSEPORT 0x2
+/* IPV6_V6ONLY: a socket bound to :: takes no IPv4 (RFC 3493 §5.3). */
+#define CHAN_BIND_V6ONLY 0x4
 
 /* Socket options the channel carries (level and name folded into one number). */
 enum chan_opt {
@@ -288,8 +296,9 @@ struct chan_opts {
 struct chan_req {
 	uint32_t op;
 	uint32_t sock;
-	uint32_t laddr, raddr;          /* network order */
+	struct inet_addr laddr, raddr;  /* IPv4 as mapped addresses */
 	uint16_t lport, rport;          /* network order */
+	uint32_t scope;                 /* sin6_scope_id of a link-local laddr or raddr, 0: none */
 	uint32_t backlog;
 	uint32_t opt, value;            /* CHAN_OP_SETOPT */
 	uint32_t flags;                 /* CHAN_OP_BIND, LISTEN, UDP_OPEN */
@@ -317,6 +326,9 @@ struct chan_link {
 	uint8_t up;                     /* administratively (link set up/down) */
 };
 
+/* IPv4 addresses only: what reads this table (the SIOCGIF* ioctls, SIOCGIFCONF, the
+ * broadcast and IP_PKTINFO checks) is IPv4's on Linux too; getifaddrs' IPv6 comes from
+ * netlink, which the stack does not serve. */
 struct chan_link_addr {
 	uint32_t addr;                  /* network order */
 	uint16_t link;                  /* index into chan_links.links */
@@ -340,8 +352,8 @@ struct chan_attach_reply {
 /* What CHAN_OP_INFO reports: struct tcp_info's fields that the stack knows, and more. */
 struct chan_info {
 	uint32_t kind;
-	uint32_t laddr, raddr;          /* network order */
-	uint16_t lport, rport;
+	struct inet_addr laddr, raddr;
+	uint16_t lport, rport;          /* network order */
 	uint8_t tcp_state;              /* Linux's TCP_ESTABLISHED... numbering */
 	uint8_t snd_wscale, rcv_wscale, options;  /* TCPI_OPT_* */
 	uint32_t rto_us, snd_mss, rcv_mss, rtt_us, rttvar_us;
@@ -360,8 +372,8 @@ struct chan_reply {
 	uint32_t count;                 /* socks used */
 	uint32_t socks[CHAN_MAX_WORKERS];
 	uint32_t redirect;              /* -EXDEV: the worker to ask instead */
-	uint32_t laddr;                 /* network order: bound address (UDP_OPEN) */
-	uint16_t lport;
+	struct inet_addr laddr;         /* bound address (UDP_OPEN) */
+	uint16_t lport;                 /* network order */
 	union {
 		struct chan_attach_reply attach;
 		struct chan_info info;

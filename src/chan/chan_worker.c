@@ -78,10 +78,11 @@ void chan_dsock_share_tcp(struct chan_dsock *ds)
 	struct chan_sock *ss = chan_dsock_shm(ds);
 	chan_sock_share_rx(ds->app, ss, sk->rx);
 	chan_sock_share_tx(ds->app, ss, sk->tx);
-	ss->laddr = htonl(inet_addr_to_v4(&sk->laddr));
+	ss->laddr = sk->laddr;
 	ss->lport = htons(sk->lport);
-	ss->raddr = htonl(inet_addr_to_v4(&sk->raddr));
+	ss->raddr = sk->raddr;
 	ss->rport = htons(sk->rport);
+	ss->scope = sk->scope == NETCFG_PORT_ANY ? 0 : netcfg_ifindex(sk->scope);
 }
 
 void chan_dsock_publish(struct chan_dsock *ds, uint32_t events)
@@ -103,8 +104,8 @@ void chan_dsock_publish(struct chan_dsock *ds, uint32_t events)
 			sk->error = 0;
 			set |= CHAN_SS_ERR;
 		}
-		if (ss->laddr == 0 && !inet_addr_is_any(&sk->laddr)) {
-			ss->laddr = htonl(inet_addr_to_v4(&sk->laddr));
+		if (inet_addr_is_any(&ss->laddr) && !inet_addr_is_any(&sk->laddr)) {
+			ss->laddr = sk->laddr;
 			ss->lport = htons(sk->lport);
 		}
 	} else if (ds->kind == CHAN_SOCK_UDP) {
@@ -276,7 +277,7 @@ static void chan_udp_drain(struct chan_worker *cw, struct chan_dsock *ds, unsign
 		}
 		/* The application may move the FIFO's tail back between our reads of it: each
 		 * copy must have got all it asked for, or the header or datagram is stale. */
-		if (fifo_peek(f, 0, &h, sizeof(h)) != sizeof(h) || h.len > UDP_MAX_PAYLOAD ||
+		if (fifo_peek(f, 0, &h, sizeof(h)) != sizeof(h) || h.len > UDP6_MAX_PAYLOAD ||
 		    h.len > used - sizeof(h) ||
 		    fifo_peek(f, sizeof(h), cw->udp_buf, h.len) != h.len) {
 			/* A record the application garbled: drop everything queued. */
@@ -286,10 +287,12 @@ static void chan_udp_drain(struct chan_worker *cw, struct chan_dsock *ds, unsign
 		}
 		fifo_consume(f, (uint32_t)sizeof(h) + h.len);
 		struct sock_ip_opts ip = {.ttl = h.ttl, .tos = h.tos};
-		struct udp_send_opts o = {.src = ntohl(h.laddr),
-					  .ip = h.flags & CHAN_UDP_TX_IP ? &ip : NULL};
-		ssize_t rc = udp_sendmsg(ds->udp, cw->udp_buf, h.len, ntohl(h.raddr),
-					 ntohs(h.rport), &o);
+		struct udp_send_opts o = {.from = h.laddr,
+					  .ip = h.flags & CHAN_UDP_TX_IP ? &ip : NULL,
+					  .scoped = h.scope != 0, .port = chan_scope_port(h.scope)};
+		ssize_t rc = udp_sendmsg_inet(ds->udp, cw->udp_buf, h.len,
+					      inet_addr_is_any(&h.raddr) ? NULL : &h.raddr,
+					      ntohs(h.rport), &o);
 		if (rc < 0) {
 			/* Linux would have failed the sendto(2) itself: report it as SO_ERROR. */
 			udp_sock(ds->udp)->error = (int)-rc;

@@ -73,8 +73,9 @@ static int sock_udp_row(const struct udp_sock *u, void *arg)
 	struct udp_sock_info ui;
 	udp_sock_info(u, &ui);
 	*r = (struct sock_row){.proto = IPPROTO_UDP, .worker = (uint8_t)l->worker,
-			       .state = ui.raddr != 0 ? "CONNECTED" : "UNCONN", .laddr = inet_addr_v4(ui.laddr),
-			       .raddr = inet_addr_v4(ui.raddr), .lport = ui.lport, .rport = ui.rport,
+			       .state = inet_addr_is_any(&ui.remote) ? "UNCONN" : "CONNECTED",
+			       .laddr = ui.local, .raddr = ui.remote, .lport = ui.lport,
+			       .rport = ui.rport,
 			       .rx_queued = ui.rx_queued,
 			       .pid = udp_sock((struct udp_sock *)u)->owner.pid,
 			       .ns_pid = udp_sock((struct udp_sock *)u)->owner.ns_pid};

@@ -36,6 +36,8 @@ struct ip6_out {
 	uint8_t next_header;
 	uint8_t tclass;
 	uint8_t hop_limit;       /* 0: IP6_DEFAULT_HOP_LIMIT */
+	uint16_t mtu;            /* 0: the route's; else a path MTU the sender learnt from
+				  * Packet Too Big (RFC 8201 §4), used when smaller */
 };
 
 /* Prepends an IPv6 header to the upper-layer payload m (whose checksum the caller has

@@ -78,16 +78,24 @@ static void icmp6_echo_reply(struct stack *s, struct rte_mbuf *m, const struct i
 }
 
 /* RFC 4443 §2.4(b): an error belongs to the transport that sent the quoted datagram, from
- * one of our addresses. Our own TCP and UDP datagrams carry no extension headers, so the
- * quoted fixed header's Next Header names the transport. False when none of ours takes it
- * (the kernel's transports may). */
+ * one of our addresses. Our own TCP and UDP datagrams carry no extension headers but the
+ * Fragment header of a datagram we fragmented (RFC 8200 §4.5), so the quoted fixed header's
+ * Next Header names the transport, or that of the first fragment's Fragment header. False
+ * when none of ours takes it (the kernel's transports may). */
 static bool icmp6_error_to_transport(struct stack *s, const uint8_t *msg, size_t len,
 				     const struct icmp6_repr *ic)
 {
 	if (len < ICMP6_HDR_LEN + IP6_HDR_LEN)
 		return false;
 	const uint8_t *q = msg + ICMP6_HDR_LEN;
-	const struct stack_proto *transport = s->by_ip_proto[q[IP6_OFF_NEXT_HEADER]];
+	size_t l4_off = IP6_HDR_LEN;
+	uint8_t nh = q[IP6_OFF_NEXT_HEADER];
+	if (nh == IP6_NH_FRAGMENT && len >= ICMP6_HDR_LEN + IP6_HDR_LEN + IP6_FRAG_HDR_LEN &&
+	    (wire_get_be16(q + IP6_HDR_LEN + 2) & 0xfff8) == 0) {
+		nh = q[IP6_HDR_LEN];
+		l4_off += IP6_FRAG_HDR_LEN;
+	}
+	const struct stack_proto *transport = s->by_ip_proto[nh];
 	if (transport == NULL || transport->ip6_icmp_error == NULL)
 		return false;
 	struct inet_hdr quoted = {.v6 = true};
@@ -96,8 +104,8 @@ static bool icmp6_error_to_transport(struct stack *s, const uint8_t *msg, size_t
 	struct ip6_addr src = inet_addr_to_v6(&quoted.src);
 	if (netcfg6_local(&s->cfg, NETCFG_PORT_ANY, &src) == NULL && !ip6_is_link_local(&src))
 		return false;
-	transport->ip6_icmp_error(s, &quoted, q + IP6_HDR_LEN,
-				  len - ICMP6_HDR_LEN - IP6_HDR_LEN, ic->type, ic->code, ic->rest);
+	transport->ip6_icmp_error(s, &quoted, q + l4_off, len - ICMP6_HDR_LEN - l4_off, ic->type,
+				  ic->code, ic->rest);
 	return true;
 }
 

@@ -19,16 +19,22 @@ static void ext_refused(struct stack *s, struct rte_mbuf *m, const struct ip6_ex
 	stack_drop(s, STACK_DROP_IP6_BAD_EXT, m);
 }
 
-/* The worker that owns the TCP segment m (the Toeplitz hash of its IPv6 tuple, as a NIC's
- * RSS computes it, steer.h), or STEER_ANY: other transports are this worker's to handle
- * (UDP sockets are IPv4's only so far), and so is a segment a flow rule steered here. */
+/* The worker that owns the segment or datagram m (steer.h): TCP's by the Toeplitz hash of
+ * its IPv6 tuple, as a NIC's RSS computes it, UDP's by its destination port as over IPv4;
+ * or STEER_ANY: other transports are this worker's to handle, and so is a packet a flow
+ * rule steered here. */
 static unsigned ip6_owner(const struct stack *s, const struct rte_mbuf *m,
 			  const struct inet_hdr *h, uint8_t proto)
 {
-	if (s->steer == NULL || proto != IP6_NH_TCP || h->l4_len < 4 ||
+	if (s->steer == NULL || (proto != IP6_NH_TCP && proto != IP6_NH_UDP) || h->l4_len < 4 ||
 	    (m->ol_flags & STACK_MBUF_FLOW_STEERED))
 		return STEER_ANY;
-	const uint8_t *l4 = rte_pktmbuf_mtod_offset(m, const uint8_t *, h->l4_off);
+	uint8_t ports[4];
+	const uint8_t *l4 = rte_pktmbuf_read(m, h->l4_off, sizeof(ports), ports);
+	if (l4 == NULL)
+		return STEER_ANY;
+	if (proto == IP6_NH_UDP)
+		return steer_udp_owner(s->steer, wire_get_be16(l4 + 2));
 	return steer_tcp_owner_inet(s->steer, &h->src, &h->dst, wire_get_be16(l4),
 				    wire_get_be16(l4 + 2));
 }
@@ -107,14 +113,18 @@ static void ip6_deliver(struct stack *s, struct rte_mbuf *m, struct ip6_repr *ip
 void ip6_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 {
 	stack_count(s, STACK_EV_IP6_RX);
-	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
-		/* The parsers here read one contiguous view; GRO's chains are TCP over IPv4. */
+	/* The parsers here read one contiguous view: a chain is gathered into one mbuf (GRO's
+	 * chains are TCP over IPv4). One of our own datagrams to one of our addresses may be
+	 * too large for that (UDP's, up to 64 KB): its first segment holds every header. */
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0 &&
+	    (!(how & STACK_IN_LOOPBACK) || rte_pktmbuf_data_len(m) < IP6_HDR_LEN)) {
 		stack_drop(s, STACK_DROP_IP6_TRUNCATED, m);
 		return;
 	}
 	struct ip6_repr ip;
 	const uint8_t *h = rte_pktmbuf_mtod(m, const uint8_t *);
-	switch (ip6_parse(h, rte_pktmbuf_data_len(m), &ip)) {
+	size_t view = m->nb_segs > 1 ? rte_pktmbuf_pkt_len(m) : rte_pktmbuf_data_len(m);
+	switch (ip6_parse(h, view, &ip)) {
 	case WIRE_OK:
 		break;
 	case WIRE_TRUNCATED:

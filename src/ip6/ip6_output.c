@@ -143,6 +143,8 @@ int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 		return 0;
 	}
 	uint16_t mtu = ip6_mtu(s, r, out.port);
+	if (out.mtu != 0 && out.mtu < mtu)
+		mtu = out.mtu;
 	/* A TSO segment fits when the segments the port cuts from it do. */
 	uint32_t wire_len = m->ol_flags & RTE_MBUF_F_TX_TCP_SEG
 				    ? (uint32_t)m->l3_len + m->l4_len + m->tso_segsz

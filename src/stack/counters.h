@@ -57,6 +57,8 @@
 	X(UDP_ZERO_CHECKSUM,  "udp.zero_checksum",    "datagrams received without a checksum (accepted, RFC 768)") \
 	X(UDP_ICMP_ERRORS,    "udp.icmp_errors",      "ICMP errors reported to a connected socket (RFC 1122 §4.1.3.3)") \
 	X(UDP_ICMP_UNMATCHED, "udp.icmp_unmatched",   "ICMP errors about UDP of no connected socket (ignored)") \
+	X(UDP6_IN_DATAGRAMS,  "udp6.in_datagrams",    "UDP datagrams over IPv6 delivered to sockets") \
+	X(UDP6_OUT_DATAGRAMS, "udp6.out_datagrams",   "UDP datagrams sent over IPv6") \
 	X(TCP_IN_SEGS,        "tcp.in_segs",          "TCP segments received") \
 	X(TCP_OUT_SEGS,       "tcp.out_segs",         "TCP segments sent") \
 	X(TCP_ACTIVE_OPENS,   "tcp.active_opens",     "connections opened by us (SYN-SENT)") \
@@ -224,8 +226,9 @@
 	X(UDP_BAD_LENGTH,     "udp.bad_length",       "length field below 8 or past the IP payload") \
 	X(UDP_BAD_PORT,       "udp.bad_port",         "destination port 0") \
 	X(UDP_BAD_CHECKSUM,   "udp.bad_checksum",     "UDP checksum mismatch") \
-	X(UDP_IPV6,           "udp.ipv6",             "UDP over IPv6: no IPv6 UDP sockets yet (passed to the kernel interface where there is one)") \
+	X(UDP6_ZERO_CHECKSUM, "udp6.zero_checksum",   "UDP over IPv6 without a checksum (mandatory, RFC 8200 §8.1)") \
 	X(UDP_NO_PORT,        "udp.no_port",          "no socket for the port (answered by port unreachable)") \
+	X(UDP6_NO_PORT,       "udp6.no_port",         "IPv6: no socket for the port (answered by ICMPv6 port unreachable)") \
 	X(UDP_IGNORED_BCAST,  "udp.ignored_bcast",    "broadcast for a port no socket has (no ICMP, RFC 1122 §4.1.3.1)") \
 	X(UDP_RCVBUF_ERRORS,  "udp.rcvbuf_errors",    "datagram dropped: socket receive buffer full") \
 	X(TCP_TRUNCATED,      "tcp.truncated",        "shorter than a TCP header") \

@@ -265,13 +265,14 @@ static bool svc_udp_port_unanswerable(uint16_t port)
 	}
 }
 
-void svc_udp_reply(struct svc *sv, const void *buf, size_t len, uint32_t raddr, uint16_t rport)
+void svc_udp_reply(struct svc *sv, const void *buf, size_t len, const struct svc_peer *to)
 {
-	if (svc_udp_port_unanswerable(rport)) {
+	if (svc_udp_port_unanswerable(to->port)) {
 		sv->cnt.errors++;
 		return;
 	}
-	ssize_t n = udp_sendto(sv->udp, buf, len, raddr, rport);
+	struct udp_send_opts o = {.scoped = true, .port = to->scope};
+	ssize_t n = udp_sendmsg_inet(sv->udp, buf, len, &to->addr, to->port, &o);
 	if (n < 0)
 		sv->cnt.errors++;
 	else
@@ -285,11 +286,9 @@ static void svc_udp_notify(struct sock *sk, uint32_t events)
 	/* Every queued datagram now: readiness is reported once per change. The loop ends
 	 * because each call takes a datagram or an error out of a bounded queue. */
 	for (;;) {
-		uint32_t raddr = 0;
-		uint16_t rport = 0;
+		struct udp_rx_hdr h;
 		bool trunc = false;
-		ssize_t n = udp_recvfrom(sv->udp, t->scratch, sizeof(t->scratch), &raddr, &rport,
-					 &trunc);
+		ssize_t n = udp_recvmsg(sv->udp, t->scratch, sizeof(t->scratch), &h, &trunc);
 		if (n == -EAGAIN)
 			return;
 		if (n < 0) {
@@ -298,9 +297,11 @@ static void svc_udp_notify(struct sock *sk, uint32_t events)
 		}
 		sv->cnt.datagrams++;
 		sv->cnt.bytes_in += (uint64_t)n;
+		/* ifindex is the arrival port plus one (netcfg_ifindex). */
+		struct svc_peer from = {.addr = h.src, .port = h.sport,
+					.scope = (uint16_t)(h.ifindex - 1u)};
 		if (sv->ops->datagram != NULL)
-			sv->ops->datagram(sv, t->scratch, (size_t)n, sizeof(t->scratch), raddr,
-					  rport);
+			sv->ops->datagram(sv, t->scratch, (size_t)n, sizeof(t->scratch), &from);
 	}
 }
 
@@ -354,7 +355,9 @@ int svc_add(struct svc_table *t, enum svc_kind kind, int proto, uint16_t port,
 		rc = tcp_listen(t->s, &any, port, sv->opts.backlog, &o, &owner, &sv->listener);
 	} else {
 		struct sock_owner owner = {.notify = svc_udp_notify, .ctx = sv};
-		rc = udp_bind(t->s, 0, port, 0, 0, &owner, &sv->udp);
+		/* On :: too: the datagrams of both families (RFC 3493 §3.7). */
+		struct inet_addr any = inet_addr_any(true);
+		rc = udp_bind_inet(t->s, &any, port, 0, 0, &owner, &sv->udp);
 	}
 	if (rc != 0) {
 		if (sv->ops->fini != NULL)

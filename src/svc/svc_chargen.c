@@ -31,14 +31,14 @@ static enum svc_run chargen_run(struct svc_conn *sc)
 }
 
 static void chargen_datagram(struct svc *sv, uint8_t *buf, size_t len, size_t cap,
-			     uint32_t raddr, uint16_t rport)
+			     const struct svc_peer *from)
 {
 	size_t n = sv->opts.has_size ? (size_t)sv->opts.size
 				     : svc_rand(sv->t) % (SVC_CHARGEN_UDP_MAX + 1);
 	if (n > cap)
 		n = cap;
 	svc_pattern_fill(buf, n, 0);
-	svc_udp_reply(sv, buf, n, raddr, rport);
+	svc_udp_reply(sv, buf, n, from);
 }
 
 const struct svc_kind_ops svc_chargen_ops = {

@@ -37,10 +37,10 @@ static enum svc_run echo_run(struct svc_conn *sc)
 	}
 }
 
-static void echo_datagram(struct svc *sv, uint8_t *buf, size_t len, size_t cap, uint32_t raddr,
-			  uint16_t rport)
+static void echo_datagram(struct svc *sv, uint8_t *buf, size_t len, size_t cap,
+			  const struct svc_peer *from)
 {
-	svc_udp_reply(sv, buf, len, raddr, rport);
+	svc_udp_reply(sv, buf, len, from);
 }
 
 const struct svc_kind_ops svc_echo_ops = {

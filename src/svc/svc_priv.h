@@ -15,6 +15,7 @@
 
 #include "svc.h"
 #include "tcp/tcp.h"
+#include "udp/udp.h"
 
 struct udp_sock;
 
@@ -23,8 +24,9 @@ struct udp_sock;
 #define SVC_PATTERN_LINE 72
 #define SVC_PATTERN_PERIOD (95 * (SVC_PATTERN_LINE + 2))
 
-/* A per-worker read buffer: the largest UDP payload, and large TCP reads. */
-#define SVC_SCRATCH (SVC_UDP_PAYLOAD_MAX + 1)
+/* A per-worker read buffer: the largest UDP payload of either family (IPv6's, 65535 - 8;
+ * one more byte tells a truncated datagram), and large TCP reads. */
+#define SVC_SCRATCH (UDP6_MAX_PAYLOAD + 1)
 
 struct svc;
 
@@ -52,6 +54,14 @@ enum svc_run {
 	SVC_RUN_ERROR,     /* failed: count an error and close */
 };
 
+/* Where a datagram came from and its answer goes: either family (IPv4 mapped), and the
+ * port it arrived on, which a link-local IPv6 peer's answer must leave by (RFC 4007 §6). */
+struct svc_peer {
+	struct inet_addr addr;
+	uint16_t port;
+	uint16_t scope;
+};
+
 struct svc_kind_ops {
 	bool tcp, udp;
 	size_t conn_size;                  /* >= sizeof(struct svc_conn) */
@@ -70,9 +80,9 @@ struct svc_kind_ops {
 	int (*init)(struct svc *sv);
 	void (*stop)(struct svc *sv);
 	void (*fini)(struct svc *sv);
-	/* One received datagram (in the table's scratch buffer). */
-	void (*datagram)(struct svc *sv, uint8_t *buf, size_t len, size_t cap, uint32_t raddr,
-			 uint16_t rport);
+	/* One received datagram (in the table's scratch buffer) from a peer. */
+	void (*datagram)(struct svc *sv, uint8_t *buf, size_t len, size_t cap,
+			 const struct svc_peer *from);
 };
 
 struct svc_table {
@@ -129,7 +139,7 @@ enum svc_run svc_conn_drain(struct svc_conn *sc);
 enum svc_run svc_conn_send_pattern(struct svc_conn *sc, uint32_t *offset, uint64_t *left);
 
 /* Sends one datagram back from the service's socket; counts bytes or an error. */
-void svc_udp_reply(struct svc *sv, const void *buf, size_t len, uint32_t raddr, uint16_t rport);
+void svc_udp_reply(struct svc *sv, const void *buf, size_t len, const struct svc_peer *to);
 
 uint32_t svc_rand(struct svc_table *t);
 

@@ -1,6 +1,7 @@
 /* UDP sockets (RFC 768, RFC 1122 §4.1): the per-worker tables (rte_hash: 4-tuple → connected
- * socket, (address, port) → bound socket), binding with Linux's rules, connect, receive from
- * the FIFO, and owner notification. Input is in udp_input.c, output in udp_output.c. */
+ * socket, (address, port) → bound socket; both families in one table, IPv4 as mapped
+ * addresses), binding with Linux's rules (dual stack as RFC 3493 §5.3), connect, receive
+ * from the FIFO, and owner notification. Input is in udp_input.c, output in udp_output.c. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -11,18 +12,19 @@
 #include <rte_jhash.h>
 #include <rte_random.h>
 
+#include "ip6/ip6.h"
 #include "stack/steer.h"
 #include "udp_priv.h"
 
 struct udp_conn_key {
-	uint32_t laddr;
-	uint32_t raddr;
+	struct inet_addr laddr;
+	struct inet_addr raddr;
 	uint16_t lport;
 	uint16_t rport;
 };
 
 struct udp_bind_key {
-	uint32_t laddr;
+	struct inet_addr laddr;
 	uint16_t lport;
 	uint16_t zero;
 };
@@ -83,25 +85,45 @@ static void udp_stack_fini(struct stack *s)
 
 /* --- tables --- */
 
-struct udp_sock *udp_lookup_conn(struct stack *s, uint32_t laddr, uint16_t lport,
-				 uint32_t raddr, uint16_t rport)
+struct udp_sock *udp_lookup_conn(struct stack *s, const struct inet_addr *laddr, uint16_t lport,
+				 const struct inet_addr *raddr, uint16_t rport)
 {
-	struct udp_conn_key k = {.laddr = laddr, .raddr = raddr, .lport = lport, .rport = rport};
+	struct udp_conn_key k = {.laddr = *laddr, .raddr = *raddr, .lport = lport, .rport = rport};
 	void *data;
 	return rte_hash_lookup_data(s->udp->conns, &k, &data) >= 0 ? data : NULL;
 }
 
-struct udp_sock *udp_lookup_bind(struct stack *s, uint32_t laddr, uint16_t lport)
+struct udp_sock *udp_lookup_bind(struct stack *s, const struct inet_addr *laddr, uint16_t lport)
 {
-	struct udp_bind_key k = {.laddr = laddr, .lport = lport};
+	struct udp_bind_key k = {.laddr = *laddr, .lport = lport};
 	void *data;
 	return rte_hash_lookup_data(s->udp->binds, &k, &data) >= 0 ? data : NULL;
 }
 
+struct udp_sock *udp_lookup_wildcard(struct stack *s, const struct inet_addr *dst, uint16_t lport)
+{
+	if (!inet_addr_is_v4(dst))
+		return udp_lookup_bind(s, &(struct inet_addr){{0}}, lport);
+	struct udp_sock *u = udp_lookup_bind(s, INET_ADDR_V4(0), lport);
+	if (u == NULL) {
+		u = udp_lookup_bind(s, &(struct inet_addr){{0}}, lport);
+		if (u != NULL && (u->flags & UDPF_V6ONLY))
+			u = NULL;
+	}
+	return u;
+}
+
+/* Counts u's bound place in port_binds (by +1 or -1), in every family it hears. */
+static void udp_count_port(struct udp_sock *u, int by)
+{
+	for (unsigned f = 0; f < UDP_FAM_COUNT; f++)
+		if (udp_addr_hears(&u->bound_laddr, u->sk.v6only, (enum udp_fam)f))
+			u->s->udp->port_binds[f][u->sk.lport] += (uint16_t)by;
+}
+
 static void udp_conn_key_of(const struct udp_sock *u, struct udp_conn_key *k)
 {
-	*k = (struct udp_conn_key){.laddr = inet_addr_to_v4(&u->sk.laddr),
-				   .raddr = inet_addr_to_v4(&u->sk.raddr),
+	*k = (struct udp_conn_key){.laddr = u->sk.laddr, .raddr = u->sk.raddr,
 				   .lport = u->sk.lport, .rport = u->sk.rport};
 }
 
@@ -109,7 +131,7 @@ static void udp_conn_key_of(const struct udp_sock *u, struct udp_conn_key *k)
 static void udp_hold_bind(struct udp_sock *u, bool hold)
 {
 	struct udp_bind_key k = {.laddr = u->bound_laddr, .lport = u->sk.lport};
-	if (hold && !(u->flags & UDPF_IN_BINDS) && udp_lookup_bind(u->s, k.laddr, k.lport) == NULL &&
+	if (hold && !(u->flags & UDPF_IN_BINDS) && udp_lookup_bind(u->s, &k.laddr, k.lport) == NULL &&
 	    rte_hash_add_key_data(u->s->udp->binds, &k, u) >= 0)
 		u->flags |= UDPF_IN_BINDS;
 	else if (!hold && (u->flags & UDPF_IN_BINDS)) {
@@ -128,28 +150,43 @@ static void udp_unconnect(struct udp_sock *u)
 		if (u->flags & UDPF_REUSEADDR)
 			udp_hold_bind(u, true);
 	}
-	u->sk.raddr = inet_addr_v4(0);
+	u->sk.raddr = inet_addr_any((u->flags & UDPF_V6) != 0);
 	u->sk.rport = 0;
-	u->sk.laddr = inet_addr_v4(u->bound_laddr);
+	u->sk.laddr = u->bound_laddr;
+	u->sk.scope = NETCFG_PORT_ANY;
+	u->pmtu = 0;
 }
 
-/* Linux's bind conflict rule without SO_REUSEADDR: the wildcard address conflicts with every
- * address on the same port, a specific address with itself and with the wildcard. */
-static bool udp_port_taken(struct stack *s, uint32_t laddr, uint16_t lport)
+/* Linux's bind conflict rule without SO_REUSEADDR, in each family a socket hears: the
+ * wildcard address conflicts with every address on the same port, a specific address with
+ * itself and with the wildcard. */
+static bool udp_port_taken(struct stack *s, const struct inet_addr *laddr, bool v6only,
+			   uint16_t lport)
 {
-	if (laddr == 0)
-		return s->udp->port_binds[lport] != 0;
-	return udp_lookup_bind(s, laddr, lport) != NULL || udp_lookup_bind(s, 0, lport) != NULL;
+	if (inet_addr_is_any(laddr)) {
+		for (unsigned f = 0; f < UDP_FAM_COUNT; f++)
+			if (udp_addr_hears(laddr, v6only, (enum udp_fam)f) &&
+			    s->udp->port_binds[f][lport] != 0)
+				return true;
+		return false;
+	}
+	return udp_lookup_bind(s, laddr, lport) != NULL ||
+	       udp_lookup_wildcard(s, laddr, lport) != NULL;
 }
 
 /* With SO_REUSEADDR only an unconnected socket without it, or one at the same address, is
- * in the way (Linux: both sockets must have the option). */
-static bool udp_reuse_taken(struct stack *s, uint32_t laddr, uint16_t lport)
+ * in the way (Linux: both sockets must have the option): for a specific address the
+ * wildcard that hears it, for either wildcard the other one when both hear IPv4. */
+static bool udp_reuse_taken(struct stack *s, const struct inet_addr *laddr, bool v6only,
+			    uint16_t lport)
 {
-	const struct udp_sock *same = udp_lookup_bind(s, laddr, lport);
-	if (same != NULL)
+	if (udp_lookup_bind(s, laddr, lport) != NULL)
 		return true;
-	const struct udp_sock *wild = laddr != 0 ? udp_lookup_bind(s, 0, lport) : NULL;
+	const struct udp_sock *wild;
+	if (!inet_addr_is_v4(laddr) && inet_addr_is_any(laddr))
+		wild = v6only ? NULL : udp_lookup_bind(s, INET_ADDR_V4(0), lport);
+	else
+		wild = udp_lookup_wildcard(s, laddr, lport); /* 0.0.0.0 finds :: hearing IPv4 */
 	return wild != NULL && !(wild->flags & UDPF_REUSEADDR);
 }
 
@@ -159,14 +196,15 @@ static bool udp_port_is_ours(const struct stack *s, uint16_t lport)
 	return s->steer == NULL || steer_udp_owner(s->steer, lport) == s->id;
 }
 
-static int udp_pick_port(struct stack *s, uint32_t laddr, uint16_t *lport)
+static int udp_pick_port(struct stack *s, const struct inet_addr *laddr, bool v6only,
+			 uint16_t *lport)
 {
 	struct udp_stack *t = s->udp;
 	const unsigned range = UDP_EPHEMERAL_HI - UDP_EPHEMERAL_LO + 1;
 	for (unsigned i = 0; i < range; i++) {
 		uint16_t p = t->next_ephemeral;
 		t->next_ephemeral = p == UDP_EPHEMERAL_HI ? UDP_EPHEMERAL_LO : (uint16_t)(p + 1);
-		if (udp_port_is_ours(s, p) && !udp_port_taken(s, laddr, p)) {
+		if (udp_port_is_ours(s, p) && !udp_port_taken(s, laddr, v6only, p)) {
 			*lport = p;
 			return 0;
 		}
@@ -175,9 +213,20 @@ static int udp_pick_port(struct stack *s, uint32_t laddr, uint16_t *lport)
 }
 
 /* An address a socket may bind: one of ours, a connected subnet's broadcast address or the
- * limited broadcast (Linux allows binding to those to receive broadcasts). */
-static bool udp_addr_bindable(struct stack *s, uint32_t laddr)
+ * limited broadcast (Linux allows binding to those to receive broadcasts); for IPv6 :: or
+ * one of ours (a link-local one on whichever port has it). */
+static bool udp_addr_bindable(struct stack *s, const struct inet_addr *a)
 {
+	if (!inet_addr_is_v4(a)) {
+		struct ip6_addr a6 = inet_addr_to_v6(a);
+		if (ip6_is_unspecified(&a6) || netcfg6_local(&s->cfg, NETCFG_PORT_ANY, &a6) != NULL)
+			return true;
+		for (uint16_t port = 0; ip6_is_link_local(&a6) && port < NETCFG_MAX_PORTS; port++)
+			if (netcfg6_local(&s->cfg, port, &a6) != NULL)
+				return true;
+		return false;
+	}
+	uint32_t laddr = inet_addr_to_v4(a);
 	if (laddr == 0 || ip4_is_limited_broadcast(laddr))
 		return true;
 	const struct route *r = route_lookup4(s->cfg.routes, laddr);
@@ -192,22 +241,24 @@ static uint32_t udp_rcvbuf(uint32_t bytes)
 	return bytes > UDP_RCVBUF_MAX ? UDP_RCVBUF_MAX : bytes;
 }
 
-int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf, unsigned flags,
-	     const struct sock_owner *owner, struct udp_sock **out)
+int udp_bind_inet(struct stack *s, const struct inet_addr *laddr, uint16_t lport,
+		  uint32_t rcvbuf, unsigned flags, const struct sock_owner *owner,
+		  struct udp_sock **out)
 {
 	struct udp_stack *t = s->udp;
-	if (out == NULL)
+	bool v6only = (flags & UDP_BIND_V6ONLY) != 0;
+	if (out == NULL || laddr == NULL || (v6only && inet_addr_is_v4(laddr)))
 		return -EINVAL;
 	if (!udp_addr_bindable(s, laddr))
 		return -EADDRNOTAVAIL;
 	if (lport == 0) {
-		int rc = udp_pick_port(s, laddr, &lport);
+		int rc = udp_pick_port(s, laddr, v6only, &lport);
 		if (rc < 0)
 			return rc;
 	} else if (!udp_port_is_ours(s, lport)) {
 		return -EXDEV;
-	} else if ((flags & UDP_BIND_REUSEADDR) ? udp_reuse_taken(s, laddr, lport)
-						   : udp_port_taken(s, laddr, lport)) {
+	} else if ((flags & UDP_BIND_REUSEADDR) ? udp_reuse_taken(s, laddr, v6only, lport)
+						   : udp_port_taken(s, laddr, v6only, lport)) {
 		return -EADDRINUSE;
 	}
 	if (t->nsocks >= UDP_SOCK_MAX)
@@ -217,41 +268,45 @@ int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf, u
 		return -ENOMEM;
 	u->s = s;
 	u->sk.proto = IPPROTO_UDP;
-	u->sk.laddr = inet_addr_v4(laddr);
+	u->sk.laddr = *laddr;
+	u->sk.raddr = inet_addr_any(!inet_addr_is_v4(laddr));
 	u->sk.lport = lport;
-	u->bound_laddr = laddr;
-	u->flags = UDPF_IN_BINDS | ((flags & UDP_BIND_REUSEADDR) ? UDPF_REUSEADDR : 0);
+	u->sk.v6only = v6only;
+	u->sk.scope = NETCFG_PORT_ANY;
+	u->bound_laddr = *laddr;
+	u->flags = UDPF_IN_BINDS | ((flags & UDP_BIND_REUSEADDR) ? UDPF_REUSEADDR : 0) |
+		   (inet_addr_is_v4(laddr) ? 0 : UDPF_V6) | (v6only ? UDPF_V6ONLY : 0);
 	if (owner != NULL) {
 		u->sk.owner = *owner;
 		u->sk.mem = owner->mem;
 	}
 	u->sk.rx = sock_fifo_alloc(u->sk.mem, udp_rcvbuf(rcvbuf), FIFO_SIZE_MIN);
-	struct udp_bind_key k = {.laddr = laddr, .lport = lport};
+	struct udp_bind_key k = {.laddr = *laddr, .lport = lport};
 	int rc = u->sk.rx == NULL ? -ENOMEM : rte_hash_add_key_data(t->binds, &k, u);
 	if (rc < 0) {
 		sock_fifo_free(u->sk.mem, u->sk.rx);
 		free(u);
 		return rc == -ENOSPC ? -ENOBUFS : rc;
 	}
-	t->port_binds[lport]++;
+	udp_count_port(u, 1);
 	t->nsocks++;
 	TAILQ_INSERT_TAIL(&t->all, u, all_link);
 	*out = u;
 	return 0;
 }
 
-int udp_connect(struct udp_sock *u, uint32_t raddr, uint16_t rport)
+int udp_bind(struct stack *s, uint32_t laddr, uint16_t lport, uint32_t rcvbuf, unsigned flags,
+	     const struct sock_owner *owner, struct udp_sock **out)
+{
+	return udp_bind_inet(s, INET_ADDR_V4(laddr), lport, rcvbuf, flags, owner, out);
+}
+
+/* The local address of an IPv4 association with raddr from the route (RFC 1122 §4.1.3.4 for
+ * the source of a wildcard-bound socket), as Linux's ip4_datagram_connect. */
+static int udp_connect_source4(struct udp_sock *u, uint32_t raddr, struct inet_addr *local)
 {
 	struct stack *s = u->s;
-	if (raddr == 0) {
-		udp_unconnect(u);
-		return 0;
-	}
-	if (rport == 0)
-		return -EINVAL;
-	/* The local address comes from the route (RFC 1122 §4.1.3.4 for the source of a
-	 * wildcard-bound socket), as Linux's ip4_datagram_connect. */
-	uint32_t laddr = u->bound_laddr;
+	uint32_t laddr = inet_addr_is_v4(&u->bound_laddr) ? inet_addr_to_v4(&u->bound_laddr) : 0;
 	const struct route *r = route_lookup4(s->cfg.routes, raddr);
 	bool bcast = ip4_is_limited_broadcast(raddr) || (r != NULL && r->type == ROUTE_BROADCAST);
 	if (bcast && !(u->flags & UDPF_BROADCAST))
@@ -265,17 +320,62 @@ int udp_connect(struct udp_sock *u, uint32_t raddr, uint16_t rport)
 		laddr = netcfg_route_source4(&s->cfg, r, raddr);
 	if (laddr == 0)
 		return -EADDRNOTAVAIL;
+	*local = inet_addr_v4(laddr);
+	return 0;
+}
 
-	struct udp_sock *other = udp_lookup_conn(s, laddr, u->sk.lport, raddr, rport);
+/* The same for IPv6 (ip6_source_for: the route's source, else RFC 6724's); *scope becomes
+ * the port of a link-local peer. */
+static int udp_connect_source6(struct udp_sock *u, const struct inet_addr *raddr,
+			       uint16_t *scope, struct inet_addr *local)
+{
+	struct ip6_out d = {.dst = inet_addr_to_v6(raddr), .src = inet_addr_to_v6(&u->bound_laddr),
+			    .port = *scope};
+	if (ip6_is_multicast(&d.dst))
+		return -ENETUNREACH; /* no multicast routing yet */
+	int rc = ip6_source_for(u->s, &d);
+	if (rc < 0)
+		return rc;
+	*local = inet_addr_v6(&d.src);
+	*scope = ip6_is_link_local(&d.dst) ? d.port : NETCFG_PORT_ANY;
+	return netcfg_inet_is_local(&u->s->cfg, local, d.port) ? 0 : -EADDRNOTAVAIL;
+}
+
+int udp_connect_inet(struct udp_sock *u, const struct inet_addr *raddr, uint16_t rport,
+		     uint16_t scope)
+{
+	struct stack *s = u->s;
+	if (raddr == NULL || inet_addr_is_any(raddr)) {
+		udp_unconnect(u);
+		return 0;
+	}
+	if (rport == 0)
+		return -EINVAL;
+	struct inet_addr laddr;
+	int rc;
+	if (inet_addr_is_v4(raddr)) {
+		if (!udp_addr_hears(&u->bound_laddr, u->sk.v6only, UDP_FAM_V4))
+			return -ENETUNREACH; /* Linux: IPv6-only, or bound to an IPv6 address */
+		rc = udp_connect_source4(u, inet_addr_to_v4(raddr), &laddr);
+	} else if (!(u->flags & UDPF_V6)) {
+		return -EAFNOSUPPORT;
+	} else {
+		rc = udp_connect_source6(u, raddr, &scope, &laddr);
+	}
+	if (rc < 0)
+		return rc;
+
+	struct udp_sock *other = udp_lookup_conn(s, &laddr, u->sk.lport, raddr, rport);
 	if (other != NULL && other != u)
 		return -EADDRINUSE; /* two sockets with one 4-tuple: not without SO_REUSEADDR */
 	udp_unconnect(u);
-	u->sk.laddr = inet_addr_v4(laddr);
-	u->sk.raddr = inet_addr_v4(raddr);
+	u->sk.laddr = laddr;
+	u->sk.raddr = *raddr;
 	u->sk.rport = rport;
+	u->sk.scope = inet_addr_is_v4(raddr) ? NETCFG_PORT_ANY : scope;
 	struct udp_conn_key k;
 	udp_conn_key_of(u, &k);
-	int rc = rte_hash_add_key_data(s->udp->conns, &k, u);
+	rc = rte_hash_add_key_data(s->udp->conns, &k, u);
 	if (rc < 0) {
 		udp_unconnect(u);
 		return rc == -ENOSPC ? -ENOBUFS : rc;
@@ -284,6 +384,11 @@ int udp_connect(struct udp_sock *u, uint32_t raddr, uint16_t rport)
 	if (u->flags & UDPF_REUSEADDR)
 		udp_hold_bind(u, false);
 	return 0;
+}
+
+int udp_connect(struct udp_sock *u, uint32_t raddr, uint16_t rport)
+{
+	return udp_connect_inet(u, INET_ADDR_V4(raddr), rport, NETCFG_PORT_ANY);
 }
 
 void udp_set_broadcast(struct udp_sock *u, bool on)
@@ -310,7 +415,7 @@ static void udp_sock_free(struct udp_sock *u)
 	u->flags &= ~UDPF_REUSEADDR; /* closing: no taking the bind entry back */
 	udp_unconnect(u);
 	udp_hold_bind(u, false);
-	t->port_binds[u->sk.lport]--;
+	udp_count_port(u, -1);
 	if (u->flags & UDPF_NOTIFY_Q)
 		TAILQ_REMOVE(&t->notify_q, u, notify_link);
 	TAILQ_REMOVE(&t->all, u, all_link);
@@ -360,13 +465,13 @@ ssize_t udp_recvmsg(struct udp_sock *u, void *buf, size_t len, struct udp_rx_hdr
 	return n;
 }
 
-ssize_t udp_recvfrom(struct udp_sock *u, void *buf, size_t len, uint32_t *raddr,
+ssize_t udp_recvfrom(struct udp_sock *u, void *buf, size_t len, struct inet_addr *raddr,
 		     uint16_t *rport, bool *trunc)
 {
 	struct udp_rx_hdr h;
 	ssize_t n = udp_recvmsg(u, buf, len, &h, trunc);
 	if (n >= 0 && raddr != NULL)
-		*raddr = h.saddr;
+		*raddr = h.src;
 	if (n >= 0 && rport != NULL)
 		*rport = h.sport;
 	return n;
@@ -375,8 +480,12 @@ ssize_t udp_recvfrom(struct udp_sock *u, void *buf, size_t len, uint32_t *raddr,
 void udp_sock_info(const struct udp_sock *u, struct udp_sock_info *out)
 {
 	*out = (struct udp_sock_info){
-		.laddr = inet_addr_to_v4(&u->sk.laddr),
-		.raddr = inet_addr_to_v4(&u->sk.raddr),
+		.laddr = inet_addr_is_v4(&u->sk.laddr) ? inet_addr_to_v4(&u->sk.laddr) : 0,
+		.raddr = inet_addr_is_v4(&u->sk.raddr) ? inet_addr_to_v4(&u->sk.raddr) : 0,
+		.local = u->sk.laddr,
+		.remote = u->sk.raddr,
+		.v6 = (u->flags & UDPF_V6) != 0,
+		.v6only = (u->flags & UDPF_V6ONLY) != 0,
 		.lport = u->sk.lport,
 		.rport = u->sk.rport,
 		.rx_queued = fifo_used(u->sk.rx),
@@ -446,4 +555,5 @@ const struct stack_proto udp_proto = {
 	.ip_proto = IP4_PROTO_UDP,
 	.l4_input = udp_input,
 	.ip4_icmp_error = udp_icmp_error,
+	.ip6_icmp_error = udp_icmp6_error,
 };

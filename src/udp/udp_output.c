@@ -1,12 +1,14 @@
 /* UDP output (RFC 768): the datagram built in an mbuf chain straight from the caller's
  * buffer, checksummed over the pseudo-header, and handed to IPv4, which fragments it when it
- * exceeds the route MTU (never DF). */
+ * exceeds the route MTU (never DF), or to IPv6, which fragments it at the source when it
+ * exceeds the path MTU (RFC 8200 §4.5, §5). */
 #include <errno.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
 #include <rte_ip.h>
 
+#include "ip6/ip6.h"
 #include "udp_priv.h"
 #include "wire/bytes.h"
 #include "wire/checksum.h"
@@ -20,12 +22,26 @@ struct udp_dest {
 	uint16_t port;
 };
 
+/* The source a datagram asks for (either family; the wildcard: none): the per-datagram
+ * option, else the socket's local address. */
+static struct inet_addr udp_from(const struct udp_sock *u, const struct udp_send_opts *o)
+{
+	if (o != NULL && !inet_addr_is_any(&o->from))
+		return o->from;
+	if (o != NULL && o->src != 0)
+		return inet_addr_v4(o->src);
+	return u->sk.laddr;
+}
+
 static int udp_route(struct udp_sock *u, uint32_t dst, const struct udp_send_opts *o,
 		     struct udp_dest *d)
 {
 	struct stack *s = u->s;
 	const struct route *r;
-	uint32_t laddr = o != NULL && o->src != 0 ? o->src : inet_addr_to_v4(&u->sk.laddr);
+	struct inet_addr from = udp_from(u, o);
+	if (!inet_addr_is_v4(&from) && !inet_addr_is_any(&from))
+		return -EINVAL; /* an IPv6 source for an IPv4 destination */
+	uint32_t laddr = inet_addr_is_v4(&from) ? inet_addr_to_v4(&from) : 0;
 	*d = (struct udp_dest){0};
 
 	/* A socket bound to one of our addresses sends from it (RFC 1122 §4.1.3.4), one bound
@@ -74,11 +90,29 @@ static int udp_route(struct udp_sock *u, uint32_t dst, const struct udp_send_opt
 	return d->src != 0 ? 0 : -EADDRNOTAVAIL;
 }
 
-/* The datagram (header and len bytes of buf) as an mbuf chain with room for the IPv4 and
+/* The IPv6 route and source of a datagram to dst (scope: a link-local dst's port) into d:
+ * 0 or -errno as udp_sendmsg_inet documents. */
+static int udp_route6(struct udp_sock *u, const struct inet_addr *dst, uint16_t scope,
+		      const struct udp_send_opts *o, struct ip6_out *d)
+{
+	struct inet_addr from = udp_from(u, o);
+	if (inet_addr_is_v4(&from))
+		return -EINVAL; /* an IPv4 source for an IPv6 destination */
+	*d = (struct ip6_out){.dst = inet_addr_to_v6(dst), .src = inet_addr_to_v6(&from),
+			      .next_header = IP6_NH_UDP};
+	if (ip6_is_multicast(&d->dst))
+		return -ENETUNREACH; /* no multicast routing yet */
+	d->port = ip6_is_link_local(&d->dst) ? scope : NETCFG_PORT_ANY;
+	if (!ip6_is_unspecified(&d->src) && !netcfg_inet_is_local(&u->s->cfg, &from, d->port))
+		return -EADDRNOTAVAIL; /* removed since the bind, or not ours */
+	return ip6_source_for(u->s, d);
+}
+
+/* The datagram (header and len bytes of buf) as an mbuf chain with room for the IP and
  * Ethernet headers in front, its checksum partial. NULL when the pool runs dry (counted). */
 static struct rte_mbuf *udp_build_mbuf(struct stack *s, const uint8_t *buf, size_t len,
-				       uint16_t sport, uint32_t src, uint32_t dst,
-				       uint16_t dport)
+				       uint16_t sport, const struct inet_addr *src,
+				       const struct inet_addr *dst, uint16_t dport)
 {
 	uint32_t total = (uint32_t)(UDP_HDR_LEN + len);
 	struct rte_mbuf *head = NULL;
@@ -113,10 +147,11 @@ static struct rte_mbuf *udp_build_mbuf(struct stack *s, const uint8_t *buf, size
 	struct udp_repr r = {.src_port = sport, .dst_port = dport, .length = (uint16_t)total,
 			     .checksum = UDP_CSUM_NONE};
 	udp_build(hdr, UDP_HDR_LEN, &r);
-	/* RFC 768 over pseudo-header, header and data: the port or stack_xmit finishes it
-	 * (tx_offload.h), and IPv4 before it fragments the datagram. */
+	/* RFC 768 (RFC 8200 §8.1 over IPv6) over pseudo-header, header and data: the port or
+	 * stack_xmit finishes it (tx_offload.h), and IP before it fragments the datagram. A
+	 * sum of zero goes as 0xffff, so over IPv6 too the checksum is never absent. */
 	tx_offload_l4_partial(head, hdr + UDP_OFF_CSUM,
-			      wire_csum_pseudo4(src, dst, IP4_PROTO_UDP, (uint16_t)total),
+			      inet_addr_csum_pseudo(src, dst, IP4_PROTO_UDP, total),
 			      RTE_MBUF_F_TX_UDP_CKSUM, UDP_HDR_LEN, 0);
 	return head;
 }
@@ -159,38 +194,70 @@ ssize_t udp_sendto(struct udp_sock *u, const void *buf, size_t len, uint32_t rad
 ssize_t udp_sendmsg(struct udp_sock *u, const void *buf, size_t len, uint32_t raddr,
 		    uint16_t rport, const struct udp_send_opts *o)
 {
+	return udp_sendmsg_inet(u, buf, len, raddr == 0 ? NULL : INET_ADDR_V4(raddr), rport, o);
+}
+
+/* IPv4's route, header and output of the datagram m to dst (ttl, tos from ip). */
+static int udp_output4(struct udp_sock *u, struct rte_mbuf *m, uint32_t dst,
+		       const struct udp_dest *d, const struct sock_ip_opts *ip)
+{
+	if (d->limited_bcast)
+		return udp_output_limited_bcast(u->s, m, d->src, d->port, ip);
+	return ip4_output(u->s, m, IP4_PROTO_UDP, d->src, dst, ip->tos, ip->ttl, false);
+}
+
+ssize_t udp_sendmsg_inet(struct udp_sock *u, const void *buf, size_t len,
+			 const struct inet_addr *raddr, uint16_t rport,
+			 const struct udp_send_opts *o)
+{
 	struct stack *s = u->s;
-	if (raddr == 0) {
+	uint16_t scope = o != NULL && o->scoped ? o->port : NETCFG_PORT_ANY;
+	if (raddr == NULL || inet_addr_is_any(raddr)) {
 		if (!(u->flags & UDPF_CONNECTED))
 			return -EDESTADDRREQ;
-		raddr = inet_addr_to_v4(&u->sk.raddr);
+		raddr = &u->sk.raddr;
 		rport = u->sk.rport;
+		scope = u->sk.scope;
 	} else if (rport == 0) {
 		return -EINVAL;
 	}
-	if (len > UDP_MAX_PAYLOAD)
+	bool v4 = inet_addr_is_v4(raddr);
+	if (v4 && (u->flags & UDPF_V6) && !udp_addr_hears(&u->bound_laddr, u->sk.v6only, UDP_FAM_V4))
+		return -ENETUNREACH; /* Linux: IPv6-only, or bound to an IPv6 address */
+	if (!v4 && !(u->flags & UDPF_V6))
+		return -EAFNOSUPPORT;
+	if (len > (v4 ? UDP_MAX_PAYLOAD : UDP6_MAX_PAYLOAD))
 		return -EMSGSIZE;
 	if (len > 0 && buf == NULL)
 		return -EFAULT;
-	struct udp_dest d;
-	int rc = udp_route(u, raddr, o, &d);
+	struct udp_dest d4 = {0};
+	struct ip6_out d6 = {0};
+	int rc = v4 ? udp_route(u, inet_addr_to_v4(raddr), o, &d4)
+		    : udp_route6(u, raddr, scope, o, &d6);
 	if (rc < 0)
 		return rc;
 	const struct sock_ip_opts *ip = o != NULL && o->ip != NULL ? o->ip : &u->ip;
-	struct rte_mbuf *m = udp_build_mbuf(s, buf, len, u->sk.lport, d.src, raddr, rport);
+	struct inet_addr src = v4 ? inet_addr_v4(d4.src) : inet_addr_v6(&d6.src);
+	struct rte_mbuf *m = udp_build_mbuf(s, buf, len, u->sk.lport, &src, raddr, rport);
 	if (m == NULL)
 		return -ENOBUFS;
-	/* A datagram to ourselves comes back through udp_input before ip4_output returns: the
+	/* A datagram to ourselves comes back through udp_input before the output returns: the
 	 * owners it wakes (this one included, who may close u) are called afterwards. */
 	s->udp->depth++;
-	if (d.limited_bcast)
-		rc = udp_output_limited_bcast(s, m, d.src, d.port, ip);
-	else
-		rc = ip4_output(s, m, IP4_PROTO_UDP, d.src, raddr, ip->tos, ip->ttl, false);
+	if (v4) {
+		rc = udp_output4(u, m, inet_addr_to_v4(raddr), &d4, ip);
+	} else {
+		d6.tclass = ip->tos;
+		d6.hop_limit = ip->ttl;
+		/* A connected socket's path MTU from Packet Too Big (RFC 8201 §4). */
+		if ((u->flags & UDPF_CONNECTED) && inet_addr_equal(raddr, &u->sk.raddr))
+			d6.mtu = u->pmtu;
+		rc = ip6_output(s, m, &d6);
+	}
 	if (rc == 0) {
 		u->datagrams_out++;
 		u->bytes_out += len;
-		stack_count(s, STACK_EV_UDP_OUT_DATAGRAMS);
+		stack_count(s, v4 ? STACK_EV_UDP_OUT_DATAGRAMS : STACK_EV_UDP6_OUT_DATAGRAMS);
 	}
 	s->udp->depth--;
 	udp_deliver_events(s);

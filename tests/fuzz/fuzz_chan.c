@@ -527,9 +527,10 @@ static void app_dgram(struct fuzz_app *fa, const struct fuzz_proc *fp, uint16_t 
 {
 	static uint8_t buf[sizeof(struct chan_udp_tx_hdr) + 65536];
 	static const uint32_t dsts[4] = {0, PEER, ADDR, IP4(255, 255, 255, 255)};
-	struct chan_udp_tx_hdr h = {.len = (uint32_t)(len ^ lie), .raddr = htonl(dsts[dst & 3]),
+	struct chan_udp_tx_hdr h = {.len = (uint32_t)(len ^ lie),
+				    .raddr = inet_addr_v4(dsts[dst & 3]),
 				    .rport = htons((uint16_t)(dst >> 2) + 5000u),
-				    .flags = flags & 3, .laddr = flags & 4 ? htonl(ADDR) : 0,
+				    .flags = flags & 3, .laddr = inet_addr_v4(flags & 4 ? ADDR : 0),
 				    .ttl = flags, .tos = (uint8_t)(flags << 2)};
 	struct fifo f;
 	if (fifo_of(fa, sock, true, &f)) {

@@ -5,7 +5,8 @@
  *   port 0  02:00:00:00:00:00  10.0.0.2/24   peer A 10.0.0.1 02:aa:00:00:00:01 (static)
  *   port 1  02:00:00:00:00:01  10.0.1.2/24   peer B 10.0.1.1 (learnt by ARP)
  *   0.0.0.0/0 via 10.0.0.1; 172.16.0.0/12 via 10.0.1.1; 203.0.113.0/24 via 10.0.1.1 MTU 576;
- *   192.0.2.0/24 blackhole; 198.51.100.0/24 unreachable. Forwarding on.
+ *   192.0.2.0/24 blackhole; 198.51.100.0/24 unreachable. Forwarding on. A UDP echo socket
+ *   on [::]:7 (both families).
  * The neighbour table (16 entries), reassembly (4 datagrams of at most 8 fragments, 32 KiB),
  * the ICMP error burst (20) and the mbuf pool (255) are small, so that table-full, eviction,
  * rate-limit and pool-empty paths are reachable.
@@ -82,6 +83,7 @@
 #include "../../src/wire/udp.h"
 #include "stack/netcfg6.h"
 #include "inet/inet.h"
+#include "udp/udp.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -347,8 +349,9 @@ static void peer_answer_ns(uint16_t port, const struct eth_repr *eth, const stru
 	peer_push(port, frame, sizeof(frame));
 }
 
-/* What the stack sends over IPv6 is ICMPv6 alone for now, always summed by the stack
- * itself: it must verify, whatever the input was. */
+/* What the stack sends over IPv6 (ICMPv6, TCP, the echo socket's UDP) is always summed by
+ * the stack itself: it must verify, whatever the input was. Fragments (of a large echo)
+ * carry a Fragment header and a piece of a datagram. */
 static void check_ipv6(uint16_t port, const uint8_t *frame, size_t len,
 		       const struct eth_repr *eth)
 {
@@ -371,6 +374,18 @@ static void check_ipv6(uint16_t port, const uint8_t *frame, size_t len,
 		FUZZ_CHECK(tcp_parse(dgram + IP6_HDR_LEN, ip.payload_len, &th) == WIRE_OK);
 		return;
 	}
+	if (ip.next_header == IP6_NH_UDP) {
+		/* RFC 8200 §8.1: never without a checksum. */
+		struct udp_repr uh;
+		uint32_t usum = wire_csum_pseudo6(ip.src.b, ip.dst.b, IP6_NH_UDP, ip.payload_len);
+		FUZZ_CHECK(udp_parse(dgram + IP6_HDR_LEN, ip.payload_len, &uh) == WIRE_OK);
+		FUZZ_CHECK(uh.checksum != UDP_CSUM_NONE);
+		FUZZ_CHECK(wire_csum_finish(wire_csum_add(usum, dgram + IP6_HDR_LEN,
+							  ip.payload_len)) == 0);
+		return;
+	}
+	if (ip.next_header == IP6_NH_FRAGMENT)
+		return;
 	FUZZ_CHECK(ip.next_header == IP6_NH_ICMPV6);
 	uint32_t sum = wire_csum_pseudo6(ip.src.b, ip.dst.b, IP6_NH_ICMPV6, ip.payload_len);
 	FUZZ_CHECK(icmp6_parse(dgram + IP6_HDR_LEN, ip.payload_len, sum, true, &ic) == WIRE_OK);
@@ -759,6 +774,27 @@ static void settle(void)
 	}
 }
 
+/* A dual-stack UDP echo socket on port 7 ([::]:7, hearing IPv4 too): datagrams of both
+ * families reach a socket and its answers leave by IPv4 or IPv6, fragmented when large. Like
+ * svc_echo, it never answers the ports that answer every datagram. */
+static struct udp_sock *echo_sock;
+
+static void echo_notify(struct sock *sk, uint32_t events)
+{
+	static uint8_t b[UDP6_MAX_PAYLOAD];
+	struct udp_rx_hdr h;
+	ssize_t n;
+
+	(void)sk;
+	(void)events;
+	while ((n = udp_recvmsg(echo_sock, b, sizeof(b), &h, NULL)) != -EAGAIN) {
+		if (n < 0 || h.sport == 0 || h.sport == 7 || h.sport == 19)
+			continue;
+		struct udp_send_opts o = {.scoped = true, .port = (uint16_t)(h.ifindex - 1u)};
+		udp_sendmsg_inet(echo_sock, b, (size_t)n, &h.src, h.sport, &o);
+	}
+}
+
 static void route_or_die(uint32_t prefix, uint8_t plen, enum route_type type, uint32_t gw,
 			 uint16_t mtu)
 {
@@ -819,6 +855,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	route_or_die(IP4(192, 0, 2, 0), 24, ROUTE_BLACKHOLE, 0, 0);
 	route_or_die(IP4(198, 51, 100, 0), 24, ROUTE_UNREACHABLE, 0, 0);
 	FUZZ_CHECK(neigh_add_static(stk->neigh, 0, INET_ADDR_V4(HOST_A), &mac_peer[0]) == 0);
+	struct sock_owner echo_owner = {.notify = echo_notify};
+	FUZZ_CHECK(udp_bind_inet(stk, &(struct inet_addr){{0}}, 7, 0, 0, &echo_owner,
+				 &echo_sock) == 0);
 	pool_baseline = rte_mempool_in_use_count(pool);
 	return 0;
 }

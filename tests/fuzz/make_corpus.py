@@ -418,12 +418,19 @@ def icmp6_summed(src, dst, msg):
                                             msg)) + msg[4:]
 
 
-def ip6_fragments(src, dst, msg, size, ident, order):
+def udp6_summed(src, dst, sport, dport, body):
+    """A UDP datagram with its checksum over the IPv6 pseudo-header (RFC 8200 §8.1)."""
+    dgram = struct.pack("!HHHH", sport, dport, 8 + len(body), 0) + body
+    c = csum(src + dst + struct.pack("!II", len(dgram), 17) + dgram) or 0xFFFF
+    return dgram[:6] + struct.pack("!H", c) + dgram[8:]
+
+
+def ip6_fragments(src, dst, msg, size, ident, order, nh=58):
     """msg cut into fragments of size bytes (RFC 8200 §4.5), as records in order."""
     pieces = []
     for off in range(0, len(msg), size):
         more = 1 if off + size < len(msg) else 0
-        head = bytes([58, 0]) + struct.pack("!HI", off | more, ident)
+        head = bytes([nh, 0]) + struct.pack("!HI", off | more, ident)
         pieces.append(rec(OP_IP6, data=ip6_packet(src, dst, 44, head + msg[off:off + size])))
     return b"".join(pieces[i] for i in order)
 
@@ -453,7 +460,7 @@ def stack6_seeds():
         "ip6_fragments_dup": ip6_fragments(PEER6_0, STACK6_0, big6, 512, 8, [0, 0, 2, 1]),
         # TCP over IPv6 (fuzz_stack fixes the checksum): a SYN with Linux's options to a
         # closed port (reset), an ACK to a closed port, the SYN behind a Destination
-        # Options header, and UDP over IPv6 (udp.ipv6).
+        # Options header, and UDP over IPv6 to a closed port (ICMPv6 port unreachable).
         "ip6_tcp_syn": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 6, tcp_segment(
             0x02, bytes.fromhex("020405a00402080a000013880000000001030307"), seq=7))),
         "ip6_tcp_ack_closed": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 6,
@@ -462,6 +469,21 @@ def stack6_seeds():
             [6, 0, 1, 4, 0, 0, 0, 0]) + tcp_segment(0x02))),
         "ip6_udp": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 17,
                                                struct.pack("!HHHH", 5353, 9, 12, 0) + b"dpst")),
+        # UDP over IPv6 to the echo socket on [::]:7: answered; with a zero checksum (kept:
+        # F_NOFIX), dropped (RFC 8200 §8.1); 3000 bytes in fragments, answered in fragments;
+        # from a link-local peer (the answer leaves by its port); over IPv4 to the same
+        # dual-stack socket.
+        "ip6_udp_echo": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 17, udp6_summed(
+            PEER6_0, STACK6_0, 5353, 7, b"dual stack"))),
+        "ip6_udp_zero_checksum": rec(OP_IP6, F_NOFIX, data=ip6_packet(
+            PEER6_0, STACK6_0, 17, struct.pack("!HHHH", 5353, 7, 12, 0) + b"dpst")),
+        "ip6_udp_echo_fragments": ip6_fragments(PEER6_0, STACK6_0, udp6_summed(
+            PEER6_0, STACK6_0, 5353, 7, bytes(range(250)) * 12), 1232, 9, [1, 0, 2], nh=17),
+        "ip6_udp_echo_link_local": rec(OP_IP6, data=ip6_packet(PEER6_LL0, STACK6_LL0, 17,
+                                                               udp6_summed(PEER6_LL0, STACK6_LL0,
+                                                                           5353, 7, b"ll"))),
+        "ip4_udp_echo_dual_stack": rec(OP_IP, data=ip_packet(
+            HOST_A, ADDR0, 17, struct.pack("!HHHH", 5353, 7, 12, 0) + b"dpst")),
     }
 
 

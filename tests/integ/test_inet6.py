@@ -14,7 +14,7 @@ import threading
 import pytest
 
 import topo
-from test_ipv6 import PEER6, STACK6, V6Port
+from test_ipv6 import PEER6, STACK6, v6_port
 
 HELLO = b"Hello from dpstack\n"
 ECHO_PORT = 7
@@ -25,17 +25,10 @@ MB = 1 << 20
 
 @pytest.fixture(scope="module")
 def v6():
-    lab = topo.Lab("inet6")
-    try:
-        setup = V6Port(lab)
-        setup.warm_up()
-        d = setup.daemon
-        d.ctl("service", "add", "echo", "tcp", ECHO_PORT)
-        d.ctl("service", "add", "http", "tcp", HTTP_PORT)
-        d.ctl("service", "add", "iperf3", "tcp", IPERF_PORT)
+    with v6_port("inet6", [("service", "add", "echo", "tcp", ECHO_PORT),
+                           ("service", "add", "http", "tcp", HTTP_PORT),
+                           ("service", "add", "iperf3", "tcp", IPERF_PORT)]) as setup:
         yield setup
-    finally:
-        lab.close()
 
 
 def connect6(s, port, timeout=10.0):

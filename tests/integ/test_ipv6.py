@@ -3,6 +3,7 @@ through `ip`, Neighbor Discovery with the kernel in both directions, ICMPv6 echo
 malformed or hostile IPv6 frames each dropped under its own counter (RFC 8200, RFC 4861,
 RFC 4443)."""
 
+import contextlib
 import ipaddress
 import json as jsonlib
 
@@ -55,15 +56,25 @@ class V6Port(topo.SinglePort):
         return IPv6(**kw)
 
 
-@pytest.fixture(scope="module")
-def v6():
-    lab = topo.Lab("ipv6")
+@contextlib.contextmanager
+def v6_port(name, commands=()):
+    """A warmed-up V6Port in a lab of its own, the dpstackctl commands (argument lists) run
+    on its daemon; the lab is closed afterwards."""
+    lab = topo.Lab(name)
     try:
         setup = V6Port(lab)
         setup.warm_up()
+        for c in commands:
+            setup.daemon.ctl(*c)
         yield setup
     finally:
         lab.close()
+
+
+@pytest.fixture(scope="module")
+def v6():
+    with v6_port("ipv6") as setup:
+        yield setup
 
 
 def test_ping6_global_address(v6):

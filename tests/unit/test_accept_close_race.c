@@ -161,7 +161,7 @@ static void test_accept_takes_connection_of_listener_closed_meanwhile_and_nothin
 	struct fixture *fx = *state;
 	fx->at.spin_ns = 0;
 	uint32_t ls = daemon_call(fx, &(struct chan_req){.op = CHAN_OP_LISTEN,
-							 .laddr = htonl(CT_ADDR), .lport = htons(PORT),
+							 .laddr = inet_addr_v4(CT_ADDR), .lport = htons(PORT),
 							 .backlog = 8});
 	int lfd = library_listener(fx, ls);
 
@@ -175,7 +175,7 @@ static void test_accept_takes_connection_of_listener_closed_meanwhile_and_nothin
 	 * reaches its accept ring; the worker tells nobody (no eventfd), so the accepting
 	 * thread sleeps on. */
 	uint32_t cs = daemon_call(fx, &(struct chan_req){.op = CHAN_OP_CONNECT,
-							 .raddr = htonl(CT_ADDR), .rport = htons(PORT)});
+							 .raddr = inet_addr_v4(CT_ADDR), .rport = htons(PORT)});
 	for (int i = 0; i < 8 && accept_ring_count(fx, ls) == 0; i++)
 		worker_round(fx);
 	assert_int_equal(accept_ring_count(fx, ls), 1);

@@ -13,9 +13,12 @@
 
 #include "../../src/chan/chan_priv.h"
 
-#define ANY 0u
-#define A1 0x0a000002u /* network order is irrelevant here: only compared */
-#define A2 0x0a000003u
+/* Addresses as the channel carries them: IPv4 mapped (wire/inet_addr.h). */
+#define ANY INET_ADDR_V4(0)
+#define A1 INET_ADDR_V4(0x0a000002u)
+#define A2 INET_ADDR_V4(0x0a000003u)
+#define ANY6 ((const struct inet_addr[]){{{0}}})
+#define G6 ((const struct inet_addr[]){{{0x20, 0x01, 0x0d, 0xb8, [15] = 2}}})
 
 struct fixture {
 	struct chan_worker cw;
@@ -40,8 +43,8 @@ static int teardown(void **state)
 	return 0;
 }
 
-static uint32_t add(struct fixture *f, int app, unsigned proc, uint32_t addr, uint16_t port,
-		    uint32_t flags)
+static uint32_t add(struct fixture *f, int app, unsigned proc, const struct inet_addr *addr,
+		    uint16_t port, uint32_t flags)
 {
 	uint32_t id = 0;
 	assert_int_equal(chan_bind_add(&f->cw, &f->app[app], proc, addr, port, flags, &id), 0);
@@ -49,7 +52,8 @@ static uint32_t add(struct fixture *f, int app, unsigned proc, uint32_t addr, ui
 	return id;
 }
 
-static bool clash(struct fixture *f, int app, uint32_t addr, uint16_t port, uint32_t flags)
+static bool clash(struct fixture *f, int app, const struct inet_addr *addr, uint16_t port,
+		  uint32_t flags)
 {
 	return chan_bind_conflict(&f->cw, f->app[app].procs[0].uid, addr, port, flags, NULL, 0, 0);
 }
@@ -87,6 +91,32 @@ static void test_chan_bind_reuseport_shares_only_within_one_user(void **state)
 	add(f, 0, 0, ANY, 80, CHAN_BIND_REUSEPORT);
 	assert_false(clash(f, 0, ANY, 80, CHAN_BIND_REUSEPORT));
 	assert_true(clash(f, 1, ANY, 80, CHAN_BIND_REUSEPORT)); /* another uid */
+}
+
+/* Linux's inet6_bind_conflict: a dual-stack :: takes IPv4's port too; an IPv6-only one
+ * shares the port with IPv4's sockets (RFC 3493 §5.3). */
+static void test_chan_bind_dual_stack_wildcard_clashes_with_ipv4(void **state)
+{
+	struct fixture *f = *state;
+	add(f, 0, 0, ANY, 80, 0);
+	assert_true(clash(f, 1, ANY6, 80, 0));
+	assert_false(clash(f, 1, ANY6, 80, CHAN_BIND_V6ONLY));
+	assert_false(clash(f, 1, G6, 80, 0)); /* an IPv6 address is not IPv4's wildcard's */
+	add(f, 0, 0, G6, 81, 0);
+	assert_true(clash(f, 1, ANY6, 81, CHAN_BIND_V6ONLY));
+	assert_false(clash(f, 1, ANY, 81, 0));
+}
+
+static void test_chan_bind_v6only_wildcard_leaves_ipv4_free(void **state)
+{
+	struct fixture *f = *state;
+	add(f, 0, 0, ANY6, 80, CHAN_BIND_V6ONLY);
+	assert_false(clash(f, 1, ANY, 80, 0));
+	assert_false(clash(f, 1, A1, 80, 0));
+	assert_true(clash(f, 1, G6, 80, 0));
+	assert_true(clash(f, 1, ANY6, 80, 0));
+	add(f, 0, 0, ANY6, 81, 0);
+	assert_true(clash(f, 1, A1, 81, 0)); /* dual-stack: every IPv4 address too */
 }
 
 static void test_chan_bind_listen_ignores_its_own_reservation_only(void **state)
@@ -152,6 +182,8 @@ int main(void)
 		T(test_chan_bind_distinct_addresses_share_a_port),
 		T(test_chan_bind_reuseaddr_on_both_shares),
 		T(test_chan_bind_reuseport_shares_only_within_one_user),
+		T(test_chan_bind_dual_stack_wildcard_clashes_with_ipv4),
+		T(test_chan_bind_v6only_wildcard_leaves_ipv4_free),
 		T(test_chan_bind_listen_ignores_its_own_reservation_only),
 		T(test_chan_bind_drop_frees_the_port_for_its_owner_only),
 		T(test_chan_bind_process_end_drops_all_of_its_reservations),

@@ -150,7 +150,7 @@ static void test_chan_call_failure_answers_errno_without_sockets(void **state)
 	struct chan_test *f = *state;
 	/* A port below 1024 for a user that is not root: EACCES, as without
 	 * CAP_NET_BIND_SERVICE. */
-	post(f, 4, &(struct chan_req){.op = CHAN_OP_LISTEN, .laddr = htonl(CT_ADDR),
+	post(f, 4, &(struct chan_req){.op = CHAN_OP_LISTEN, .laddr = inet_addr_v4(CT_ADDR),
 				      .lport = htons(80), .backlog = 4});
 	queue(f, CHAN_CMD_CALL, 4, 0);
 	run(f);
@@ -165,7 +165,7 @@ static void test_chan_call_failure_answers_errno_without_sockets(void **state)
 static void test_chan_call_listen_answers_a_socket_and_close_gives_it_back(void **state)
 {
 	struct chan_test *f = *state;
-	post(f, 0, &(struct chan_req){.op = CHAN_OP_LISTEN, .laddr = htonl(CT_ADDR),
+	post(f, 0, &(struct chan_req){.op = CHAN_OP_LISTEN, .laddr = inet_addr_v4(CT_ADDR),
 				      .lport = htons(8080), .backlog = 100});
 	queue(f, CHAN_CMD_CALL, 0, 0);
 	run(f);
@@ -196,7 +196,7 @@ static uint32_t udp_with_queue(struct chan_test *f, unsigned n)
 	const struct eth_addr peer_mac = {{0x02, 0, 0, 0, 0, 9}};
 	assert_int_equal(neigh_add_static(f->stack->neigh, 0, INET_ADDR_V4(CT_ADDR + 7),
 					  &peer_mac), 0);
-	post(f, 0, &(struct chan_req){.op = CHAN_OP_UDP_OPEN, .laddr = htonl(CT_ADDR),
+	post(f, 0, &(struct chan_req){.op = CHAN_OP_UDP_OPEN, .laddr = inet_addr_v4(CT_ADDR),
 				      .lport = htons(5000)});
 	queue(f, CHAN_CMD_CALL, 0, 0);
 	run(f);
@@ -204,7 +204,7 @@ static uint32_t udp_with_queue(struct chan_test *f, unsigned n)
 	uint32_t s = slot_at(f, 0)->rep.socks[0];
 	struct fifo *tx = f->a->socks[s].udp_tx;
 	char dgram[sizeof(struct chan_udp_tx_hdr) + 32] = {0};
-	struct chan_udp_tx_hdr h = {.len = 32, .raddr = htonl(CT_ADDR + 7), .rport = htons(9)};
+	struct chan_udp_tx_hdr h = {.len = 32, .raddr = inet_addr_v4(CT_ADDR + 7), .rport = htons(9)};
 	memcpy(dgram, &h, sizeof(h));
 	for (unsigned i = 0; i < n; i++)
 		assert_int_equal(fifo_enqueue(tx, dgram, sizeof(dgram)), sizeof(dgram));

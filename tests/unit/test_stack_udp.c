@@ -97,14 +97,14 @@ static struct udp_sock *bind_ok(uint32_t laddr, uint16_t lport)
 /* The next datagram of u is len pattern bytes from src:sport. */
 static void expect_recv(struct udp_sock *u, size_t len, uint32_t src, uint16_t sport)
 {
-	uint32_t from = 0;
+	struct inet_addr from;
 	uint16_t from_port = 0;
 	bool trunc = true;
 	memset(buf, 0xee, len + 1);
 	assert_int_equal(udp_recvfrom(u, buf, sizeof(buf), &from, &from_port, &trunc),
 			 (ssize_t)len);
 	assert_false(trunc);
-	assert_int_equal(from, src);
+	assert_true(inet_addr_equal(&from, INET_ADDR_V4(src)));
 	assert_int_equal(from_port, sport);
 	for (size_t k = 0; k < len; k++)
 		assert_int_equal(buf[k], ts_pattern(k));
@@ -1119,21 +1119,21 @@ static void test_udp_rcvbuf_overflow_dropped_and_counted(void **state)
 	(void)state;
 	struct udp_sock *u = NULL;
 	assert_int_equal(udp_bind(ts_s, 0, PORT_S, 4096, 0, NULL, &u), 0);
-	/* Records of 16 + 1000 bytes: four fit in 4096. */
+	/* Records of a header and 900 bytes: four fit in 4096, not five. */
 	for (unsigned i = 0; i < 5; i++)
-		send_udp(0, TS_HOST_A, TS_ADDR0, PORT_P, PORT_S, 1000);
+		send_udp(0, TS_HOST_A, TS_ADDR0, PORT_P, PORT_S, 900);
 	ts_expect_drop(STACK_DROP_UDP_RCVBUF_ERRORS, 1);
 	assert_int_equal(ts_nframes, 0);
 	struct udp_sock_info in;
 	udp_sock_info(u, &in);
 	assert_int_equal(in.rcvbuf, 4096);
-	assert_int_equal(in.rx_queued, 4 * (sizeof(struct udp_rx_hdr) + 1000));
+	assert_int_equal(in.rx_queued, 4 * (sizeof(struct udp_rx_hdr) + 900));
 	assert_int_equal(in.datagrams_in, 4);
 	assert_int_equal(in.rcvbuf_drops, 1);
-	expect_recv(u, 1000, TS_HOST_A, PORT_P);
-	send_udp(0, TS_HOST_A, TS_ADDR0, PORT_P, PORT_S, 1000);
+	expect_recv(u, 900, TS_HOST_A, PORT_P);
+	send_udp(0, TS_HOST_A, TS_ADDR0, PORT_P, PORT_S, 900);
 	for (unsigned i = 0; i < 4; i++)
-		expect_recv(u, 1000, TS_HOST_A, PORT_P);
+		expect_recv(u, 900, TS_HOST_A, PORT_P);
 	expect_nothing(u);
 	ts_expect_drop(STACK_DROP_UDP_RCVBUF_ERRORS, 1);
 	udp_close(u);
@@ -1398,7 +1398,7 @@ static unsigned ping_depth, ping_max_depth, ping_rounds;
 
 static void ping_notify(struct sock *sk, uint32_t events)
 {
-	uint32_t from;
+	struct inet_addr from;
 	uint16_t from_port;
 	uint8_t b[64];
 	(void)events;
@@ -1410,7 +1410,7 @@ static void ping_notify(struct sock *sk, uint32_t events)
 	while ((n = udp_recvfrom(me, b, sizeof(b), &from, &from_port, NULL)) >= 0) {
 		if (me == ping_a && ++ping_rounds >= 1000)
 			continue;
-		assert_int_equal(udp_sendto(me, b, (size_t)n, from, from_port), n);
+		assert_int_equal(udp_sendmsg_inet(me, b, (size_t)n, &from, from_port, NULL), n);
 	}
 	ping_depth--;
 }

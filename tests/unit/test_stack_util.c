@@ -307,6 +307,20 @@ unsigned ts_fragment(const uint8_t *dgram, size_t len, size_t frag_payload,
 
 /* --- parsing --- */
 
+const uint8_t *ts_expect_ip6(unsigned i, uint16_t port, const struct eth_addr *eth_dst,
+			     struct ip6_repr *ip)
+{
+	assert_true(i < ts_nframes);
+	const struct ts_frame *f = &ts_frames[i];
+	struct eth_repr eth;
+	assert_int_equal(f->port, port);
+	assert_int_equal(eth_parse(f->data, f->len, &eth), WIRE_OK);
+	assert_int_equal(eth.ethertype, ETH_TYPE_IPV6);
+	assert_memory_equal(&eth.dst, eth_dst, sizeof(*eth_dst));
+	assert_int_equal(ip6_parse(f->data + ETH_HDR_LEN, f->len - ETH_HDR_LEN, ip), WIRE_OK);
+	return f->data + ETH_HDR_LEN + IP6_HDR_LEN;
+}
+
 void ts_parse(unsigned i, struct ts_pkt *p)
 {
 	assert_true(i < ts_nframes);

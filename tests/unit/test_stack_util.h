@@ -25,6 +25,7 @@
 #include "../../src/wire/eth.h"
 #include "../../src/wire/icmp4.h"
 #include "../../src/wire/ipv4.h"
+#include "../../src/wire/ipv6.h"
 
 #define IP4(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 
@@ -163,6 +164,10 @@ void ts_expect_arp(unsigned i, uint16_t port, uint16_t op, const struct eth_addr
 /* Frame i is an IPv4 packet out of port to eth_dst from src to dst with proto. */
 void ts_expect_ip(unsigned i, uint16_t port, const struct eth_addr *eth_dst, uint32_t src,
 		  uint32_t dst, uint8_t proto, struct ts_pkt *out);
+/* Frame i is an IPv6 packet out of port to eth_dst that parses (header into *ip): returns
+ * where its payload starts. */
+const uint8_t *ts_expect_ip6(unsigned i, uint16_t port, const struct eth_addr *eth_dst,
+			     struct ip6_repr *ip);
 /* Frame i is an ICMP error (TOS 0xc0, TTL 64) quoting orig[0..min(orig_len, 548)). */
 void ts_expect_icmp_error(unsigned i, uint16_t port, const struct eth_addr *eth_dst,
 			  uint32_t src, uint32_t dst, uint8_t type, uint8_t code, uint32_t rest,

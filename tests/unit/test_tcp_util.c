@@ -152,19 +152,11 @@ void tp_send(struct tp_peer *p, uint8_t flags, const void *data, size_t len,
 /* Frame i as a TCP segment in IPv6 from the stack's address to the peer's. */
 static void tp_parse6(unsigned i, struct tp_seg *g)
 {
-	const struct ts_frame *f = &ts_frames[i];
-	struct eth_repr eth;
-	assert_int_equal(f->port, 0);
-	assert_int_equal(eth_parse(f->data, f->len, &eth), WIRE_OK);
-	assert_int_equal(eth.ethertype, ETH_TYPE_IPV6);
-	assert_memory_equal(&eth.dst, &ts_mac_a, sizeof(ts_mac_a));
-	const uint8_t *h = f->data + ETH_HDR_LEN;
 	struct ip6_repr ip;
-	assert_int_equal(ip6_parse(h, f->len - ETH_HDR_LEN, &ip), WIRE_OK);
+	const uint8_t *l4 = ts_expect_ip6(i, 0, &ts_mac_a, &ip);
 	assert_int_equal(ip.next_header, IP6_NH_TCP);
 	assert_memory_equal(ip.src.b, tp_local.b, 16);
 	assert_memory_equal(ip.dst.b, tp_peer.b, 16);
-	const uint8_t *l4 = h + IP6_HDR_LEN;
 	uint32_t sum = inet_addr_csum_pseudo(&tp_local, &tp_peer, IP4_PROTO_TCP, ip.payload_len);
 	assert_int_equal(wire_csum_finish(wire_csum_add(sum, l4, ip.payload_len)), 0);
 	assert_int_equal(tcp_parse(l4, ip.payload_len, &g->th), WIRE_OK);
