@@ -29,7 +29,7 @@
 #define LL_STACK {{0xfe, 0x80, [15] = 2}}
 
 static const struct ip6_addr a6 = A6, a6_stack = A6_STACK, b6 = B6, b6_stack = B6_STACK;
-static const struct ip6_addr ll_a = LL_A, ll_stack = LL_STACK;
+static const struct ip6_addr ll_a = LL_A, ll_stack = LL_STACK, far = FAR6;
 
 static uint8_t dgram[IP6_HDR_LEN + 2000];
 static uint8_t frame[ETH_HDR_LEN + sizeof(dgram)];
@@ -114,31 +114,56 @@ static void expect_icmp6_error(unsigned i, uint16_t port, const struct eth_addr 
 	assert_memory_equal(l3 + IP6_HDR_LEN + ICMP6_HDR_LEN, dgram, IP6_HDR_LEN);
 }
 
+/* A UDP datagram of payload_len bytes from A to dst, received on port 0; its length. */
+static size_t from_a(const struct ip6_addr *dst, uint8_t hop_limit, size_t payload_len)
+{
+	size_t n = build6(&a6, dst, hop_limit, IP6_NH_UDP, payload_len);
+	input6(0, &ts_mac_port[0], n);
+	return n;
+}
+
+/* The only frame sent is the datagram of n bytes forwarded to B, and nothing was dropped. */
+static void expect_only_forwarded(size_t n)
+{
+	assert_int_equal(ts_nframes, 1);
+	expect_forwarded_to_b(0, n);
+	ts_expect_no_drops();
+}
+
+/* The only frame sent is an ICMPv6 error to A from port 0's global address, and the
+ * datagram was dropped as d. */
+static void expect_only_error_to_a(uint8_t type, uint8_t code, uint32_t rest, enum stack_drop d)
+{
+	assert_int_equal(ts_nframes, 1);
+	expect_icmp6_error(0, 0, &ts_mac_a, &a6_stack, type, code, rest);
+	ts_expect_drop(d, 1);
+}
+
+/* A route of type to 2001:db8:99::/48 (FAR6's), via B for a GATEWAY one. */
+static void add_far_route(enum route_type type)
+{
+	static const struct ip6_addr far_net = {{0x20, 0x01, 0x0d, 0xb8, 0, 0x99}};
+	struct route r = {.prefix = inet_addr_v6(&far_net), .plen = 48, .type = type,
+			  .port = NETCFG_PORT_ANY};
+	if (type == ROUTE_GATEWAY)
+		r.gateway = inet_addr_v6(&b6);
+	assert_int_equal(netcfg_route_add(&ts_s->cfg, &r), 0);
+}
+
 static void test_forward6_hop_limit_decremented_rest_untouched(void **state)
 {
 	(void)state;
-	size_t n = build6(&a6, &b6, 64, IP6_NH_UDP, 100);
-	input6(0, &ts_mac_port[0], n);
-	assert_int_equal(ts_nframes, 1);
-	expect_forwarded_to_b(0, n);
+	expect_only_forwarded(from_a(&b6, 64, 100));
 	assert_int_equal(ts_s->events[STACK_EV_IP6_FORWARDED], 1);
 	assert_int_equal(ts_s->events[STACK_EV_IP6_DELIVERED], 0);
 	assert_int_equal(ts_s->ports[1].tx_packets, 1);
-	ts_expect_no_drops();
 }
 
 static void test_forward6_gateway_route_sends_to_gateway_mac(void **state)
 {
 	(void)state;
-	static const struct ip6_addr far_net = {{0x20, 0x01, 0x0d, 0xb8, 0, 0x99}}, far = FAR6;
-	struct route r = {.prefix = inet_addr_v6(&far_net), .plen = 48, .type = ROUTE_GATEWAY,
-			  .port = 1, .gateway = inet_addr_v6(&b6)};
-	assert_int_equal(netcfg_route_add(&ts_s->cfg, &r), 0);
-	size_t n = build6(&a6, &far, 2, IP6_NH_UDP, 10);
-	input6(0, &ts_mac_port[0], n);
-	assert_int_equal(ts_nframes, 1);
-	expect_forwarded_to_b(0, n);
-	ts_expect_no_drops();
+	add_far_route(ROUTE_GATEWAY);
+	expect_only_forwarded(from_a(&far, 2, 10));
 }
 
 /* Hop-by-Hop options pass unexamined (RFC 8200 §4.3), an unknown option type among them. */
@@ -149,19 +174,15 @@ static void test_forward6_hop_by_hop_options_passed(void **state)
 	static const uint8_t hbh[8] = {IP6_NH_NONE, 0, 0x3e, 4, 1, 2, 3, 4};
 	memcpy(dgram + IP6_HDR_LEN, hbh, sizeof(hbh));
 	input6(0, &ts_mac_port[0], n);
-	assert_int_equal(ts_nframes, 1);
-	expect_forwarded_to_b(0, n);
-	ts_expect_no_drops();
+	expect_only_forwarded(n);
 }
 
 static void test_forward6_hop_limit_1_time_exceeded_from_ingress_address(void **state)
 {
 	(void)state;
-	size_t n = build6(&a6, &b6, 1, IP6_NH_UDP, 100);
-	input6(0, &ts_mac_port[0], n);
-	assert_int_equal(ts_nframes, 1);
-	expect_icmp6_error(0, 0, &ts_mac_a, &a6_stack, ICMP6_TIME_EXCEEDED, ICMP6_TIMEX_HOP_LIMIT, 0);
-	ts_expect_drop(STACK_DROP_IP6_HOP_LIMIT_EXPIRED, 1);
+	from_a(&b6, 1, 100);
+	expect_only_error_to_a(ICMP6_TIME_EXCEEDED, ICMP6_TIMEX_HOP_LIMIT, 0,
+			       STACK_DROP_IP6_HOP_LIMIT_EXPIRED);
 	assert_int_equal(ts_s->events[STACK_EV_IP6_FORWARDED], 0);
 }
 
@@ -178,43 +199,23 @@ static void test_forward6_hop_limit_1_to_our_address_delivered(void **state)
 static void test_forward6_no_route_unreachable_no_route(void **state)
 {
 	(void)state;
-	static const struct ip6_addr far = FAR6;
-	size_t n = build6(&a6, &far, 64, IP6_NH_UDP, 40);
-	input6(0, &ts_mac_port[0], n);
-	assert_int_equal(ts_nframes, 1);
-	expect_icmp6_error(0, 0, &ts_mac_a, &a6_stack, ICMP6_DEST_UNREACH, ICMP6_UNREACH_NO_ROUTE,
-			   0);
-	ts_expect_drop(STACK_DROP_IP6_NO_ROUTE, 1);
-}
-
-static void add_typed_route(enum route_type type)
-{
-	static const struct ip6_addr far_net = {{0x20, 0x01, 0x0d, 0xb8, 0, 0x99}};
-	struct route r = {.prefix = inet_addr_v6(&far_net), .plen = 48, .type = type,
-			  .port = NETCFG_PORT_ANY};
-	assert_int_equal(netcfg_route_add(&ts_s->cfg, &r), 0);
+	from_a(&far, 64, 40);
+	expect_only_error_to_a(ICMP6_DEST_UNREACH, ICMP6_UNREACH_NO_ROUTE, 0, STACK_DROP_IP6_NO_ROUTE);
 }
 
 static void test_forward6_unreachable_route_unreachable_no_route(void **state)
 {
 	(void)state;
-	static const struct ip6_addr far = FAR6;
-	add_typed_route(ROUTE_UNREACHABLE);
-	size_t n = build6(&a6, &far, 64, IP6_NH_UDP, 40);
-	input6(0, &ts_mac_port[0], n);
-	assert_int_equal(ts_nframes, 1);
-	expect_icmp6_error(0, 0, &ts_mac_a, &a6_stack, ICMP6_DEST_UNREACH, ICMP6_UNREACH_NO_ROUTE,
-			   0);
-	ts_expect_drop(STACK_DROP_IP6_NO_ROUTE, 1);
+	add_far_route(ROUTE_UNREACHABLE);
+	from_a(&far, 64, 40);
+	expect_only_error_to_a(ICMP6_DEST_UNREACH, ICMP6_UNREACH_NO_ROUTE, 0, STACK_DROP_IP6_NO_ROUTE);
 }
 
 static void test_forward6_blackhole_route_dropped_silently(void **state)
 {
 	(void)state;
-	static const struct ip6_addr far = FAR6;
-	add_typed_route(ROUTE_BLACKHOLE);
-	size_t n = build6(&a6, &far, 64, IP6_NH_UDP, 40);
-	input6(0, &ts_mac_port[0], n);
+	add_far_route(ROUTE_BLACKHOLE);
+	from_a(&far, 64, 40);
 	assert_int_equal(ts_nframes, 0);
 	ts_expect_drop(STACK_DROP_IP6_NO_ROUTE, 1);
 }
@@ -226,15 +227,11 @@ static void test_forward6_over_route_mtu_packet_too_big_with_mtu(void **state)
 	struct route r = {.prefix = inet_addr_v6(&b6), .plen = 128, .type = ROUTE_CONNECTED,
 			  .port = 1, .mtu = 1280};
 	assert_int_equal(netcfg_route_add(&ts_s->cfg, &r), 0);
-	size_t n = build6(&a6, &b6, 64, IP6_NH_UDP, 1281 - IP6_HDR_LEN);
-	input6(0, &ts_mac_port[0], n);
-	assert_int_equal(ts_nframes, 1);
-	expect_icmp6_error(0, 0, &ts_mac_a, &a6_stack, ICMP6_PACKET_TOO_BIG, 0, 1280);
-	ts_expect_drop(STACK_DROP_IP6_TOO_BIG, 1);
+	from_a(&b6, 64, 1281 - IP6_HDR_LEN);
+	expect_only_error_to_a(ICMP6_PACKET_TOO_BIG, 0, 1280, STACK_DROP_IP6_TOO_BIG);
 	/* Exactly the MTU passes. */
 	ts_clear();
-	n = build6(&a6, &b6, 64, IP6_NH_UDP, 1280 - IP6_HDR_LEN);
-	input6(0, &ts_mac_port[0], n);
+	size_t n = from_a(&b6, 64, 1280 - IP6_HDR_LEN);
 	assert_int_equal(ts_nframes, 1);
 	expect_forwarded_to_b(0, n);
 }
@@ -243,11 +240,8 @@ static void test_forward6_over_port_mtu_packet_too_big_with_port_mtu(void **stat
 {
 	(void)state;
 	assert_int_equal(netcfg_iface_set_mtu(&ts_s->cfg, 1, 1400), 0);
-	size_t n = build6(&a6, &b6, 64, IP6_NH_UDP, 1401 - IP6_HDR_LEN);
-	input6(0, &ts_mac_port[0], n);
-	assert_int_equal(ts_nframes, 1);
-	expect_icmp6_error(0, 0, &ts_mac_a, &a6_stack, ICMP6_PACKET_TOO_BIG, 0, 1400);
-	ts_expect_drop(STACK_DROP_IP6_TOO_BIG, 1);
+	from_a(&b6, 64, 1401 - IP6_HDR_LEN);
+	expect_only_error_to_a(ICMP6_PACKET_TOO_BIG, 0, 1400, STACK_DROP_IP6_TOO_BIG);
 }
 
 /* RFC 4291 §2.5.6, RFC 4443 §3.1 code 2, from our link-local address on A's link. */
@@ -268,8 +262,7 @@ static void test_forward6_link_local_destination_not_forwarded(void **state)
 {
 	(void)state;
 	static const struct ip6_addr ll_other = {{0xfe, 0x80, [15] = 9}};
-	size_t n = build6(&a6, &ll_other, 64, IP6_NH_UDP, 40);
-	input6(0, &ts_mac_port[0], n);
+	from_a(&ll_other, 64, 40);
 	assert_int_equal(ts_nframes, 0);
 	ts_expect_drop(STACK_DROP_IP6_NOT_OURS, 1);
 }
@@ -301,8 +294,7 @@ static void test_forward6_off_drops_not_ours(void **state)
 {
 	(void)state;
 	ts_s->cfg.forwarding6 = false;
-	size_t n = build6(&a6, &b6, 64, IP6_NH_UDP, 40);
-	input6(0, &ts_mac_port[0], n);
+	from_a(&b6, 64, 40);
 	assert_int_equal(ts_nframes, 0);
 	ts_expect_drop(STACK_DROP_IP6_NOT_OURS, 1);
 }
@@ -325,8 +317,7 @@ static void test_forward6_unresolved_next_hop_fails_address_unreachable(void **s
 {
 	(void)state;
 	static const struct ip6_addr unknown = B6_UNKNOWN;
-	size_t n = build6(&a6, &unknown, 64, IP6_NH_UDP, 40);
-	input6(0, &ts_mac_port[0], n);
+	from_a(&unknown, 64, 40);
 	assert_int_equal(ts_nframes, 1);
 	struct ip6_repr ip;
 	const uint8_t *l3 = expect_ip6(0, 1, &(struct eth_addr){{0x33, 0x33, 0xff, 0, 0, 0x77}},
