@@ -64,7 +64,7 @@ uint32_t ip6_path_mtu(struct stack *s, const struct ip6_addr *dst, uint16_t port
 }
 
 void ip6_link_send(struct stack *s, const struct ip6_out *out, const struct route *r,
-			  struct rte_mbuf *m)
+		   struct rte_mbuf *m)
 {
 	stack_count(s, STACK_EV_IP6_TX);
 	if (out->link_dst != NULL) {
