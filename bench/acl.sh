@@ -43,7 +43,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	for n in "${sizes[@]}"; do
 		echo "round $r/$ROUNDS: dpstackd forwarding with $n ACL rules" >&2
 		CEILING=0 ROUNDS=1 SECONDS_PER_RUN=$SECONDS_PER_RUN BUILD=$BUILD \
-			EXTRA_CONF=$work/rules-$n.conf OUT=$work/fwd-$n.json bench/l3fwd.sh >/dev/null
+			FAMILIES=4 EXTRA_CONF=$work/rules-$n.conf OUT=$work/fwd-$n.json bench/l3fwd.sh >/dev/null
 		mpps=$(python3 -c "import json; print(json.load(open('$work/fwd-$n.json'))['dpstackd_mpps'][0])")
 		runs[$n]="${runs[$n]} $mpps"
 	done

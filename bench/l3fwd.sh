@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# L3 forwarding of 64-byte frames between two ports joined by net_memif pairs, in Mpps:
-# dpstackd (IPv4 routing: validation, route lookup, TTL, neighbour, new Ethernet header) against
-# testpmd's io forwarding on the same vdevs (no processing: the ceiling of the path), in the
-# same run, alternating, ROUNDS times each. Prints both medians and the ratio, and writes
-# JSON to $OUT (default build/bench-l3fwd.json).
+# L3 forwarding of the smallest frames between two ports joined by net_memif pairs, in Mpps:
+# dpstackd routing (validation, route lookup, TTL or hop limit, neighbour, new Ethernet
+# header) against testpmd's io forwarding on the same vdevs and frames (no processing: the
+# ceiling of the path), in the same run, alternating, ROUNDS times each, for each family of
+# FAMILIES ("4 6": IPv4's 64-byte frames, IPv6's 66-byte ones, the smallest with UDP). Prints
+# the medians and the ratios, and writes JSON to $OUT (default build/bench-l3fwd.json).
 #
 #   dps-pktgen --memif--> [port0  forwarder  port1] --memif--> dps-pktgen
 #   (lcore 0)             (worker on lcore 1)
@@ -14,6 +15,7 @@ ROUNDS=${ROUNDS:-7}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-5}
 OUT=${OUT:-$BUILD/bench-l3fwd.json}
 CEILING=${CEILING:-1}        # 0: dpstackd alone (bench/acl.sh compares dpstackd with itself)
+FAMILIES=${FAMILIES:-4 6}    # bench/acl.sh: 4 (its rules are IPv4's)
 EXTRA_CONF=${EXTRA_CONF:-}   # a file of config lines added to the forwarder's
 . scripts/topo.sh
 
@@ -47,10 +49,12 @@ wait_for_sockets() {
 GEN_PID=
 # Starts the generator and waits for its result line; it then idles until gen_stop, after the
 # forwarder has stopped (DPDK 22.11's memif receiver crashes if its peer leaves first).
-generate() { # prints rx Mpps
+generate() { # FAMILY; prints rx Mpps
 	rm -f "$work/gen.out"
+	local src=10.10.0.2 dst=10.20.0.2
+	[ "$1" = 6 ] && src=2001:db8:10::2 dst=2001:db8:20::2
 	"$BUILD/bench/dps-pktgen" -l 0 --no-pci $mem_args --vdev="$client0" --vdev="$client1" \
-		-- --dst-mac $DUT_MAC --src-ip 10.10.0.2 --dst-ip 10.20.0.2 \
+		-- --dst-mac $DUT_MAC --src-ip $src --dst-ip $dst \
 		--seconds "$SECONDS_PER_RUN" --warmup 1 >"$work/gen.out" 2>"$work/gen.err" &
 	GEN_PID=$!
 	local i
@@ -71,7 +75,7 @@ gen_stop() {
 	GEN_PID=
 }
 
-run_testpmd() {
+run_testpmd() { # FAMILY
 	rm -f "$work"/m*.sock
 	dpdk-testpmd -l 0,1 --no-pci $mem_args --vdev="$server0" --vdev="$server1" -- \
 		--forward-mode=io --nb-cores=1 --rxq=1 --txq=1 --total-num-mbufs=16384 --stats-period=60 \
@@ -84,14 +88,14 @@ run_testpmd() {
 		grep -q "Checking link statuses" "$work/testpmd.log" && break
 		sleep 0.1
 	done
-	generate
+	generate "$1"
 	kill -TERM "$FWD_PID"
 	wait "$FWD_PID" 2>/dev/null || true
 	FWD_PID=
 	gen_stop
 }
 
-run_dpstack() {
+run_dpstack() { # FAMILY
 	rm -f "$work"/m*.sock
 	cat >"$work/dut.conf" <<CONF
 eal -l 0-1 $mem_args
@@ -102,11 +106,15 @@ port add port1 $server1
 ip addr add 10.10.0.1/24 dev port0
 ip addr add 10.20.0.1/24 dev port1
 neigh add 10.20.0.2 lladdr 02:00:00:00:00:22 dev port1
+ip addr add 2001:db8:10::1/64 dev port0
+ip addr add 2001:db8:20::1/64 dev port1
+neigh add 2001:db8:20::2 lladdr 02:00:00:00:00:22 dev port1
+ip -6 forwarding on
 $([ -z "$EXTRA_CONF" ] || cat "$EXTRA_CONF")
 CONF
 	daemon_start "$work/dut.conf" "$work/ctl.sock" "$work/dpstackd.log"
 	wait_for_sockets
-	generate
+	generate "$1"
 	DPSTACK_CTL=$work/ctl.sock "$BUILD/tools/dpstackctl/dpstackctl" -j stats >"$work/stats.json"
 	daemon_stop
 	gen_stop
@@ -116,38 +124,50 @@ median() { sort -n | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+
 best() { sort -n | tail -1; }
 ratio() { awk -v s="$1" -v c="$2" 'BEGIN { printf "%.2f", (c > 0) ? s / c : 0 }'; }
 
-ceiling=()
-stack=()
+declare -A ceiling stack
 for r in $(seq 1 "$ROUNDS"); do
-	if [ "$CEILING" = 1 ]; then
-		echo "round $r/$ROUNDS: testpmd io" >&2
-		ceiling+=("$(run_testpmd)")
-	fi
-	echo "round $r/$ROUNDS: dpstackd l3" >&2
-	stack+=("$(run_dpstack)")
+	for f in $FAMILIES; do
+		if [ "$CEILING" = 1 ]; then
+			echo "round $r/$ROUNDS: testpmd io, IPv$f frames" >&2
+			ceiling[$f]+="$(run_testpmd "$f") "
+		fi
+		echo "round $r/$ROUNDS: dpstackd IPv$f forwarding" >&2
+		stack[$f]+="$(run_dpstack "$f") "
+		cp "$work/stats.json" "$work/stats$f.json"
+	done
 done
-c=$(printf '%s\n' "${ceiling[@]}" | median)
-c=${c:-0}
-s=$(printf '%s\n' "${stack[@]}" | median)
-cb=$(printf '%s\n' "${ceiling[@]}" | best)
-cb=${cb:-0}
-sb=$(printf '%s\n' "${stack[@]}" | best)
-ratio=$(ratio "$s" "$c")
-ratio_best=$(ratio "$sb" "$cb")
-fwd=$(python3 -c "import json;print(json.load(open('$work/stats.json'))['events']['ip.forwarded'])")
 
-printf '\nL3 forwarding, 64-byte frames, memif pair, 1 forwarding core, median of %s runs of %ss\n' \
-	"$ROUNDS" "$SECONDS_PER_RUN"
-printf '  %-26s %8s %8s\n' "" "median" "best"
-printf '  %-26s %8s %8s   (runs: %s)\n' "testpmd io (ceiling), Mpps" "$c" "$cb" "${ceiling[*]}"
-printf '  %-26s %8s %8s   (runs: %s)\n' "dpstackd IPv4 fwd, Mpps" "$s" "$sb" "${stack[*]}"
-printf '  %-26s %8s %8s\n' "ratio dpstackd/testpmd" "$ratio" "$ratio_best"
+printf '\nL3 forwarding, smallest UDP frames (IPv4 64 bytes, IPv6 66), memif pair, 1 forwarding core,\n'
+printf 'median of %s runs of %ss\n' "$ROUNDS" "$SECONDS_PER_RUN"
+printf '  %-30s %8s %8s\n' "" "median" "best"
+json=
+for f in $FAMILIES; do
+	runs_c=${ceiling[$f]:-}
+	runs_s=${stack[$f]}
+	c=$(printf '%s\n' $runs_c | median)
+	c=${c:-0}
+	s=$(printf '%s\n' $runs_s | median)
+	cb=$(printf '%s\n' $runs_c | best)
+	cb=${cb:-0}
+	sb=$(printf '%s\n' $runs_s | best)
+	ratio=$(ratio "$s" "$c")
+	ratio_best=$(ratio "$sb" "$cb")
+	counter=ip.forwarded
+	[ "$f" = 6 ] && counter=ip6.forwarded
+	fwd=$(python3 -c "import json;print(json.load(open('$work/stats$f.json'))['events']['$counter'])")
+	printf '  %-30s %8s %8s   (runs: %s)\n' "testpmd io (ceiling), IPv$f, Mpps" "$c" "$cb" "$runs_c"
+	printf '  %-30s %8s %8s   (runs: %s)\n' "dpstackd IPv$f fwd, Mpps" "$s" "$sb" "$runs_s"
+	printf '  %-30s %8s %8s\n' "ratio dpstackd/testpmd" "$ratio" "$ratio_best"
+	printf '  (the last dpstackd IPv%s run forwarded %s packets by its own count)\n' "$f" "$fwd"
+	sfx=
+	[ "$f" = 6 ] && sfx=_ipv6
+	json+="$([ -z "$json" ] || echo ,)
+ \"testpmd_io${sfx}_mpps\": [$(echo $runs_c | tr ' ' ,)], \"dpstackd${sfx}_mpps\": [$(echo $runs_s | tr ' ' ,)],
+ \"testpmd_io${sfx}_median_mpps\": $c, \"dpstackd${sfx}_median_mpps\": $s, \"ratio${sfx}_of_medians\": $ratio,
+ \"testpmd_io${sfx}_best_mpps\": $cb, \"dpstackd${sfx}_best_mpps\": $sb, \"ratio${sfx}_of_bests\": $ratio_best"
+done
 echo "  (noise on a shared machine only ever slows a run down: the best run is the closest"
 echo "   to each forwarder's capacity, the median the typical figure)"
-printf '  (the last dpstackd run forwarded %s packets by its own count)\n' "$fwd"
 cat >"$OUT" <<JSON
-{"benchmark": "l3fwd_64B_memif", "rounds": $ROUNDS, "seconds": $SECONDS_PER_RUN,
- "testpmd_io_mpps": [$(IFS=,; echo "${ceiling[*]}")], "dpstackd_mpps": [$(IFS=,; echo "${stack[*]}")],
- "testpmd_io_median_mpps": $c, "dpstackd_median_mpps": $s, "ratio_of_medians": $ratio,
- "testpmd_io_best_mpps": $cb, "dpstackd_best_mpps": $sb, "ratio_of_bests": $ratio_best}
+{"benchmark": "l3fwd_smallest_udp_memif", "rounds": $ROUNDS, "seconds": $SECONDS_PER_RUN,$json}
 JSON

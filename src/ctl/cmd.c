@@ -38,6 +38,7 @@ static const struct cmd cmds[] = {
 	{"ip -6 route show", cmd_route6_show, "ip -6 route show"},
 	{"ip -6 route", cmd_route6_show, NULL},
 	{"ip -6 reassembly", cmd_ip6_reassembly, "ip -6 reassembly [timeout-ms N]"},
+	{"ip -6 forwarding", cmd_ip6_forwarding, "ip -6 forwarding [on | off]"},
 	{"ip -6 addr show", cmd_addr_show, NULL},
 	{"ip -6 addr", cmd_addr_show, NULL},
 	{"ip -4 route", cmd_route_show, NULL},

@@ -23,7 +23,7 @@ cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
 cmd_handler cmd_addr_dhcp;
 void cmd_dhcp_addr_show(struct daemon *d, uint16_t port, uint32_t addr, struct ctl_out *o);
 void cmd_dhcp_port_show(struct daemon *d, uint16_t port, struct ctl_out *o);
-cmd_handler cmd_ip_forwarding, cmd_ip_reassembly, cmd_ip6_reassembly;
+cmd_handler cmd_ip_forwarding, cmd_ip6_forwarding, cmd_ip_reassembly, cmd_ip6_reassembly;
 /* Routes of both families (cmd_route.c): `ip route ...` and `ip -6 route ...`. */
 cmd_handler cmd_route_add, cmd_route_del, cmd_route_show;
 cmd_handler cmd_route6_add, cmd_route6_del, cmd_route6_show;

@@ -147,29 +147,47 @@ int cmd_addr_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	return 0;
 }
 
+struct forwarding_arg {
+	bool on;
+	bool v6;
+};
+
 static int forwarding_on(struct netcfg *c, void *arg)
 {
-	c->forwarding = *(bool *)arg;
+	const struct forwarding_arg *a = arg;
+	*(a->v6 ? &c->forwarding6 : &c->forwarding) = a->on;
 	return 0;
 }
 
-/* ip forwarding [on | off]: router (default) or host. */
-int cmd_ip_forwarding(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+/* ip [-6] forwarding [on | off]: a family's router (IPv4's on by default) or host (IPv6's
+ * default, as Linux's net.ipv6.conf.all.forwarding). */
+static int forwarding(struct daemon *d, int argc, char **argv, struct ctl_out *o, bool v6)
 {
+	bool now = v6 ? d->master.forwarding6 : d->master.forwarding;
 	if (argc == 0) {
 		if (o->json) {
 			json_obj_begin(o, NULL);
-			json_bool(o, "forwarding", d->master.forwarding);
+			json_bool(o, "forwarding", now);
 			json_obj_end(o);
 		} else {
-			ctl_printf(o, "forwarding %s\n", d->master.forwarding ? "on" : "off");
+			ctl_printf(o, "forwarding %s\n", now ? "on" : "off");
 		}
 		return 0;
 	}
 	if (argc != 1 || (strcmp(argv[0], "on") != 0 && strcmp(argv[0], "off") != 0))
 		return -1;
-	bool on = strcmp(argv[0], "on") == 0;
-	return daemon_apply_netcfg(d, forwarding_on, &on);
+	struct forwarding_arg a = {.on = strcmp(argv[0], "on") == 0, .v6 = v6};
+	return daemon_apply_netcfg(d, forwarding_on, &a);
+}
+
+int cmd_ip_forwarding(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	return forwarding(d, argc, argv, o, false);
+}
+
+int cmd_ip6_forwarding(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	return forwarding(d, argc, argv, o, true);
 }
 
 /* A stack's reassembly table of one family. */

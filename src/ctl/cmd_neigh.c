@@ -121,10 +121,8 @@ static int neigh_parse(struct daemon *d, int argc, char **argv, bool with_mac,
 	if (argc != want || strcmp(argv[want - 2], "dev") != 0 ||
 	    (with_mac && strcmp(argv[1], "lladdr") != 0))
 		return -1;
-	uint32_t ip;
-	if (ip4_addr_parse(argv[0], &ip) != 0)
-		return ctl_error(o, "'%s' is not an IPv4 address", argv[0]);
-	op->addr = inet_addr_v4(ip);
+	if (inet_addr_parse(argv[0], &op->addr) != 0)
+		return ctl_error(o, "'%s' is not an IPv4 or IPv6 address", argv[0]);
 	if (with_mac) {
 		if (eth_addr_parse(argv[2], &op->mac) != 0)
 			return ctl_error(o, "'%s' is not a MAC address", argv[2]);

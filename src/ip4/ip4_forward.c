@@ -29,12 +29,10 @@ void ip4_forward(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
 		stack_drop(s, STACK_DROP_IP_TTL_EXPIRED, m);
 		return;
 	}
-	if (r == NULL || r->type == ROUTE_UNREACHABLE) {
-		icmp4_send_error(s, m, ICMP4_DEST_UNREACH, ICMP4_UNREACH_NET, 0);
-		stack_drop(s, STACK_DROP_IP_NO_ROUTE, m);
-		return;
-	}
-	if (r->type == ROUTE_BLACKHOLE) {
+	enum route_transit t = route_transit(r);
+	if (t != ROUTE_TRANSIT_SEND) {
+		if (t == ROUTE_TRANSIT_UNREACHABLE)
+			icmp4_send_error(s, m, ICMP4_DEST_UNREACH, ICMP4_UNREACH_NET, 0);
 		stack_drop(s, STACK_DROP_IP_NO_ROUTE, m);
 		return;
 	}

@@ -1,5 +1,6 @@
-/* IPv6 in a stack instance: input (ip6_input.c), output (ip6_output.c), ICMPv6
- * (ip6_icmp.c) and Neighbor Discovery (ip6_nd.c) on the neighbour cache IPv4's ARP uses. */
+/* IPv6 in a stack instance: input (ip6_input.c), output (ip6_output.c), forwarding
+ * (ip6_forward.c), ICMPv6 (ip6_icmp.c) and Neighbor Discovery (ip6_nd.c) on the neighbour
+ * cache IPv4's ARP uses. */
 #ifndef DPS_IP6_IP6_H
 #define DPS_IP6_IP6_H
 
@@ -64,6 +65,19 @@ struct rte_mbuf *ip6_reass_input(struct stack *s, struct rte_mbuf *m, const stru
  * way. */
 int ip6_fragment(struct stack *s, const struct rte_mbuf *m, uint16_t mtu, struct rte_mbuf **out,
 		 unsigned max_out);
+
+/* The MTU out of port along r (NULL: none): the route's when it has a smaller one. */
+uint16_t ip6_route_mtu(const struct stack *s, const struct route *r, uint16_t port);
+/* Hands the datagram m (at its IPv6 header, complete) to the link layer of out->port: to
+ * out->link_dst when given, to a multicast group's MAC, else to the neighbour (r's gateway
+ * when r is a GATEWAY route, else out->dst), resolved by Neighbor Discovery. */
+void ip6_link_send(struct stack *s, const struct ip6_out *out, const struct route *r,
+		   struct rte_mbuf *m);
+
+/* Forwarding (ip6_forward.c): the datagram m (at its IPv6 header, validated into ip),
+ * received on m->port (how: STACK_IN_*) for a unicast address not ours, sent on as a
+ * router does, or answered with an ICMPv6 error and dropped, counted either way. */
+void ip6_forward(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, unsigned how);
 
 /* What a transport sizes its segments by: the MTU towards dst (its route's, else its port's;
  * port names it for a link-local destination) and whether dst is one of our addresses

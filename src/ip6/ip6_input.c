@@ -1,6 +1,7 @@
 /* IPv6 input (RFC 8200): header validation in a fixed order with a named drop for each
  * failure, the destination check (one of our addresses on this port, or a group the port
- * listens to), the extension header walk, and dispatch by Next Header. */
+ * listens to; a router forwards other unicast, ip6_forward.c), the extension header walk,
+ * and dispatch by Next Header. */
 #include "ip6.h"
 
 #include "stack/exception.h"
@@ -145,6 +146,14 @@ void ip6_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 	bool to_group = ip6_is_multicast(&ip.dst);
 	if (to_group ? !netcfg6_listens(&s->cfg, m->port, &ip.dst)
 		     : netcfg6_local(&s->cfg, m->port, &ip.dst) == NULL) {
+		/* A router passes on what is not ours, but no group's datagram (no multicast
+		 * routing here), no link-local one (RFC 4291 §2.5.6: it stays on its link,
+		 * perhaps the kernel's), and nothing our own stack sent (from no wire). */
+		if (s->cfg.forwarding6 && !to_group && !ip6_is_link_local(&ip.dst) &&
+		    !(how & STACK_IN_LOOPBACK)) {
+			ip6_forward(s, m, &ip, how);
+			return;
+		}
 		/* The kernel's own addresses and groups, beside a kernel interface. */
 		if (!stack_exception(s, m, STACK_EV_KERNEL_IP6))
 			stack_drop(s, STACK_DROP_IP6_NOT_OURS, m);

@@ -46,7 +46,7 @@ int ip6_source_for(struct stack *s, struct ip6_out *d)
 	return netcfg6_source_for(&s->cfg, d->port, &d->dst, &d->src) ? 0 : -EADDRNOTAVAIL;
 }
 
-static uint16_t ip6_mtu(const struct stack *s, const struct route *r, uint16_t port)
+uint16_t ip6_route_mtu(const struct stack *s, const struct route *r, uint16_t port)
 {
 	uint16_t mtu = s->cfg.ifaces[port].mtu;
 	return r != NULL && r->mtu != 0 && r->mtu < mtu ? r->mtu : mtu;
@@ -60,13 +60,11 @@ uint32_t ip6_path_mtu(struct stack *s, const struct ip6_addr *dst, uint16_t port
 	*local = r != NULL && r->type == ROUTE_LOCAL;
 	if (err != 0)
 		return 0;
-	return ip6_mtu(s, r, r != NULL ? r->port : port);
+	return ip6_route_mtu(s, r, r != NULL ? r->port : port);
 }
 
-/* Hands the datagram m (at its IPv6 header) to the link layer: to out->link_dst when given, to
- * a multicast group's MAC, else to the neighbour (the route's gateway or the destination). */
-static void ip6_link_send(struct stack *s, const struct ip6_out *out, const struct route *r,
-			  struct rte_mbuf *m)
+void ip6_link_send(struct stack *s, const struct ip6_out *out, const struct route *r,
+		   struct rte_mbuf *m)
 {
 	stack_count(s, STACK_EV_IP6_TX);
 	if (out->link_dst != NULL) {
@@ -142,7 +140,7 @@ int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 		stack_loopback_queue(s, m);
 		return 0;
 	}
-	uint16_t mtu = ip6_mtu(s, r, out.port);
+	uint16_t mtu = ip6_route_mtu(s, r, out.port);
 	if (out.mtu != 0 && out.mtu < mtu)
 		mtu = out.mtu;
 	/* A TSO segment fits when the segments the port cuts from it do. */

@@ -2,9 +2,11 @@
  * layers around it ask of it. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ip6.h"
 #include "wire/eth.h"
+#include "wire/icmp6.h"
 
 static int ip6_init(struct stack *s, const struct stack_params *p)
 {
@@ -24,6 +26,17 @@ static void ip6_fini(struct stack *s)
 	s->ip6 = NULL;
 }
 
+/* RFC 4443 §3.1 code 3: a router whose next hop never answered Neighbor Discovery says so.
+ * Only forwarded packets get one; our own traffic learns of it from its transport. A
+ * link-local source is ours or a neighbour's sent back out of its own port: not told. */
+static void ip6_host_unreachable(struct stack *s, const struct rte_mbuf *m)
+{
+	struct ip6_addr src;
+	memcpy(src.b, rte_pktmbuf_mtod_offset(m, const uint8_t *, IP6_OFF_SRC), sizeof(src.b));
+	if (netcfg6_local(&s->cfg, NETCFG_PORT_ANY, &src) == NULL && !ip6_is_link_local(&src))
+		icmp6_send_error(s, m, ICMP6_DEST_UNREACH, ICMP6_UNREACH_ADDR, 0);
+}
+
 const struct stack_proto ip6_proto = {
 	.name = "ipv6",
 	.init = ip6_init,
@@ -31,5 +44,6 @@ const struct stack_proto ip6_proto = {
 	.ethertype = ETH_TYPE_IPV6,
 	.input = ip6_input,
 	.neigh_solicit = nd_solicit,
+	.host_unreachable = ip6_host_unreachable,
 	.tick = ip6_reass_tick,
 };

@@ -42,6 +42,7 @@
 	X(IP6_REASSEMBLED,    "ip6.reassembled",      "datagrams reassembled") \
 	X(IP6_FRAGMENTED,     "ip6.fragmented",       "our own datagrams fragmented on output (RFC 8200 §4.5)") \
 	X(IP6_FRAGS_CREATED,  "ip6.frags_created",    "fragments created on output") \
+	X(IP6_FORWARDED,      "ip6.forwarded",        "IPv6 packets forwarded") \
 	X(ICMP6_RX,           "icmp6.rx",             "ICMPv6 messages received") \
 	X(ICMP6_RX_ECHO,      "icmp6.rx_echo",        "ICMPv6 echo requests received") \
 	X(ICMP6_TX_ECHO_REPLY, "icmp6.tx_echo_reply", "ICMPv6 echo replies sent") \
@@ -194,10 +195,14 @@
 	X(IP6_TRUNCATED,      "ip6.truncated",        "shorter than an IPv6 header") \
 	X(IP6_BAD_VERSION,    "ip6.bad_version",      "version field is not 6") \
 	X(IP6_BAD_LENGTH,     "ip6.bad_length",       "payload length zero or past the frame") \
-	X(IP6_BAD_FIELD,      "ip6.bad_field",        "multicast, loopback or IPv4-mapped source, unspecified destination") \
+	X(IP6_BAD_FIELD,      "ip6.bad_field",        "multicast, loopback or IPv4-mapped source, unspecified destination, unspecified source on a forwarding path") \
 	X(IP6_BAD_EXT,        "ip6.bad_ext",          "extension header chain refused (RFC 8200 §4; parameter problem sent where due)") \
-	X(IP6_NOT_OURS,       "ip6.not_ours",         "not for one of our addresses or groups (IPv6 forwarding is not built yet)") \
+	X(IP6_NOT_OURS,       "ip6.not_ours",         "not for one of our addresses or groups, and not forwarded (ip -6 forwarding off, a link-local or multicast destination)") \
 	X(IP6_NO_ROUTE,       "ip6.no_route",         "no IPv6 route to the destination, or no source address for it") \
+	X(IP6_HOP_LIMIT_EXPIRED, "ip6.hop_limit_expired", "hop limit reached zero while forwarding (time exceeded sent)") \
+	X(IP6_TOO_BIG,        "ip6.too_big",          "larger than the next-hop MTU while forwarding (packet too big sent; routers never fragment, RFC 8200 §5)") \
+	X(IP6_BAD_DST,        "ip6.bad_dst",          "loopback or IPv4-mapped destination, or a link-layer multicast frame, on a forwarding path") \
+	X(IP6_BEYOND_SCOPE,   "ip6.beyond_scope",     "link-local source to a destination off its link (RFC 4291 §2.5.6; unreachable code 2 sent)") \
 	X(IP6_REASS_DUPLICATE, "ip6.reass_duplicate", "duplicate fragment") \
 	X(IP6_REASS_OVERLAP,  "ip6.reass_overlap",    "overlapping fragments: datagram discarded (RFC 5722)") \
 	X(IP6_REASS_TINY,     "ip6.reass_tiny",       "empty or tiny fragment (RFC 1858)") \

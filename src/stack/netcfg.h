@@ -53,7 +53,9 @@ struct netcfg {
 	struct netcfg_addr addrs[NETCFG_MAX_ADDRS];
 	struct route_table *routes;  /* both families' (route.h) */
 	struct netcfg_addr6 addrs6[NETCFG_MAX_ADDRS6];
-	bool forwarding;   /* act as a router between ports (on by default) */
+	bool forwarding;   /* act as an IPv4 router between ports (on by default) */
+	bool forwarding6;  /* act as an IPv6 router (off by default, as Linux's
+			    * net.ipv6.conf.all.forwarding: ip -6 forwarding on) */
 	uint32_t gen;      /* changes with every change of interfaces or addresses, never 0 */
 };
 

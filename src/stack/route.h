@@ -95,6 +95,19 @@ const struct route *route_find(const struct route_table *t, const struct inet_ad
 /* Calls fn for every route in index order; stops when fn returns non-zero and returns it. */
 int route_walk(const struct route_table *t, int (*fn)(const struct route *, void *), void *arg);
 
+/* What a router does with a transit packet whose destination's route is r (NULL: none),
+ * in either family: send it on, answer it with "no route" (no route, or an unreachable
+ * one: RFC 1812 §5.2.7.1, RFC 4443 §3.1 code 0), or drop it without a word (a blackhole,
+ * as Linux's). */
+enum route_transit { ROUTE_TRANSIT_SEND, ROUTE_TRANSIT_UNREACHABLE, ROUTE_TRANSIT_SILENT };
+
+static inline enum route_transit route_transit(const struct route *r)
+{
+	if (r == NULL || r->type == ROUTE_UNREACHABLE)
+		return ROUTE_TRANSIT_UNREACHABLE;
+	return r->type == ROUTE_BLACKHOLE ? ROUTE_TRANSIT_SILENT : ROUTE_TRANSIT_SEND;
+}
+
 /* An IPv4 route's gateway and preferred source in host order (0: none). */
 static inline uint32_t route_gateway4(const struct route *r)
 {

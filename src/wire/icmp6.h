@@ -38,6 +38,7 @@
 /* Destination-unreachable codes. */
 #define ICMP6_UNREACH_NO_ROUTE 0
 #define ICMP6_UNREACH_ADMIN 1
+#define ICMP6_UNREACH_BEYOND_SCOPE 2
 #define ICMP6_UNREACH_ADDR 3
 #define ICMP6_UNREACH_PORT 4
 /* Time-exceeded codes. */

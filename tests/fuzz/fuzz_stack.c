@@ -30,7 +30,7 @@
  *   6 PEER   what the simulated peers answer (PEER_* bits of arg).
  *   7 MTU    set the MTU of port F_PORT1 to arg.
  *   8 LINK   port F_PORT1 down, or up with F_BCAST.
- *   9 FWD    forwarding off, or on with F_PORT1.
+ *   9 FWD    forwarding of both families off, or on with F_PORT1.
  *  10 ADDR   add 10.0.p.h/(16 + arg>>8 & 15) to port F_PORT1 (p = the port, h = arg's low
  *            byte); with F_BCAST delete it instead; with F_OTHER announce it.
  *  11 IP6    data is an IPv6 datagram, framed as IP but with F_BCAST to the all-nodes MAC
@@ -349,9 +349,10 @@ static void peer_answer_ns(uint16_t port, const struct eth_repr *eth, const stru
 	peer_push(port, frame, sizeof(frame));
 }
 
-/* What the stack sends over IPv6 (ICMPv6, TCP, the echo socket's UDP) is always summed by
- * the stack itself: it must verify, whatever the input was. Fragments (of a large echo)
- * carry a Fragment header and a piece of a datagram. */
+/* What the stack sends over IPv6 from its own addresses (ICMPv6, TCP, the echo socket's UDP)
+ * is always summed by the stack itself: it must verify, whatever the input was. Fragments (of
+ * a large echo) carry a Fragment header and a piece of a datagram. A forwarded datagram (from
+ * an address not ours) goes as it came, its hop limit one less. */
 static void check_ipv6(uint16_t port, const uint8_t *frame, size_t len,
 		       const struct eth_repr *eth)
 {
@@ -364,6 +365,10 @@ static void check_ipv6(uint16_t port, const uint8_t *frame, size_t len,
 	FUZZ_CHECK(len == ETH_HDR_LEN + total ||
 		   (len == ETH_MIN_FRAME_LEN && ETH_HDR_LEN + total < len));
 	FUZZ_CHECK(total <= NETCFG_MAX_MTU && ip.hop_limit != 0);
+	if (netcfg6_local(&stk->cfg, port, &ip.src) == NULL) {
+		FUZZ_CHECK(total <= stk->cfg.ifaces[port].mtu);
+		return;
+	}
 	if (ip.next_header == IP6_NH_TCP) {
 		/* TCP over IPv6 (a reset from a closed port, a SYN-ACK): a sound segment with
 		 * its checksum over the IPv6 pseudo-header. */
@@ -635,7 +640,7 @@ static void run_record(uint8_t op, uint16_t arg, const uint8_t *data, size_t len
 		(void)stack_iface_set_up(stk, port, (flags & F_BCAST) != 0);
 		break;
 	case OP_FWD:
-		stk->cfg.forwarding = (flags & F_PORT1) != 0;
+		stk->cfg.forwarding = stk->cfg.forwarding6 = (flags & F_PORT1) != 0;
 		break;
 	case OP_ADDR:
 		op_addr(flags, arg);
@@ -659,6 +664,7 @@ static void restore_config(void)
 		FUZZ_CHECK(stack_iface_set_up(stk, port, true) == 0);
 	}
 	stk->cfg.forwarding = true;
+	stk->cfg.forwarding6 = true;
 	FUZZ_CHECK(neigh_set_params(stk->neigh, &neigh_defaults) == 0);
 	for (unsigned i = 0; i < NETCFG_MAX_ADDRS; i++) {
 		struct netcfg_addr a = stk->cfg.addrs[i];
@@ -854,6 +860,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	route_or_die(IP4(203, 0, 113, 0), 24, ROUTE_GATEWAY, HOST_B, 576);
 	route_or_die(IP4(192, 0, 2, 0), 24, ROUTE_BLACKHOLE, 0, 0);
 	route_or_die(IP4(198, 51, 100, 0), 24, ROUTE_UNREACHABLE, 0, 0);
+	/* IPv6 routes for forwarding: 2001:db8:1000::/36 via B6 (2001:db8:1::1), its /48
+	 * 2001:db8:1280::/48 with the minimum MTU, a blackhole and an unreachable one. */
+	static const struct {
+		uint8_t net2, net3, plen;
+		enum route_type type;
+		uint16_t mtu;
+	} routes6[] = {{0x10, 0x00, 36, ROUTE_GATEWAY, 0}, {0x12, 0x80, 48, ROUTE_GATEWAY, 1280},
+		       {0x0b, 0xad, 48, ROUTE_BLACKHOLE, 0}, {0x0d, 0xea, 48, ROUTE_UNREACHABLE, 0}};
+	struct ip6_addr b6 = {.b = {0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 1}};
+	for (size_t i = 0; i < sizeof(routes6) / sizeof(routes6[0]); i++) {
+		struct ip6_addr net = {.b = {0x20, 0x01, 0x0d, 0xb8, routes6[i].net2, routes6[i].net3}};
+		struct route r = {.prefix = inet_addr_v6(&net), .plen = routes6[i].plen,
+				  .type = routes6[i].type, .port = NETCFG_PORT_ANY,
+				  .mtu = routes6[i].mtu};
+		if (r.type == ROUTE_GATEWAY)
+			r.gateway = inet_addr_v6(&b6);
+		FUZZ_CHECK(netcfg_route_add(&stk->cfg, &r) == 0);
+	}
+	stk->cfg.forwarding6 = true;
 	FUZZ_CHECK(neigh_add_static(stk->neigh, 0, INET_ADDR_V4(HOST_A), &mac_peer[0]) == 0);
 	struct sock_owner echo_owner = {.notify = echo_notify};
 	FUZZ_CHECK(udp_bind_inet(stk, &(struct inet_addr){{0}}, 7, 0, 0, &echo_owner,

@@ -440,6 +440,7 @@ def stack6_seeds():
     big6 = icmp6_summed(PEER6_0, STACK6_0, icmp6(128, rest=0x00780001,
                                                   body=bytes(range(256)) * 5))
     ns = icmp6(135, body=STACK6_0 + nd_opt(1, MAC_PEER[0]))
+    udp6 = struct.pack("!HHHH", 5353, 9, 12, 0) + b"dpst"
     return {
         "ip6_echo": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 58, echo6)),
         "ip6_echo_link_local": rec(OP_IP6, data=ip6_packet(PEER6_LL0, STACK6_LL0, 58, echo6)),
@@ -484,6 +485,30 @@ def stack6_seeds():
                                                                            5353, 7, b"ll"))),
         "ip4_udp_echo_dual_stack": rec(OP_IP, data=ip_packet(
             HOST_A, ADDR0, 17, struct.pack("!HHHH", 5353, 7, 12, 0) + b"dpst")),
+        # Forwarded (fuzz_stack routes 2001:db8:1000::/36 via port 1's neighbour, ::1280/48
+        # at MTU 1280, blackholes ::bad/48, refuses ::dea/48): passed on, hop limit 1 (time
+        # exceeded), no route, too big (Packet Too Big), a link-local source (beyond scope),
+        # Hop-by-Hop options, and with forwarding off.
+        "ip6_forward": rec(OP_IP6, data=ip6_packet(PEER6_0, v6("2001:db8:1::1"), 17, udp6)),
+        "ip6_forward_gateway": rec(OP_IP6, data=ip6_packet(PEER6_0, v6("2001:db8:1001::5"), 58,
+                                                           echo6)),
+        "ip6_forward_hlim1": rec(OP_IP6, data=ip6_packet(PEER6_0, v6("2001:db8:1::1"), 58,
+                                                         echo6, 1)),
+        "ip6_forward_no_route": rec(OP_IP6, data=ip6_packet(PEER6_0, v6("2001:db9::1"), 17,
+                                                            udp6)),
+        "ip6_forward_unreachable": rec(OP_IP6, data=ip6_packet(PEER6_0, v6("2001:db8:dea::1"),
+                                                               17, udp6)),
+        "ip6_forward_blackhole": rec(OP_IP6, data=ip6_packet(PEER6_0, v6("2001:db8:bad::1"), 17,
+                                                             udp6)),
+        "ip6_forward_too_big": rec(OP_IP6, data=ip6_packet(PEER6_0, v6("2001:db8:1280::1"), 58,
+                                                           big6)),
+        "ip6_forward_link_local_src": rec(OP_IP6, data=ip6_packet(
+            PEER6_LL0, v6("2001:db8:1::1"), 58, echo6)),
+        "ip6_forward_hop_by_hop": rec(OP_IP6, data=ip6_packet(PEER6_0, v6("2001:db8:1::1"), 0,
+                                                              bytes([17, 0, 0x3e, 4, 0, 0, 0, 0])
+                                                              + udp6)),
+        "ip6_forward_off": rec(OP_FWD, 0, 0) + rec(OP_IP6, data=ip6_packet(
+            PEER6_0, v6("2001:db8:1::1"), 17, udp6)),
     }
 
 

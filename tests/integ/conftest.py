@@ -92,3 +92,13 @@ def router():
 @pytest.fixture
 def fresh_router(request):
     yield from _warm_topology(topo.Router, request.node.name[:40], request)
+
+
+@pytest.fixture(scope="module")
+def router6():
+    yield from _warm_topology(topo.Router6, "router6")
+
+
+@pytest.fixture
+def fresh_router6(request):
+    yield from _warm_topology(topo.Router6, request.node.name[:40], request)

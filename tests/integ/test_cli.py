@@ -52,6 +52,7 @@ BAD_COMMANDS = [
     ("link_set_bogus", ["link", "set", "port0", "sideways"]),
     ("forwarding_bad_value", ["ip", "forwarding", "maybe"]),
     ("forwarding_extra_word", ["ip", "forwarding", "on", "now"]),
+    ("forwarding6_bad_value", ["ip", "-6", "forwarding", "yes"]),
     ("unknown_command", ["frobnicate"]),
     ("unknown_subcommand", ["ip", "addr", "frob"]),
     ("stats_extra_word", ["stats", "now"]),
@@ -134,7 +135,7 @@ def test_help_lists_every_command(one_port):
     out = one_port.ctl("help")
     for usage in ("link show", "link set", "ip addr add", "ip addr del", "ip addr show",
                   "ip route add", "ip route del", "ip route show", "ip forwarding",
-                  "neigh show", "neigh add",
+                  "ip -6 forwarding", "neigh show", "neigh add",
                   "neigh del", "neigh flush", "neigh params", "stats", "lcore show", "ping",
                   "capture"):
         assert any(line.startswith(usage) for line in out.splitlines()), usage
@@ -143,6 +144,7 @@ def test_help_lists_every_command(one_port):
 @pytest.mark.parametrize("args", [["link", "show"], ["ip", "addr", "show"],
                                   ["ip", "route", "show"], ["neigh", "show"], ["stats"],
                                   ["neigh", "params"], ["ip", "forwarding"],
+                                  ["ip", "-6", "forwarding"],
                                   ["tcp", "params"], ["lcore", "show"]],
                          ids=lambda a: "_".join(a))
 def test_show_commands_give_valid_json(one_port, args):

@@ -784,26 +784,37 @@ class SinglePort:
 
 class Router:
     """Kernel A and kernel B on two ports of one dpstackd that routes between them; the
-    route to B's address has a small MTU. A also has a default route via the stack."""
+    route to B's address has a small MTU. A also has a default route via the stack. IPv4
+    here, IPv6 in Router6: one topology, the family's addresses."""
 
+    family = 4
     a_ip, a_stack_ip = "10.0.0.1", "10.0.0.2"
     b_ip, b_stack_ip = "10.0.1.1", "10.0.1.2"
+    plen, host_plen = 24, 32
+    a_net = "10.0.0.0/24"
     small_mtu = 1000
+    forwarding = "ip forwarding on"
 
     def __init__(self, lab):
         self.lab = lab
-        self.a = lab.add_peer(self.a_ip, 24, gw=self.a_stack_ip)
-        self.b = lab.add_peer(self.b_ip, 24)
-        self.b.run("ip", "route", "add", "10.0.0.0/24", "via", self.b_stack_ip)
+        self.a = self._peer(lab, self.a_ip)
+        self.b = self._peer(lab, self.b_ip)
+        self.a.run("ip", "-%d" % self.family, "route", "add", "default", "via", self.a_stack_ip)
+        self.b.run("ip", "-%d" % self.family, "route", "add", self.a_net, "via", self.b_stack_ip)
+        route = "ip route" if self.family == 4 else "ip -6 route"
         config = "\n".join([
             "workers 1",
             "port add port0 net_af_xdp0,iface=%s" % self.a.root_ifname,
             "port add port1 net_af_xdp1,iface=%s" % self.b.root_ifname,
-            "ip addr add %s/24 dev port0" % self.a_stack_ip,
-            "ip addr add %s/24 dev port1" % self.b_stack_ip,
-            "ip route add %s/32 dev port1 mtu %d" % (self.b_ip, self.small_mtu),
+            "ip addr add %s/%d dev port0" % (self.a_stack_ip, self.plen),
+            "ip addr add %s/%d dev port1" % (self.b_stack_ip, self.plen),
+            "%s add %s/%d dev port1 mtu %d" % (route, self.b_ip, self.host_plen, self.small_mtu),
+            self.forwarding,
         ]) + "\n"
         self.daemon = lab.start_daemon(config)
+
+    def _peer(self, lab, addr):
+        return lab.add_peer(addr, self.plen)
 
     def ctl(self, *args, json=False, timeout=DEFAULT_TIMEOUT):
         return self.daemon.ctl(*args, json=json, timeout=timeout)
@@ -811,6 +822,29 @@ class Router:
     def warm_up(self):
         wait_until(lambda: self.a.ping(self.b_ip, count=1, wait=1).received == 1,
                    timeout=20, interval=0.1, what="first ping A -> B through dpstackd")
+
+
+class Router6(Router):
+    """Router over IPv6 (`ip -6 forwarding on`): the kernels have IPv6 on, without DAD,
+    Router Advertisements or solicitations (nothing but the tests' own traffic and ND);
+    the small route MTU is IPv6's minimum."""
+
+    family = 6
+    a_ip, a_stack_ip = "2001:db8:a::1", "2001:db8:a::2"
+    b_ip, b_stack_ip = "2001:db8:b::1", "2001:db8:b::2"
+    plen, host_plen = 64, 128
+    a_net = "2001:db8:a::/64"
+    small_mtu = 1280
+    forwarding = "ip -6 forwarding on"
+
+    def _peer(self, lab, addr):
+        p = lab.add_peer()
+        for key in ("accept_dad=0", "accept_ra=0", "router_solicitations=0", "disable_ipv6=0"):
+            p.run("sysctl", "-qw", "net.ipv6.conf.%s.%s" % (p.ifname, key))
+        p.run("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=0")
+        p.run("ip", "-6", "addr", "add", "%s/%d" % (addr, self.plen), "dev", p.ifname, "nodad")
+        p.addr, p.plen = addr, self.plen
+        return p
 
 
 def inet_csum(data):
