@@ -276,7 +276,7 @@ void cmd_route_print(struct ctl_out *o, const struct route_print *p)
 			json_str(o, "dev", p->dev);
 		if (p->from_addr)
 			json_str(o, "protocol", "kernel"); /* iproute2's name: made by an address */
-		else if (p->synced)
+		else if (p->synced || p->proto != 0) /* a user's is 0; an RA's "ra" */
 			json_str(o, "protocol", proto);
 		if (p->synced) /* the user's routes have neither, an address's proto kernel */
 			json_str(o, "origin", "kernel-sync");
@@ -305,7 +305,7 @@ void cmd_route_print(struct ctl_out *o, const struct route_print *p)
 		ctl_printf(o, " dev %s", p->dev);
 	if (p->from_addr)
 		ctl_printf(o, " proto kernel");
-	else if (p->synced)
+	else if (p->synced || p->proto != 0)
 		ctl_printf(o, " proto %s", proto);
 	if (p->type == ROUTE_CONNECTED)
 		ctl_printf(o, " scope link");

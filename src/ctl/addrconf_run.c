@@ -1,0 +1,468 @@
+/* The ports' address autoconfiguration on the control thread (addrconf_run.h says why there):
+ * the inbox the workers fill, the machines' callbacks turned into worker calls and table
+ * changes, and `ip -6 autoconf` / `ip -6 dad-transmits`. */
+#include "addrconf_run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_random.h>
+#include <rte_ring_elem.h>
+
+#include "cmd.h"
+#include "ip6/ip6.h"
+#include "stack/netcfg6.h"
+
+#define ADDRCONF_INBOX_SIZE 1024
+#define ADDRCONF_RX_BATCH 32
+
+struct addrconf_run {
+	struct daemon *d;
+	struct rte_ring *inbox;
+	int efd;
+	struct addrconf_port ports[NETCFG_MAX_PORTS];
+};
+
+uint64_t addrconf_run_now_ms(void)
+{
+	/* BOOTTIME, as the DHCP client: lifetimes run on while a host sleeps. */
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static struct addrconf_port *run_port(const struct daemon *d, uint16_t port)
+{
+	if (d->addrconf == NULL || port >= NETCFG_MAX_PORTS || !d->master.ifaces[port].present)
+		return NULL;
+	return &d->addrconf->ports[port];
+}
+
+static const char *port_name(const struct daemon *d, uint16_t port)
+{
+	return d->master.ifaces[port].name;
+}
+
+/* What the machines send, through worker 0 (a TX queue on every port). */
+
+struct send_arg {
+	uint16_t port;
+	const struct ip6_addr *target;
+	unsigned version;
+	uint8_t rtype;
+	const struct ip6_addr *groups;
+	unsigned n;
+};
+
+static int dad_on_worker(struct stack *s, void *arg)
+{
+	const struct send_arg *a = arg;
+	return nd_dad_probe(s, a->port, a->target);
+}
+
+static int rs_on_worker(struct stack *s, void *arg)
+{
+	const struct send_arg *a = arg;
+	return nd_router_solicit(s, a->port);
+}
+
+static int mld_on_worker(struct stack *s, void *arg)
+{
+	const struct send_arg *a = arg;
+	return mld_send(s, a->port, a->version, a->rtype, a->groups, a->n);
+}
+
+static void on_worker0(struct daemon *d, int (*fn)(struct stack *s, void *arg),
+		       struct send_arg *a)
+{
+	/* A message that cannot go (no buffer) is one the protocol's repetitions cover. */
+	if (d->workers_running)
+		(void)worker_call(&d->workers[0], fn, a);
+}
+
+static void op_send_dad(void *ctx, uint16_t port, const struct ip6_addr *target)
+{
+	struct send_arg a = {.port = port, .target = target};
+	on_worker0(ctx, dad_on_worker, &a);
+}
+
+static void op_send_rs(void *ctx, uint16_t port)
+{
+	struct send_arg a = {.port = port};
+	on_worker0(ctx, rs_on_worker, &a);
+}
+
+static void op_send_mld(void *ctx, uint16_t port, unsigned version, uint8_t rtype,
+			const struct ip6_addr *groups, unsigned n)
+{
+	struct send_arg a = {.port = port, .version = version, .rtype = rtype, .groups = groups,
+			     .n = n};
+	on_worker0(ctx, mld_on_worker, &a);
+}
+
+/* What they change. */
+
+static int op_addr_add(void *ctx, uint16_t port, const struct ip6_addr *addr, uint8_t plen,
+		       bool tentative)
+{
+	struct daemon *d = ctx;
+	uint8_t flags = NETCFG6_SLAAC | (tentative ? NETCFG6_TENTATIVE : 0);
+	int rc = cmd_ip6_addr_tables(d, true, port, addr, plen, flags);
+	char text[48];
+	ip6_addr_format(addr, text, sizeof(text));
+	if (rc != 0)
+		fprintf(stderr, "dpstackd: %s: SLAAC address %s/%u: %s\n", port_name(d, port), text,
+			plen, strerror(-rc));
+	else
+		fprintf(stderr, "dpstackd: %s: SLAAC address %s/%u\n", port_name(d, port), text,
+			plen);
+	return rc;
+}
+
+static void op_addr_del(void *ctx, uint16_t port, const struct ip6_addr *addr, uint8_t plen)
+{
+	(void)cmd_ip6_addr_tables(ctx, false, port, addr, plen, 0);
+}
+
+struct flags_op {
+	uint16_t port;
+	const struct ip6_addr *addr;
+	uint8_t set, clear;
+};
+
+static int flags_on(struct netcfg *c, void *arg)
+{
+	const struct flags_op *f = arg;
+	return netcfg6_addr_set_flags(c, f->port, f->addr, f->set, f->clear);
+}
+
+static void op_addr_state(void *ctx, uint16_t port, const struct ip6_addr *addr,
+			  enum addrconf_state st)
+{
+	struct daemon *d = ctx;
+	struct flags_op f = {.port = port, .addr = addr};
+	switch (st) {
+	case ADDRCONF_PREFERRED:
+		f.clear = NETCFG6_TENTATIVE | NETCFG6_DEPRECATED;
+		break;
+	case ADDRCONF_DEPRECATED:
+		f.set = NETCFG6_DEPRECATED;
+		break;
+	case ADDRCONF_DADFAILED: {
+		f.set = NETCFG6_DADFAILED;
+		f.clear = NETCFG6_TENTATIVE;
+		char text[48];
+		ip6_addr_format(addr, text, sizeof(text));
+		fprintf(stderr, "dpstackd: %s: IPv6 duplicate address %s detected (RFC 4862 §5.4.5): "
+			"not used\n", port_name(d, port), text);
+		break;
+	}
+	default:
+		return;
+	}
+	(void)daemon_apply_netcfg(d, flags_on, &f);
+}
+
+static void op_router(void *ctx, uint16_t port, const struct ip6_addr *gw, bool present)
+{
+	struct daemon *d = ctx;
+	char text[48];
+	ip6_addr_format(gw, text, sizeof(text));
+	int rc = cmd_route6_ra(d, port, gw, present);
+	fprintf(stderr, "dpstackd: %s: default router %s %s%s%s\n", port_name(d, port), text,
+		present ? "learnt" : "gone", rc != 0 ? ": " : "", rc != 0 ? strerror(-rc) : "");
+}
+
+struct link_op {
+	uint16_t port;
+	uint16_t mtu;
+	uint8_t hop_limit;
+};
+
+static int link_on_worker(struct stack *s, void *arg)
+{
+	const struct link_op *l = arg;
+	s->ip6->mtu[l->port] = l->mtu;
+	s->ip6->hop_limit[l->port] = l->hop_limit;
+	return 0;
+}
+
+static void op_link(void *ctx, uint16_t port, uint16_t mtu, uint8_t hop_limit)
+{
+	struct link_op l = {.port = port, .mtu = mtu, .hop_limit = hop_limit};
+	(void)daemon_each_worker(ctx, link_on_worker, &l);
+}
+
+struct inbox_op {
+	struct rte_ring *ring;
+	int fd;
+};
+
+static int inbox_on_worker(struct stack *s, void *arg)
+{
+	const struct inbox_op *op = arg;
+	s->ip6->ctl = op->ring;
+	s->ip6->ctl_fd = op->fd;
+	return 0;
+}
+
+int addrconf_run_init(struct daemon *d)
+{
+	struct addrconf_run *r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return -ENOMEM;
+	r->d = d;
+	r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	r->inbox = rte_ring_create_elem("addrconf_inbox", sizeof(struct ip6_ctl_event),
+					ADDRCONF_INBOX_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (r->efd < 0 || r->inbox == NULL) {
+		int rc = r->efd < 0 ? -errno : -ENOMEM;
+		if (r->efd >= 0)
+			close(r->efd);
+		rte_ring_free(r->inbox);
+		free(r);
+		return rc;
+	}
+	d->addrconf = r;
+	struct inbox_op op = {.ring = r->inbox, .fd = r->efd};
+	(void)daemon_each_worker(d, inbox_on_worker, &op);
+	const struct addrconf_ops ops = {
+		.send_dad = op_send_dad, .send_rs = op_send_rs, .send_mld = op_send_mld,
+		.addr_add = op_addr_add, .addr_del = op_addr_del, .addr_state = op_addr_state,
+		.router = op_router, .link = op_link, .ctx = d,
+	};
+	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++) {
+		const struct netcfg_iface *i = &d->master.ifaces[p];
+		if (i->present)
+			addrconf_port_init(&r->ports[p], p, i->mac.b, i->mtu, rte_rand(), &ops);
+	}
+	/* The addresses the ports came with (their link-local ones) go through DAD too. */
+	for (unsigned k = 0; k < NETCFG_MAX_ADDRS6; k++) {
+		struct netcfg_addr6 *a = &d->master.addrs6[k];
+		if (!a->used)
+			continue;
+		uint8_t flags = addrconf_run_add_flags(d, a->port, a->flags);
+		struct flags_op f = {.port = a->port, .addr = &a->addr,
+				     .set = flags & NETCFG6_TENTATIVE};
+		(void)daemon_apply_netcfg(d, flags_on, &f);
+		addrconf_run_addr_added(d, a->port, &a->addr, a->plen, flags);
+	}
+	return 0;
+}
+
+void addrconf_run_fini(struct daemon *d)
+{
+	struct addrconf_run *r = d->addrconf;
+	if (r == NULL)
+		return;
+	struct inbox_op op = {.fd = -1};
+	(void)daemon_each_worker(d, inbox_on_worker, &op);
+	rte_ring_free(r->inbox);
+	close(r->efd);
+	free(r);
+	d->addrconf = NULL;
+}
+
+uint8_t addrconf_run_add_flags(const struct daemon *d, uint16_t port, uint8_t flags)
+{
+	const struct addrconf_port *p = run_port(d, port);
+	/* A synced address is the kernel's, which ran DAD on it already. */
+	if (p == NULL || p->dad_transmits == 0 || (flags & NETCFG6_SYNCED))
+		return flags;
+	return flags | NETCFG6_TENTATIVE;
+}
+
+void addrconf_run_addr_added(struct daemon *d, uint16_t port, const struct ip6_addr *addr,
+			     uint8_t plen, uint8_t flags)
+{
+	struct addrconf_port *p = run_port(d, port);
+	if (p != NULL)
+		(void)addrconf_addr_added(p, addrconf_run_now_ms(), addr, plen,
+					  flags & NETCFG6_TENTATIVE);
+}
+
+void addrconf_run_addr_removed(struct daemon *d, uint16_t port, const struct ip6_addr *addr)
+{
+	struct addrconf_port *p = run_port(d, port);
+	if (p != NULL)
+		addrconf_addr_removed(p, addrconf_run_now_ms(), addr);
+}
+
+const struct addrconf_addr *addrconf_run_addr(const struct daemon *d, uint16_t port,
+					      const struct ip6_addr *addr)
+{
+	const struct addrconf_port *p = run_port(d, port);
+	return p != NULL ? addrconf_addr_find(p, addr) : NULL;
+}
+
+int addrconf_run_fd(const struct daemon *d)
+{
+	return d->addrconf != NULL ? d->addrconf->efd : -1;
+}
+
+int addrconf_run_timeout_ms(const struct daemon *d, int max_ms)
+{
+	if (d->addrconf == NULL)
+		return max_ms;
+	uint64_t now = addrconf_run_now_ms(), wait = (uint64_t)max_ms;
+	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++) {
+		if (!d->master.ifaces[p].present)
+			continue;
+		uint64_t next = addrconf_next_ms(&d->addrconf->ports[p]);
+		uint64_t left = next > now ? next - now : 0;
+		if (left < wait)
+			wait = left;
+	}
+	return (int)wait;
+}
+
+static void dispatch(struct daemon *d, const struct ip6_ctl_event *ev, uint64_t now)
+{
+	struct addrconf_port *p = run_port(d, ev->port);
+	if (p == NULL)
+		return;
+	switch (ev->kind) {
+	case IP6_CTL_DAD_CONFLICT:
+		addrconf_dad_conflict(p, now, &ev->addr);
+		break;
+	case IP6_CTL_RA:
+		addrconf_ra_input(p, now, &ev->src, &ev->ra);
+		break;
+	case IP6_CTL_MLD_QUERY:
+		addrconf_mld_query(p, now, &ev->query);
+		break;
+	default:
+		break;
+	}
+}
+
+void addrconf_run_poll(struct daemon *d)
+{
+	struct addrconf_run *r = d->addrconf;
+	if (r == NULL)
+		return;
+	uint64_t v;
+	/* Read before draining: a message posted after the drain rings again. */
+	(void)!read(r->efd, &v, sizeof(v));
+	struct ip6_ctl_event ev[ADDRCONF_RX_BATCH];
+	unsigned n;
+	do {
+		n = rte_ring_sc_dequeue_burst_elem(r->inbox, ev, sizeof(ev[0]), ADDRCONF_RX_BATCH,
+						   NULL);
+		uint64_t now = addrconf_run_now_ms();
+		for (unsigned k = 0; k < n; k++)
+			dispatch(d, &ev[k], now);
+	} while (n == ADDRCONF_RX_BATCH);
+	uint64_t now = addrconf_run_now_ms();
+	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++)
+		if (d->master.ifaces[p].present)
+			addrconf_tick(&r->ports[p], now);
+}
+
+/* Commands. */
+
+struct autoconf_op {
+	uint16_t port;
+	bool on;
+};
+
+static int autoconf_on_worker(struct stack *s, void *arg)
+{
+	const struct autoconf_op *op = arg;
+	s->ip6->autoconf[op->port] = op->on;
+	return 0;
+}
+
+static void autoconf_show_port(struct daemon *d, const struct addrconf_port *p,
+			       struct ctl_out *o)
+{
+	uint64_t now = addrconf_run_now_ms();
+	char router[48] = "";
+	if (p->router_present)
+		ip6_addr_format(&p->router, router, sizeof(router));
+	uint64_t router_left_s = p->router_present && p->router_until > now
+					 ? (p->router_until - now) / 1000 : 0;
+	if (o->json) {
+		json_obj_begin(o, NULL);
+		json_str(o, "dev", port_name(d, p->port));
+		json_bool(o, "autoconf", p->autoconf);
+		json_u64(o, "dad_transmits", p->dad_transmits);
+		if (p->router_present) {
+			json_str(o, "router", router);
+			json_u64(o, "router_lifetime_s", router_left_s);
+		}
+		json_u64(o, "mtu", p->mtu);
+		json_u64(o, "hop_limit", p->hop_limit);
+		json_u64(o, "mld_version", p->mld_version);
+		json_obj_begin(o, "counters");
+		for (unsigned c = 0; c < ADDRCONF_C_COUNT; c++)
+			json_u64(o, addrconf_counter_str(c), p->counters[c]);
+		json_obj_end(o);
+		json_obj_end(o);
+		return;
+	}
+	ctl_printf(o, "%s: autoconf %s dad-transmits %u mld v%u", port_name(d, p->port),
+		   p->autoconf ? "on" : "off", p->dad_transmits, p->mld_version);
+	if (p->router_present)
+		ctl_printf(o, " router %s lifetime %llus", router,
+			   (unsigned long long)router_left_s);
+	if (p->mtu != 0)
+		ctl_printf(o, " mtu %u", p->mtu);
+	if (p->hop_limit != 0)
+		ctl_printf(o, " hoplimit %u", p->hop_limit);
+	ctl_printf(o, "\n   ");
+	for (unsigned c = 0; c < ADDRCONF_C_COUNT; c++)
+		ctl_printf(o, " %s %llu", addrconf_counter_str(c),
+			   (unsigned long long)p->counters[c]);
+	ctl_printf(o, "\n");
+}
+
+/* ip -6 autoconf [show] | ip -6 autoconf { on | off } dev PORT */
+int cmd_ip6_autoconf(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	if (argc == 0 || (argc == 1 && strcmp(argv[0], "show") == 0)) {
+		if (d->dry_run)
+			return 0;
+		if (o->json)
+			json_arr_begin(o, NULL);
+		for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++)
+			if (run_port(d, p) != NULL)
+				autoconf_show_port(d, run_port(d, p), o);
+		if (o->json)
+			json_arr_end(o);
+		return 0;
+	}
+	if (argc != 3 || (strcmp(argv[0], "on") != 0 && strcmp(argv[0], "off") != 0) ||
+	    strcmp(argv[1], "dev") != 0)
+		return -1;
+	struct autoconf_op op = {.on = strcmp(argv[0], "on") == 0};
+	if (cmd_parse_port(d, argv[2], &op.port, o) != 0)
+		return -1;
+	struct addrconf_port *p = run_port(d, op.port);
+	if (d->dry_run || p == NULL)
+		return 0;
+	/* Workers hand advertisements over only once the machine wants them. */
+	addrconf_set_autoconf(p, addrconf_run_now_ms(), op.on);
+	return daemon_each_worker(d, autoconf_on_worker, &op);
+}
+
+/* ip -6 dad-transmits N dev PORT */
+int cmd_ip6_dad_transmits(struct daemon *d, int argc, char **argv, struct ctl_out *o)
+{
+	if (argc != 3 || strcmp(argv[1], "dev") != 0)
+		return -1;
+	uint32_t n;
+	uint16_t port;
+	if (cmd_parse_u32(argv[0], 0, ADDRCONF_MAX_DAD_TRANSMITS, &n, "dad-transmits", o) != 0 ||
+	    cmd_parse_port(d, argv[2], &port, o) != 0)
+		return -1;
+	struct addrconf_port *p = run_port(d, port);
+	if (p != NULL)
+		addrconf_set_dad_transmits(p, addrconf_run_now_ms(), (uint8_t)n);
+	return 0;
+}
