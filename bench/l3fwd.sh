@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # L3 forwarding of 64-byte frames between two ports joined by net_memif pairs, in Mpps:
-# dpstackd (IPv4 routing: validation, LPM, TTL, neighbour, new Ethernet header) against
+# dpstackd (IPv4 routing: validation, route lookup, TTL, neighbour, new Ethernet header) against
 # testpmd's io forwarding on the same vdevs (no processing: the ceiling of the path), in the
 # same run, alternating, ROUNDS times each. Prints both medians and the ratio, and writes
 # JSON to $OUT (default build/bench-l3fwd.json).

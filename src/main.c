@@ -77,6 +77,10 @@ static void usage(FILE *f)
 		"                           address listened on (default %u, at most %u; a\n"
 		"                           listen beyond: ENOBUFS, tcp.listen_table_full);\n"
 		"                           listeners-per-user defaults to 1/%u of it\n"
+		"  routes N                 routes of both families each route table holds (the\n"
+		"                           control thread's and each worker's; default %u,\n"
+		"                           from %u to %u; about 80 bytes a route; an add beyond:\n"
+		"                           'No space left on device')\n"
 		"  then any dpstackctl command, e.g.\n"
 		"    ip addr add 10.0.0.2/24 dev port0\n"
 		"    ip route add default via 10.0.0.1\n"
@@ -109,7 +113,7 @@ static void usage(FILE *f)
 		"SIGINT or SIGTERM stops the daemon cleanly.\n",
 		EAL_MIN_FREE_HUGEPAGES, EAL_NO_HUGE_MB, DAEMON_DEFAULT_MBUFS,
 		DAEMON_DEFAULT_IDLE_SLEEP_US, TCP_LISTEN_MAX_DEFAULT, TCP_LISTEN_MAX_LIMIT,
-		CHAN_LISTENERS_PER_USER_SHARE);
+		CHAN_LISTENERS_PER_USER_SHARE, ROUTE_MAX_DEFAULT, ROUTE_MAX_MIN, ROUTE_MAX_LIMIT);
 }
 
 /* The lcores the workers run on: the config's list, or every worker lcore of the EAL. */
@@ -150,7 +154,7 @@ static int start_dataplane(struct daemon *d, const struct config *cfg)
 			startup_memory_hint(d);
 		return -1;
 	}
-	int rc = netcfg_init(&d->master, "routes_master", SOCKET_ID_ANY);
+	int rc = netcfg_init(&d->master, d->route_max);
 	if (rc < 0) {
 		fprintf(stderr, "dpstackd: route table: %s\n", strerror(-rc));
 		if (rc == -ENOMEM)
@@ -190,7 +194,8 @@ static int start_dataplane(struct daemon *d, const struct config *cfg)
 	}
 	for (unsigned w = 0; w < d->nb_workers; w++) {
 		rc = worker_init(&d->workers[w], w, d->worker_lcores[w], d->ports, d->nb_ports,
-				 d->pool, d->idle_sleep_max_us, &d->steer, d->tcp_listen_max);
+				 d->pool, d->idle_sleep_max_us, &d->steer, d->tcp_listen_max,
+				 d->route_max);
 		if (rc != 0) {
 			fprintf(stderr, "dpstackd: worker %u: %s\n", w, strerror(-rc));
 			if (rc == -ENOMEM)

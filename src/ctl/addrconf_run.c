@@ -168,12 +168,42 @@ static void op_addr_state(void *ctx, uint16_t port, const struct ip6_addr *addr,
 	(void)daemon_apply_netcfg(d, flags_on, &f);
 }
 
+/* rtm_protocol's RTPROT_RA: what Linux marks a route learnt from an advertisement with, and
+ * `ip -6 route show` prints as "proto ra". */
+#define ROUTE_PROTO_RA 9
+
+static int route_add_on(struct netcfg *c, void *arg)
+{
+	return netcfg_route_add(c, arg);
+}
+
+static int route_del_on(struct netcfg *c, void *arg)
+{
+	const struct route *r = arg;
+	return netcfg_route_del(c, &r->prefix, r->plen);
+}
+
+/* The default route through gw that a router's advertisements give or take back. */
+static int ra_route(struct daemon *d, uint16_t port, const struct ip6_addr *gw, bool present)
+{
+	struct route r = {.prefix = inet_addr_any(true), .type = ROUTE_GATEWAY, .port = port,
+			  .gateway = inet_addr_v6(gw), .proto = ROUTE_PROTO_RA};
+	if (present)
+		return daemon_apply_netcfg(d, route_add_on, &r);
+	/* Only the route the advertisement made: an operator's default stays. */
+	const struct route *cur = route_find(d->master.routes, &r.prefix, 0);
+	if (cur == NULL || cur->proto != ROUTE_PROTO_RA || cur->synced ||
+	    !inet_addr_equal(&cur->gateway, &r.gateway) || cur->port != port)
+		return -ESRCH;
+	return daemon_apply_netcfg(d, route_del_on, &r);
+}
+
 static void op_router(void *ctx, uint16_t port, const struct ip6_addr *gw, bool present)
 {
 	struct daemon *d = ctx;
 	char text[48];
 	ip6_addr_format(gw, text, sizeof(text));
-	int rc = cmd_route6_ra(d, port, gw, present);
+	int rc = ra_route(d, port, gw, present);
 	fprintf(stderr, "dpstackd: %s: default router %s %s%s%s\n", port_name(d, port), text,
 		present ? "learnt" : "gone", rc != 0 ? ": " : "", rc != 0 ? strerror(-rc) : "");
 }

@@ -23,11 +23,11 @@ cmd_handler cmd_addr_add, cmd_addr_del, cmd_addr_show;
 cmd_handler cmd_addr_dhcp;
 void cmd_dhcp_addr_show(struct daemon *d, uint16_t port, uint32_t addr, struct ctl_out *o);
 void cmd_dhcp_port_show(struct daemon *d, uint16_t port, struct ctl_out *o);
-cmd_handler cmd_route_add, cmd_route_del, cmd_route_show, cmd_ip_forwarding, cmd_ip_reassembly,
-	cmd_ip6_reassembly;
-/* IPv6 (cmd_ip6.c): `ip -6 route ...`, and what cmd_ip.c hands over when an address or
- * prefix has a colon. */
+cmd_handler cmd_ip_forwarding, cmd_ip_reassembly, cmd_ip6_reassembly;
+/* Routes of both families (cmd_route.c): `ip route ...` and `ip -6 route ...`. */
+cmd_handler cmd_route_add, cmd_route_del, cmd_route_show;
 cmd_handler cmd_route6_add, cmd_route6_del, cmd_route6_show;
+/* IPv6 addresses (cmd_ip6.c): what cmd_ip.c hands over when an address has a colon. */
 int cmd_addr6_change(struct daemon *d, bool add, int argc, char **argv, struct ctl_out *o);
 /* The changes `ip addr add|del` makes, for the kernel sync (kernel_sync.c) as for the
  * command: the master copy, then every worker's. Return 0 or the master's -errno. */
@@ -36,27 +36,11 @@ int cmd_ip_addr_apply(struct daemon *d, bool add, uint16_t port, uint32_t addr, 
  * hearing of it: what that autoconfiguration's own changes use. */
 int cmd_ip6_addr_tables(struct daemon *d, bool add, uint16_t port, const struct ip6_addr *addr,
 			uint8_t plen, uint8_t flags);
-/* The default route a router's advertisement on port gives (present) or takes back, shown
- * as "proto ra". Returns 0 or -errno. */
-int cmd_route6_ra(struct daemon *d, uint16_t port, const struct ip6_addr *gw, bool present);
 int cmd_ip6_addr_apply(struct daemon *d, bool add, uint16_t port, const struct ip6_addr *addr,
 		       uint8_t plen, uint8_t flags);
 /* The inet6 lines (or JSON addr_info objects) of port's addresses in `ip addr show`. */
 void cmd_addr6_show_port(struct daemon *d, uint16_t port, struct ctl_out *o);
 
-/* One route as `ip route show` prints it, either family, its addresses in text already. */
-struct route_print {
-	enum route_type type;
-	const char *prefix;
-	uint8_t plen, host_plen;   /* host_plen: 32 or 128, a route to one host */
-	const char *gateway, *dev;
-	bool from_addr;
-	bool synced;       /* mirrors a kernel route of rtm_protocol proto (kernel_sync.h) */
-	uint8_t proto;
-	const char *src;   /* NULL: none */
-	uint16_t mtu;
-};
-void cmd_route_print(struct ctl_out *o, const struct route_print *p);
 cmd_handler cmd_neigh_show, cmd_neigh_add, cmd_neigh_del, cmd_neigh_flush, cmd_neigh_params;
 cmd_handler cmd_stats_show;
 cmd_handler cmd_sync;

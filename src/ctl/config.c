@@ -226,6 +226,7 @@ static const struct {
 	{"idle-sleep-us", "microseconds", 0, 1000000, offsetof(struct daemon, idle_sleep_max_us)},
 	{"tcp-listeners", "a count", 1, TCP_LISTEN_MAX_LIMIT,
 	 offsetof(struct daemon, tcp_listen_max)},
+	{"routes", "a count", ROUTE_MAX_MIN, ROUTE_MAX_LIMIT, offsetof(struct daemon, route_max)},
 };
 
 #define CONFIG_NUMBERS (sizeof(config_numbers) / sizeof(config_numbers[0]))
@@ -290,6 +291,7 @@ void config_defaults(struct daemon *d)
 	d->nb_mbufs = DAEMON_DEFAULT_MBUFS;
 	d->idle_sleep_max_us = DAEMON_DEFAULT_IDLE_SLEEP_US;
 	d->tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
+	d->route_max = ROUTE_MAX_DEFAULT;
 	d->chan_cfg = (struct chan_config){.max_socks = CHAN_MAX_SOCKS_DEFAULT};
 	kernel_sync_init(&d->sync);
 	kernel_follow_init(&d->follow);

@@ -1,6 +1,6 @@
 /* The config file (DESIGN.md): `eal ARGS…`, `workers N|LIST`, `port add NAME DEVICE`,
- * `mbufs N`, `idle-sleep-us N`, then any dpstackctl command. Lines are split on white space;
- * `#` starts a comment. */
+ * `mbufs N`, `idle-sleep-us N`, `tcp-listeners N`, `routes N`, then any dpstackctl
+ * command. Lines are split on white space; `#` starts a comment. */
 #ifndef DPS_CTL_CONFIG_H
 #define DPS_CTL_CONFIG_H
 

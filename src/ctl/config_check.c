@@ -37,8 +37,8 @@ int config_run_commands(struct daemon *d, struct config *cfg, bool keep_going)
 	return rc;
 }
 
-/* The least EAL that gives the master route table (rte_lpm) its memory: no hugepages, no
- * shared config or files, no devices, one lcore, quiet. */
+/* The least EAL that the commands' dry runs need (the master tables in DPDK memory): no
+ * hugepages, no shared config or files, no devices, one lcore, quiet. */
 static int check_eal_init(const struct eal_host *h)
 {
 	char lcores[32];
@@ -51,7 +51,7 @@ static int check_eal_init(const struct eal_host *h)
 /* The master table holds the ports by name, as the running daemon's does once they start. */
 static int check_master_init(struct daemon *d)
 {
-	int rc = netcfg_init(&d->master, "routes_master", SOCKET_ID_ANY);
+	int rc = netcfg_init(&d->master, d->route_max);
 	if (rc < 0)
 		return rc;
 	for (unsigned i = 0; i < d->nb_ports; i++) {

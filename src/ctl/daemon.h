@@ -42,6 +42,7 @@ struct daemon {
 	uint32_t idle_sleep_max_us;
 	uint32_t nb_mbufs;
 	uint32_t tcp_listen_max;         /* `tcp-listeners`: each worker's listener table */
+	uint32_t route_max;              /* `routes`: each route table's (route.h) */
 	struct port ports[NETCFG_MAX_PORTS];
 	unsigned nb_ports;
 	struct chan_config chan_cfg;     /* the applications' segment layout */

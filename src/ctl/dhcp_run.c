@@ -194,13 +194,13 @@ static void dhcp_unapply(struct dhcp_port *dp, const struct dhcp_lease *l)
 	const char *name = dhcp_port_name(dp);
 	char a[16];
 	if (dp->route_gw != 0) {
-		const struct route *rt = route_lookup(d->master.routes, 0);
+		const struct route *rt = route_lookup4(d->master.routes, 0);
 		if (rt != NULL && rt->plen == 0 && rt->type == ROUTE_GATEWAY &&
-		    rt->gateway == dp->route_gw)
+		    route_gateway4(rt) == dp->route_gw)
 			dhcp_cmd(d, name, "ip route del default");
 		dp->route_gw = 0;
 	}
-	const struct route *lr = route_lookup(d->master.routes, l->addr);
+	const struct route *lr = route_lookup4(d->master.routes, l->addr);
 	if (lr != NULL && lr->type == ROUTE_LOCAL && lr->port == dp->port && lr->plen == 32) {
 		dp->run->removing = true;
 		dhcp_cmd(d, name, "ip addr del %s/%u dev %s",

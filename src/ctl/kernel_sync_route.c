@@ -12,8 +12,6 @@
 #include "rtnl.h"
 #include "stack/netcfg6.h"
 
-#define SYNC_MAX_ROUTES (ROUTE_MAX + ROUTE6_MAX)
-
 
 static bool sync_same_prefix(const struct sync_route *a, const struct sync_route *b)
 {
@@ -44,7 +42,8 @@ static bool sync_route_keep(struct daemon *d, const struct sync_route *nr)
 		*r = *nr;
 		return true;
 	}
-	struct sync_route *v = s->nb_routes < SYNC_MAX_ROUTES
+	/* The kernel's routes beyond what the stack's table holds could never be mirrored. */
+	struct sync_route *v = s->nb_routes < route_capacity(d->master.routes)
 				       ? sync_grow(s->routes, s->nb_routes, &s->cap_routes, sizeof(*nr))
 				       : NULL;
 	if (v == NULL) {
@@ -128,65 +127,56 @@ static bool sync_route_parse(const struct kernel_sync *s, const struct nlmsghdr 
 	return true;
 }
 
-/* The stack's route for kernel route k. */
-static struct route sync_route4(const struct daemon *d, const struct sync_route *k)
+static struct inet_addr sync_inet(uint8_t family, const union sync_ip *ip)
 {
-	struct route r = {.prefix = k->dst.v4, .plen = k->plen, .port = k->port,
-			  .type = k->has_gw ? ROUTE_GATEWAY : ROUTE_CONNECTED, .gateway = k->gw.v4,
-			  .mtu = k->mtu, .synced = true, .proto = k->proto};
-	if (netcfg_addr_is_local(&d->master, k->src.v4))
-		r.src = k->src.v4;
-	return r;
+	return family == AF_INET ? inet_addr_v4(ip->v4) : inet_addr_v6(&ip->v6);
 }
 
-static struct route6 sync_route6(const struct daemon *d, const struct sync_route *k)
+/* True when kernel route k's preferred source can be the stack's: one of its addresses,
+ * and for IPv6 a global one (a link-local source is chosen by scope, RFC 6724). */
+static bool sync_src_usable(const struct daemon *d, const struct sync_route *k)
 {
-	struct route6 r = {.prefix = k->dst.v6, .plen = k->plen, .port = k->port,
-			   .type = k->has_gw ? ROUTE_GATEWAY : ROUTE_CONNECTED,
-			   .gateway = k->gw.v6, .mtu = k->mtu, .synced = true, .proto = k->proto};
-	if (netcfg6_local(&d->master, NETCFG_PORT_ANY, &k->src.v6) != NULL &&
-	    !ip6_is_link_local(&k->src.v6))
-		r.src = k->src.v6;
+	if (k->family == AF_INET)
+		return netcfg_addr_is_local(&d->master, k->src.v4);
+	return netcfg6_local(&d->master, NETCFG_PORT_ANY, &k->src.v6) != NULL &&
+	       !ip6_is_link_local(&k->src.v6);
+}
+
+/* The stack's route for kernel route k. */
+static struct route sync_route_of(const struct daemon *d, const struct sync_route *k)
+{
+	struct route r = {.prefix = sync_inet(k->family, &k->dst), .plen = k->plen,
+			  .port = k->port, .type = k->has_gw ? ROUTE_GATEWAY : ROUTE_CONNECTED,
+			  .mtu = k->mtu, .synced = true, .proto = k->proto};
+	if (k->has_gw)
+		r.gateway = sync_inet(k->family, &k->gw);
+	if (sync_src_usable(d, k))
+		r.src = sync_inet(k->family, &k->src);
 	return r;
 }
 
 /* One change of a prefix, made on the master and then on each worker in one call, so a
  * worker forwarding between bursts sees the old route or the new one, never neither. */
 struct sync_change {
-	uint8_t family;
 	bool had, add;
-	struct route old4, new4;
-	struct route6 old6, new6;
+	struct route old, new;
 };
 
 static int sync_change_on(struct netcfg *c, void *arg)
 {
 	const struct sync_change *ch = arg;
 	int rc = 0;
-	if (ch->family == AF_INET) {
-		if (ch->had && netcfg_route_del(c, ch->old4.prefix, ch->old4.plen) != 0)
-			return -ESRCH;
-		if (ch->add && (rc = netcfg_route_add(c, &ch->new4)) != 0 && ch->had)
-			(void)netcfg_route_add(c, &ch->old4); /* as it was */
-	} else {
-		if (ch->had && netcfg6_route_del(c, &ch->old6.prefix, ch->old6.plen) != 0)
-			return -ESRCH;
-		if (ch->add && (rc = netcfg6_route_add(c, &ch->new6)) != 0 && ch->had)
-			(void)netcfg6_route_add(c, &ch->old6);
-	}
+	if (ch->had && netcfg_route_del(c, &ch->old.prefix, ch->old.plen) != 0)
+		return -ESRCH;
+	if (ch->add && (rc = netcfg_route_add(c, &ch->new)) != 0 && ch->had)
+		(void)netcfg_route_add(c, &ch->old); /* as it was */
 	return rc;
 }
 
-static bool sync_route4_equal(const struct route *a, const struct route *b)
-{
-	return a->type == b->type && a->port == b->port && a->gateway == b->gateway &&
-	       a->src == b->src && a->mtu == b->mtu;
-}
-
-static bool sync_route6_equal(const struct route6 *a, const struct route6 *b)
+static bool sync_route_equal(const struct route *a, const struct route *b)
 {
 	return a->type == b->type && a->port == b->port &&
-	       ip6_addr_equal(&a->gateway, &b->gateway) && ip6_addr_equal(&a->src, &b->src) &&
+	       inet_addr_equal(&a->gateway, &b->gateway) && inet_addr_equal(&a->src, &b->src) &&
 	       a->mtu == b->mtu;
 }
 
@@ -209,30 +199,18 @@ static void sync_prefix(struct daemon *d, const struct sync_route *key)
 {
 	struct kernel_sync *s = &d->sync;
 	struct sync_route *best = sync_route_best(s, key);
-	struct sync_change ch = {.family = key->family, .add = best != NULL};
+	struct sync_change ch = {.add = best != NULL};
 	bool user = false, path = false, same = false; /* path: same but for the protocol */
-	if (key->family == AF_INET) {
-		const struct route *cur = route_find(d->master.routes, key->dst.v4, key->plen);
-		if (best != NULL)
-			ch.new4 = sync_route4(d, best);
-		if (cur != NULL) {
-			ch.had = true;
-			ch.old4 = *cur;
-			user = !cur->synced;
-			path = best != NULL && sync_route4_equal(cur, &ch.new4);
-			same = path && cur->proto == ch.new4.proto;
-		}
-	} else {
-		const struct route6 *cur = route6_find(d->master.routes6, &key->dst.v6, key->plen);
-		if (best != NULL)
-			ch.new6 = sync_route6(d, best);
-		if (cur != NULL) {
-			ch.had = true;
-			ch.old6 = *cur;
-			user = !cur->synced;
-			path = best != NULL && sync_route6_equal(cur, &ch.new6);
-			same = path && cur->proto == ch.new6.proto;
-		}
+	struct inet_addr prefix = sync_inet(key->family, &key->dst);
+	const struct route *cur = route_find(d->master.routes, &prefix, key->plen);
+	if (best != NULL)
+		ch.new = sync_route_of(d, best);
+	if (cur != NULL) {
+		ch.had = true;
+		ch.old = *cur;
+		user = !cur->synced;
+		path = best != NULL && sync_route_equal(cur, &ch.new);
+		same = path && cur->proto == ch.new.proto;
 	}
 	if (user) {
 		/* The user's route where the kernel has the same is the design, no conflict. */
@@ -316,23 +294,18 @@ static int sync_key_push(struct sync_keys *k, const struct sync_route *r)
 	return 0;
 }
 
-static int sync_collect4(const struct route *r, void *arg)
+static int sync_collect(const struct route *r, void *arg)
 {
 	struct sync_route k;
 	memset(&k, 0, sizeof(k)); /* keys compare as bytes */
-	k.family = AF_INET;
 	k.plen = r->plen;
-	k.dst.v4 = r->prefix;
-	return r->synced ? sync_key_push(arg, &k) : 0;
-}
-
-static int sync_collect6(const struct route6 *r, void *arg)
-{
-	struct sync_route k;
-	memset(&k, 0, sizeof(k));
-	k.family = AF_INET6;
-	k.plen = r->plen;
-	k.dst.v6 = r->prefix;
+	if (route_is_v4(r)) {
+		k.family = AF_INET;
+		k.dst.v4 = inet_addr_to_v4(&r->prefix);
+	} else {
+		k.family = AF_INET6;
+		k.dst.v6 = inet_addr_to_v6(&r->prefix);
+	}
 	return r->synced ? sync_key_push(arg, &k) : 0;
 }
 
@@ -348,8 +321,7 @@ void sync_reread_routes(struct daemon *d)
 		sync_prefix(d, &s->routes[i]);
 	/* The stack's mirrored routes the kernel no longer has: their prefix has no best. */
 	struct sync_keys keys = {0};
-	route_walk(d->master.routes, sync_collect4, &keys);
-	route6_walk(d->master.routes6, sync_collect6, &keys);
+	route_walk(d->master.routes, sync_collect, &keys);
 	for (unsigned i = 0; i < keys.n; i++)
 		if (sync_route_best(s, &keys.v[i]) == NULL)
 			sync_prefix(d, &keys.v[i]);

@@ -50,9 +50,9 @@ static unsigned check_memory(const struct daemon *d, const struct eal_host *h,
 	unsigned line = cfg->eal_line != 0 ? cfg->eal_line : cfg->workers_line;
 	char why[256];
 	snprintf(why, sizeof(why),
-		 "%u worker(s) need about %u MB: a %u MB route table (rte_lpm) for each worker "
-		 "and one for the control thread, and %u MB for 'mbufs %u'", d->nb_workers, need,
-		 STARTUP_LPM_MB, pool_mb(d), d->nb_mbufs);
+		 "%u worker(s) need about %u MB: %u MB for the daemon, %u MB for each worker's "
+		 "tables and %u MB for 'mbufs %u'", d->nb_workers, need, STARTUP_BASE_MB,
+		 STARTUP_WORKER_MB, pool_mb(d), d->nb_mbufs);
 	if (eal_args_no_huge(d, h)) {
 		unsigned have = eal_args_memory_mb(d);
 		if (have == 0 && EAL_NO_HUGE_MB >= need)
@@ -120,10 +120,11 @@ unsigned startup_check(struct daemon *d, const struct eal_host *h, struct config
 void startup_memory_hint(const struct daemon *d)
 {
 	unsigned need = startup_memory_mb(d);
-	fprintf(stderr, "dpstackd: the EAL's memory ran out: %u worker(s) need about %u MB (a "
-			"%u MB route table for each worker and the control thread, %u MB for "
-			"'mbufs %u'): give the eal line -m %u or more, or reserve more hugepages\n",
-		d->nb_workers, need, STARTUP_LPM_MB, pool_mb(d), d->nb_mbufs, need);
+	fprintf(stderr, "dpstackd: the EAL's memory ran out: %u worker(s) need about %u MB (%u "
+			"MB for the daemon, %u MB for each worker's tables, %u MB for 'mbufs %u'): "
+			"give the eal line -m %u or more, or reserve more hugepages\n",
+		d->nb_workers, need, STARTUP_BASE_MB, STARTUP_WORKER_MB, pool_mb(d), d->nb_mbufs,
+		need);
 }
 
 /* The value of "--file-prefix X" or "--file-prefix=X" in argv, or DPDK's default. */

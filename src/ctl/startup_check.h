@@ -1,6 +1,6 @@
 /* Start-up checks made before the EAL starts, on what the config asks of this machine, so
  * that a config that cannot run says why and what would work instead of failing deep in
- * DPDK ("LPM memory allocation failed", "queue 0 setup: Invalid argument"). Shared by the
+ * DPDK ("HASH: memory allocation failed", "queue 0 setup: Invalid argument"). Shared by the
  * daemon and `dpstackd --check-config`. */
 #ifndef DPS_CTL_STARTUP_CHECK_H
 #define DPS_CTL_STARTUP_CHECK_H
@@ -10,14 +10,14 @@
 #include "config.h"
 #include "eal_args.h"
 
-/* Measured with `eal --no-huge -m M` (DPDK 22.11, this build): the smallest M that starts is
- * 181-185 MB with one worker and the default pool, 251-270 MB with two. Each stack's route
- * table is an rte_lpm whose first level alone is 2^24 entries of 4 bytes (64 MB), one per
- * worker and one for the control thread's master copy; a worker's connection and listener
- * tables add about 12 MB. */
-#define STARTUP_BASE_MB 70
-#define STARTUP_WORKER_MB 76
-#define STARTUP_LPM_MB 64
+/* Measured with `eal --no-huge -m M` (DPDK 22.11, this build, one net_ring port): the
+ * smallest M that starts is 18 MB with one worker and 'mbufs 4096' (a 10 MB pool), 46 MB
+ * with the default pool (38 MB), 24 and 52-54 MB with two workers: about 2 MB for the
+ * daemon and 6 MB for each worker's connection and listener tables (rte_hash) and rings,
+ * besides the pool. Route tables are in the heap, not the EAL's memory (route.h). The
+ * figures below keep a margin over those. */
+#define STARTUP_BASE_MB 4
+#define STARTUP_WORKER_MB 8
 
 /* DPDK 22.11's net_af_xdp fills each queue's AF_XDP fill ring (XSK_RING_CONS__DEFAULT_NUM_DESCS
  * = 2048 buffers) from the pool when the queue is set up. */

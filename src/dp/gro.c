@@ -57,7 +57,7 @@ static bool gro_parse(struct stack *s, struct rte_mbuf *m, struct gro_seg *g)
 	    g->iph.hdr_len != IP4_HDR_MIN_LEN || g->iph.proto != IP4_PROTO_TCP || g->iph.mf ||
 	    g->iph.frag_off != 0)
 		return false;
-	const struct route *r = route_lookup(s->cfg.routes, g->iph.dst);
+	const struct route *r = route_lookup4(s->cfg.routes, g->iph.dst);
 	if (r == NULL || r->type != ROUTE_LOCAL)
 		return false;
 	g->tcp = g->ip + IP4_HDR_MIN_LEN;

@@ -270,7 +270,7 @@ int worker_kernel_attach(struct worker *w, uint16_t p, const struct exception_if
 
 int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,
 		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us,
-		const struct steer *steer, uint32_t tcp_listen_max)
+		const struct steer *steer, uint32_t tcp_listen_max, uint32_t route_max)
 {
 	memset(w, 0, sizeof(*w));
 	w->wake_fd = -1;
@@ -286,6 +286,7 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	sp.pool = pool;
 	sp.steer = steer;
 	sp.tcp_listen_max = tcp_listen_max;
+	sp.route_max = route_max;
 	sp.ops = (struct stack_ops){.xmit = worker_xmit, .neigh_learnt = worker_neigh_learnt,
 				    .steer = worker_steer, .to_kernel = worker_to_kernel,
 				    .ctx = w};

@@ -149,10 +149,11 @@ struct worker_call {
  * to it, steer.h) and worker i % nb_queues sends its frames (TX queues are not
  * thread-safe). steer: who owns a flow,
  * shared read-only by every worker (NULL with one worker). tcp_listen_max: the entries of
- * its TCP listener table (`tcp-listeners`). Returns 0 or -errno. */
+ * its TCP listener table (`tcp-listeners`); route_max: of its route table (`routes`).
+ * Returns 0 or -errno. */
 int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *ports,
 		unsigned nb_ports, struct rte_mempool *pool, uint32_t idle_sleep_max_us,
-		const struct steer *steer, uint32_t tcp_listen_max);
+		const struct steer *steer, uint32_t tcp_listen_max, uint32_t route_max);
 /* Introduces the workers to each other (before they are launched), for ARP sharing. */
 void worker_set_peers(struct worker *w, struct worker *all, unsigned n);
 /* Starts using port p's kernel interface k, made after the worker started (`link set PORT

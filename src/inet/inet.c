@@ -21,6 +21,7 @@ void inet_params_default(struct stack_params *p)
 	p->neigh.queue_len = 128;
 	reass_params_default(&p->reass);
 	p->tcp_listen_max = TCP_LISTEN_MAX_DEFAULT;
+	p->route_max = ROUTE_MAX_DEFAULT;
 	/* Linux's icmp_msgs_per_sec / icmp_msgs_burst defaults. */
 	p->icmp_rate = 1000;
 	p->icmp_burst = 50;

@@ -72,7 +72,7 @@ static bool icmp4_quote_parse(struct stack *s, const uint8_t *q, size_t len,
 		.src = wire_get_be32(q + IP4_OFF_SRC),
 		.dst = wire_get_be32(q + IP4_OFF_DST),
 	};
-	const struct route *r = route_lookup(s->cfg.routes, out->src);
+	const struct route *r = route_lookup4(s->cfg.routes, out->src);
 	if (r == NULL || r->type != ROUTE_LOCAL)
 		return false;
 	*l4_len = (len < total ? len : total) - hl;
@@ -198,10 +198,10 @@ static bool icmp4_error_allowed(struct stack *s, const struct rte_mbuf *orig)
 	    ip4_is_limited_broadcast(src) || (src >> 28) == 0xf || ip4_is_multicast(dst) ||
 	    ip4_is_limited_broadcast(dst))
 		return false;
-	const struct route *r = route_lookup(s->cfg.routes, dst);
+	const struct route *r = route_lookup4(s->cfg.routes, dst);
 	if (r != NULL && r->type == ROUTE_BROADCAST)
 		return false;
-	r = route_lookup(s->cfg.routes, src);
+	r = route_lookup4(s->cfg.routes, src);
 	if (r != NULL && r->type == ROUTE_BROADCAST)
 		return false; /* a subnet's broadcast address as source */
 	if (h[IP4_OFF_PROTO] == IP4_PROTO_ICMP) {

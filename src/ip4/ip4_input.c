@@ -216,7 +216,7 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 	/* Martian sources, silently discarded: a connected subnet's broadcast address (RFC 1122
 	 * §3.2.1.3: answering it would answer the whole subnet), and one of our own addresses
 	 * on a datagram from the wire, a spoof or a loop (RFC 1812 §5.3.7). */
-	const struct route *sr = route_lookup(s->cfg.routes, ip.src);
+	const struct route *sr = route_lookup4(s->cfg.routes, ip.src);
 	if (sr != NULL && (sr->type == ROUTE_BROADCAST ||
 			   (sr->type == ROUTE_LOCAL && !(how & STACK_IN_LOOPBACK)))) {
 		stack_drop(s, STACK_DROP_IP_BAD_FIELD, m);
@@ -233,7 +233,7 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 			stack_drop(s, STACK_DROP_IP_BAD_DST, m);
 		return;
 	}
-	const struct route *r = route_lookup(s->cfg.routes, ip.dst);
+	const struct route *r = route_lookup4(s->cfg.routes, ip.dst);
 	if ((how & STACK_IN_LINK_BCAST) && (r == NULL || r->type != ROUTE_BROADCAST)) {
 		/* RFC 1122 §3.3.6 (RFC 1812 §5.3.4 for routers): a unicast datagram that came as
 		 * a link-layer broadcast is discarded silently, neither delivered, forwarded nor

@@ -29,7 +29,7 @@ static void link_output_route(struct stack *s, struct rte_mbuf *m, const struct 
 		link_output_to(s, r->port, &eth_addr_broadcast, ETH_TYPE_IPV4, m);
 		return;
 	}
-	link_output(s, r->port, INET_ADDR_V4(r->type == ROUTE_GATEWAY ? r->gateway : dst), m);
+	link_output(s, r->port, INET_ADDR_V4(r->type == ROUTE_GATEWAY ? route_gateway4(r) : dst), m);
 }
 
 /* A broadcast we originate reaches our own sockets too, whole, before it is fragmented for
@@ -87,13 +87,13 @@ void ip4_route_output(struct stack *s, struct rte_mbuf *m, const struct route *r
 int ip4_output(struct stack *s, struct rte_mbuf *m, uint8_t proto, uint32_t src, uint32_t dst,
 	       uint8_t tos, uint8_t ttl, bool df)
 {
-	const struct route *r = route_lookup(s->cfg.routes, dst);
+	const struct route *r = route_lookup4(s->cfg.routes, dst);
 	if (r == NULL || r->type == ROUTE_BLACKHOLE || r->type == ROUTE_UNREACHABLE) {
 		stack_drop(s, STACK_DROP_IP_NO_ROUTE, m);
 		return r != NULL && r->type == ROUTE_UNREACHABLE ? -EHOSTUNREACH : -ENETUNREACH;
 	}
 	if (src == 0)
-		src = r->src != 0 ? r->src : netcfg_source_for(&s->cfg, r->port, dst);
+		src = netcfg_route_source4(&s->cfg, r, dst);
 	uint32_t len = rte_pktmbuf_pkt_len(m) + IP4_HDR_MIN_LEN;
 	uint8_t *h = (uint8_t *)rte_pktmbuf_prepend(m, IP4_HDR_MIN_LEN);
 	if (h == NULL || len > IP4_MAX_LEN) {

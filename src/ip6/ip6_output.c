@@ -13,7 +13,7 @@
 
 /* The route to d->dst, or NULL for a destination that needs none (link-local, multicast:
  * out of d->port as given). Sets *err when there is no usable route. */
-static const struct route6 *ip6_route(struct stack *s, const struct ip6_out *d, int *err)
+static const struct route *ip6_route(struct stack *s, const struct ip6_out *d, int *err)
 {
 	*err = 0;
 	if (d->on_link || ip6_is_link_local(&d->dst) || ip6_is_multicast(&d->dst)) {
@@ -21,7 +21,7 @@ static const struct route6 *ip6_route(struct stack *s, const struct ip6_out *d, 
 			*err = -EHOSTUNREACH; /* a scoped address means nothing without its port */
 		return NULL;
 	}
-	const struct route6 *r = route6_lookup(s->cfg.routes6, &d->dst);
+	const struct route *r = route_lookup6(s->cfg.routes, &d->dst);
 	if (r == NULL || r->type == ROUTE_BLACKHOLE)
 		*err = -ENETUNREACH;
 	else if (r->type == ROUTE_UNREACHABLE)
@@ -32,7 +32,7 @@ static const struct route6 *ip6_route(struct stack *s, const struct ip6_out *d, 
 int ip6_source_for(struct stack *s, struct ip6_out *d)
 {
 	int err;
-	const struct route6 *r = ip6_route(s, d, &err);
+	const struct route *r = ip6_route(s, d, &err);
 	if (err != 0)
 		return err;
 	if (r != NULL && d->port == NETCFG_PORT_ANY)
@@ -40,15 +40,17 @@ int ip6_source_for(struct stack *s, struct ip6_out *d)
 	if (!ip6_is_unspecified(&d->src) || d->from_unspecified)
 		return 0;
 	/* A route's source may be still tentative, or dadfailed (RFC 4862 §5.4). */
-	if (r != NULL && !ip6_is_unspecified(&r->src) && r->port == d->port &&
-	    netcfg6_local(&s->cfg, d->port, &r->src) != NULL) {
-		d->src = r->src;
+	struct ip6_addr rsrc = r != NULL && route_src_set(r) ? inet_addr_to_v6(&r->src)
+							     : (struct ip6_addr){{0}};
+	if (r != NULL && route_src_set(r) && r->port == d->port &&
+	    netcfg6_local(&s->cfg, d->port, &rsrc) != NULL) {
+		d->src = rsrc;
 		return 0;
 	}
 	return netcfg6_source_for(&s->cfg, d->port, &d->dst, &d->src) ? 0 : -EADDRNOTAVAIL;
 }
 
-static uint16_t ip6_mtu(const struct stack *s, const struct route6 *r, uint16_t port)
+static uint16_t ip6_mtu(const struct stack *s, const struct route *r, uint16_t port)
 {
 	uint16_t mtu = s->cfg.ifaces[port].mtu;
 	uint16_t advertised = s->ip6->mtu[port]; /* a router's MTU option (RFC 4861 §6.3.4) */
@@ -61,7 +63,7 @@ uint32_t ip6_path_mtu(struct stack *s, const struct ip6_addr *dst, uint16_t port
 {
 	int err;
 	struct ip6_out d = {.dst = *dst, .port = port};
-	const struct route6 *r = ip6_route(s, &d, &err);
+	const struct route *r = ip6_route(s, &d, &err);
 	*local = r != NULL && r->type == ROUTE_LOCAL;
 	if (err != 0)
 		return 0;
@@ -70,7 +72,7 @@ uint32_t ip6_path_mtu(struct stack *s, const struct ip6_addr *dst, uint16_t port
 
 /* Hands the datagram m (at its IPv6 header) to the link layer: to out->link_dst when given, to
  * a multicast group's MAC, else to the neighbour (the route's gateway or the destination). */
-static void ip6_link_send(struct stack *s, const struct ip6_out *out, const struct route6 *r,
+static void ip6_link_send(struct stack *s, const struct ip6_out *out, const struct route *r,
 			  struct rte_mbuf *m)
 {
 	stack_count(s, STACK_EV_IP6_TX);
@@ -85,14 +87,14 @@ static void ip6_link_send(struct stack *s, const struct ip6_out *out, const stru
 		link_output_to(s, out->port, &mac, ETH_TYPE_IPV6, m);
 		return;
 	}
-	struct inet_addr nh = inet_addr_v6(r != NULL && r->type == ROUTE_GATEWAY ? &r->gateway
-										  : &out->dst);
+	struct inet_addr nh = r != NULL && r->type == ROUTE_GATEWAY ? r->gateway
+								    : inet_addr_v6(&out->dst);
 	link_output(s, out->port, &nh, m);
 }
 
 /* Our datagram m is larger than the path's MTU: the source fragments it (RFC 8200 §4.5). */
 static int ip6_send_fragments(struct stack *s, const struct ip6_out *out,
-			      const struct route6 *r, struct rte_mbuf *m, uint16_t mtu)
+			      const struct route *r, struct rte_mbuf *m, uint16_t mtu)
 {
 	/* A port would sum each fragment alone: the transport's checksum is finished here. */
 	if (m->ol_flags & TX_OFFLOAD_L4_FLAGS)
@@ -122,7 +124,7 @@ static uint8_t ip6_default_hop_limit(const struct stack *s, uint16_t port)
 int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 {
 	int err;
-	const struct route6 *r = ip6_route(s, d, &err);
+	const struct route *r = ip6_route(s, d, &err);
 	struct ip6_out out = *d;
 	if (err == 0)
 		err = ip6_source_for(s, &out);

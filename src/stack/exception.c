@@ -60,6 +60,6 @@ bool stack_kernel_frame_held(struct stack *s, const struct rte_mbuf *m)
 	    arp_parse(f + ETH_HDR_LEN, len - ETH_HDR_LEN, &arp) != WIRE_OK ||
 	    arp.op != ARP_OP_REPLY)
 		return false;
-	const struct route *r = route_lookup(s->cfg.routes, arp.spa);
+	const struct route *r = route_lookup4(s->cfg.routes, arp.spa);
 	return r != NULL && r->type == ROUTE_LOCAL;
 }

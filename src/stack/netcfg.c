@@ -6,35 +6,26 @@
 #include <rte_errno.h>
 
 #include "netcfg6.h"
+#include "netcfg_priv.h"
 
 #include "wire/ipv4.h"
 
-int netcfg_init(struct netcfg *c, const char *name, int socket_id)
+int netcfg_init(struct netcfg *c, uint32_t max_routes)
 {
 	memset(c, 0, sizeof(*c));
 	c->forwarding = true;
 	c->gen = 1;
-	c->routes = route_table_create(name, socket_id);
-	if (c->routes == NULL)
-		return -rte_errno;
-	c->routes6 = route6_table_create();
-	if (c->routes6 == NULL) {
-		int rc = -rte_errno;
-		netcfg_fini(c);
-		return rc;
-	}
-	return 0;
+	c->routes = route_table_create(max_routes);
+	return c->routes == NULL ? -rte_errno : 0;
 }
 
 void netcfg_fini(struct netcfg *c)
 {
 	route_table_destroy(c->routes);
 	c->routes = NULL;
-	route6_table_destroy(c->routes6);
-	c->routes6 = NULL;
 }
 
-static bool port_valid(const struct netcfg *c, uint16_t port)
+bool netcfg_port_valid(const struct netcfg *c, uint16_t port)
 {
 	return port < NETCFG_MAX_PORTS && c->ifaces[port].present;
 }
@@ -68,7 +59,7 @@ int netcfg_iface_by_name(const struct netcfg *c, const char *name)
 
 int netcfg_iface_set_mtu(struct netcfg *c, uint16_t port, uint16_t mtu)
 {
-	if (!port_valid(c, port))
+	if (!netcfg_port_valid(c, port))
 		return -ENODEV;
 	if (mtu < NETCFG_MIN_MTU || mtu > NETCFG_MAX_MTU)
 		return -EINVAL;
@@ -79,7 +70,7 @@ int netcfg_iface_set_mtu(struct netcfg *c, uint16_t port, uint16_t mtu)
 
 int netcfg_iface_set_up(struct netcfg *c, uint16_t port, bool up)
 {
-	if (!port_valid(c, port))
+	if (!netcfg_port_valid(c, port))
 		return -ENODEV;
 	c->ifaces[port].up = up;
 	c->gen++;
@@ -153,17 +144,17 @@ route_maker(const struct netcfg *c, uint16_t port, uint32_t prefix, uint8_t plen
 static int addr_route_add(struct netcfg *c, enum route_type type, uint32_t prefix,
 			  uint8_t plen, uint16_t port, uint32_t addr)
 {
-	if (route_find(c->routes, prefix, plen) != NULL)
+	if (route_find(c->routes, INET_ADDR_V4(prefix), plen) != NULL)
 		return 0;
-	struct route r = {.prefix = prefix, .plen = plen, .type = type, .port = port,
-			  .src = addr, .from_addr = true};
+	struct route r = {.prefix = inet_addr_v4(prefix), .plen = plen, .type = type,
+			  .port = port, .src = inet_addr_v4(addr), .from_addr = true};
 	int rc = route_add(c->routes, &r);
 	return rc < 0 ? rc : 1;
 }
 
 int netcfg_addr_add(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen)
 {
-	if (!port_valid(c, port))
+	if (!netcfg_port_valid(c, port))
 		return -ENODEV;
 	if (!addr_assignable(addr, plen))
 		return -EINVAL;
@@ -176,8 +167,8 @@ int netcfg_addr_add(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen
 	if (slot == NULL)
 		return -ENOSPC;
 
-	struct route local = {.prefix = addr, .plen = 32, .type = ROUTE_LOCAL, .port = port,
-			      .src = addr, .from_addr = true};
+	struct route local = {.prefix = inet_addr_v4(addr), .plen = 32, .type = ROUTE_LOCAL,
+			      .port = port, .src = inet_addr_v4(addr), .from_addr = true};
 	int rc = route_add(c->routes, &local);
 	if (rc < 0)
 		return rc;
@@ -190,8 +181,8 @@ int netcfg_addr_add(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen
 		rc = addr_route_add(c, ROUTE_CONNECTED, net, plen, port, addr);
 	if (rc < 0) {
 		if (bc == 1)
-			route_del(c->routes, bcast, 32, 0);
-		route_del(c->routes, addr, 32, 0);
+			route_del(c->routes, INET_ADDR_V4(bcast), 32, 0);
+		route_del(c->routes, INET_ADDR_V4(addr), 32, 0);
 		return rc;
 	}
 	*slot = (struct netcfg_addr){.used = true, .port = port, .addr = addr, .plen = plen};
@@ -207,29 +198,29 @@ int netcfg_addr_add(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen
 static void addr_route_release(struct netcfg *c, uint32_t prefix, uint8_t plen, uint32_t old,
 			       bool (*makes)(const struct netcfg_addr *, uint32_t, uint8_t))
 {
-	const struct route *r = route_find(c->routes, prefix, plen);
-	if (r == NULL || !r->from_addr || r->src != old)
+	const struct route *r = route_find(c->routes, INET_ADDR_V4(prefix), plen);
+	if (r == NULL || !r->from_addr || route_src4(r) != old)
 		return;
 	struct route nr = *r;
 	const struct netcfg_addr *heir = route_maker(c, r->port, prefix, plen, makes);
-	route_del(c->routes, prefix, plen, 0);
+	route_del(c->routes, INET_ADDR_V4(prefix), plen, 0);
 	if (heir == NULL)
 		return;
-	nr.src = heir->addr;
+	nr.src = inet_addr_v4(heir->addr);
 	nr.port = heir->port;
 	(void)route_add(c->routes, &nr); /* cannot fail: it takes the entry just freed */
 }
 
 struct route_key_of_src {
-	uint32_t src;
-	uint32_t prefix;
+	struct inet_addr src;
+	struct inet_addr prefix;
 	uint8_t plen;
 };
 
 static int route_has_src(const struct route *r, void *arg)
 {
 	struct route_key_of_src *k = arg;
-	if (r->src != k->src)
+	if (!inet_addr_equal(&r->src, &k->src))
 		return 0;
 	k->prefix = r->prefix;
 	k->plen = r->plen;
@@ -238,11 +229,11 @@ static int route_has_src(const struct route *r, void *arg)
 
 /* Routes a user gave the source src go with that address (Linux fib_sync_down_addr), rather
  * than send from an address that is no longer ours. */
-static void routes_del_src(struct netcfg *c, uint32_t src)
+static void routes_del_src(struct netcfg *c, const struct inet_addr *src)
 {
-	struct route_key_of_src k = {.src = src};
+	struct route_key_of_src k = {.src = *src};
 	while (route_walk(c->routes, route_has_src, &k) != 0)
-		route_del(c->routes, k.prefix, k.plen, 0);
+		route_del(c->routes, &k.prefix, k.plen, 0);
 }
 
 int netcfg_addr_del(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen)
@@ -251,12 +242,12 @@ int netcfg_addr_del(struct netcfg *c, uint16_t port, uint32_t addr, uint8_t plen
 	if (a == NULL || a->plen != plen)
 		return -EADDRNOTAVAIL;
 	a->used = false;
-	route_del(c->routes, addr, 32, 1u << ROUTE_LOCAL);
+	route_del(c->routes, INET_ADDR_V4(addr), 32, 1u << ROUTE_LOCAL);
 	if (plen < 32)
 		addr_route_release(c, addr & ip4_mask(plen), plen, addr, addr_makes_connected);
 	if (plen < 31)
 		addr_route_release(c, addr | ~ip4_mask(plen), 32, addr, addr_makes_broadcast);
-	routes_del_src(c, addr);
+	routes_del_src(c, INET_ADDR_V4(addr));
 	c->gen++;
 	return 0;
 }
@@ -284,44 +275,15 @@ uint32_t netcfg_source_for(const struct netcfg *c, uint16_t port, uint32_t dst)
 	return first;
 }
 
-int netcfg_route_add(struct netcfg *c, const struct route *r)
+uint32_t netcfg_route_source4(const struct netcfg *c, const struct route *r, uint32_t dst)
 {
-	struct route nr = *r;
-	nr.from_addr = false;
-	if (nr.plen > 32 || (nr.prefix & ~ip4_mask(nr.plen)) != 0)
-		return -EINVAL;
-	switch (nr.type) {
-	case ROUTE_GATEWAY: {
-		const struct route *via = route_lookup(c->routes, nr.gateway);
-		if (via == NULL || via->type != ROUTE_CONNECTED)
-			return -ENETUNREACH;
-		if (nr.port == NETCFG_PORT_ANY)
-			nr.port = via->port;
-		else if (nr.port != via->port)
-			return -ENETUNREACH;
-		break;
-	}
-	case ROUTE_CONNECTED:
-		if (!port_valid(c, nr.port))
-			return -ENODEV;
-		break;
-	case ROUTE_BLACKHOLE:
-	case ROUTE_UNREACHABLE:
-		nr.port = 0;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (!port_valid(c, nr.port) && nr.type != ROUTE_BLACKHOLE && nr.type != ROUTE_UNREACHABLE)
-		return -ENODEV;
-	if (nr.mtu != 0 && (nr.mtu < NETCFG_MIN_MTU || nr.mtu > NETCFG_MAX_MTU))
-		return -EINVAL;
-	return route_add(c->routes, &nr);
+	uint32_t src = route_src4(r);
+	return src != 0 ? src : netcfg_source_for(c, r->port, dst);
 }
 
 /* A user's route at prefix/plen is gone: the route an address makes there, which it kept
  * out (addr_route_add), comes back; in Linux it was there all along, behind the user's. */
-static void addr_route_restore(struct netcfg *c, uint32_t prefix, uint8_t plen)
+void netcfg4_addr_route_restore(struct netcfg *c, uint32_t prefix, uint8_t plen)
 {
 	const struct netcfg_addr *a =
 		route_maker(c, NETCFG_PORT_ANY, prefix, plen, addr_makes_connected);
@@ -334,23 +296,3 @@ static void addr_route_restore(struct netcfg *c, uint32_t prefix, uint8_t plen)
 		(void)addr_route_add(c, type, prefix, plen, a->port, a->addr);
 }
 
-int netcfg_route_del(struct netcfg *c, uint32_t prefix, uint8_t plen)
-{
-	unsigned mask = 1u << ROUTE_GATEWAY | 1u << ROUTE_CONNECTED | 1u << ROUTE_BLACKHOLE |
-			1u << ROUTE_UNREACHABLE;
-	const struct route *r = route_find(c->routes, prefix, plen);
-	bool users = r != NULL && !r->from_addr;
-	if (route_del(c->routes, prefix, plen, mask) != 0)
-		return -ESRCH;
-	if (users)
-		addr_route_restore(c, prefix, plen);
-	return 0;
-}
-
-uint16_t netcfg_route_mtu(const struct netcfg *c, const struct route *r)
-{
-	uint16_t port_mtu = r->port < NETCFG_MAX_PORTS ? c->ifaces[r->port].mtu : 0;
-	if (r->mtu != 0 && (port_mtu == 0 || r->mtu < port_mtu))
-		return r->mtu;
-	return port_mtu;
-}

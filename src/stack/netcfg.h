@@ -10,7 +10,6 @@
 
 #include "wire/eth.h"
 #include "route.h"
-#include "route6.h"
 
 #define NETCFG_MAX_PORTS 16
 #define NETCFG_MAX_ADDRS 256
@@ -60,9 +59,8 @@ struct netcfg_addr6 {
 struct netcfg {
 	struct netcfg_iface ifaces[NETCFG_MAX_PORTS];
 	struct netcfg_addr addrs[NETCFG_MAX_ADDRS];
-	struct route_table *routes;
+	struct route_table *routes;  /* both families' (route.h) */
 	struct netcfg_addr6 addrs6[NETCFG_MAX_ADDRS6];
-	struct route6_table *routes6;
 	bool forwarding;   /* act as a router between ports (on by default) */
 	uint32_t gen;      /* changes with every change of interfaces or addresses, never 0 */
 };
@@ -74,8 +72,8 @@ static inline unsigned netcfg_ifindex(uint16_t port)
 	return port + 1u;
 }
 
-/* name names the IPv4 route table's rte_lpm and must be unique. Returns 0 or -errno. */
-int netcfg_init(struct netcfg *c, const char *name, int socket_id);
+/* With a route table for max_routes routes (route_table_create). Returns 0 or -errno. */
+int netcfg_init(struct netcfg *c, uint32_t max_routes);
 void netcfg_fini(struct netcfg *c);
 
 /* Registers port, with its IPv6 link-local address from the MAC (netcfg6.h) as Linux gives
@@ -103,20 +101,25 @@ bool netcfg_port_has_addr(const struct netcfg *c, uint16_t port);
 /* The address configured on port in the same subnet as dst, else the port's first address,
  * else 0: the source for packets we originate (RFC 1122 §3.3.4.3). */
 uint32_t netcfg_source_for(const struct netcfg *c, uint16_t port, uint32_t dst);
+/* The source for packets to dst by route r (IPv4): the route's own, else
+ * netcfg_source_for its port. */
+uint32_t netcfg_route_source4(const struct netcfg *c, const struct route *r, uint32_t dst);
 /* True when addr is one of ours (any port). */
 bool netcfg_addr_is_local(const struct netcfg *c, uint32_t addr);
 
-/* Adds a user route (GATEWAY with gw, CONNECTED with gw 0 and a port, BLACKHOLE or
- * UNREACHABLE). A gateway must be reachable through a CONNECTED route; when port is
- * NETCFG_PORT_ANY it is taken from that route. Returns 0, -EEXIST, -ENETUNREACH (gateway not
- * on a connected subnet), -ENODEV, -EINVAL, -ENOSPC. */
+/* Adds a user route of either family (netcfg_route.c): GATEWAY with a gateway of the
+ * prefix's family, CONNECTED with a port, BLACKHOLE or UNREACHABLE. A gateway must be
+ * reachable through a CONNECTED route (when port is NETCFG_PORT_ANY it is taken from that
+ * route), or be an IPv6 link-local address with its port given. Returns 0, -EEXIST,
+ * -ENETUNREACH (gateway not on a connected subnet), -ENODEV, -EINVAL (bad prefix, type,
+ * gateway family or MTU: 68 for IPv4, 1280 for IPv6, RFC 8200 §5), -ENOSPC. */
 #define NETCFG_PORT_ANY UINT16_MAX
 int netcfg_route_add(struct netcfg *c, const struct route *r);
 /* Deletes a GATEWAY, CONNECTED, BLACKHOLE or UNREACHABLE route (as iproute2 can delete a
  * connected route); LOCAL and BROADCAST entries go only with their address. When a user's
  * route goes, the route an address makes at that prefix takes its place.
  * Returns 0 or -ESRCH. */
-int netcfg_route_del(struct netcfg *c, uint32_t prefix, uint8_t plen);
+int netcfg_route_del(struct netcfg *c, const struct inet_addr *prefix, uint8_t plen);
 
 /* The MTU to use for a route: its own or its port's. */
 uint16_t netcfg_route_mtu(const struct netcfg *c, const struct route *r);

@@ -2,16 +2,13 @@
 
 #include <errno.h>
 
+#include "netcfg_priv.h"
+
 struct ip6_addr netcfg6_link_local(const struct eth_addr *mac)
 {
 	struct ip6_addr a = {.b = {0xfe, 0x80}};
 	ip6_set_eui64(&a, mac->b);
 	return a;
-}
-
-static bool port_valid(const struct netcfg *c, uint16_t port)
-{
-	return port < NETCFG_MAX_PORTS && c->ifaces[port].present;
 }
 
 static bool addr_assignable(const struct ip6_addr *a, uint8_t plen)
@@ -145,19 +142,20 @@ static const struct netcfg_addr6 *prefix_maker(const struct netcfg *c, uint16_t 
  * Returns 1 when added, 0 when one was there, or -errno. */
 static int prefix_route_add(struct netcfg *c, const struct netcfg_addr6 *a)
 {
-	struct route6 r = {.prefix = prefix_of(&a->addr, a->plen), .plen = a->plen,
-			   .type = ROUTE_CONNECTED, .port = a->port, .src = a->addr,
-			   .from_addr = true};
-	if (route6_find(c->routes6, &r.prefix, r.plen) != NULL)
+	struct ip6_addr prefix = prefix_of(&a->addr, a->plen);
+	struct route r = {.prefix = inet_addr_v6(&prefix), .plen = a->plen,
+			  .type = ROUTE_CONNECTED, .port = a->port, .src = inet_addr_v6(&a->addr),
+			  .from_addr = true};
+	if (route_find(c->routes, &r.prefix, r.plen) != NULL)
 		return 0;
-	int rc = route6_add(c->routes6, &r);
+	int rc = route_add(c->routes, &r);
 	return rc < 0 ? rc : 1;
 }
 
 int netcfg6_addr_add(struct netcfg *c, uint16_t port, const struct ip6_addr *addr,
 		     uint8_t plen, uint8_t flags)
 {
-	if (!port_valid(c, port))
+	if (!netcfg_port_valid(c, port))
 		return -ENODEV;
 	if (!addr_assignable(addr, plen))
 		return -EINVAL;
@@ -172,13 +170,14 @@ int netcfg6_addr_add(struct netcfg *c, uint16_t port, const struct ip6_addr *add
 	struct netcfg_addr6 a = {.used = true, .port = port, .addr = *addr, .plen = plen,
 				 .flags = flags};
 	if (!ip6_is_link_local(addr)) {
-		struct route6 local = {.prefix = *addr, .plen = 128, .type = ROUTE_LOCAL,
-				       .port = port, .src = *addr, .from_addr = true};
-		int rc = route6_add(c->routes6, &local);
+		struct route local = {.prefix = inet_addr_v6(addr), .plen = 128,
+				      .type = ROUTE_LOCAL, .port = port, .src = inet_addr_v6(addr),
+				      .from_addr = true};
+		int rc = route_add(c->routes, &local);
 		if (rc < 0)
 			return rc;
 		if (plen < 128 && (rc = prefix_route_add(c, &a)) < 0) {
-			route6_del(c->routes6, addr, 128, 0);
+			route_del(c->routes, &local.prefix, 128, 0);
 			return rc;
 		}
 	}
@@ -195,11 +194,13 @@ int netcfg6_addr_del(struct netcfg *c, uint16_t port, const struct ip6_addr *add
 		return -EADDRNOTAVAIL;
 	a->used = false;
 	if (!ip6_is_link_local(addr)) {
-		route6_del(c->routes6, addr, 128, 1u << ROUTE_LOCAL);
+		struct inet_addr key = inet_addr_v6(addr), src = key;
+		route_del(c->routes, &key, 128, 1u << ROUTE_LOCAL);
 		struct ip6_addr prefix = prefix_of(addr, plen);
-		const struct route6 *r = route6_find(c->routes6, &prefix, plen);
-		if (plen < 128 && r != NULL && r->from_addr && ip6_addr_equal(&r->src, addr)) {
-			route6_del(c->routes6, &prefix, plen, 0);
+		key = inet_addr_v6(&prefix);
+		const struct route *r = route_find(c->routes, &key, plen);
+		if (plen < 128 && r != NULL && r->from_addr && inet_addr_equal(&r->src, &src)) {
+			route_del(c->routes, &key, plen, 0);
 			const struct netcfg_addr6 *heir = prefix_maker(c, port, &prefix, plen, a);
 			if (heir != NULL) /* cannot fail: it takes the entry just freed */
 				(void)prefix_route_add(c, heir);
@@ -209,52 +210,9 @@ int netcfg6_addr_del(struct netcfg *c, uint16_t port, const struct ip6_addr *add
 	return 0;
 }
 
-int netcfg6_route_add(struct netcfg *c, const struct route6 *r)
+void netcfg6_addr_route_restore(struct netcfg *c, const struct ip6_addr *prefix, uint8_t plen)
 {
-	struct route6 nr = *r;
-	nr.from_addr = false;
-	switch (nr.type) {
-	case ROUTE_GATEWAY:
-		if (ip6_is_link_local(&nr.gateway)) {
-			if (!port_valid(c, nr.port))
-				return nr.port == NETCFG_PORT_ANY ? -ENETUNREACH : -ENODEV;
-			break;
-		}
-		const struct route6 *via = route6_lookup(c->routes6, &nr.gateway);
-		if (via == NULL || via->type != ROUTE_CONNECTED)
-			return -ENETUNREACH;
-		if (nr.port == NETCFG_PORT_ANY)
-			nr.port = via->port;
-		else if (nr.port != via->port)
-			return -ENETUNREACH;
-		break;
-	case ROUTE_CONNECTED:
-		if (!port_valid(c, nr.port))
-			return -ENODEV;
-		break;
-	case ROUTE_BLACKHOLE:
-	case ROUTE_UNREACHABLE:
-		nr.port = 0;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (nr.mtu != 0 && (nr.mtu < IP6_MIN_MTU || nr.mtu > NETCFG_MAX_MTU))
-		return -EINVAL;
-	return route6_add(c->routes6, &nr);
-}
-
-int netcfg6_route_del(struct netcfg *c, const struct ip6_addr *prefix, uint8_t plen)
-{
-	unsigned mask = 1u << ROUTE_GATEWAY | 1u << ROUTE_CONNECTED | 1u << ROUTE_BLACKHOLE |
-			1u << ROUTE_UNREACHABLE;
-	const struct route6 *r = route6_find(c->routes6, prefix, plen);
-	bool users = r != NULL && !r->from_addr;
-	if (route6_del(c->routes6, prefix, plen, mask) != 0)
-		return -ESRCH;
-	const struct netcfg_addr6 *a =
-		users ? prefix_maker(c, NETCFG_PORT_ANY, prefix, plen, NULL) : NULL;
+	const struct netcfg_addr6 *a = prefix_maker(c, NETCFG_PORT_ANY, prefix, plen, NULL);
 	if (a != NULL) /* cannot fail: it takes the entry just freed */
 		(void)prefix_route_add(c, a);
-	return 0;
 }

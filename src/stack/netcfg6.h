@@ -49,12 +49,4 @@ bool netcfg6_listens(const struct netcfg *c, uint16_t port, const struct ip6_add
 bool netcfg6_source_for(const struct netcfg *c, uint16_t port, const struct ip6_addr *dst,
 			struct ip6_addr *src);
 
-/* Adds a user route (GATEWAY, CONNECTED with a port, BLACKHOLE, UNREACHABLE). A global
- * gateway must be on a connected prefix (the port then comes from it); a link-local one
- * needs its port. Returns 0, -EEXIST, -ENETUNREACH, -ENODEV, -EINVAL, -ENOSPC. */
-int netcfg6_route_add(struct netcfg *c, const struct route6 *r);
-/* Deletes a user route or a CONNECTED one; the route an address makes at that prefix takes
- * a user's place. Returns 0 or -ESRCH. */
-int netcfg6_route_del(struct netcfg *c, const struct ip6_addr *prefix, uint8_t plen);
-
 #endif

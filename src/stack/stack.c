@@ -45,9 +45,7 @@ struct stack *stack_create(const struct stack_params *p)
 	s->pool = p->pool;
 	s->ops = p->ops;
 	s->steer = p->steer != NULL && p->steer->nb_workers > 1 ? p->steer : NULL;
-	char name[32];
-	snprintf(name, sizeof(name), "routes_w%u", p->id);
-	int rc = netcfg_init(&s->cfg, name, p->socket_id);
+	int rc = netcfg_init(&s->cfg, p->route_max);
 	if (rc < 0) {
 		free(s);
 		rte_errno = -rc;

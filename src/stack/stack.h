@@ -58,6 +58,7 @@ struct stack_params {
 	struct neigh_params neigh;
 	struct reass_params reass;
 	uint32_t tcp_listen_max;         /* listener table entries, 1..TCP_LISTEN_MAX_LIMIT */
+	uint32_t route_max;              /* route table entries (route_table_create) */
 	uint32_t icmp_rate;              /* ICMP errors per second (RFC 1812 §4.3.2.8) */
 	uint32_t icmp_burst;
 };

@@ -456,7 +456,7 @@ uint32_t tcp_path_mtu(struct stack *s, const struct inet_addr *raddr, uint16_t s
 		*local = false;
 		return mtu;
 	}
-	const struct route *r = route_lookup(s->cfg.routes, inet_addr_to_v4(raddr));
+	const struct route *r = route_lookup4(s->cfg.routes, inet_addr_to_v4(raddr));
 	*local = r != NULL && r->type == ROUTE_LOCAL;
 	return r != NULL ? netcfg_route_mtu(&s->cfg, r) : 0;
 }

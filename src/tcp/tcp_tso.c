@@ -19,7 +19,7 @@ uint32_t tcp_tso_max(const struct tcp_conn *c, uint32_t mss)
 {
 	if (!inet_addr_is_v4(&c->sk.raddr))
 		return mss; /* TSO is offered for IPv4 only so far (port_offload.c) */
-	const struct route *r = route_lookup(c->s->cfg.routes, inet_addr_to_v4(&c->sk.raddr));
+	const struct route *r = route_lookup4(c->s->cfg.routes, inet_addr_to_v4(&c->sk.raddr));
 	if (r == NULL || (r->type != ROUTE_CONNECTED && r->type != ROUTE_GATEWAY))
 		return mss; /* ours (loopback segments are up to 64 KB anyway) or no way out */
 	uint64_t max = c->s->tx_caps[r->port].tso_max;

@@ -122,13 +122,13 @@ int tcp_connect_source(struct stack *s, const struct inet_addr *raddr_in, uint16
 		return tcp_connect_source6(s, raddr_in, scope, laddr_in);
 	uint32_t raddr = inet_addr_to_v4(raddr_in), laddr_v4 = inet_addr_to_v4(laddr_in);
 	uint32_t *laddr = &laddr_v4;
-	const struct route *r = route_lookup(s->cfg.routes, raddr);
+	const struct route *r = route_lookup4(s->cfg.routes, raddr);
 	if (r == NULL || r->type == ROUTE_BLACKHOLE || r->type == ROUTE_UNREACHABLE)
 		return -ENETUNREACH;
 	if (r->type == ROUTE_BROADCAST)
 		return -ENETUNREACH; /* Linux: connect() to a broadcast address */
 	if (*laddr == 0)
-		*laddr = r->src != 0 ? r->src : netcfg_source_for(&s->cfg, r->port, raddr);
+		*laddr = netcfg_route_source4(&s->cfg, r, raddr);
 	if (*laddr == 0 || !netcfg_addr_is_local(&s->cfg, *laddr))
 		return -EADDRNOTAVAIL;
 	*laddr_in = inet_addr_v4(*laddr);

@@ -180,9 +180,9 @@ static bool udp_addr_bindable(struct stack *s, uint32_t laddr)
 {
 	if (laddr == 0 || ip4_is_limited_broadcast(laddr))
 		return true;
-	const struct route *r = route_lookup(s->cfg.routes, laddr);
+	const struct route *r = route_lookup4(s->cfg.routes, laddr);
 	return r != NULL && (r->type == ROUTE_LOCAL || r->type == ROUTE_BROADCAST) &&
-	       r->prefix == laddr && r->plen == 32;
+	       inet_addr_to_v4(&r->prefix) == laddr && r->plen == 32;
 }
 
 static uint32_t udp_rcvbuf(uint32_t bytes)
@@ -252,7 +252,7 @@ int udp_connect(struct udp_sock *u, uint32_t raddr, uint16_t rport)
 	/* The local address comes from the route (RFC 1122 §4.1.3.4 for the source of a
 	 * wildcard-bound socket), as Linux's ip4_datagram_connect. */
 	uint32_t laddr = u->bound_laddr;
-	const struct route *r = route_lookup(s->cfg.routes, raddr);
+	const struct route *r = route_lookup4(s->cfg.routes, raddr);
 	bool bcast = ip4_is_limited_broadcast(raddr) || (r != NULL && r->type == ROUTE_BROADCAST);
 	if (bcast && !(u->flags & UDPF_BROADCAST))
 		return -EACCES;
@@ -262,7 +262,7 @@ int udp_connect(struct udp_sock *u, uint32_t raddr, uint16_t rport)
 	if (r->type == ROUTE_UNREACHABLE)
 		return -EHOSTUNREACH;
 	if (laddr == 0)
-		laddr = r->src != 0 ? r->src : netcfg_source_for(&s->cfg, r->port, raddr);
+		laddr = netcfg_route_source4(&s->cfg, r, raddr);
 	if (laddr == 0)
 		return -EADDRNOTAVAIL;
 

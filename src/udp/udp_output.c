@@ -32,8 +32,8 @@ static int udp_route(struct udp_sock *u, uint32_t dst, const struct udp_send_opt
 	 * to a broadcast address from the route's choice. The address may have been removed
 	 * since the bind. */
 	if (laddr != 0 && !ip4_is_limited_broadcast(laddr)) {
-		r = route_lookup(s->cfg.routes, laddr);
-		if (r == NULL || r->prefix != laddr || r->plen != 32 ||
+		r = route_lookup4(s->cfg.routes, laddr);
+		if (r == NULL || inet_addr_to_v4(&r->prefix) != laddr || r->plen != 32 ||
 		    (r->type != ROUTE_LOCAL && r->type != ROUTE_BROADCAST))
 			return -EADDRNOTAVAIL;
 		if (r->type == ROUTE_LOCAL) {
@@ -43,7 +43,7 @@ static int udp_route(struct udp_sock *u, uint32_t dst, const struct udp_send_opt
 	}
 	if (ip4_is_multicast(dst))
 		return -ENETUNREACH; /* no multicast routing yet */
-	r = route_lookup(s->cfg.routes, dst);
+	r = route_lookup4(s->cfg.routes, dst);
 	if (ip4_is_limited_broadcast(dst)) {
 		/* RFC 919/922: to every host of the link, out of the bound address's port or
 		 * else the port of the route that covers 255.255.255.255 (the default). */
@@ -58,7 +58,7 @@ static int udp_route(struct udp_sock *u, uint32_t dst, const struct udp_send_opt
 			if (r == NULL || r->type == ROUTE_BLACKHOLE || r->type == ROUTE_UNREACHABLE)
 				return -ENETUNREACH;
 			d->port = r->port;
-			d->src = r->src != 0 ? r->src : netcfg_source_for(&s->cfg, r->port, dst);
+			d->src = netcfg_route_source4(&s->cfg, r, dst);
 		}
 		return d->src != 0 ? 0 : -EADDRNOTAVAIL;
 	}
@@ -70,7 +70,7 @@ static int udp_route(struct udp_sock *u, uint32_t dst, const struct udp_send_opt
 	if (r->type == ROUTE_BROADCAST && !(u->flags & UDPF_BROADCAST))
 		return -EACCES;
 	if (d->src == 0)
-		d->src = r->src != 0 ? r->src : netcfg_source_for(&s->cfg, r->port, dst);
+		d->src = netcfg_route_source4(&s->cfg, r, dst);
 	return d->src != 0 ? 0 : -EADDRNOTAVAIL;
 }
 
@@ -127,7 +127,7 @@ static int udp_output_limited_bcast(struct stack *s, struct rte_mbuf *m, uint32_
 				    uint16_t port, const struct sock_ip_opts *opts)
 {
 	const uint32_t dst = 0xffffffffu;
-	struct route r = {.prefix = dst, .plen = 32, .type = ROUTE_BROADCAST, .port = port};
+	struct route r = {.prefix = inet_addr_v4(dst), .plen = 32, .type = ROUTE_BROADCAST, .port = port};
 	uint32_t len = rte_pktmbuf_pkt_len(m) + IP4_HDR_MIN_LEN;
 	uint8_t *h = (uint8_t *)rte_pktmbuf_prepend(m, IP4_HDR_MIN_LEN);
 	if (h == NULL) {

@@ -35,6 +35,9 @@ static inline struct inet_addr inet_addr_v6(const struct ip6_addr *a)
 	return x;
 }
 
+/* The same for an IPv6 address. */
+#define INET_ADDR_V6(a) ((const struct inet_addr[]){inet_addr_v6(a)})
+
 static inline bool inet_addr_is_v4(const struct inet_addr *a)
 {
 	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
@@ -79,7 +82,9 @@ static inline bool inet_addr_is_any(const struct inet_addr *a)
 uint32_t inet_addr_csum_pseudo(const struct inet_addr *src, const struct inet_addr *dst,
 			       uint8_t proto, uint32_t len);
 
-/* A dotted quad for IPv4, RFC 5952 text for IPv6, into buf (>= 46 bytes); returns buf. */
+/* A dotted quad for IPv4, RFC 5952 text for IPv6, into buf (>= INET_ADDR_TEXT_LEN bytes);
+ * returns buf. */
+#define INET_ADDR_TEXT_LEN 46
 char *inet_addr_format(const struct inet_addr *a, char *buf, size_t cap);
 /* Parses either family's text (a dotted quad, or what ip6_addr_parse takes). 0 or -EINVAL. */
 int inet_addr_parse(const char *s, struct inet_addr *out);

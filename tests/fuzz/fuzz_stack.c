@@ -762,7 +762,8 @@ static void settle(void)
 static void route_or_die(uint32_t prefix, uint8_t plen, enum route_type type, uint32_t gw,
 			 uint16_t mtu)
 {
-	struct route r = {.prefix = prefix, .plen = plen, .type = type, .gateway = gw,
+	struct route r = {.prefix = inet_addr_v4(prefix), .plen = plen, .type = type,
+			  .gateway = inet_addr_v4(gw),
 			  .port = NETCFG_PORT_ANY, .mtu = mtu};
 
 	FUZZ_CHECK(netcfg_route_add(&stk->cfg, &r) == 0);

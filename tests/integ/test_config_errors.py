@@ -70,7 +70,7 @@ def test_check_config_reports_every_error_at_its_line_and_fails(lab):
     text = "\n".join([
         "# every kind of mistake",                              # 1
         "workers %d" % (len(os.sched_getaffinity(0)) + 1),      # 2 more than the CPUs
-        "eal --no-huge -m 128",                                 # 3 too little memory
+        "eal --no-huge -m 16",                                  # 3 too little memory
         "mbufs 2047",                                           # 4 too few for af_xdp
         "port add port0 net_af_xdp0,iface=dpinonexistent0",     # 5
         "port add port/1 net_af_xdp1,iface=x",                  # 6 bad name
@@ -88,7 +88,7 @@ def test_check_config_reports_every_error_at_its_line_and_fails(lab):
     assert rc == 1, (rc, out, err)
     expected = {
         2: r"workers \d+: this process may use \d+ CPU\(s\).*use 'workers \d+' or fewer",
-        3: r"eal -m 128 is too little memory: .*use -m \d+ or more",
+        3: r"eal -m 16 is too little memory: .*use -m \d+ or more",
         4: r"mbufs 2047 is too few: each net_af_xdp queue takes 2048 mbufs .*use mbufs \d+",
         6: r"port name 'port/1'",
         8: r"unknown ip subcommand 'stats' \(valid: addr, route, forwarding, reassembly\)",
@@ -176,14 +176,13 @@ def test_help_documents_check_config_and_its_examples_check_ok(lab):
 
 def test_too_little_memory_names_the_minimum_which_starts(lab, veth):
     port = PORT.format(iface=veth.root_ifname)
-    rc, log = start_to_exit(lab, "m128", "eal --no-huge -m 128\n" + port)
+    rc, log = start_to_exit(lab, "m24", "eal --no-huge -m 24\n" + port)
     assert rc == 1, log
-    m = re.search(r"dpstackd\.conf:1: eal -m 128 is too little memory: 1 worker\(s\) need "
-                  r"about (\d+) MB: a 64 MB route table \(rte_lpm\) for each worker and one "
-                  r"for the control thread, and \d+ MB for 'mbufs 16383'; use -m (\d+) or "
-                  r"more", log)
+    m = re.search(r"dpstackd\.conf:1: eal -m 24 is too little memory: 1 worker\(s\) need "
+                  r"about (\d+) MB: \d+ MB for the daemon, \d+ MB for each worker's tables "
+                  r"and \d+ MB for 'mbufs 16383'; use -m (\d+) or more", log)
     assert m, ours(log)
-    assert "LPM memory allocation failed" not in log
+    assert "memory allocation failed" not in log
     d = lab.start_daemon("eal --no-huge -m %s\n" % m.group(2) + port + ADDR, name="minimum")
     assert veth.ping("10.0.0.2", count=1, wait=2).received == 1
 

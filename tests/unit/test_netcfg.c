@@ -25,7 +25,7 @@ static const struct eth_addr mac1 = {{0x02, 0, 0, 0, 0, 0x11}};
 static int setup(void **state)
 {
 	(void)state;
-	assert_int_equal(netcfg_init(&c, "test_netcfg", SOCKET_ID_ANY), 0);
+	assert_int_equal(netcfg_init(&c, ROUTE_MAX_DEFAULT), 0);
 	assert_int_equal(netcfg_iface_add(&c, 0, "port0", &mac0, 1500), 0);
 	assert_int_equal(netcfg_iface_add(&c, 1, "port1", &mac1, 1500), 0);
 	return 0;
@@ -45,18 +45,23 @@ static int count_fn(const struct route *r, void *arg)
 	return 0;
 }
 
-static unsigned route_count(void)
+static unsigned routes_walked(void)
 {
 	unsigned n = 0;
 	assert_int_equal(route_walk(c.routes, count_fn, &n), 0);
 	return n;
 }
 
+static const struct route *find4(uint32_t prefix, uint8_t plen)
+{
+	return route_find(c.routes, INET_ADDR_V4(prefix), plen);
+}
+
 /* The exact route prefix/plen, which must exist with this type and port. */
 static const struct route *expect_route(uint32_t prefix, uint8_t plen, enum route_type type,
 					uint16_t port)
 {
-	const struct route *r = route_find(c.routes, prefix, plen);
+	const struct route *r = find4(prefix, plen);
 	assert_non_null(r);
 	assert_int_equal(r->type, type);
 	assert_int_equal(r->port, port);
@@ -66,14 +71,14 @@ static const struct route *expect_route(uint32_t prefix, uint8_t plen, enum rout
 /* 10.0.0.0/24 is port's: its connected route and its broadcast route, both from src. */
 static void expect_subnet_on(uint16_t port, uint32_t src)
 {
-	assert_int_equal(expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, port)->src, src);
-	assert_int_equal(expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, port)->src, src);
+	assert_int_equal(route_src4(expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, port)), src);
+	assert_int_equal(route_src4(expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, port)), src);
 }
 
 static struct route gw_route(uint32_t prefix, uint8_t plen, uint32_t gw, uint16_t port)
 {
-	struct route r = {.prefix = prefix, .plen = plen, .type = ROUTE_GATEWAY, .port = port,
-			  .gateway = gw};
+	struct route r = {.prefix = inet_addr_v4(prefix), .plen = plen, .type = ROUTE_GATEWAY, .port = port,
+			  .gateway = inet_addr_v4(gw)};
 	return r;
 }
 
@@ -175,17 +180,17 @@ static void test_addr_add_slash24_adds_local_broadcast_connected(void **state)
 {
 	(void)state;
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
-	assert_int_equal(route_count(), 3);
+	assert_int_equal(routes_walked(), 3);
 	const struct route *r = expect_route(IP(10, 0, 0, 2), 32, ROUTE_LOCAL, 0);
-	assert_int_equal(r->src, IP(10, 0, 0, 2));
+	assert_int_equal(route_src4(r), IP(10, 0, 0, 2));
 	r = expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, 0);
-	assert_int_equal(r->src, IP(10, 0, 0, 2));
+	assert_int_equal(route_src4(r), IP(10, 0, 0, 2));
 	r = expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
-	assert_int_equal(r->src, IP(10, 0, 0, 2));
+	assert_int_equal(route_src4(r), IP(10, 0, 0, 2));
 	assert_int_equal(r->mtu, 0);
 	assert_true(netcfg_addr_is_local(&c, IP(10, 0, 0, 2)));
 	assert_false(netcfg_addr_is_local(&c, IP(10, 0, 0, 3)));
-	assert_int_equal(route_lookup(c.routes, IP(10, 0, 0, 77))->type, ROUTE_CONNECTED);
+	assert_int_equal(route_lookup4(c.routes, IP(10, 0, 0, 77))->type, ROUTE_CONNECTED);
 }
 
 static void test_addr_del_removes_its_three_routes(void **state)
@@ -193,25 +198,25 @@ static void test_addr_del_removes_its_three_routes(void **state)
 	(void)state;
 	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 1, 2), 24), 0);
 	assert_int_equal(netcfg_addr_del(&c, 1, IP(10, 0, 1, 2), 24), 0);
-	assert_int_equal(route_count(), 0);
-	assert_null(route_lookup(c.routes, IP(10, 0, 1, 2)));
+	assert_int_equal(routes_walked(), 0);
+	assert_null(route_lookup4(c.routes, IP(10, 0, 1, 2)));
 	assert_false(netcfg_addr_is_local(&c, IP(10, 0, 1, 2)));
 	/* And it can come back. */
 	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 1, 2), 24), 0);
-	assert_int_equal(route_count(), 3);
+	assert_int_equal(routes_walked(), 3);
 }
 
 static void test_addr_add_slash31_has_no_broadcast_route(void **state)
 {
 	(void)state;
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 9, 0, 0), 31), 0);
-	assert_int_equal(route_count(), 2);
+	assert_int_equal(routes_walked(), 2);
 	expect_route(IP(10, 9, 0, 0), 32, ROUTE_LOCAL, 0);
 	expect_route(IP(10, 9, 0, 0), 31, ROUTE_CONNECTED, 0);
-	assert_null(route_find(c.routes, IP(10, 9, 0, 1), 32));
-	assert_int_equal(route_lookup(c.routes, IP(10, 9, 0, 1))->type, ROUTE_CONNECTED);
+	assert_null(find4(IP(10, 9, 0, 1), 32));
+	assert_int_equal(route_lookup4(c.routes, IP(10, 9, 0, 1))->type, ROUTE_CONNECTED);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 9, 0, 0), 31), 0);
-	assert_int_equal(route_count(), 0);
+	assert_int_equal(routes_walked(), 0);
 }
 
 static void test_addr_add_slash31_both_ends_assignable(void **state)
@@ -227,10 +232,10 @@ static void test_addr_add_slash32_adds_local_only(void **state)
 {
 	(void)state;
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(192, 0, 2, 1), 32), 0);
-	assert_int_equal(route_count(), 1);
+	assert_int_equal(routes_walked(), 1);
 	expect_route(IP(192, 0, 2, 1), 32, ROUTE_LOCAL, 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(192, 0, 2, 1), 32), 0);
-	assert_int_equal(route_count(), 0);
+	assert_int_equal(routes_walked(), 0);
 }
 
 static void test_addr_add_second_in_subnet_shares_connected_route(void **state)
@@ -238,7 +243,7 @@ static void test_addr_add_second_in_subnet_shares_connected_route(void **state)
 	(void)state;
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 3), 24), 0);
-	assert_int_equal(route_count(), 4); /* two LOCAL, one BROADCAST, one CONNECTED */
+	assert_int_equal(routes_walked(), 4); /* two LOCAL, one BROADCAST, one CONNECTED */
 	expect_route(IP(10, 0, 0, 3), 32, ROUTE_LOCAL, 0);
 }
 
@@ -248,13 +253,13 @@ static void test_addr_del_first_of_two_keeps_connected_and_broadcast(void **stat
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 3), 24), 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
-	assert_int_equal(route_count(), 3);
-	assert_null(route_find(c.routes, IP(10, 0, 0, 2), 32));
+	assert_int_equal(routes_walked(), 3);
+	assert_null(find4(IP(10, 0, 0, 2), 32));
 	expect_route(IP(10, 0, 0, 3), 32, ROUTE_LOCAL, 0);
 	expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, 0);
 	expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 3), 24), 0);
-	assert_int_equal(route_count(), 0);
+	assert_int_equal(routes_walked(), 0);
 }
 
 /* The routes that outlive the address they were made for must not keep it as their
@@ -265,8 +270,8 @@ static void test_addr_del_first_of_two_remaining_routes_drop_its_source(void **s
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 3), 24), 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
-	assert_int_equal(route_find(c.routes, IP(10, 0, 0, 0), 24)->src, IP(10, 0, 0, 3));
-	assert_int_equal(route_find(c.routes, IP(10, 0, 0, 255), 32)->src, IP(10, 0, 0, 3));
+	assert_int_equal(route_src4(find4(IP(10, 0, 0, 0), 24)), IP(10, 0, 0, 3));
+	assert_int_equal(route_src4(find4(IP(10, 0, 0, 255), 32)), IP(10, 0, 0, 3));
 }
 
 static void test_addr_del_second_of_two_keeps_connected(void **state)
@@ -275,8 +280,8 @@ static void test_addr_del_second_of_two_keeps_connected(void **state)
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 3), 24), 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 3), 24), 0);
-	assert_int_equal(route_count(), 3);
-	assert_int_equal(route_find(c.routes, IP(10, 0, 0, 0), 24)->src, IP(10, 0, 0, 2));
+	assert_int_equal(routes_walked(), 3);
+	assert_int_equal(route_src4(find4(IP(10, 0, 0, 0), 24)), IP(10, 0, 0, 2));
 }
 
 /* 10.0.0.2/24 and 10.0.0.130/25 share the broadcast address 10.0.0.255: removing the /25
@@ -288,7 +293,7 @@ static void test_addr_del_keeps_broadcast_still_used_by_other_prefix(void **stat
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 130), 25), 0);
 	expect_route(IP(10, 0, 0, 128), 25, ROUTE_CONNECTED, 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 130), 25), 0);
-	assert_null(route_find(c.routes, IP(10, 0, 0, 128), 25));
+	assert_null(find4(IP(10, 0, 0, 128), 25));
 	expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, 0);
 	expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
 }
@@ -302,7 +307,7 @@ static void test_addr_del_same_subnet_on_other_port_keeps_connected(void **state
 	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 0, 3), 24), 0);
 	assert_int_equal(netcfg_addr_del(&c, 1, IP(10, 0, 0, 3), 24), 0);
 	expect_subnet_on(0, IP(10, 0, 0, 2));
-	assert_int_equal(route_count(), 3);
+	assert_int_equal(routes_walked(), 3);
 }
 
 /* Deleting the address the routes were made for, on port0, while port1 has one in the same
@@ -314,9 +319,9 @@ static void test_addr_del_same_subnet_routes_pass_to_other_port(void **state)
 	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 0, 3), 24), 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
 	expect_subnet_on(1, IP(10, 0, 0, 3));
-	assert_int_equal(route_lookup(c.routes, IP(10, 0, 0, 1))->port, 1);
+	assert_int_equal(route_lookup4(c.routes, IP(10, 0, 0, 1))->port, 1);
 	assert_int_equal(netcfg_addr_del(&c, 1, IP(10, 0, 0, 3), 24), 0);
-	assert_int_equal(route_count(), 0);
+	assert_int_equal(routes_walked(), 0);
 }
 
 /* The heir is an address on the route's own port when there is one, so the subnet stays
@@ -341,10 +346,10 @@ static void test_addr_del_slash32_in_subnet_does_not_hold_connected(void **state
 	expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 9), 32), 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
-	assert_null(route_find(c.routes, IP(10, 0, 0, 0), 24));
-	assert_null(route_find(c.routes, IP(10, 0, 0, 255), 32));
+	assert_null(find4(IP(10, 0, 0, 0), 24));
+	assert_null(find4(IP(10, 0, 0, 255), 32));
 	expect_route(IP(10, 0, 0, 9), 32, ROUTE_LOCAL, 0);
-	assert_int_equal(route_count(), 1);
+	assert_int_equal(routes_walked(), 1);
 }
 
 /* A user's connected route to an address's subnet comes first and is the user's: deleting
@@ -352,14 +357,14 @@ static void test_addr_del_slash32_in_subnet_does_not_hold_connected(void **state
 static void test_addr_del_leaves_users_connected_route_of_same_prefix(void **state)
 {
 	(void)state;
-	struct route u = {.prefix = IP(10, 0, 0, 0), .plen = 24, .type = ROUTE_CONNECTED,
+	struct route u = {.prefix = inet_addr_v4(IP(10, 0, 0, 0)), .plen = 24, .type = ROUTE_CONNECTED,
 			  .port = 1};
 	assert_int_equal(netcfg_route_add(&c, &u), 0);
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
-	assert_int_equal(expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 1)->src, 0);
+	assert_int_equal(route_src4(expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 1)), 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 2), 24), 0);
-	assert_int_equal(expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 1)->src, 0);
-	assert_int_equal(route_count(), 1);
+	assert_int_equal(route_src4(expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 1)), 0);
+	assert_int_equal(routes_walked(), 1);
 }
 
 /* Linux fib_sync_down_addr: a user route whose preferred source was the deleted address
@@ -370,12 +375,12 @@ static void test_addr_del_takes_user_routes_with_its_source(void **state)
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 3), 24), 0);
 	struct route r = gw_route(IP(192, 168, 0, 0), 16, IP(10, 0, 0, 1), NETCFG_PORT_ANY);
-	r.src = IP(10, 0, 0, 3);
+	r.src = inet_addr_v4(IP(10, 0, 0, 3));
 	assert_int_equal(netcfg_route_add(&c, &r), 0);
 	r = gw_route(IP(172, 16, 0, 0), 16, IP(10, 0, 0, 1), NETCFG_PORT_ANY);
 	assert_int_equal(netcfg_route_add(&c, &r), 0);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 3), 24), 0);
-	assert_null(route_find(c.routes, IP(192, 168, 0, 0), 16));
+	assert_null(find4(IP(192, 168, 0, 0), 16));
 	expect_route(IP(172, 16, 0, 0), 16, ROUTE_GATEWAY, 0);
 	expect_route(IP(10, 0, 0, 0), 24, ROUTE_CONNECTED, 0);
 }
@@ -398,7 +403,7 @@ static void expect_unassignable(uint32_t addr, uint8_t plen)
 {
 	assert_int_equal(netcfg_addr_add(&c, 0, addr, plen), -EINVAL);
 	assert_false(netcfg_addr_is_local(&c, addr));
-	assert_int_equal(route_count(), 0);
+	assert_int_equal(routes_walked(), 0);
 }
 
 static void test_addr_add_network_address_einval(void **state)
@@ -459,7 +464,7 @@ static void test_addr_add_absent_port_enodev(void **state)
 	(void)state;
 	assert_int_equal(netcfg_addr_add(&c, 2, IP(10, 0, 0, 2), 24), -ENODEV);
 	assert_int_equal(netcfg_addr_add(&c, NETCFG_MAX_PORTS, IP(10, 0, 0, 2), 24), -ENODEV);
-	assert_int_equal(route_count(), 0);
+	assert_int_equal(routes_walked(), 0);
 }
 
 static void test_addr_add_existing_address_eexist_any_port(void **state)
@@ -469,7 +474,7 @@ static void test_addr_add_existing_address_eexist_any_port(void **state)
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), -EEXIST);
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 16), -EEXIST);
 	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 0, 2), 24), -EEXIST);
-	assert_int_equal(route_count(), 3);
+	assert_int_equal(routes_walked(), 3);
 }
 
 static void test_addr_add_past_max_addrs_enospc(void **state)
@@ -479,7 +484,7 @@ static void test_addr_add_past_max_addrs_enospc(void **state)
 		assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 1, 0, 1) + i, 32), 0);
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 2, 0, 1), 32), -ENOSPC);
 	assert_false(netcfg_addr_is_local(&c, IP(10, 2, 0, 1)));
-	assert_int_equal(route_count(), NETCFG_MAX_ADDRS);
+	assert_int_equal(routes_walked(), NETCFG_MAX_ADDRS);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 1, 0, 1), 32), 0);
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 2, 0, 1), 32), 0);
 }
@@ -492,7 +497,7 @@ static void test_addr_del_wrong_plen_port_or_address_eaddrnotavail(void **state)
 	assert_int_equal(netcfg_addr_del(&c, 1, IP(10, 0, 0, 2), 24), -EADDRNOTAVAIL);
 	assert_int_equal(netcfg_addr_del(&c, 0, IP(10, 0, 0, 3), 24), -EADDRNOTAVAIL);
 	assert_int_equal(netcfg_addr_del(&c, 7, IP(10, 0, 0, 2), 24), -EADDRNOTAVAIL);
-	assert_int_equal(route_count(), 3);
+	assert_int_equal(routes_walked(), 3);
 	assert_true(netcfg_addr_is_local(&c, IP(10, 0, 0, 2)));
 }
 
@@ -544,13 +549,13 @@ static void test_route_add_default_via_connected_gateway_takes_its_port(void **s
 	add_two_subnets();
 	struct route r = gw_route(0, 0, IP(10, 0, 1, 1), NETCFG_PORT_ANY);
 	assert_int_equal(netcfg_route_add(&c, &r), 0);
-	const struct route *got = route_lookup(c.routes, IP(8, 8, 8, 8));
+	const struct route *got = route_lookup4(c.routes, IP(8, 8, 8, 8));
 	assert_non_null(got);
 	assert_int_equal(got->type, ROUTE_GATEWAY);
-	assert_int_equal(got->gateway, IP(10, 0, 1, 1));
+	assert_int_equal(route_gateway4(got), IP(10, 0, 1, 1));
 	assert_int_equal(got->port, 1);
 	/* Connected subnets still win. */
-	assert_int_equal(route_lookup(c.routes, IP(10, 0, 0, 9))->type, ROUTE_CONNECTED);
+	assert_int_equal(route_lookup4(c.routes, IP(10, 0, 0, 9))->type, ROUTE_CONNECTED);
 }
 
 static void test_route_add_gateway_explicit_right_port_ok(void **state)
@@ -559,7 +564,7 @@ static void test_route_add_gateway_explicit_right_port_ok(void **state)
 	add_two_subnets();
 	struct route r = gw_route(IP(192, 168, 0, 0), 16, IP(10, 0, 0, 1), 0);
 	assert_int_equal(netcfg_route_add(&c, &r), 0);
-	assert_int_equal(route_lookup(c.routes, IP(192, 168, 3, 3))->port, 0);
+	assert_int_equal(route_lookup4(c.routes, IP(192, 168, 3, 3))->port, 0);
 }
 
 static void test_route_add_gateway_explicit_wrong_port_enetunreach(void **state)
@@ -568,7 +573,7 @@ static void test_route_add_gateway_explicit_wrong_port_enetunreach(void **state)
 	add_two_subnets();
 	struct route r = gw_route(IP(192, 168, 0, 0), 16, IP(10, 0, 0, 1), 1);
 	assert_int_equal(netcfg_route_add(&c, &r), -ENETUNREACH);
-	assert_null(route_lookup(c.routes, IP(192, 168, 3, 3)));
+	assert_null(route_lookup4(c.routes, IP(192, 168, 3, 3)));
 }
 
 static void test_route_add_gateway_off_link_enetunreach(void **state)
@@ -577,7 +582,7 @@ static void test_route_add_gateway_off_link_enetunreach(void **state)
 	add_two_subnets();
 	struct route r = gw_route(IP(192, 168, 0, 0), 16, IP(172, 16, 0, 1), NETCFG_PORT_ANY);
 	assert_int_equal(netcfg_route_add(&c, &r), -ENETUNREACH);
-	assert_null(route_lookup(c.routes, IP(192, 168, 3, 3)));
+	assert_null(route_lookup4(c.routes, IP(192, 168, 3, 3)));
 }
 
 static void test_route_add_gateway_via_other_gateway_enetunreach(void **state)
@@ -610,7 +615,7 @@ static void test_route_add_gateway_without_addresses_enetunreach(void **state)
 static void test_route_add_connected_needs_present_port(void **state)
 {
 	(void)state;
-	struct route r = {.prefix = IP(10, 5, 0, 0), .plen = 16, .type = ROUTE_CONNECTED,
+	struct route r = {.prefix = inet_addr_v4(IP(10, 5, 0, 0)), .plen = 16, .type = ROUTE_CONNECTED,
 			  .port = 4};
 	assert_int_equal(netcfg_route_add(&c, &r), -ENODEV);
 	r.port = 1;
@@ -621,38 +626,38 @@ static void test_route_add_connected_needs_present_port(void **state)
 static void test_route_add_blackhole_and_unreachable_need_no_port(void **state)
 {
 	(void)state;
-	struct route b = {.prefix = IP(192, 0, 2, 0), .plen = 24, .type = ROUTE_BLACKHOLE,
+	struct route b = {.prefix = inet_addr_v4(IP(192, 0, 2, 0)), .plen = 24, .type = ROUTE_BLACKHOLE,
 			  .port = 12};
-	struct route u = {.prefix = IP(198, 51, 100, 0), .plen = 24, .type = ROUTE_UNREACHABLE,
+	struct route u = {.prefix = inet_addr_v4(IP(198, 51, 100, 0)), .plen = 24, .type = ROUTE_UNREACHABLE,
 			  .port = NETCFG_PORT_ANY};
 	assert_int_equal(netcfg_route_add(&c, &b), 0);
 	assert_int_equal(netcfg_route_add(&c, &u), 0);
-	assert_int_equal(route_lookup(c.routes, IP(192, 0, 2, 9))->type, ROUTE_BLACKHOLE);
-	assert_int_equal(route_lookup(c.routes, IP(198, 51, 100, 9))->type, ROUTE_UNREACHABLE);
-	assert_int_equal(route_lookup(c.routes, IP(192, 0, 2, 9))->port, 0);
-	assert_int_equal(route_lookup(c.routes, IP(198, 51, 100, 9))->port, 0);
+	assert_int_equal(route_lookup4(c.routes, IP(192, 0, 2, 9))->type, ROUTE_BLACKHOLE);
+	assert_int_equal(route_lookup4(c.routes, IP(198, 51, 100, 9))->type, ROUTE_UNREACHABLE);
+	assert_int_equal(route_lookup4(c.routes, IP(192, 0, 2, 9))->port, 0);
+	assert_int_equal(route_lookup4(c.routes, IP(198, 51, 100, 9))->port, 0);
 }
 
 static void test_route_add_local_or_broadcast_type_einval(void **state)
 {
 	(void)state;
-	struct route r = {.prefix = IP(10, 7, 7, 7), .plen = 32, .type = ROUTE_LOCAL, .port = 0};
+	struct route r = {.prefix = inet_addr_v4(IP(10, 7, 7, 7)), .plen = 32, .type = ROUTE_LOCAL, .port = 0};
 	assert_int_equal(netcfg_route_add(&c, &r), -EINVAL);
 	r.type = ROUTE_BROADCAST;
 	assert_int_equal(netcfg_route_add(&c, &r), -EINVAL);
 	r.type = ROUTE_TYPE_COUNT;
 	assert_int_equal(netcfg_route_add(&c, &r), -EINVAL);
-	assert_int_equal(route_count(), 0);
+	assert_int_equal(routes_walked(), 0);
 }
 
 static void test_route_add_host_bits_or_plen_33_einval(void **state)
 {
 	(void)state;
-	struct route r = {.prefix = IP(192, 0, 2, 1), .plen = 24, .type = ROUTE_BLACKHOLE};
+	struct route r = {.prefix = inet_addr_v4(IP(192, 0, 2, 1)), .plen = 24, .type = ROUTE_BLACKHOLE};
 	assert_int_equal(netcfg_route_add(&c, &r), -EINVAL);
 	r.plen = 33;
 	assert_int_equal(netcfg_route_add(&c, &r), -EINVAL);
-	assert_int_equal(route_count(), 0);
+	assert_int_equal(routes_walked(), 0);
 }
 
 static void test_route_add_mtu_bounds_checked(void **state)
@@ -666,7 +671,7 @@ static void test_route_add_mtu_bounds_checked(void **state)
 	assert_int_equal(netcfg_route_add(&c, &r), -EINVAL);
 	r.mtu = 1400;
 	assert_int_equal(netcfg_route_add(&c, &r), 0);
-	assert_int_equal(route_lookup(c.routes, IP(192, 168, 1, 1))->mtu, 1400);
+	assert_int_equal(route_lookup4(c.routes, IP(192, 168, 1, 1))->mtu, 1400);
 }
 
 static void test_route_add_existing_prefix_eexist(void **state)
@@ -679,7 +684,7 @@ static void test_route_add_existing_prefix_eexist(void **state)
 	assert_int_equal(netcfg_route_add(&c, &r), 0);
 	r = gw_route(0, 0, IP(10, 0, 1, 1), NETCFG_PORT_ANY);
 	assert_int_equal(netcfg_route_add(&c, &r), -EEXIST);
-	assert_int_equal(route_lookup(c.routes, IP(8, 8, 8, 8))->gateway, IP(10, 0, 0, 1));
+	assert_int_equal(route_gateway4(route_lookup4(c.routes, IP(8, 8, 8, 8))), IP(10, 0, 0, 1));
 }
 
 static void test_route_del_gateway_and_default_ok(void **state)
@@ -690,46 +695,46 @@ static void test_route_del_gateway_and_default_ok(void **state)
 	assert_int_equal(netcfg_route_add(&c, &r), 0);
 	r = gw_route(IP(192, 168, 0, 0), 16, IP(10, 0, 1, 1), NETCFG_PORT_ANY);
 	assert_int_equal(netcfg_route_add(&c, &r), 0);
-	assert_int_equal(netcfg_route_del(&c, IP(192, 168, 0, 0), 16), 0);
-	assert_int_equal(route_lookup(c.routes, IP(192, 168, 1, 1))->gateway, IP(10, 0, 0, 1));
-	assert_int_equal(netcfg_route_del(&c, 0, 0), 0);
-	assert_null(route_lookup(c.routes, IP(192, 168, 1, 1)));
-	assert_int_equal(netcfg_route_del(&c, 0, 0), -ESRCH);
+	assert_int_equal(netcfg_route_del(&c, INET_ADDR_V4(IP(192, 168, 0, 0)), 16), 0);
+	assert_int_equal(route_gateway4(route_lookup4(c.routes, IP(192, 168, 1, 1))), IP(10, 0, 0, 1));
+	assert_int_equal(netcfg_route_del(&c, INET_ADDR_V4(0), 0), 0);
+	assert_null(route_lookup4(c.routes, IP(192, 168, 1, 1)));
+	assert_int_equal(netcfg_route_del(&c, INET_ADDR_V4(0), 0), -ESRCH);
 }
 
 static void test_route_del_never_removes_local_or_broadcast(void **state)
 {
 	(void)state;
 	add_two_subnets();
-	assert_int_equal(netcfg_route_del(&c, IP(10, 0, 0, 2), 32), -ESRCH);
-	assert_int_equal(netcfg_route_del(&c, IP(10, 0, 0, 255), 32), -ESRCH);
+	assert_int_equal(netcfg_route_del(&c, INET_ADDR_V4(IP(10, 0, 0, 2)), 32), -ESRCH);
+	assert_int_equal(netcfg_route_del(&c, INET_ADDR_V4(IP(10, 0, 0, 255)), 32), -ESRCH);
 	expect_route(IP(10, 0, 0, 2), 32, ROUTE_LOCAL, 0);
 	expect_route(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST, 0);
-	assert_int_equal(route_count(), 6);
+	assert_int_equal(routes_walked(), 6);
 }
 
 static void test_route_del_connected_allowed_address_stays(void **state)
 {
 	(void)state;
 	add_two_subnets();
-	assert_int_equal(netcfg_route_del(&c, IP(10, 0, 1, 0), 24), 0);
-	assert_null(route_find(c.routes, IP(10, 0, 1, 0), 24));
+	assert_int_equal(netcfg_route_del(&c, INET_ADDR_V4(IP(10, 0, 1, 0)), 24), 0);
+	assert_null(find4(IP(10, 0, 1, 0), 24));
 	assert_true(netcfg_addr_is_local(&c, IP(10, 0, 1, 2)));
 	/* Deleting the address afterwards still cleans up the rest. */
 	assert_int_equal(netcfg_addr_del(&c, 1, IP(10, 0, 1, 2), 24), 0);
-	assert_null(route_find(c.routes, IP(10, 0, 1, 2), 32));
-	assert_null(route_find(c.routes, IP(10, 0, 1, 255), 32));
-	assert_int_equal(route_count(), 3);
+	assert_null(find4(IP(10, 0, 1, 2), 32));
+	assert_null(find4(IP(10, 0, 1, 255), 32));
+	assert_int_equal(routes_walked(), 3);
 }
 
 static void test_route_del_missing_or_blackhole(void **state)
 {
 	(void)state;
-	assert_int_equal(netcfg_route_del(&c, IP(192, 0, 2, 0), 24), -ESRCH);
-	struct route b = {.prefix = IP(192, 0, 2, 0), .plen = 24, .type = ROUTE_BLACKHOLE};
+	assert_int_equal(netcfg_route_del(&c, INET_ADDR_V4(IP(192, 0, 2, 0)), 24), -ESRCH);
+	struct route b = {.prefix = inet_addr_v4(IP(192, 0, 2, 0)), .plen = 24, .type = ROUTE_BLACKHOLE};
 	assert_int_equal(netcfg_route_add(&c, &b), 0);
-	assert_int_equal(netcfg_route_del(&c, IP(192, 0, 2, 0), 24), 0);
-	assert_int_equal(route_count(), 0);
+	assert_int_equal(netcfg_route_del(&c, INET_ADDR_V4(IP(192, 0, 2, 0)), 24), 0);
+	assert_int_equal(routes_walked(), 0);
 }
 
 /* The user's route at an address's subnet goes: the address's own connected route, which
@@ -742,12 +747,12 @@ static void test_route_del_users_route_restores_addresses_connected_route(void *
 	assert_int_equal(netcfg_route_add(&c, &r), 0);
 	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 1, 2), 24), 0);
 	expect_route(IP(10, 0, 1, 0), 24, ROUTE_GATEWAY, 0);
-	assert_int_equal(netcfg_route_del(&c, IP(10, 0, 1, 0), 24), 0);
+	assert_int_equal(netcfg_route_del(&c, INET_ADDR_V4(IP(10, 0, 1, 0)), 24), 0);
 	const struct route *got = expect_route(IP(10, 0, 1, 0), 24, ROUTE_CONNECTED, 1);
-	assert_int_equal(got->src, IP(10, 0, 1, 2));
+	assert_int_equal(route_src4(got), IP(10, 0, 1, 2));
 	/* And it is the address's again: it goes with it. */
 	assert_int_equal(netcfg_addr_del(&c, 1, IP(10, 0, 1, 2), 24), 0);
-	assert_null(route_find(c.routes, IP(10, 0, 1, 0), 24));
+	assert_null(find4(IP(10, 0, 1, 0), 24));
 }
 
 /* So does a broadcast route a user's /32 kept out. */
@@ -759,8 +764,8 @@ static void test_route_del_users_host_route_restores_broadcast_route(void **stat
 	assert_int_equal(netcfg_route_add(&c, &r), 0);
 	assert_int_equal(netcfg_addr_add(&c, 1, IP(10, 0, 1, 2), 24), 0);
 	expect_route(IP(10, 0, 1, 255), 32, ROUTE_GATEWAY, 0);
-	assert_int_equal(netcfg_route_del(&c, IP(10, 0, 1, 255), 32), 0);
-	assert_int_equal(expect_route(IP(10, 0, 1, 255), 32, ROUTE_BROADCAST, 1)->src,
+	assert_int_equal(netcfg_route_del(&c, INET_ADDR_V4(IP(10, 0, 1, 255)), 32), 0);
+	assert_int_equal(route_src4(expect_route(IP(10, 0, 1, 255), 32, ROUTE_BROADCAST, 1)),
 			 IP(10, 0, 1, 2));
 }
 
@@ -770,8 +775,8 @@ static void test_route_del_addresses_connected_route_not_restored(void **state)
 {
 	(void)state;
 	assert_int_equal(netcfg_addr_add(&c, 0, IP(10, 0, 0, 2), 24), 0);
-	assert_int_equal(netcfg_route_del(&c, IP(10, 0, 0, 0), 24), 0);
-	assert_null(route_find(c.routes, IP(10, 0, 0, 0), 24));
+	assert_int_equal(netcfg_route_del(&c, INET_ADDR_V4(IP(10, 0, 0, 0)), 24), 0);
+	assert_null(find4(IP(10, 0, 0, 0), 24));
 }
 
 /* --- MTU --- */
@@ -804,7 +809,7 @@ static void test_route_mtu_follows_port_mtu_change(void **state)
 {
 	(void)state;
 	add_two_subnets();
-	const struct route *r = route_lookup(c.routes, IP(10, 0, 1, 1));
+	const struct route *r = route_lookup4(c.routes, IP(10, 0, 1, 1));
 	assert_int_equal(netcfg_route_mtu(&c, r), 1500);
 	assert_int_equal(netcfg_iface_set_mtu(&c, 1, 1280), 0);
 	assert_int_equal(netcfg_route_mtu(&c, r), 1280);

@@ -22,7 +22,7 @@ static const struct eth_addr mac1 = {{0x00, 0x1b, 0x21, 0xaa, 0xbb, 0xcc}};
 static int setup(void **state)
 {
 	(void)state;
-	assert_int_equal(netcfg_init(&c, "test_netcfg6", SOCKET_ID_ANY), 0);
+	assert_int_equal(netcfg_init(&c, ROUTE_MAX_DEFAULT), 0);
 	assert_int_equal(netcfg_iface_add(&c, 0, "port0", &mac0, 1500), 0);
 	assert_int_equal(netcfg_iface_add(&c, 1, "port1", &mac1, 1500), 0);
 	return 0;
@@ -47,10 +47,15 @@ static int del(uint16_t port, const char *addr, uint8_t plen)
 	return netcfg6_addr_del(&c, port, &a, plen);
 }
 
-static const struct route6 *find(const char *prefix, uint8_t plen)
+static struct inet_addr A6(const char *text)
 {
-	struct ip6_addr p = ip6_addr_of(prefix);
-	return route6_find(c.routes6, &p, plen);
+	struct ip6_addr a = ip6_addr_of(text);
+	return inet_addr_v6(&a);
+}
+
+static const struct route *find(const char *prefix, uint8_t plen)
+{
+	return route_find(c.routes, (struct inet_addr[]){A6(prefix)}, plen);
 }
 
 static bool is_local(uint16_t port, const char *addr)
@@ -76,10 +81,10 @@ static void test_global_address_routes(void **state)
 {
 	(void)state;
 	assert_int_equal(add(0, "2001:db8::2", 64), 0);
-	const struct route6 *local = find("2001:db8::2", 128);
+	const struct route *local = find("2001:db8::2", 128);
 	assert_non_null(local);
 	assert_int_equal(local->type, ROUTE_LOCAL);
-	const struct route6 *conn = find("2001:db8::", 64);
+	const struct route *conn = find("2001:db8::", 64);
 	assert_non_null(conn);
 	assert_int_equal(conn->type, ROUTE_CONNECTED);
 	assert_int_equal(conn->port, 0);
@@ -94,8 +99,8 @@ static void test_global_address_routes(void **state)
 	conn = find("2001:db8::", 64);
 	assert_non_null(conn);
 	assert_int_equal(conn->port, 1);
-	struct ip6_addr three = ip6_addr_of("2001:db8::3");
-	assert_true(ip6_addr_equal(&conn->src, &three));
+	struct inet_addr three = A6("2001:db8::3");
+	assert_true(inet_addr_equal(&conn->src, &three));
 	assert_int_equal(del(1, "2001:db8::3", 64), 0);
 	assert_null(find("2001:db8::", 64));
 	assert_int_equal(del(1, "2001:db8::3", 64), -EADDRNOTAVAIL);
@@ -154,36 +159,36 @@ static void test_user_routes(void **state)
 {
 	(void)state;
 	assert_int_equal(add(0, "2001:db8::2", 64), 0);
-	struct route6 r = {.prefix = ip6_addr_of("2001:db8:9::"), .plen = 48,
-			   .type = ROUTE_GATEWAY, .gateway = ip6_addr_of("2001:db8::1"),
+	struct route r = {.prefix = A6("2001:db8:9::"), .plen = 48,
+			   .type = ROUTE_GATEWAY, .gateway = A6("2001:db8::1"),
 			   .port = NETCFG_PORT_ANY};
-	assert_int_equal(netcfg6_route_add(&c, &r), 0);
+	assert_int_equal(netcfg_route_add(&c, &r), 0);
 	assert_int_equal(find("2001:db8:9::", 48)->port, 0);
-	assert_int_equal(netcfg6_route_add(&c, &r), -EEXIST);
+	assert_int_equal(netcfg_route_add(&c, &r), -EEXIST);
 	/* A gateway off every connected prefix, and a link-local one without its port. */
-	r.prefix = ip6_addr_of("2001:db8:a::");
-	r.gateway = ip6_addr_of("2001:db8:77::1");
-	assert_int_equal(netcfg6_route_add(&c, &r), -ENETUNREACH);
-	r.gateway = ip6_addr_of("fe80::1");
-	assert_int_equal(netcfg6_route_add(&c, &r), -ENETUNREACH);
+	r.prefix = A6("2001:db8:a::");
+	r.gateway = A6("2001:db8:77::1");
+	assert_int_equal(netcfg_route_add(&c, &r), -ENETUNREACH);
+	r.gateway = A6("fe80::1");
+	assert_int_equal(netcfg_route_add(&c, &r), -ENETUNREACH);
 	r.port = 1;
-	assert_int_equal(netcfg6_route_add(&c, &r), 0);
+	assert_int_equal(netcfg_route_add(&c, &r), 0);
 	/* A user's route at an address's prefix gives way back to the address's on delete. */
-	struct route6 u = {.prefix = ip6_addr_of("2001:db8::"), .plen = 64,
+	struct route u = {.prefix = A6("2001:db8::"), .plen = 64,
 			   .type = ROUTE_BLACKHOLE};
-	assert_int_equal(netcfg6_route_add(&c, &u), -EEXIST);
-	struct ip6_addr p = ip6_addr_of("2001:db8::");
-	assert_int_equal(netcfg6_route_del(&c, &p, 64), 0);
-	assert_int_equal(netcfg6_route_add(&c, &u), 0);
-	assert_int_equal(netcfg6_route_del(&c, &p, 64), 0);
+	assert_int_equal(netcfg_route_add(&c, &u), -EEXIST);
+	struct inet_addr p = A6("2001:db8::");
+	assert_int_equal(netcfg_route_del(&c, &p, 64), 0);
+	assert_int_equal(netcfg_route_add(&c, &u), 0);
+	assert_int_equal(netcfg_route_del(&c, &p, 64), 0);
 	assert_int_equal(find("2001:db8::", 64)->type, ROUTE_CONNECTED);
 	assert_true(find("2001:db8::", 64)->from_addr);
 	/* LOCAL entries go only with their address. */
-	p = ip6_addr_of("2001:db8::2");
-	assert_int_equal(netcfg6_route_del(&c, &p, 128), -ESRCH);
+	p = A6("2001:db8::2");
+	assert_int_equal(netcfg_route_del(&c, &p, 128), -ESRCH);
 	u.mtu = 1000; /* below IPv6's minimum link MTU (RFC 8200 §5) */
-	u.prefix = ip6_addr_of("2001:db8:b::");
-	assert_int_equal(netcfg6_route_add(&c, &u), -EINVAL);
+	u.prefix = A6("2001:db8:b::");
+	assert_int_equal(netcfg_route_add(&c, &u), -EINVAL);
 }
 
 int main(void)

@@ -1,6 +1,7 @@
-/* The IPv4 routing table (src/stack/route.c) on rte_lpm: longest-prefix match, exact find,
+/* The route table (src/stack/route.c) with IPv4 routes: longest-prefix match, exact find,
  * errors, type masks on delete, walk order, capacity, and random tables checked against a
- * brute-force longest-prefix match. Needs the EAL (rte_lpm lives in DPDK memory). */
+ * brute-force longest-prefix match. Plain memory, no EAL. test_route6.c has the IPv6 side
+ * and both families in one table. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,18 +13,22 @@
 
 #include <cmocka.h>
 
-#include "test_eal.h"
+#include <rte_errno.h>
+
 #include "stack/route.h"
 #include "../../src/wire/ipv4.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+
+/* The table's size in these tests. */
+#define MAX 4096
 
 static struct route_table *t;
 
 static int setup(void **state)
 {
 	(void)state;
-	t = route_table_create("test_routes", SOCKET_ID_ANY);
+	t = route_table_create(MAX);
 	assert_non_null(t);
 	return 0;
 }
@@ -39,8 +44,19 @@ static int teardown(void **state)
 /* A CONNECTED route whose port tells the routes apart in lookups. */
 static struct route rt(uint32_t prefix, uint8_t plen, uint16_t tag)
 {
-	struct route r = {.prefix = prefix, .plen = plen, .type = ROUTE_CONNECTED, .port = tag};
+	struct route r = {.prefix = inet_addr_v4(prefix), .plen = plen, .type = ROUTE_CONNECTED,
+			  .port = tag};
 	return r;
+}
+
+static int del4(uint32_t prefix, uint8_t plen, unsigned type_mask)
+{
+	return route_del(t, INET_ADDR_V4(prefix), plen, type_mask);
+}
+
+static const struct route *find4(uint32_t prefix, uint8_t plen)
+{
+	return route_find(t, INET_ADDR_V4(prefix), plen);
 }
 
 static int add(uint32_t prefix, uint8_t plen, uint16_t tag)
@@ -51,14 +67,16 @@ static int add(uint32_t prefix, uint8_t plen, uint16_t tag)
 
 static int add_typed(uint32_t prefix, uint8_t plen, enum route_type type)
 {
-	struct route r = {.prefix = prefix, .plen = plen, .type = type};
+	struct route r = {.prefix = inet_addr_v4(prefix), .plen = plen, .type = type};
 	return route_add(t, &r);
 }
 
-/* The tag of the route that route_lookup picks for dst, or -1 for none. */
+/* The tag of the route that route_lookup4 picks for dst, or -1 for none; route_lookup
+ * with the mapped address must pick the same. */
 static int lookup_tag(uint32_t dst)
 {
-	const struct route *r = route_lookup(t, dst);
+	const struct route *r = route_lookup4(t, dst);
+	assert_ptr_equal(route_lookup(t, INET_ADDR_V4(dst)), r);
 	return r == NULL ? -1 : r->port;
 }
 
@@ -74,9 +92,9 @@ static void add_ladder(void)
 static void test_route_lookup_empty_table_returns_null(void **state)
 {
 	(void)state;
-	assert_null(route_lookup(t, IP(10, 0, 0, 1)));
-	assert_null(route_lookup(t, 0));
-	assert_null(route_lookup(t, 0xffffffffu));
+	assert_null(route_lookup4(t, IP(10, 0, 0, 1)));
+	assert_null(route_lookup4(t, 0));
+	assert_null(route_lookup4(t, 0xffffffffu));
 }
 
 static void test_route_lookup_ladder_longest_prefix_wins(void **state)
@@ -103,27 +121,28 @@ static void test_route_lookup_default_route_catches_everything(void **state)
 	assert_int_equal(lookup_tag(IP(1, 2, 3, 4)), 7);
 	assert_int_equal(lookup_tag(IP(192, 168, 1, 1)), 7);
 	assert_int_equal(lookup_tag(0xffffffffu), 7);
-	const struct route *r = route_lookup(t, IP(8, 8, 8, 8));
+	const struct route *r = route_lookup4(t, IP(8, 8, 8, 8));
 	assert_non_null(r);
-	assert_int_equal(r->prefix, 0);
+	assert_true(inet_addr_equal(&r->prefix, INET_ADDR_V4(0)));
 	assert_int_equal(r->plen, 0);
 }
 
 static void test_route_lookup_returns_stored_fields(void **state)
 {
 	(void)state;
-	struct route in = {.prefix = IP(192, 168, 0, 0), .plen = 16, .type = ROUTE_GATEWAY,
-			   .port = 3, .gateway = IP(10, 0, 0, 1), .src = IP(10, 0, 0, 2),
-			   .mtu = 1400};
+	struct route in = {.prefix = inet_addr_v4(IP(192, 168, 0, 0)), .plen = 16,
+			   .type = ROUTE_GATEWAY, .port = 3, .gateway = inet_addr_v4(IP(10, 0, 0, 1)),
+			   .src = inet_addr_v4(IP(10, 0, 0, 2)), .mtu = 1400};
 	assert_int_equal(route_add(t, &in), 0);
-	const struct route *r = route_lookup(t, IP(192, 168, 77, 1));
+	const struct route *r = route_lookup4(t, IP(192, 168, 77, 1));
 	assert_non_null(r);
-	assert_int_equal(r->prefix, in.prefix);
+	assert_true(inet_addr_equal(&r->prefix, &in.prefix));
 	assert_int_equal(r->plen, in.plen);
 	assert_int_equal(r->type, ROUTE_GATEWAY);
 	assert_int_equal(r->port, 3);
-	assert_int_equal(r->gateway, in.gateway);
-	assert_int_equal(r->src, in.src);
+	assert_int_equal(route_gateway4(r), IP(10, 0, 0, 1));
+	assert_int_equal(route_src4(r), IP(10, 0, 0, 2));
+	assert_true(route_src_set(r));
 	assert_int_equal(r->mtu, 1400);
 }
 
@@ -156,7 +175,7 @@ static void test_route_add_duplicate_returns_eexist(void **state)
 	assert_int_equal(add_typed(IP(10, 0, 0, 0), 8, ROUTE_BLACKHOLE), -EEXIST);
 	/* The first one is untouched. */
 	assert_int_equal(lookup_tag(IP(10, 9, 9, 9)), 1);
-	assert_int_equal(route_find(t, IP(10, 0, 0, 0), 8)->type, ROUTE_CONNECTED);
+	assert_int_equal(find4(IP(10, 0, 0, 0), 8)->type, ROUTE_CONNECTED);
 }
 
 static void test_route_add_duplicate_default_returns_eexist(void **state)
@@ -185,7 +204,7 @@ static void test_route_add_host_bits_set_returns_einval(void **state)
 	assert_int_equal(add(IP(10, 128, 0, 0), 8, 1), -EINVAL);
 	assert_int_equal(add(1, 0, 1), -EINVAL);
 	assert_int_equal(add(IP(10, 0, 0, 1), 31, 1), -EINVAL);
-	assert_null(route_lookup(t, IP(10, 0, 0, 1)));
+	assert_null(route_lookup4(t, IP(10, 0, 0, 1)));
 	assert_int_equal(add(IP(10, 0, 0, 2), 31, 1), 0);
 }
 
@@ -195,7 +214,7 @@ static void test_route_add_plen_33_returns_einval(void **state)
 	assert_int_equal(add(IP(10, 0, 0, 1), 33, 1), -EINVAL);
 	assert_int_equal(add(0, 33, 1), -EINVAL);
 	assert_int_equal(add(0, 255, 1), -EINVAL);
-	assert_null(route_lookup(t, IP(10, 0, 0, 1)));
+	assert_null(route_lookup4(t, IP(10, 0, 0, 1)));
 }
 
 static void test_route_add_bad_type_returns_einval(void **state)
@@ -203,17 +222,17 @@ static void test_route_add_bad_type_returns_einval(void **state)
 	(void)state;
 	assert_int_equal(add_typed(IP(10, 0, 0, 0), 8, ROUTE_TYPE_COUNT), -EINVAL);
 	assert_int_equal(add_typed(IP(10, 0, 0, 0), 8, (enum route_type)99), -EINVAL);
-	assert_null(route_lookup(t, IP(10, 0, 0, 1)));
+	assert_null(route_lookup4(t, IP(10, 0, 0, 1)));
 }
 
 static void test_route_del_missing_returns_enoent(void **state)
 {
 	(void)state;
-	assert_int_equal(route_del(t, IP(10, 0, 0, 0), 8, 0), -ENOENT);
+	assert_int_equal(del4(IP(10, 0, 0, 0), 8, 0), -ENOENT);
 	assert_int_equal(add(IP(10, 0, 0, 0), 8, 1), 0);
 	/* Same prefix, other length: not the route. */
-	assert_int_equal(route_del(t, IP(10, 0, 0, 0), 16, 0), -ENOENT);
-	assert_int_equal(route_del(t, IP(10, 0, 0, 0), 7, 0), -ENOENT);
+	assert_int_equal(del4(IP(10, 0, 0, 0), 16, 0), -ENOENT);
+	assert_int_equal(del4(IP(10, 0, 0, 0), 7, 0), -ENOENT);
 	assert_int_equal(lookup_tag(IP(10, 1, 1, 1)), 1);
 }
 
@@ -221,25 +240,25 @@ static void test_route_del_existing_removes_it(void **state)
 {
 	(void)state;
 	assert_int_equal(add(IP(10, 0, 0, 0), 8, 1), 0);
-	assert_int_equal(route_del(t, IP(10, 0, 0, 0), 8, 0), 0);
-	assert_null(route_lookup(t, IP(10, 1, 1, 1)));
-	assert_null(route_find(t, IP(10, 0, 0, 0), 8));
-	assert_int_equal(route_del(t, IP(10, 0, 0, 0), 8, 0), -ENOENT);
+	assert_int_equal(del4(IP(10, 0, 0, 0), 8, 0), 0);
+	assert_null(route_lookup4(t, IP(10, 1, 1, 1)));
+	assert_null(find4(IP(10, 0, 0, 0), 8));
+	assert_int_equal(del4(IP(10, 0, 0, 0), 8, 0), -ENOENT);
 }
 
 static void test_route_del_more_specific_falls_back_to_shorter(void **state)
 {
 	(void)state;
 	add_ladder();
-	assert_int_equal(route_del(t, IP(10, 1, 2, 3), 32, 0), 0);
+	assert_int_equal(del4(IP(10, 1, 2, 3), 32, 0), 0);
 	assert_int_equal(lookup_tag(IP(10, 1, 2, 3)), 24);
-	assert_int_equal(route_del(t, IP(10, 1, 2, 0), 24, 0), 0);
+	assert_int_equal(del4(IP(10, 1, 2, 0), 24, 0), 0);
 	assert_int_equal(lookup_tag(IP(10, 1, 2, 3)), 16);
-	assert_int_equal(route_del(t, IP(10, 1, 0, 0), 16, 0), 0);
+	assert_int_equal(del4(IP(10, 1, 0, 0), 16, 0), 0);
 	assert_int_equal(lookup_tag(IP(10, 1, 2, 3)), 8);
-	assert_int_equal(route_del(t, IP(10, 0, 0, 0), 8, 0), 0);
+	assert_int_equal(del4(IP(10, 0, 0, 0), 8, 0), 0);
 	assert_int_equal(lookup_tag(IP(10, 1, 2, 3)), 0);
-	assert_int_equal(route_del(t, 0, 0, 0), 0);
+	assert_int_equal(del4(0, 0, 0), 0);
 	assert_int_equal(lookup_tag(IP(10, 1, 2, 3)), -1);
 }
 
@@ -247,7 +266,7 @@ static void test_route_del_less_specific_keeps_more_specific(void **state)
 {
 	(void)state;
 	add_ladder();
-	assert_int_equal(route_del(t, IP(10, 1, 0, 0), 16, 0), 0);
+	assert_int_equal(del4(IP(10, 1, 0, 0), 16, 0), 0);
 	assert_int_equal(lookup_tag(IP(10, 1, 2, 3)), 32);
 	assert_int_equal(lookup_tag(IP(10, 1, 2, 9)), 24);
 	assert_int_equal(lookup_tag(IP(10, 1, 3, 9)), 8);
@@ -258,11 +277,11 @@ static void test_route_del_type_mask_mismatch_keeps_route(void **state)
 	(void)state;
 	assert_int_equal(add_typed(IP(10, 0, 0, 2), 32, ROUTE_LOCAL), 0);
 	unsigned user = 1u << ROUTE_GATEWAY | 1u << ROUTE_CONNECTED | 1u << ROUTE_BLACKHOLE;
-	assert_int_equal(route_del(t, IP(10, 0, 0, 2), 32, user), -ENOENT);
-	const struct route *r = route_find(t, IP(10, 0, 0, 2), 32);
+	assert_int_equal(del4(IP(10, 0, 0, 2), 32, user), -ENOENT);
+	const struct route *r = find4(IP(10, 0, 0, 2), 32);
 	assert_non_null(r);
 	assert_int_equal(r->type, ROUTE_LOCAL);
-	assert_non_null(route_lookup(t, IP(10, 0, 0, 2)));
+	assert_non_null(route_lookup4(t, IP(10, 0, 0, 2)));
 }
 
 static void test_route_del_type_mask_match_deletes(void **state)
@@ -270,30 +289,30 @@ static void test_route_del_type_mask_match_deletes(void **state)
 	(void)state;
 	assert_int_equal(add_typed(IP(10, 0, 0, 2), 32, ROUTE_LOCAL), 0);
 	assert_int_equal(add_typed(IP(10, 0, 0, 255), 32, ROUTE_BROADCAST), 0);
-	assert_int_equal(route_del(t, IP(10, 0, 0, 2), 32, 1u << ROUTE_LOCAL | 1u << ROUTE_GATEWAY),
+	assert_int_equal(del4(IP(10, 0, 0, 2), 32, 1u << ROUTE_LOCAL | 1u << ROUTE_GATEWAY),
 			 0);
-	assert_null(route_find(t, IP(10, 0, 0, 2), 32));
-	assert_int_equal(route_del(t, IP(10, 0, 0, 255), 32, 1u << ROUTE_LOCAL), -ENOENT);
-	assert_int_equal(route_del(t, IP(10, 0, 0, 255), 32, 1u << ROUTE_BROADCAST), 0);
-	assert_null(route_find(t, IP(10, 0, 0, 255), 32));
+	assert_null(find4(IP(10, 0, 0, 2), 32));
+	assert_int_equal(del4(IP(10, 0, 0, 255), 32, 1u << ROUTE_LOCAL), -ENOENT);
+	assert_int_equal(del4(IP(10, 0, 0, 255), 32, 1u << ROUTE_BROADCAST), 0);
+	assert_null(find4(IP(10, 0, 0, 255), 32));
 }
 
 static void test_route_del_plen_33_returns_einval(void **state)
 {
 	(void)state;
 	assert_int_equal(add(IP(10, 0, 0, 1), 32, 1), 0);
-	assert_int_equal(route_del(t, IP(10, 0, 0, 1), 33, 0), -EINVAL);
-	assert_non_null(route_find(t, IP(10, 0, 0, 1), 32));
+	assert_int_equal(del4(IP(10, 0, 0, 1), 33, 0), -EINVAL);
+	assert_non_null(find4(IP(10, 0, 0, 1), 32));
 }
 
 /* route.h: "Deletes the route with exactly this prefix/plen". 10.0.0.1/24 is not the prefix
- * 10.0.0.0/24 (rte_lpm masks host bits itself, so it must be refused before). */
+ * 10.0.0.0/24. */
 static void test_route_del_host_bits_set_returns_einval_keeps_route(void **state)
 {
 	(void)state;
 	assert_int_equal(add(IP(10, 0, 0, 0), 24, 1), 0);
-	assert_int_equal(route_del(t, IP(10, 0, 0, 1), 24, 0), -EINVAL);
-	assert_non_null(route_find(t, IP(10, 0, 0, 0), 24));
+	assert_int_equal(del4(IP(10, 0, 0, 1), 24, 0), -EINVAL);
+	assert_non_null(find4(IP(10, 0, 0, 0), 24));
 	assert_int_equal(lookup_tag(IP(10, 0, 0, 7)), 1);
 }
 
@@ -301,22 +320,22 @@ static void test_route_find_exact_match_only(void **state)
 {
 	(void)state;
 	add_ladder();
-	const struct route *r = route_find(t, IP(10, 1, 0, 0), 16);
+	const struct route *r = find4(IP(10, 1, 0, 0), 16);
 	assert_non_null(r);
 	assert_int_equal(r->port, 16);
-	assert_null(route_find(t, IP(10, 1, 0, 0), 17));
-	assert_null(route_find(t, IP(10, 1, 0, 0), 15));
-	assert_null(route_find(t, IP(10, 2, 0, 0), 16));
-	assert_null(route_find(t, IP(10, 1, 2, 4), 32));
-	assert_non_null(route_find(t, 0, 0));
-	assert_null(route_find(t, IP(10, 1, 0, 0), 33));
+	assert_null(find4(IP(10, 1, 0, 0), 17));
+	assert_null(find4(IP(10, 1, 0, 0), 15));
+	assert_null(find4(IP(10, 2, 0, 0), 16));
+	assert_null(find4(IP(10, 1, 2, 4), 32));
+	assert_non_null(find4(0, 0));
+	assert_null(find4(IP(10, 1, 0, 0), 33));
 }
 
 static void test_route_find_host_bits_set_returns_null(void **state)
 {
 	(void)state;
 	assert_int_equal(add(IP(10, 0, 0, 0), 24, 1), 0);
-	assert_null(route_find(t, IP(10, 0, 0, 1), 24));
+	assert_null(find4(IP(10, 0, 0, 1), 24));
 }
 
 struct walk_log {
@@ -346,7 +365,7 @@ static void test_route_walk_visits_all_in_index_order(void **state)
 	assert_int_equal(add(IP(10, 0, 0, 0), 8, 1), 0);
 	assert_int_equal(add(IP(11, 0, 0, 0), 8, 2), 0);
 	assert_int_equal(add(IP(12, 0, 0, 0), 8, 3), 0);
-	assert_int_equal(route_del(t, IP(11, 0, 0, 0), 8, 0), 0);
+	assert_int_equal(del4(IP(11, 0, 0, 0), 8, 0), 0);
 	/* The freed index is reused: the new route is walked second. */
 	assert_int_equal(add(IP(13, 0, 0, 0), 8, 4), 0);
 	struct walk_log w = {0};
@@ -379,43 +398,50 @@ static void test_route_type_str_names_every_type(void **state)
 	assert_string_equal(route_type_str(ROUTE_TYPE_COUNT), "?");
 }
 
-static void test_route_table_create_duplicate_name_fails(void **state)
+static void test_route_table_create_size_out_of_range_fails(void **state)
 {
 	(void)state;
-	assert_null(route_table_create("test_routes", SOCKET_ID_ANY));
+	assert_null(route_table_create(ROUTE_MAX_MIN - 1));
+	assert_int_equal(rte_errno, EINVAL);
+	assert_null(route_table_create(ROUTE_MAX_LIMIT + 1));
+	assert_int_equal(rte_errno, EINVAL);
+	struct route_table *small = route_table_create(ROUTE_MAX_MIN);
+	assert_non_null(small);
+	assert_int_equal(route_capacity(small), ROUTE_MAX_MIN);
+	route_table_destroy(small);
 	route_table_destroy(NULL); /* no-op */
 }
 
-/* ROUTE_MAX /24 prefixes fit; one more is -ENOSPC and changes nothing; a delete makes room. */
+/* MAX /24 prefixes fit; one more is -ENOSPC and changes nothing; a delete makes room. */
 static void test_route_add_past_route_max_returns_enospc(void **state)
 {
 	(void)state;
-	for (uint32_t i = 0; i < ROUTE_MAX; i++)
+	for (uint32_t i = 0; i < MAX; i++)
 		assert_int_equal(add(IP(20, 0, 0, 0) + (i << 8), 24, (uint16_t)i), 0);
 	assert_int_equal(add(IP(30, 0, 0, 0), 24, 9999), -ENOSPC);
-	assert_null(route_lookup(t, IP(30, 0, 0, 1)));
-	assert_null(route_find(t, IP(30, 0, 0, 0), 24));
-	for (uint32_t i = 0; i < ROUTE_MAX; i += 97)
+	assert_null(route_lookup4(t, IP(30, 0, 0, 1)));
+	assert_null(find4(IP(30, 0, 0, 0), 24));
+	for (uint32_t i = 0; i < MAX; i += 97)
 		assert_int_equal(lookup_tag(IP(20, 0, 0, 1) + (i << 8)), (int)i);
-	assert_int_equal(route_del(t, IP(20, 0, 5, 0), 24, 0), 0);
+	assert_int_equal(del4(IP(20, 0, 5, 0), 24, 0), 0);
 	assert_int_equal(add(IP(30, 0, 0, 0), 24, 9999), 0);
 	assert_int_equal(lookup_tag(IP(30, 0, 0, 1)), 9999);
 }
 
-/* The worst case for rte_lpm: every route a /32 in its own /24, each needing a tbl8 group.
- * route.h promises ROUTE_MAX routes, of any length. */
+/* Every route a /32 in its own /24 (rte_lpm's worst case, a tbl8 group each, when routes
+ * were an rte_lpm): the table holds its size in routes of any length. */
 static void test_route_add_route_max_host_routes_in_distinct_slash24s_fit(void **state)
 {
 	(void)state;
 	uint32_t i;
-	for (i = 0; i < ROUTE_MAX; i++) {
+	for (i = 0; i < MAX; i++) {
 		int rc = add(IP(20, 0, 0, 1) + (i << 8), 32, (uint16_t)i);
 		if (rc != 0)
 			break;
 	}
-	assert_int_equal(i, ROUTE_MAX);
+	assert_int_equal(i, MAX);
 	assert_int_equal(add(IP(30, 0, 0, 1), 32, 1), -ENOSPC);
-	for (i = 0; i < ROUTE_MAX; i += 61) {
+	for (i = 0; i < MAX; i += 61) {
 		assert_int_equal(lookup_tag(IP(20, 0, 0, 1) + (i << 8)), (int)i);
 		assert_int_equal(lookup_tag(IP(20, 0, 0, 2) + (i << 8)), -1);
 	}
@@ -427,15 +453,15 @@ static void test_route_add_refused_long_prefix_leaves_table_unchanged(void **sta
 	(void)state;
 	uint32_t i;
 	int rc = 0;
-	for (i = 0; i < ROUTE_MAX + 1 && rc == 0; i++)
+	for (i = 0; i < MAX + 1 && rc == 0; i++)
 		rc = add(IP(20, 0, 0, 1) + (i << 8), 32, (uint16_t)i);
 	assert_int_equal(rc, -ENOSPC);
 	uint32_t failed = i - 1;
-	assert_null(route_find(t, IP(20, 0, 0, 1) + (failed << 8), 32));
-	assert_null(route_lookup(t, IP(20, 0, 0, 1) + (failed << 8)));
+	assert_null(find4(IP(20, 0, 0, 1) + (failed << 8), 32));
+	assert_null(route_lookup4(t, IP(20, 0, 0, 1) + (failed << 8)));
 	for (uint32_t k = 0; k < failed; k += 37)
 		assert_int_equal(lookup_tag(IP(20, 0, 0, 1) + (k << 8)), (int)k);
-	assert_int_equal(route_del(t, IP(20, 0, 0, 1), 32, 0), 0);
+	assert_int_equal(del4(IP(20, 0, 0, 1), 32, 0), 0);
 	assert_int_equal(add(IP(20, 0, 0, 1) + (failed << 8), 32, 7), 0);
 	assert_int_equal(lookup_tag(IP(20, 0, 0, 1) + (failed << 8)), 7);
 }
@@ -521,7 +547,7 @@ static void test_route_random_prefixes_match_brute_force(void **state)
 	for (unsigned i = 0; i < REF_N; i++) {
 		if (!ref[i].live || xorshift(&seed) % 2 == 0)
 			continue;
-		assert_int_equal(route_del(t, ref[i].prefix, ref[i].plen, 0), 0);
+		assert_int_equal(del4(ref[i].prefix, ref[i].plen, 0), 0);
 		ref[i].live = false;
 	}
 	check_against_ref(&seed);
@@ -530,7 +556,7 @@ static void test_route_random_prefixes_match_brute_force(void **state)
 	for (unsigned i = 0; i < REF_N; i++)
 		if (ref[i].live) {
 			live++;
-			const struct route *r = route_find(t, ref[i].prefix, ref[i].plen);
+			const struct route *r = find4(ref[i].prefix, ref[i].plen);
 			assert_non_null(r);
 			assert_int_equal(r->port, ref[i].tag);
 		}
@@ -569,12 +595,12 @@ int main(void)
 		T(test_route_walk_visits_all_in_index_order),
 		T(test_route_walk_nonzero_return_stops_and_is_returned),
 		T(test_route_type_str_names_every_type),
-		T(test_route_table_create_duplicate_name_fails),
+		T(test_route_table_create_size_out_of_range_fails),
 		T(test_route_add_past_route_max_returns_enospc),
 		T(test_route_add_route_max_host_routes_in_distinct_slash24s_fit),
 		T(test_route_add_refused_long_prefix_leaves_table_unchanged),
 		T(test_route_random_prefixes_match_brute_force),
 #undef T
 	};
-	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,8 +47,8 @@ static void expected_forwarded(size_t n)
 
 static void add_gateway_route(uint32_t prefix, uint8_t plen, uint32_t gw, uint16_t mtu)
 {
-	struct route r = {.prefix = prefix, .plen = plen, .type = ROUTE_GATEWAY,
-			  .port = NETCFG_PORT_ANY, .gateway = gw, .mtu = mtu};
+	struct route r = {.prefix = inet_addr_v4(prefix), .plen = plen, .type = ROUTE_GATEWAY,
+			  .port = NETCFG_PORT_ANY, .gateway = inet_addr_v4(gw), .mtu = mtu};
 	assert_int_equal(netcfg_route_add(&ts_s->cfg, &r), 0);
 }
 
@@ -262,7 +262,7 @@ static void test_forward_no_route_net_unreachable(void **state)
 static void test_forward_unreachable_route_net_unreachable(void **state)
 {
 	(void)state;
-	struct route r = {.prefix = IP4(192, 0, 2, 0), .plen = 24, .type = ROUTE_UNREACHABLE};
+	struct route r = {.prefix = inet_addr_v4(IP4(192, 0, 2, 0)), .plen = 24, .type = ROUTE_UNREACHABLE};
 	assert_int_equal(netcfg_route_add(&ts_s->cfg, &r), 0);
 	add_gateway_route(0, 0, TS_HOST_B, 0);
 	size_t n = build(TS_HOST_A, IP4(192, 0, 2, 1), 64, false, 32);
@@ -276,7 +276,7 @@ static void test_forward_unreachable_route_net_unreachable(void **state)
 static void test_forward_blackhole_route_dropped_silently(void **state)
 {
 	(void)state;
-	struct route r = {.prefix = IP4(192, 0, 2, 0), .plen = 24, .type = ROUTE_BLACKHOLE};
+	struct route r = {.prefix = inet_addr_v4(IP4(192, 0, 2, 0)), .plen = 24, .type = ROUTE_BLACKHOLE};
 	assert_int_equal(netcfg_route_add(&ts_s->cfg, &r), 0);
 	size_t n = build(TS_HOST_A, IP4(192, 0, 2, 1), 64, false, 32);
 	ts_input_ip(0, dgram, n);

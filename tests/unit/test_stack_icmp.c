@@ -564,8 +564,8 @@ static void test_icmp_unknown_protocol_from_subnet_broadcast_source_not_answered
 static void test_icmp_unknown_protocol_from_class_e_source_suppressed(void **state)
 {
 	(void)state;
-	assert_int_equal(netcfg_route_add(&ts_s->cfg, &(struct route){.prefix = 0, .plen = 0,
-			 .type = ROUTE_GATEWAY, .port = NETCFG_PORT_ANY, .gateway = TS_HOST_A}), 0);
+	assert_int_equal(netcfg_route_add(&ts_s->cfg, &(struct route){.prefix = inet_addr_v4(0), .plen = 0,
+			 .type = ROUTE_GATEWAY, .port = NETCFG_PORT_ANY, .gateway = inet_addr_v4(TS_HOST_A)}), 0);
 	size_t n = unknown_proto_dgram(IP4(240, 0, 0, 1), TS_ADDR0, 12);
 	ts_input_ip(0, dgram, n);
 	assert_int_equal(ts_nframes, 0);

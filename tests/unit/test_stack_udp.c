@@ -648,7 +648,7 @@ static void test_udp_sendto_errors(void **state)
 	assert_int_equal(udp_sendto(u, payload, 8, IP4(224, 0, 0, 1), PORT_P), -ENETUNREACH);
 	assert_int_equal(udp_sendto(u, payload, 8, TS_BCAST0, PORT_P), -EACCES);
 	assert_int_equal(udp_sendto(u, payload, 8, 0xffffffffu, PORT_P), -EACCES);
-	assert_int_equal(netcfg_route_add(&ts_s->cfg, &(struct route){.prefix = IP4(198, 51, 100, 0),
+	assert_int_equal(netcfg_route_add(&ts_s->cfg, &(struct route){.prefix = inet_addr_v4(IP4(198, 51, 100, 0)),
 			 .plen = 24, .type = ROUTE_UNREACHABLE}), 0);
 	assert_int_equal(udp_sendto(u, payload, 8, IP4(198, 51, 100, 7), PORT_P), -EHOSTUNREACH);
 	assert_int_equal(ts_nframes, 0);
@@ -698,8 +698,8 @@ static void test_udp_sendto_limited_broadcast_by_default_route(void **state)
 	udp_set_broadcast(u, true);
 	fill_pattern(16);
 	assert_int_equal(udp_sendto(u, payload, 16, 0xffffffffu, PORT_P), -ENETUNREACH);
-	assert_int_equal(netcfg_route_add(&ts_s->cfg, &(struct route){.prefix = 0, .plen = 0,
-			 .type = ROUTE_GATEWAY, .port = NETCFG_PORT_ANY, .gateway = TS_HOST_B}), 0);
+	assert_int_equal(netcfg_route_add(&ts_s->cfg, &(struct route){.prefix = inet_addr_v4(0), .plen = 0,
+			 .type = ROUTE_GATEWAY, .port = NETCFG_PORT_ANY, .gateway = inet_addr_v4(TS_HOST_B)}), 0);
 	assert_int_equal(udp_sendto(u, payload, 16, 0xffffffffu, PORT_P), 16);
 	assert_int_equal(ts_nframes, 1);
 	expect_udp_frame(0, 1, &eth_addr_broadcast, TS_ADDR1, PORT_S, 0xffffffffu, PORT_P, 16);
@@ -753,8 +753,8 @@ static void test_udp_own_broadcasts_reach_our_sockets_too(void **state)
 	fill_pattern(16);
 	assert_int_equal(udp_sendto(u, payload, 16, TS_BCAST0, PORT_S), 16);
 	assert_int_equal(udp_sendto(u, payload, 8, 0xffffffffu, PORT_S), -ENETUNREACH);
-	assert_int_equal(netcfg_route_add(&ts_s->cfg, &(struct route){.prefix = 0, .plen = 0,
-			 .type = ROUTE_GATEWAY, .port = NETCFG_PORT_ANY, .gateway = TS_HOST_A}), 0);
+	assert_int_equal(netcfg_route_add(&ts_s->cfg, &(struct route){.prefix = inet_addr_v4(0), .plen = 0,
+			 .type = ROUTE_GATEWAY, .port = NETCFG_PORT_ANY, .gateway = inet_addr_v4(TS_HOST_A)}), 0);
 	assert_int_equal(udp_sendto(u, payload, 8, 0xffffffffu, PORT_S), 8);
 	stack_loopback_drain(ts_s);
 	assert_int_equal(ts_nframes, 2);

@@ -63,7 +63,7 @@ static void start_workers(unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		assert_int_equal(worker_init(&workers[i], i, rte_lcore_id(), ports, 1, test_pool(),
-					     0, NULL, 16), 0);
+					     0, NULL, 16, ROUTE_MAX_DEFAULT), 0);
 	for (unsigned i = 0; i < n; i++)
 		worker_set_peers(&workers[i], workers, n);
 	nb_workers = n;
