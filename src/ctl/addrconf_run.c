@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <rte_random.h>
 #include <rte_ring_elem.h>
 
 #include "cmd.h"
+#include "dhcp_run.h"
 #include "ip6/ip6.h"
 #include "stack/netcfg6.h"
 
@@ -27,14 +27,6 @@ struct addrconf_run {
 	int efd;
 	struct addrconf_port ports[NETCFG_MAX_PORTS];
 };
-
-uint64_t addrconf_run_now_ms(void)
-{
-	/* BOOTTIME, as the DHCP client: lifetimes run on while a host sleeps. */
-	struct timespec ts;
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static struct addrconf_port *run_port(const struct daemon *d, uint16_t port)
 {
@@ -312,7 +304,7 @@ void addrconf_run_addr_added(struct daemon *d, uint16_t port, const struct ip6_a
 {
 	struct addrconf_port *p = run_port(d, port);
 	if (p != NULL)
-		(void)addrconf_addr_added(p, addrconf_run_now_ms(), addr, plen,
+		(void)addrconf_addr_added(p, dhcp_run_now_ms(), addr, plen,
 					  flags & NETCFG6_TENTATIVE);
 }
 
@@ -320,7 +312,7 @@ void addrconf_run_addr_removed(struct daemon *d, uint16_t port, const struct ip6
 {
 	struct addrconf_port *p = run_port(d, port);
 	if (p != NULL)
-		addrconf_addr_removed(p, addrconf_run_now_ms(), addr);
+		addrconf_addr_removed(p, dhcp_run_now_ms(), addr);
 }
 
 const struct addrconf_addr *addrconf_run_addr(const struct daemon *d, uint16_t port,
@@ -339,7 +331,7 @@ int addrconf_run_timeout_ms(const struct daemon *d, int max_ms)
 {
 	if (d->addrconf == NULL)
 		return max_ms;
-	uint64_t now = addrconf_run_now_ms(), wait = (uint64_t)max_ms;
+	uint64_t now = dhcp_run_now_ms(), wait = (uint64_t)max_ms;
 	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++) {
 		if (!d->master.ifaces[p].present)
 			continue;
@@ -384,11 +376,11 @@ void addrconf_run_poll(struct daemon *d)
 	do {
 		n = rte_ring_sc_dequeue_burst_elem(r->inbox, ev, sizeof(ev[0]), ADDRCONF_RX_BATCH,
 						   NULL);
-		uint64_t now = addrconf_run_now_ms();
+		uint64_t now = dhcp_run_now_ms();
 		for (unsigned k = 0; k < n; k++)
 			dispatch(d, &ev[k], now);
 	} while (n == ADDRCONF_RX_BATCH);
-	uint64_t now = addrconf_run_now_ms();
+	uint64_t now = dhcp_run_now_ms();
 	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++)
 		if (d->master.ifaces[p].present)
 			addrconf_tick(&r->ports[p], now);
@@ -411,7 +403,7 @@ static int autoconf_on_worker(struct stack *s, void *arg)
 static void autoconf_show_port(struct daemon *d, const struct addrconf_port *p,
 			       struct ctl_out *o)
 {
-	uint64_t now = addrconf_run_now_ms();
+	uint64_t now = dhcp_run_now_ms();
 	char router[48] = "";
 	if (p->router_present)
 		ip6_addr_format(&p->router, router, sizeof(router));
@@ -477,7 +469,7 @@ int cmd_ip6_autoconf(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	if (d->dry_run || p == NULL)
 		return 0;
 	/* Workers hand advertisements over only once the machine wants them. */
-	addrconf_set_autoconf(p, addrconf_run_now_ms(), op.on);
+	addrconf_set_autoconf(p, dhcp_run_now_ms(), op.on);
 	return daemon_each_worker(d, autoconf_on_worker, &op);
 }
 
@@ -493,6 +485,6 @@ int cmd_ip6_dad_transmits(struct daemon *d, int argc, char **argv, struct ctl_ou
 		return -1;
 	struct addrconf_port *p = run_port(d, port);
 	if (p != NULL)
-		addrconf_set_dad_transmits(p, addrconf_run_now_ms(), (uint8_t)n);
+		addrconf_set_dad_transmits(p, dhcp_run_now_ms(), (uint8_t)n);
 	return 0;
 }

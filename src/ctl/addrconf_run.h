@@ -35,8 +35,8 @@ void addrconf_run_addr_removed(struct daemon *d, uint16_t port, const struct ip6
 /* The machine's view of addr on port (lifetimes), or NULL. */
 const struct addrconf_addr *addrconf_run_addr(const struct daemon *d, uint16_t port,
 					      const struct ip6_addr *addr);
-/* The machines' clock (ms). */
-uint64_t addrconf_run_now_ms(void);
+/* The machines' clock is the DHCP clients' (dhcp_run_now_ms, CLOCK_BOOTTIME: lifetimes run
+ * on while a host sleeps). */
 
 /* For the control loop, as dhcp_run.h: the descriptor, the longest sleep, the work. */
 int addrconf_run_fd(const struct daemon *d);

@@ -5,6 +5,7 @@
 
 #include "addrconf_run.h"
 #include "cmd.h"
+#include "dhcp_run.h"
 #include "stack/netcfg6.h"
 
 struct addr6_op {
@@ -96,7 +97,7 @@ static void addr6_lifetime(struct ctl_out *o, const char *key, uint64_t until, u
 
 void cmd_addr6_show_port(struct daemon *d, uint16_t port, struct ctl_out *o)
 {
-	uint64_t now = addrconf_run_now_ms();
+	uint64_t now = dhcp_run_now_ms();
 	for (unsigned k = 0; k < NETCFG_MAX_ADDRS6; k++) {
 		const struct netcfg_addr6 *a = &d->master.addrs6[k];
 		if (!a->used || a->port != port)
