@@ -8,7 +8,6 @@ ping` over ICMPv6."""
 
 import ipaddress
 import os
-import subprocess
 
 import pytest
 from scapy.layers.inet6 import (ICMPv6MLDone, ICMPv6MLQuery, ICMPv6MLQuery2,
@@ -78,23 +77,14 @@ class Radvd:
                     "  AdvAutonomous on;\n  AdvValidLifetime 3600;\n"
                     "  AdvPreferredLifetime 1800;\n };\n};\n"
                     % (peer.ifname, lifetime, mtu, hop_limit, PREFIX))
-        self.log_path = os.path.join(self.dir, "log")
-        self.log = open(self.log_path, "a")
-        cmd = ["ip", "netns", "exec", peer.ns, "radvd", "-n", "-C", self.conf, "-p",
-               os.path.join(self.dir, "pid"), "-m", "stderr", "-d", "1"]
-        self.proc = subprocess.Popen(topo.dying_with_parent(cmd), stdout=self.log,
-                                     stderr=subprocess.STDOUT)
-        lab.add_cleanup(self.stop)
+        argv = ["radvd", "-n", "-C", self.conf, "-p", os.path.join(self.dir, "pid"),
+                "-m", "stderr", "-d", "1"]
+        self.proc = topo.NsProcess(lab, peer.ns, argv, os.path.join(self.dir, "log"))
 
     def stop(self):
         """radvd's last advertisement on the way out has router lifetime 0 (RFC 4861
         §6.2.5)."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(10)
-        self.proc = None
-        if not self.log.closed:
-            self.log.close()
+        self.proc.stop()
 
 
 def slaac_addr(d):

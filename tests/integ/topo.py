@@ -473,6 +473,30 @@ def dying_with_parent(argv):
     return ["setpriv", "--pdeathsig", "TERM", "--"] + [str(a) for a in argv]
 
 
+class NsProcess:
+    """A peer's server (dnsmasq, radvd) run in namespace ns, its output appended to
+    log_path, stopped by stop() or at the lab's close."""
+
+    def __init__(self, lab, ns, argv, log_path):
+        self.log_path = log_path
+        self.log = open(log_path, "a")
+        self.proc = subprocess.Popen(dying_with_parent(["ip", "netns", "exec", ns] + list(argv)),
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        lab.add_cleanup(self.stop)
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        self.proc = None
+        if not self.log.closed:
+            self.log.close()
+
+    def text(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+
 class Daemon:
     """One dpstackd with its own control socket in its own directory."""
 
