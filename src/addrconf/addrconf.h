@@ -27,7 +27,7 @@
 #define ADDRCONF_NEVER UINT64_MAX
 #define ADDRCONF_RETRANS_MS 1000       /* RFC 4861 §10 RETRANS_TIMER: between DAD probes */
 #define ADDRCONF_DAD_TRANSMITS 1       /* RFC 4862 §5.1 DupAddrDetectTransmits default */
-#define ADDRCONF_MAX_DAD_TRANSMITS 10
+#define ADDRCONF_MAX_DAD_TRANSMITS 255 /* uint8_t, as probes_left */
 
 #define ADDRCONF_STATE_LIST(X) \
 	X(TENTATIVE,  "tentative") \
