@@ -28,6 +28,8 @@ packages=(
   bird2
   # the DHCP server the DHCP client is tested against (tests/integ/test_dhcp.py)
   dnsmasq-base
+  # the router advertisement daemon SLAAC is tested against (tests/integ/test_slaac.py)
+  radvd
   # a real terminal for the monitor's screen (tests/integ/test_monitor.py)
   tmux
   # clients of the built-in services (tests/integ/test_services.py, test_iperf3.py)

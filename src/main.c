@@ -23,6 +23,7 @@
 #include "ctl/config_check.h"
 #include "ctl/ctl_server.h"
 #include "ctl/daemon.h"
+#include "ctl/addrconf_run.h"
 #include "ctl/dhcp_run.h"
 #include "ctl/eal_args.h"
 #include "ctl/startup_check.h"
@@ -228,6 +229,11 @@ static int start_dataplane(struct daemon *d, const struct config *cfg)
 	}
 	for (unsigned w = 0; w < d->nb_workers; w++)
 		worker_set_peers(&d->workers[w], d->workers, d->nb_workers);
+	rc = addrconf_run_init(d);
+	if (rc != 0) {
+		fprintf(stderr, "dpstackd: IPv6 autoconfiguration: %s\n", strerror(-rc));
+		return -1;
+	}
 	const char *app_path = getenv(DPSTACK_SOCK_ENV);
 	if (app_path == NULL || app_path[0] == '\0')
 		app_path = DPSTACK_SOCK_DEFAULT;
@@ -260,6 +266,7 @@ static void stop_dataplane(struct daemon *d)
 {
 	/* Leases are released (RFC 2131 §4.4.6) through the workers, which must still run. */
 	dhcp_run_fini(d);
+	addrconf_run_fini(d);
 	kernel_sync_stop(d);
 	/* Captures take themselves out of the workers, which must still run. */
 	cmd_capture_fini(d);
@@ -297,18 +304,22 @@ static void stop_dataplane(struct daemon *d)
 static void serve(struct daemon *d, int ctl_fd, int sig_fd)
 {
 	/* The control socket, signals, the kernel sync's netlink socket, the DHCP clients'
-	 * doorbell (dhcp_run_poll reads what it rang at the loop's top). */
-	struct pollfd fds[4] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN},
-				{.events = POLLIN}, {.events = POLLIN}};
+	 * doorbell (dhcp_run_poll reads what it rang at the loop's top), the workers' IPv6
+	 * autoconfiguration news (likewise). */
+	struct pollfd fds[5] = {{.fd = ctl_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN},
+				{.events = POLLIN}, {.events = POLLIN}, {.events = POLLIN}};
 	for (;;) {
 		mem_trim_tick(&d->mem, d);
 		veth_offload_tick(&d->veth, d);
 		kernel_follow_tick(d);
 		dhcp_run_poll(d);
+		addrconf_run_poll(d);
 		fds[2].fd = d->sync.fd; /* -1 while sync is off: poll skips it */
 		fds[2].revents = 0;
 		fds[3].fd = dhcp_run_fd(d); /* -1 without a DHCP client */
-		if (poll(fds, 4, dhcp_run_timeout_ms(d, MEM_TRIM_INTERVAL_MS)) < 0) {
+		fds[4].fd = addrconf_run_fd(d);
+		int wait_ms = addrconf_run_timeout_ms(d, dhcp_run_timeout_ms(d, MEM_TRIM_INTERVAL_MS));
+		if (poll(fds, 5, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			perror("dpstackd: poll");

@@ -1,4 +1,5 @@
 #include "cmd.h"
+#include "addrconf_run.h"
 #include "cmd_words.h"
 #include "wire/ipv4.h"
 
@@ -39,6 +40,10 @@ static const struct cmd cmds[] = {
 	{"ip -6 route", cmd_route6_show, NULL},
 	{"ip -6 reassembly", cmd_ip6_reassembly, "ip -6 reassembly [timeout-ms N]"},
 	{"ip -6 forwarding", cmd_ip6_forwarding, "ip -6 forwarding [on | off]"},
+	{"ip -6 autoconf", cmd_ip6_autoconf,
+	 "ip -6 autoconf [show] | ip -6 autoconf { on | off } dev PORT (SLAAC, RFC 4862)"},
+	{"ip -6 dad-transmits", cmd_ip6_dad_transmits,
+	 "ip -6 dad-transmits N dev PORT (duplicate address probes, 0 disables; default 1)"},
 	{"ip -6 addr show", cmd_addr_show, NULL},
 	{"ip -6 addr", cmd_addr_show, NULL},
 	{"ip -4 route", cmd_route_show, NULL},
@@ -60,7 +65,7 @@ static const struct cmd cmds[] = {
 	{"sock show", cmd_sock_show, "sock show [tcp | udp]"},
 	{"sock", cmd_sock_show, NULL},
 	{"ping", cmd_ping,
-	 "ping ADDR [count N] [size BYTES] [interval-ms N] [timeout-ms N]"},
+	 "ping [-6] ADDR [dev PORT] [count N] [size BYTES] [interval-ms N] [timeout-ms N]"},
 	{"service add", cmd_service_add,
 	 "service add { echo | discard | chargen | http | iperf3 } { tcp | udp } PORT "
 	 "[size BYTES] [backlog N]"},

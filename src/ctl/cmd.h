@@ -32,6 +32,10 @@ int cmd_addr6_change(struct daemon *d, bool add, int argc, char **argv, struct c
 /* The changes `ip addr add|del` makes, for the kernel sync (kernel_sync.c) as for the
  * command: the master copy, then every worker's. Return 0 or the master's -errno. */
 int cmd_ip_addr_apply(struct daemon *d, bool add, uint16_t port, uint32_t addr, uint8_t plen);
+/* The tables alone (every worker's and the master), without address autoconfiguration
+ * hearing of it: what that autoconfiguration's own changes use. */
+int cmd_ip6_addr_tables(struct daemon *d, bool add, uint16_t port, const struct ip6_addr *addr,
+			uint8_t plen, uint8_t flags);
 int cmd_ip6_addr_apply(struct daemon *d, bool add, uint16_t port, const struct ip6_addr *addr,
 		       uint8_t plen, uint8_t flags);
 /* The inet6 lines (or JSON addr_info objects) of port's addresses in `ip addr show`. */

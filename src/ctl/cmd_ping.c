@@ -1,5 +1,6 @@
-/* ping: echo requests from the stack itself (sent by worker 0, the reply taken by any), so the stack's own output path —
- * route, ARP, fragmentation — can be exercised and measured from the command line. */
+/* ping: echo requests from the stack itself (sent by worker 0, the reply taken by any), so the
+ * stack's own output path — route, ARP or Neighbor Discovery, fragmentation — can be exercised
+ * and measured from the command line, over ICMP (RFC 792) or ICMPv6 (RFC 4443 §4). */
 #include <errno.h>
 #include <string.h>
 #include <time.h>
@@ -8,12 +9,16 @@
 #include <rte_cycles.h>
 
 #include "cmd.h"
+#include "ip6/ip6.h"
 #include "wire/ipv4.h"
 
 #define PING_MAX_COUNT 100000
 
 struct ping_op {
+	bool v6;
 	uint32_t dst;
+	struct ip6_addr dst6;
+	uint16_t port;            /* a link-local destination's (`dev PORT`) */
 	uint16_t id;
 	uint16_t seq;
 	uint32_t size;
@@ -32,7 +37,8 @@ static int ping_arm_on_worker(struct stack *s, void *arg)
 static int ping_send_on_worker(struct stack *s, void *arg)
 {
 	struct ping_op *op = arg;
-	int rc = stack_ping_send(s, op->dst, op->id, op->seq, op->size);
+	int rc = op->v6 ? icmp6_ping_send(s, &op->dst6, op->port, op->id, op->seq, op->size)
+			: stack_ping_send(s, op->dst, op->id, op->seq, op->size);
 	op->sent_tsc = s->ping.sent_tsc;
 	return rc;
 }
@@ -61,21 +67,30 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-/* ping ADDR [count N] [size N] [interval-ms N] [timeout-ms N] */
+/* ping [-6] ADDR [dev PORT] [count N] [size N] [interval-ms N] [timeout-ms N] */
 int cmd_ping(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 {
+	struct ping_op op = {.size = 56, .port = NETCFG_PORT_ANY};
+	if (argc >= 1 && strcmp(argv[0], "-6") == 0) {
+		op.v6 = true;
+		argc--;
+		argv++;
+	}
 	if (argc < 1 || argc % 2 != 1)
 		return -1;
-	struct ping_op op = {.size = 56};
 	uint32_t count = 3, interval_ms = 100, timeout_ms = 1000;
-	if (ip4_addr_parse(argv[0], &op.dst) != 0)
-		return ctl_error(o, "'%s' is not an IPv4 address", argv[0]);
+	op.v6 = op.v6 || strchr(argv[0], ':') != NULL;
+	if (op.v6 ? ip6_addr_parse(argv[0], &op.dst6) != 0 : ip4_addr_parse(argv[0], &op.dst) != 0)
+		return ctl_error(o, "'%s' is not an IPv%c address", argv[0], op.v6 ? '6' : '4');
+	uint32_t max_size = op.v6 ? UINT16_MAX - ICMP6_HDR_LEN : 65507;
 	for (int i = 1; i < argc; i += 2) {
 		int rc;
-		if (strcmp(argv[i], "count") == 0)
+		if (strcmp(argv[i], "dev") == 0)
+			rc = cmd_parse_port(d, argv[i + 1], &op.port, o);
+		else if (strcmp(argv[i], "count") == 0)
 			rc = cmd_parse_u32(argv[i + 1], 1, PING_MAX_COUNT, &count, "count", o);
 		else if (strcmp(argv[i], "size") == 0)
-			rc = cmd_parse_u32(argv[i + 1], 0, 65507, &op.size, "size", o);
+			rc = cmd_parse_u32(argv[i + 1], 0, max_size, &op.size, "size", o);
 		else if (strcmp(argv[i], "interval-ms") == 0)
 			rc = cmd_parse_u32(argv[i + 1], 0, 60000, &interval_ms, "interval-ms", o);
 		else if (strcmp(argv[i], "timeout-ms") == 0)
@@ -85,6 +100,9 @@ int cmd_ping(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		if (rc != 0)
 			return -1;
 	}
+	if (op.v6 && (ip6_is_link_local(&op.dst6) || ip6_is_multicast(&op.dst6)) &&
+	    op.port == NETCFG_PORT_ANY)
+		return ctl_error(o, "%s is link-scoped: say which port (dev PORT)", argv[0]);
 	if (d->dry_run)
 		return 0;
 	struct worker *w = &d->workers[0];

@@ -194,7 +194,8 @@ static void route_print(struct ctl_out *o, const struct route *r, const char *de
 	if (has_src)
 		inet_addr_format(&r->src, src, sizeof(src));
 	bool has_dev = r->type != ROUTE_BLACKHOLE && r->type != ROUTE_UNREACHABLE;
-	/* A synced route carries the kernel route's protocol, by iproute2's name for it. */
+	/* A synced route carries the kernel route's protocol, by iproute2's name for it; one
+	 * learnt from a Router Advertisement is "ra" (src/ctl/addrconf_run.c). */
 	char proto[16];
 	const char *name = rtnl_proto_name(r->proto);
 	if (name != NULL)
@@ -211,7 +212,7 @@ static void route_print(struct ctl_out *o, const struct route *r, const char *de
 			json_str(o, "dev", dev);
 		if (r->from_addr)
 			json_str(o, "protocol", "kernel"); /* iproute2's name: made by an address */
-		else if (r->synced)
+		else if (r->synced || r->proto != 0) /* a user's is 0; an RA's "ra" */
 			json_str(o, "protocol", proto);
 		if (r->synced) /* the user's routes have neither, an address's proto kernel */
 			json_str(o, "origin", "kernel-sync");
@@ -240,7 +241,7 @@ static void route_print(struct ctl_out *o, const struct route *r, const char *de
 		ctl_printf(o, " dev %s", dev);
 	if (r->from_addr)
 		ctl_printf(o, " proto kernel");
-	else if (r->synced)
+	else if (r->synced || r->proto != 0)
 		ctl_printf(o, " proto %s", proto);
 	if (r->type == ROUTE_CONNECTED)
 		ctl_printf(o, " scope link");

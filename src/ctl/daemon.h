@@ -30,6 +30,7 @@ struct svc_table;
 struct chan;
 struct cluster_mgr;
 struct dhcp_run;
+struct addrconf_run;
 
 struct daemon {
 	/* From the config's first part (before the ports start). */
@@ -66,6 +67,7 @@ struct daemon {
 	struct flow_table flow;          /* the flow rules (cmd_flow.c) */
 	struct bypass_table bypass;      /* the bypass rules (cmd_bypass.c) */
 	struct dhcp_run *dhcp;           /* the ports' DHCP clients (dhcp_run.h), or NULL */
+	struct addrconf_run *addrconf;   /* IPv6 autoconfiguration (addrconf_run.h), or NULL */
 	int sig_fd;                      /* readable when SIGINT/SIGTERM is pending */
 	int client_fd;                   /* the control client being served, or -1 */
 	bool client_kept;                /* the command keeps client_fd open (capture) */

@@ -144,10 +144,7 @@ void icmp4_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
 		icmp4_error_input(s, m, ip, &ic);
 		return;
 	case ICMP4_ECHO_REPLY:
-		if (s->ping.id != 0 && ic.rest == ((uint32_t)s->ping.id << 16 | s->ping.seq) &&
-		    s->ping.reply_tsc == 0) {
-			s->ping.reply_tsc = rte_rdtsc();
-			s->ping.reply_len = len;
+		if (stack_ping_match(s, ic.rest, len)) {
 			rte_pktmbuf_free(m);
 			return;
 		}
@@ -162,38 +159,14 @@ void icmp4_input(struct stack *s, struct rte_mbuf *m, const struct ip4_repr *ip,
 	}
 }
 
-void stack_ping_arm(struct stack *s, uint16_t id, uint16_t seq)
-{
-	s->ping = (struct stack_ping){.id = id, .seq = seq};
-}
-
 int stack_ping_send(struct stack *s, uint32_t dst, uint16_t id, uint16_t seq, uint32_t size)
 {
 	if (size > IP4_MAX_LEN - IP4_HDR_MIN_LEN - ICMP4_HDR_LEN)
 		return -EMSGSIZE;
-	/* Large requests are built as a chain: fragmentation copies from it anyway. */
 	uint32_t total = ICMP4_HDR_LEN + size;
-	struct rte_mbuf *head = NULL;
-	for (uint32_t done = 0; done < total || head == NULL;) {
-		struct rte_mbuf *seg = rte_pktmbuf_alloc(s->pool);
-		if (seg == NULL) {
-			rte_pktmbuf_free(head);
-			s->drops[STACK_DROP_TX_NO_MBUF]++;
-			return -ENOBUFS;
-		}
-		uint32_t n = RTE_MIN(total - done, (uint32_t)rte_pktmbuf_tailroom(seg));
-		uint8_t *p = (uint8_t *)rte_pktmbuf_append(seg, (uint16_t)n);
-		for (uint32_t i = 0; i < n; i++)
-			p[i] = (uint8_t)(done + i); /* a pattern, as ping(8) sends */
-		done += n;
-		if (head == NULL)
-			head = seg;
-		else if (rte_pktmbuf_chain(head, seg) != 0) {
-			rte_pktmbuf_free(seg);
-			rte_pktmbuf_free(head);
-			return -EMSGSIZE;
-		}
-	}
+	struct rte_mbuf *head = stack_ping_chain(s, total);
+	if (head == NULL)
+		return -ENOBUFS;
 	uint8_t *h = rte_pktmbuf_mtod(head, uint8_t *);
 	struct icmp4_repr ic = {.type = ICMP4_ECHO_REQUEST, .rest = (uint32_t)id << 16 | seq};
 	icmp4_build_header(h, ICMP4_HDR_LEN, &ic);

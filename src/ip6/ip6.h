@@ -10,17 +10,52 @@
 #include "base/ratelimit.h"
 #include "stack/netcfg6.h"
 #include "stack/stack.h"
+#include "wire/icmp6.h"
 #include "wire/ipv6.h"
+#include "wire/mld.h"
+
+struct rte_ring;
 
 /* IPv6 as a registered protocol: frames of its EtherType, its ICMPv6 error rate limit,
  * neighbour solicitations for the cache. */
 extern const struct stack_proto ip6_proto;
 
+/* What a worker hands the control thread's address configuration (src/ctl/addrconf_run.h):
+ * the messages of Duplicate Address Detection, Router Discovery and MLD that it acts on. The
+ * worker parses and validates; the event carries only the parsed form. */
+enum ip6_ctl_kind {
+	IP6_CTL_DAD_CONFLICT,   /* addr, tentative on port, is another node's (RFC 4862 §5.4.3-4) */
+	IP6_CTL_RA,             /* a Router Advertisement from src on an autoconf port */
+	IP6_CTL_MLD_QUERY,      /* an MLD query from src */
+};
+
+struct ip6_ctl_event {
+	uint32_t kind;          /* enum ip6_ctl_kind */
+	uint16_t port;
+	uint16_t pad;
+	struct ip6_addr src;
+	struct ip6_addr addr;   /* IP6_CTL_DAD_CONFLICT */
+	struct mld_query query; /* IP6_CTL_MLD_QUERY */
+	struct nd_repr ra;      /* IP6_CTL_RA */
+};
+
 /* What IPv6 keeps per stack instance (stack.ip6). */
 struct ip6_state {
 	struct ratelimit icmp_errors; /* RFC 4443 §2.4(f) */
 	struct reass *reass;          /* fragments of datagrams to us (ip6_reass.c) */
+	/* The control thread's inbox (shared by every worker, several producers) and the
+	 * eventfd rung when it was empty; NULL and -1 in unit tests and before the daemon
+	 * sets them, when those messages are counted and passed to the kernel as before. */
+	struct rte_ring *ctl;
+	int ctl_fd;
+	bool autoconf[NETCFG_MAX_PORTS];  /* Router Advertisements go to the control thread */
+	uint8_t hop_limit[NETCFG_MAX_PORTS]; /* a router's Cur Hop Limit (RFC 4861 §6.3.4);
+					      * 0: IP6_DEFAULT_HOP_LIMIT */
+	uint16_t mtu[NETCFG_MAX_PORTS];   /* a router's MTU option; 0: the port's MTU */
 };
+
+/* Hands ev to the control thread. False (counted) when there is no inbox or it is full. */
+bool ip6_ctl_post(struct stack *s, const struct ip6_ctl_event *ev);
 
 /* m's data starts at the IPv6 header; how is STACK_IN_*. */
 void ip6_input(struct stack *s, struct rte_mbuf *m, unsigned how);
@@ -34,6 +69,8 @@ struct ip6_out {
 	bool on_link;            /* dst is a neighbour on port: no route (Neighbor
 				  * Discovery's own messages, RFC 4861 §7.2.4) */
 	const struct eth_addr *link_dst; /* when set: sent to this MAC, not resolved */
+	bool from_unspecified;   /* src stays :: (DAD probes, RFC 4862 §5.4.2; MLD and router
+				  * solicitations before an address is ours) */
 	uint8_t next_header;
 	uint8_t tclass;
 	uint8_t hop_limit;       /* 0: IP6_DEFAULT_HOP_LIMIT */
@@ -102,5 +139,29 @@ void nd_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, si
  * NULL, else to dst (RFC 4861 §7.2.2). */
 void nd_solicit(struct stack *s, uint16_t port, const struct inet_addr *target,
 		const struct eth_addr *dst);
+/* A Duplicate Address Detection probe for the tentative target: a solicitation from ::
+ * without a link-layer address option to target's solicited-node group (RFC 4862
+ * §5.4.2). Returns 0 or -errno. */
+int nd_dad_probe(struct stack *s, uint16_t port, const struct ip6_addr *target);
+/* A Router Solicitation to all-routers (RFC 4861 §6.3.7), from the port's link-local
+ * address with our MAC, or from :: without it while none is usable (§4.1). */
+int nd_router_solicit(struct stack *s, uint16_t port);
+
+/* MLD (ip6_mld.c). A validated query m (msg_off: the message) goes to the control thread. */
+void mld_query_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
+		     size_t msg_off);
+/* Sends, out of port, an MLD message about groups[0..n): version 2 one report of n records
+ * of type rtype (MLD2_*) to all-MLDv2-routers; version 1 a report (join) to each group, or a
+ * done (rtype MLD2_CHANGE_TO_INCLUDE, a leave) to all-routers. Hop limit 1 with the Router
+ * Alert option, from the port's link-local address or :: (RFC 3810 §5, §5.2.13). Returns 0
+ * or -errno. */
+int mld_send(struct stack *s, uint16_t port, unsigned version, uint8_t rtype,
+	     const struct ip6_addr *groups, unsigned n);
+
+/* `dpstackctl ping` over ICMPv6 (ip6_icmp.c): an echo request of size payload bytes to dst
+ * (port names a link-local destination's port), s->ping armed for its reply. Returns 0 or
+ * -errno. */
+int icmp6_ping_send(struct stack *s, const struct ip6_addr *dst, uint16_t port, uint16_t id,
+		    uint16_t seq, uint32_t size);
 
 #endif

@@ -1,6 +1,9 @@
 /* ICMPv6 (RFC 4443): echo, the error messages of a host, rate-limited, and the hand-off of
  * Neighbor Discovery's messages (RFC 4861) to ip6_nd.c. */
+#include <errno.h>
 #include <string.h>
+
+#include <rte_cycles.h>
 
 #include <rte_ip.h>
 
@@ -157,9 +160,18 @@ void icmp6_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
 		nd_input(s, m, ip, msg_off);
 		return;
 	case ICMP6_ECHO_REPLY:
-		/* The stack sends no IPv6 echo request: a reply answers the kernel's ping6. */
+		if (stack_ping_match(s, ic.rest, (uint32_t)len)) {
+			stack_count(s, STACK_EV_ICMP6_RX_ECHO_REPLY);
+			rte_pktmbuf_free(m);
+			return;
+		}
+		/* Not our ping's: the kernel's own ping6, on the exception path, may wait
+		 * for it. */
 		if (!stack_exception(s, m, STACK_EV_KERNEL_ICMP))
 			rte_pktmbuf_free(m);
+		return;
+	case ICMP6_MLD_QUERY:
+		mld_query_input(s, m, ip, msg_off);
 		return;
 	default:
 		if (icmp6_type_is_error(ic.type)) {
@@ -173,6 +185,32 @@ void icmp6_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
 			stack_drop(s, STACK_DROP_ICMP6_UNHANDLED, m);
 		return;
 	}
+}
+
+int icmp6_ping_send(struct stack *s, const struct ip6_addr *dst, uint16_t port, uint16_t id,
+		    uint16_t seq, uint32_t size)
+{
+	if (size > UINT16_MAX - ICMP6_HDR_LEN)
+		return -EMSGSIZE;
+	uint32_t total = ICMP6_HDR_LEN + size;
+	struct rte_mbuf *m = stack_ping_chain(s, total);
+	if (m == NULL)
+		return -ENOBUFS;
+	struct icmp6_repr ic = {.type = ICMP6_ECHO_REQUEST, .rest = (uint32_t)id << 16 | seq};
+	icmp6_build_header(rte_pktmbuf_mtod(m, uint8_t *), ICMP6_HDR_LEN, &ic);
+	struct ip6_out d = {.dst = *dst, .port = port, .next_header = IP6_NH_ICMPV6};
+	int rc = ip6_source_for(s, &d);
+	if (rc != 0) {
+		stack_drop(s, STACK_DROP_IP6_NO_ROUTE, m);
+		return rc;
+	}
+	icmp6_fill_checksum(m, &d);
+	stack_ping_arm(s, id, seq);
+	s->ping.sent_tsc = rte_rdtsc();
+	rc = ip6_output(s, m, &d);
+	if (rc == 0)
+		stack_count(s, STACK_EV_ICMP6_TX_ECHO);
+	return rc;
 }
 
 /* RFC 4443 §2.4(e): the packets that must never cause an error. The multicast exceptions

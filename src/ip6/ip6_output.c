@@ -37,10 +37,14 @@ int ip6_source_for(struct stack *s, struct ip6_out *d)
 		return err;
 	if (r != NULL && d->port == NETCFG_PORT_ANY)
 		d->port = r->port;
-	if (!ip6_is_unspecified(&d->src))
+	if (!ip6_is_unspecified(&d->src) || d->from_unspecified)
 		return 0;
-	if (r != NULL && route_src_set(r) && r->port == d->port) {
-		d->src = inet_addr_to_v6(&r->src);
+	/* A route's source may be still tentative, or dadfailed (RFC 4862 §5.4). */
+	struct ip6_addr rsrc = r != NULL && route_src_set(r) ? inet_addr_to_v6(&r->src)
+							     : (struct ip6_addr){{0}};
+	if (r != NULL && route_src_set(r) && r->port == d->port &&
+	    netcfg6_local(&s->cfg, d->port, &rsrc) != NULL) {
+		d->src = rsrc;
 		return 0;
 	}
 	return netcfg6_source_for(&s->cfg, d->port, &d->dst, &d->src) ? 0 : -EADDRNOTAVAIL;
@@ -49,6 +53,9 @@ int ip6_source_for(struct stack *s, struct ip6_out *d)
 uint16_t ip6_route_mtu(const struct stack *s, const struct route *r, uint16_t port)
 {
 	uint16_t mtu = s->cfg.ifaces[port].mtu;
+	uint16_t advertised = s->ip6->mtu[port]; /* a router's MTU option (RFC 4861 §6.3.4) */
+	if (advertised != 0 && advertised < mtu)
+		mtu = advertised;
 	return r != NULL && r->mtu != 0 && r->mtu < mtu ? r->mtu : mtu;
 }
 
@@ -105,6 +112,13 @@ static int ip6_send_fragments(struct stack *s, const struct ip6_out *out,
 	return 0;
 }
 
+/* RFC 4861 §6.3.4: a router's Cur Hop Limit, where one said it, else ours. */
+static uint8_t ip6_default_hop_limit(const struct stack *s, uint16_t port)
+{
+	uint8_t h = port < NETCFG_MAX_PORTS ? s->ip6->hop_limit[port] : 0;
+	return h != 0 ? h : IP6_DEFAULT_HOP_LIMIT;
+}
+
 int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 {
 	int err;
@@ -126,7 +140,7 @@ int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 		.tclass = out.tclass,
 		.payload_len = (uint16_t)len,
 		.next_header = out.next_header,
-		.hop_limit = out.hop_limit != 0 ? out.hop_limit : IP6_DEFAULT_HOP_LIMIT,
+		.hop_limit = out.hop_limit != 0 ? out.hop_limit : ip6_default_hop_limit(s, out.port),
 		.src = out.src,
 		.dst = out.dst,
 	};

@@ -13,6 +13,7 @@ static int ip6_init(struct stack *s, const struct stack_params *p)
 	s->ip6 = calloc(1, sizeof(*s->ip6));
 	if (s->ip6 == NULL)
 		return -ENOMEM;
+	s->ip6->ctl_fd = -1;
 	/* The same budget as ICMP for IPv4: Linux's icmpv6 ratelimit is separate, too. */
 	ratelimit_init(&s->ip6->icmp_errors, p->icmp_rate, p->icmp_burst, 0);
 	return ip6_reass_init(s, p); /* a failed init is undone by fini */

@@ -50,9 +50,16 @@
 	X(ICMP6_TX_ERROR,     "icmp6.tx_error",       "ICMPv6 error messages sent") \
 	X(ND_RX_NS,           "nd.rx_ns",             "neighbor solicitations received (RFC 4861)") \
 	X(ND_RX_NA,           "nd.rx_na",             "neighbor advertisements received") \
-	X(ND_RX_ROUTER,       "nd.rx_router",         "router solicitations, advertisements and redirects received (not acted on)") \
+	X(ND_RX_ROUTER,       "nd.rx_router",         "router solicitations, advertisements and redirects received") \
+	X(ND_RX_RA_AUTOCONF,  "nd.rx_ra_autoconf",    "router advertisements handed to a port's autoconfiguration (RFC 4862)") \
 	X(ND_TX_NS,           "nd.tx_ns",             "neighbor solicitations sent") \
 	X(ND_TX_NA,           "nd.tx_na",             "neighbor advertisements sent") \
+	X(ND_TX_DAD,          "nd.tx_dad",            "duplicate address detection probes sent (RFC 4862 §5.4.2)") \
+	X(ND_TX_RS,           "nd.tx_rs",             "router solicitations sent (RFC 4861 §6.3.7)") \
+	X(MLD_RX_QUERY,       "mld.rx_query",         "MLD queries handed to the control thread") \
+	X(MLD_TX,             "mld.tx",               "MLD reports and done messages sent (RFC 3810, RFC 2710)") \
+	X(ICMP6_TX_ECHO,      "icmp6.tx_echo",        "ICMPv6 echo requests sent (dpstackctl ping)") \
+	X(ICMP6_RX_ECHO_REPLY, "icmp6.rx_echo_reply", "ICMPv6 echo replies to our own requests") \
 	X(UDP_IN_DATAGRAMS,   "udp.in_datagrams",     "UDP datagrams delivered to sockets") \
 	X(UDP_OUT_DATAGRAMS,  "udp.out_datagrams",    "UDP datagrams sent") \
 	X(UDP_ZERO_CHECKSUM,  "udp.zero_checksum",    "datagrams received without a checksum (accepted, RFC 768)") \
@@ -222,6 +229,10 @@
 	X(ND_INVALID,         "nd.invalid",           "Neighbor Discovery message failing RFC 4861 §7.1 validation") \
 	X(ND_NOT_FOR_US,      "nd.not_for_us",        "neighbor solicitation for an address that is not ours") \
 	X(ND_ADDR_CONFLICT,   "nd.addr_conflict",     "another host advertises one of our addresses") \
+	X(ND_DAD_CONFLICT,    "nd.dad_conflict",      "solicitation from :: or advertisement for one of our tentative addresses: duplicate (RFC 4862 §5.4.3-4)") \
+	X(ND_TENTATIVE,       "nd.tentative",         "solicitation for one of our tentative addresses, not answered (RFC 4862 §5.4.3)") \
+	X(MLD_INVALID,        "mld.invalid",          "MLD query failing validation (RFC 3810 §5.1.14, RFC 2710 §3)") \
+	X(IP6_CTL_FULL,       "ip6.ctl_full",         "DAD, router advertisement or MLD news the control thread's inbox had no room for") \
 	X(TX_NO_MBUF,         "tx.no_mbuf",           "mbuf pool empty") \
 	X(TX_QUEUE_FULL,      "tx.queue_full",        "port TX queue full") \
 	X(TX_LINK_DOWN,       "tx.link_down",         "output port is administratively down") \

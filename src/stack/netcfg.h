@@ -37,6 +37,14 @@ struct netcfg_addr {
 /* An IPv6 address of a port (netcfg6.h). */
 #define NETCFG6_AUTO 0x1        /* made by the stack (link-local from the MAC), not a user */
 #define NETCFG6_SYNCED 0x2      /* mirrors an address of the port's kernel interface */
+/* Duplicate Address Detection (RFC 4862 §5.4): until it ends, an address is tentative and not
+ * ours (not a source, not answered for, datagrams to it dropped, §5.4); when another node
+ * holds it, it stays marked dadfailed and is never used. */
+#define NETCFG6_TENTATIVE 0x4
+#define NETCFG6_DADFAILED 0x8
+#define NETCFG6_DEPRECATED 0x10 /* preferred lifetime over (§5.5.4): no source for new traffic */
+#define NETCFG6_SLAAC 0x20      /* formed from a Router Advertisement's prefix (§5.5.3) */
+#define NETCFG6_UNUSABLE (NETCFG6_TENTATIVE | NETCFG6_DADFAILED)
 
 struct netcfg_addr6 {
 	bool used;

@@ -6,9 +6,8 @@
 
 struct ip6_addr netcfg6_link_local(const struct eth_addr *mac)
 {
-	const uint8_t *m = mac->b;
-	struct ip6_addr a = {.b = {0xfe, 0x80, [8] = m[0] ^ 0x02, m[1], m[2], 0xff, 0xfe, m[3],
-				   m[4], m[5]}};
+	struct ip6_addr a = {.b = {0xfe, 0x80}};
+	ip6_set_eui64(&a, mac->b);
 	return a;
 }
 
@@ -18,8 +17,8 @@ static bool addr_assignable(const struct ip6_addr *a, uint8_t plen)
 	       !ip6_is_loopback(a) && !ip6_is_v4mapped(a);
 }
 
-const struct netcfg_addr6 *netcfg6_local(const struct netcfg *c, uint16_t port,
-					 const struct ip6_addr *addr)
+const struct netcfg_addr6 *netcfg6_find(const struct netcfg *c, uint16_t port,
+					const struct ip6_addr *addr)
 {
 	bool scoped = ip6_is_link_local(addr);
 	for (unsigned i = 0; i < NETCFG_MAX_ADDRS6; i++) {
@@ -28,6 +27,24 @@ const struct netcfg_addr6 *netcfg6_local(const struct netcfg *c, uint16_t port,
 			return a;
 	}
 	return NULL;
+}
+
+const struct netcfg_addr6 *netcfg6_local(const struct netcfg *c, uint16_t port,
+					 const struct ip6_addr *addr)
+{
+	const struct netcfg_addr6 *a = netcfg6_find(c, port, addr);
+	return a != NULL && !(a->flags & NETCFG6_UNUSABLE) ? a : NULL;
+}
+
+int netcfg6_addr_set_flags(struct netcfg *c, uint16_t port, const struct ip6_addr *addr,
+			   uint8_t set, uint8_t clear)
+{
+	struct netcfg_addr6 *a = (struct netcfg_addr6 *)netcfg6_find(c, port, addr);
+	if (a == NULL || a->port != port)
+		return -EADDRNOTAVAIL;
+	a->flags = (uint8_t)((a->flags & ~clear) | set);
+	c->gen++;
+	return 0;
 }
 
 bool netcfg_inet_is_local(const struct netcfg *c, const struct inet_addr *a, uint16_t scope)
@@ -45,7 +62,7 @@ bool netcfg6_listens(const struct netcfg *c, uint16_t port, const struct ip6_add
 		return true;
 	for (unsigned i = 0; i < NETCFG_MAX_ADDRS6; i++) {
 		const struct netcfg_addr6 *a = &c->addrs6[i];
-		if (!a->used || a->port != port)
+		if (!a->used || a->port != port || (a->flags & NETCFG6_DADFAILED))
 			continue;
 		struct ip6_addr sn = ip6_solicited_node(&a->addr);
 		if (ip6_addr_equal(&sn, group))
@@ -74,11 +91,12 @@ bool netcfg6_source_for(const struct netcfg *c, uint16_t port, const struct ip6_
 	int best_score = -1;
 	for (unsigned i = 0; i < NETCFG_MAX_ADDRS6; i++) {
 		const struct netcfg_addr6 *a = &c->addrs6[i];
-		if (!a->used || a->port != port)
+		if (!a->used || a->port != port || (a->flags & NETCFG6_UNUSABLE))
 			continue;
-		/* Rule 2, appropriate scope, dominates; rule 8, the longest matching prefix,
-		 * breaks ties. */
-		int score = (ip6_is_link_local(&a->addr) == want_ll) << 8 |
+		/* Rule 2, appropriate scope, dominates; rule 3, avoid deprecated addresses,
+		 * comes next; rule 8, the longest matching prefix, breaks ties. */
+		int score = (ip6_is_link_local(&a->addr) == want_ll) << 9 |
+			    !(a->flags & NETCFG6_DEPRECATED) << 8 |
 			    (int)common_prefix_len(&a->addr, dst);
 		if (score > best_score) {
 			best = a;
@@ -141,7 +159,7 @@ int netcfg6_addr_add(struct netcfg *c, uint16_t port, const struct ip6_addr *add
 		return -ENODEV;
 	if (!addr_assignable(addr, plen))
 		return -EINVAL;
-	if (netcfg6_local(c, port, addr) != NULL)
+	if (netcfg6_find(c, port, addr) != NULL)
 		return -EEXIST;
 	struct netcfg_addr6 *slot = NULL;
 	for (unsigned i = 0; i < NETCFG_MAX_ADDRS6 && slot == NULL; i++)
@@ -171,7 +189,7 @@ int netcfg6_addr_add(struct netcfg *c, uint16_t port, const struct ip6_addr *add
 int netcfg6_addr_del(struct netcfg *c, uint16_t port, const struct ip6_addr *addr,
 		     uint8_t plen)
 {
-	struct netcfg_addr6 *a = (struct netcfg_addr6 *)netcfg6_local(c, port, addr);
+	struct netcfg_addr6 *a = (struct netcfg_addr6 *)netcfg6_find(c, port, addr);
 	if (a == NULL || a->port != port || a->plen != plen)
 		return -EADDRNOTAVAIL;
 	a->used = false;

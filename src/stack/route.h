@@ -53,7 +53,8 @@ struct route {
 				  * src goes, and goes with the last one (netcfg.c) */
 	bool synced;             /* mirrors a route of a port's kernel interface (the kernel
 				  * sync, src/ctl/kernel_sync.h), not made by a user */
-	uint8_t proto;           /* synced: the kernel route's rtm_protocol (bird, static...) */
+	uint8_t proto;           /* synced: the kernel route's rtm_protocol (bird, static...);
+				  * RTPROT_RA for a Router Advertisement's (addrconf_run.c) */
 };
 
 /* `routes N`: routes of both families each table holds (the master and every worker's). */

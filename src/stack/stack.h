@@ -193,6 +193,12 @@ void stack_neigh_learn(struct stack *s, uint16_t port, const struct inet_addr *a
 
 /* Arms s->ping for the reply to echo request id/seq sent by another worker. */
 void stack_ping_arm(struct stack *s, uint16_t id, uint16_t seq);
+/* An echo reply of len bytes with identifier and sequence id_seq (the 32 bits after the
+ * checksum) arrived: true when it is the one s->ping awaits, then noted. */
+bool stack_ping_match(struct stack *s, uint32_t id_seq, uint32_t len);
+/* An echo request's total bytes (header room first, then a pattern), as a chain of the
+ * stack's mbufs; NULL (counted) when the pool ran dry. */
+struct rte_mbuf *stack_ping_chain(struct stack *s, uint32_t total);
 /* Sends an echo request of size payload bytes (0..65507) to dst and arms s->ping for its
  * reply. Returns 0 or -errno (no route, no buffers, EMSGSIZE). */
 int stack_ping_send(struct stack *s, uint32_t dst, uint16_t id, uint16_t seq, uint32_t size);

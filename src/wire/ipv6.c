@@ -259,6 +259,12 @@ struct ip6_addr ip6_solicited_node(const struct ip6_addr *a)
 	return g;
 }
 
+void ip6_set_eui64(struct ip6_addr *a, const uint8_t mac[6])
+{
+	const uint8_t iid[8] = {mac[0] ^ 0x02, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]};
+	memcpy(a->b + 8, iid, sizeof(iid));
+}
+
 char *ip6_addr_format(const struct ip6_addr *a, char *buf, size_t cap)
 {
 	uint16_t g[8];

@@ -128,6 +128,10 @@ bool ip6_is_loopback(const struct ip6_addr *a);
 bool ip6_is_v4mapped(const struct ip6_addr *a);
 /* The solicited-node multicast group of a (RFC 4291 §2.7.1): ff02::1:ffXX:XXXX. */
 struct ip6_addr ip6_solicited_node(const struct ip6_addr *a);
+/* Sets the last 64 bits of a to the modified EUI-64 interface identifier of the MAC mac
+ * (RFC 4291 §2.5.1 and appendix A: ff:fe in the middle, the universal/local bit
+ * inverted), as Linux makes by default (addr_gen_mode eui64). */
+void ip6_set_eui64(struct ip6_addr *a, const uint8_t mac[6]);
 
 /* RFC 5952 text (lowercase, no leading zeros, the longest run of two or more zero groups
  * as "::", the first one on a tie, a v4-mapped address with its dotted quad) into buf (>= 46

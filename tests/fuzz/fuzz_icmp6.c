@@ -1,4 +1,5 @@
-/* libFuzzer target: icmp6_parse and Neighbor Discovery validation on arbitrary bytes. The
+/* libFuzzer target: icmp6_parse, Neighbor Discovery validation and MLD queries on arbitrary
+ * bytes. The
  * first 40 bytes are read as the IPv6 header the message came in (so that hop limit,
  * addresses and the pseudo-header sum vary too), the rest as the ICMPv6 message. Checks
  * what nd_parse promises: bounded prefix lists, the RFC 4861 rules it enforces hold for
@@ -11,6 +12,7 @@
 #include "checksum.h"
 #include "fuzz_check.h"
 #include "icmp6.h"
+#include "mld.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -45,6 +47,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(!ip6_is_multicast(&nd.target));
 		if (nd.type == ICMP6_ROUTER_ADVERT || nd.type == ICMP6_REDIRECT)
 			FUZZ_CHECK(ip6_is_link_local(&ip.src));
+	}
+
+	struct mld_query q;
+	if (r.type == ICMP6_MLD_QUERY && mld_query_parse(msg, len, &ip, &q) == WIRE_OK) {
+		FUZZ_CHECK(q.version == 1 ? len == MLD1_LEN : len >= MLD2_QUERY_MIN_LEN);
+		FUZZ_CHECK(ip6_is_link_local(&ip.src));
+		FUZZ_CHECK(ip6_is_unspecified(&q.group) || ip6_is_multicast(&q.group));
 	}
 
 	/* Recomputing the checksum makes any message verify. */

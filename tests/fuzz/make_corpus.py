@@ -155,7 +155,25 @@ def icmp6_seeds():
         "router_solicit": IP6_ROUTER_SOLICIT,
         "router_advert": bytes(ra) + body,
         "mld_report": IP6_MLD_REPORT[:40] + IP6_MLD_REPORT[48:],
+        # MLD queries (fuzz_icmp6 feeds type 130 to mld_query_parse): v1 general, v2
+        # general, v2 group-specific with one source.
+        "mld_query_v1": mld_query_seed(False, bytes(16), 0),
+        "mld_query_v2": mld_query_seed(True, bytes(16), 0),
+        "mld_query_v2_group": mld_query_seed(True, v6("ff02::1:ff00:2"), 1),
     }
+
+
+def mld_query_seed(v2, group, nb_sources):
+    """An IPv6 header from fe80::1 to all-nodes (hop limit 1) and an MLD query."""
+    body = bytes([130, 0, 0, 0]) + struct.pack("!HH", 10000, 0) + group
+    if v2:
+        body += bytes([2, 125]) + struct.pack("!H", nb_sources) + v6("fe80::5") * nb_sources
+    hdr = bytearray(IP6_ROUTER_SOLICIT[:40])
+    hdr[4:6] = struct.pack("!H", len(body))
+    hdr[7] = 1
+    hdr[8:24] = v6("fe80::1")
+    hdr[24:40] = v6("ff02::1")
+    return bytes(hdr) + body
 
 
 def seeds():
@@ -451,6 +469,23 @@ def stack6_seeds():
                                                   icmp6(135, body=STACK6_0), 255)),
         "ip6_na": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 58, icmp6(
             136, rest=0x60000000, body=PEER6_0 + nd_opt(2, MAC_PEER[0])), 255)),
+        # Autoconfiguration news: a Router Advertisement with a prefix and an MTU, MLD
+        # queries v2 and v1 behind the Router Alert hop-by-hop option, an unsolicited NA
+        # for our address (someone else holds it).
+        "ip6_ra": rec(OP_IP6, F_BCAST, data=ip6_packet(PEER6_LL0, v6("ff02::1"), 58, icmp6(
+            134, rest=0x40001c20, body=struct.pack("!II", 0, 0) +
+            bytes([5, 1, 0, 0]) + struct.pack("!I", 1400) +
+            bytes([3, 4, 64, 0xc0]) + struct.pack("!II", 3600, 1800) + bytes(4) +
+            v6("2001:db8:77::")), 255)),
+        "ip6_mld_query_v2": rec(OP_IP6, F_BCAST, data=ip6_packet(
+            PEER6_LL0, v6("ff02::1"), 0, bytes([58, 0, 5, 2, 0, 0, 1, 0]) +
+            icmp6(130, rest=0x03e80000, body=bytes(16) + bytes([2, 125, 0, 0])), 1)),
+        "ip6_mld_query_v1": rec(OP_IP6, F_BCAST, data=ip6_packet(
+            PEER6_LL0, v6("ff02::1"), 0, bytes([58, 0, 5, 2, 0, 0, 1, 0]) +
+            icmp6(130, rest=0x03e80000, body=bytes(16)), 1)),
+        "ip6_na_unsolicited": rec(OP_IP6, F_BCAST, data=ip6_packet(PEER6_LL0, v6("ff02::1"),
+                                  58, icmp6(136, rest=0x20000000,
+                                            body=STACK6_0 + nd_opt(2, MAC_PEER[0])), 255)),
         "ip6_routing0": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 43, bytes(
             [58, 2, 0, 1, 0, 0, 0, 0]) + v6("2001:db8::5") + echo6)),
         "ip6_unknown_nh": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 253, bytes(16))),

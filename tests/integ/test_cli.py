@@ -62,6 +62,13 @@ BAD_COMMANDS = [
     ("ping_count_zero", ["ping", "10.0.0.1", "count", "0"]),
     ("ping_size_too_big", ["ping", "10.0.0.1", "size", "65508"]),
     ("ping_unknown_option", ["ping", "10.0.0.1", "ttl", "3"]),
+    ("ping6_bad_addr", ["ping", "-6", "2001:db8::zz"]),
+    ("ping6_link_local_without_dev", ["ping", "fe80::1"]),
+    ("ping6_size_too_big", ["ping", "2001:db8::1", "size", "65528"]),
+    ("autoconf_bad_word", ["ip", "-6", "autoconf", "maybe", "dev", "port0"]),
+    ("autoconf_unknown_port", ["ip", "-6", "autoconf", "on", "dev", "port9"]),
+    ("dad_transmits_too_many", ["ip", "-6", "dad-transmits", "256", "dev", "port0"]),
+    ("dad_transmits_no_dev", ["ip", "-6", "dad-transmits", "1"]),
 ]
 
 
@@ -137,7 +144,7 @@ def test_help_lists_every_command(one_port):
                   "ip route add", "ip route del", "ip route show", "ip forwarding",
                   "ip -6 forwarding", "neigh show", "neigh add",
                   "neigh del", "neigh flush", "neigh params", "stats", "lcore show", "ping",
-                  "capture"):
+                  "capture", "ip -6 autoconf", "ip -6 dad-transmits"):
         assert any(line.startswith(usage) for line in out.splitlines()), usage
 
 

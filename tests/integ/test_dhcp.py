@@ -8,7 +8,6 @@ and route), a NAK from an authoritative server that no longer has the lease, rel
 
 import os
 import re
-import subprocess
 
 import pytest
 
@@ -31,27 +30,21 @@ class Dnsmasq:
         self.start(pool, extra)
 
     def start(self, pool, extra=()):
-        cmd = ["ip", "netns", "exec", self.peer.ns, "dnsmasq", "--no-daemon", "--port=0",
-               "--log-dhcp", "--interface=" + self.peer.ifname, "--bind-interfaces",
-               "--dhcp-leasefile=" + os.path.join(self.dir, "leases"),
-               "--pid-file=" + os.path.join(self.dir, "pid"),
-               "--dhcp-range=%s,%s,255.255.255.0,2m" % pool,
-               "--dhcp-option=option:router," + SERVER,
-               "--dhcp-option=option:mtu,1400"] + list(extra)
-        self.log = open(self.log_path, "a")
-        self.proc = subprocess.Popen(topo.dying_with_parent(cmd), stdout=self.log,
-                                     stderr=subprocess.STDOUT)
-        self.lab.add_cleanup(self.stop)
+        argv = ["dnsmasq", "--no-daemon", "--port=0",
+                "--log-dhcp", "--interface=" + self.peer.ifname, "--bind-interfaces",
+                "--dhcp-leasefile=" + os.path.join(self.dir, "leases"),
+                "--pid-file=" + os.path.join(self.dir, "pid"),
+                "--dhcp-range=%s,%s,255.255.255.0,2m" % pool,
+                "--dhcp-option=option:router," + SERVER,
+                "--dhcp-option=option:mtu,1400"] + list(extra)
+        self.proc = topo.NsProcess(self.lab, self.peer.ns, argv, self.log_path)
         topo.wait_until(lambda: "DHCP, sockets bound" in self.text(), 10,
                         what="dnsmasq started")
 
     def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(10)
+        if self.proc is not None:
+            self.proc.stop()
         self.proc = None
-        if not self.log.closed:
-            self.log.close()
 
     def text(self):
         with open(self.log_path, errors="replace") as f:

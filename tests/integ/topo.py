@@ -473,6 +473,30 @@ def dying_with_parent(argv):
     return ["setpriv", "--pdeathsig", "TERM", "--"] + [str(a) for a in argv]
 
 
+class NsProcess:
+    """A peer's server (dnsmasq, radvd) run in namespace ns, its output appended to
+    log_path, stopped by stop() or at the lab's close."""
+
+    def __init__(self, lab, ns, argv, log_path):
+        self.log_path = log_path
+        self.log = open(log_path, "a")
+        self.proc = subprocess.Popen(dying_with_parent(["ip", "netns", "exec", ns] + list(argv)),
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        lab.add_cleanup(self.stop)
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        self.proc = None
+        if not self.log.closed:
+            self.log.close()
+
+    def text(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+
 class Daemon:
     """One dpstackd with its own control socket in its own directory."""
 
@@ -533,10 +557,23 @@ class Daemon:
                 r = self.ctl_result("link", "show", timeout=max(1.0, deadline -
                                                                  time.monotonic()))
                 if r.rc == 0:
+                    self._wait_dad(deadline)
                     return
             if time.monotonic() >= deadline:
                 raise AssertionError("dpstackd not ready within %.0f s:\n%s" %
                                      (timeout, self.log()[-3000:]))
+            time.sleep(0.05)
+
+    def _wait_dad(self, deadline):
+        """Until the start-up deadline at most: the addresses the config gave (the ports'
+        link-local ones at least) finish Duplicate Address Detection, a second with one
+        probe, so a test neither races it nor sees them change state under it (RFC 4862
+        §5.4: a tentative address is not ours yet). A config that keeps one tentative
+        longer gets it so."""
+        while time.monotonic() < deadline:
+            r = self.ctl_result("ip", "addr", "show")
+            if r.rc != 0 or " tentative" not in r.out:
+                return
             time.sleep(0.05)
 
     def wait_exit(self, timeout=DAEMON_START_TIMEOUT):
