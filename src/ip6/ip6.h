@@ -129,6 +129,12 @@ void icmp6_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
  * free orig. */
 void icmp6_send_error(struct stack *s, const struct rte_mbuf *orig, uint8_t type, uint8_t code,
 		      uint32_t info);
+/* The transport of the datagram an ICMPv6 error quotes (q[0..len), its IPv6 header on):
+ * our own TCP and UDP datagrams carry no extension header but the Fragment header of one we
+ * fragmented (RFC 8200 §4.5), whose first fragment has the transport header after it. Its
+ * Next Header into *nh and where its header starts into *l4_off; false when len holds no
+ * IPv6 header. */
+bool icmp6_quoted_transport(const uint8_t *q, size_t len, uint8_t *nh, size_t *l4_off);
 /* Completes the checksum of the ICMPv6 message m (data at it, checksum field zero) from
  * d's addresses. */
 void icmp6_fill_checksum(struct rte_mbuf *m, const struct ip6_out *d);

@@ -80,24 +80,32 @@ static void icmp6_echo_reply(struct stack *s, struct rte_mbuf *m, const struct i
 		stack_count(s, STACK_EV_ICMP6_TX_ECHO_REPLY);
 }
 
+bool icmp6_quoted_transport(const uint8_t *q, size_t len, uint8_t *nh, size_t *l4_off)
+{
+	if (len < IP6_HDR_LEN)
+		return false;
+	*l4_off = IP6_HDR_LEN;
+	*nh = q[IP6_OFF_NEXT_HEADER];
+	if (*nh == IP6_NH_FRAGMENT && len >= IP6_HDR_LEN + IP6_FRAG_HDR_LEN &&
+	    (wire_get_be16(q + IP6_HDR_LEN + 2) & 0xfff8) == 0) {
+		*nh = q[IP6_HDR_LEN];
+		*l4_off += IP6_FRAG_HDR_LEN;
+	}
+	return true;
+}
+
 /* RFC 4443 §2.4(b): an error belongs to the transport that sent the quoted datagram, from
- * one of our addresses. Our own TCP and UDP datagrams carry no extension headers but the
- * Fragment header of a datagram we fragmented (RFC 8200 §4.5), so the quoted fixed header's
- * Next Header names the transport, or that of the first fragment's Fragment header. False
- * when none of ours takes it (the kernel's transports may). */
+ * one of our addresses (icmp6_quoted_transport names it). False when none of ours takes it
+ * (the kernel's transports may). */
 static bool icmp6_error_to_transport(struct stack *s, const uint8_t *msg, size_t len,
 				     const struct icmp6_repr *ic)
 {
-	if (len < ICMP6_HDR_LEN + IP6_HDR_LEN)
+	uint8_t nh;
+	size_t l4_off;
+	if (len < ICMP6_HDR_LEN ||
+	    !icmp6_quoted_transport(msg + ICMP6_HDR_LEN, len - ICMP6_HDR_LEN, &nh, &l4_off))
 		return false;
 	const uint8_t *q = msg + ICMP6_HDR_LEN;
-	size_t l4_off = IP6_HDR_LEN;
-	uint8_t nh = q[IP6_OFF_NEXT_HEADER];
-	if (nh == IP6_NH_FRAGMENT && len >= ICMP6_HDR_LEN + IP6_HDR_LEN + IP6_FRAG_HDR_LEN &&
-	    (wire_get_be16(q + IP6_HDR_LEN + 2) & 0xfff8) == 0) {
-		nh = q[IP6_HDR_LEN];
-		l4_off += IP6_FRAG_HDR_LEN;
-	}
 	const struct stack_proto *transport = s->by_ip_proto[nh];
 	if (transport == NULL || transport->ip6_icmp_error == NULL)
 		return false;

@@ -40,6 +40,34 @@ static unsigned ip6_owner(const struct stack *s, const struct rte_mbuf *m,
 				    wire_get_be16(l4 + 2));
 }
 
+/* The worker that owns the flow an ICMPv6 error at msg_off in m quotes (RFC 4443 §2.4(b)),
+ * as IPv4's steer_datagram_owner does for ICMP, so that it reaches the socket; STEER_ANY
+ * for every other message, and for what this worker may handle. */
+static unsigned icmp6_owner(const struct stack *s, const struct rte_mbuf *m, size_t msg_off)
+{
+	if (s->steer == NULL || (m->ol_flags & STACK_MBUF_FLOW_STEERED))
+		return STEER_ANY;
+	size_t len = rte_pktmbuf_data_len(m) - msg_off;
+	const uint8_t *msg = rte_pktmbuf_mtod_offset(m, const uint8_t *, msg_off);
+	uint8_t nh;
+	size_t l4_off;
+	if (len < ICMP6_HDR_LEN || !icmp6_type_is_error(msg[ICMP6_OFF_TYPE]) ||
+	    !icmp6_quoted_transport(msg + ICMP6_HDR_LEN, len - ICMP6_HDR_LEN, &nh, &l4_off) ||
+	    len < ICMP6_HDR_LEN + l4_off + 4)
+		return STEER_ANY;
+	const uint8_t *q = msg + ICMP6_HDR_LEN;
+	uint16_t sport = wire_get_be16(q + l4_off), dport = wire_get_be16(q + l4_off + 2);
+	if (nh == IP6_NH_UDP)
+		return steer_udp_owner(s->steer, sport); /* our datagram: its source port */
+	if (nh != IP6_NH_TCP)
+		return STEER_ANY;
+	struct inet_addr src, dst;
+	memcpy(src.b, q + IP6_OFF_SRC, 16);
+	memcpy(dst.b, q + IP6_OFF_DST, 16);
+	/* Our segment turned around: the flow as the peer's segments arrive. */
+	return steer_tcp_owner_inet(s->steer, &dst, &src, dport, sport);
+}
+
 /* To the transport registered for the chain's upper-layer header (TCP, UDP), on the
  * worker that owns the flow. */
 static void ip6_to_transport(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
@@ -87,8 +115,14 @@ static void ip6_deliver(struct stack *s, struct rte_mbuf *m, struct ip6_repr *ip
 		ip6_deliver(s, m, ip, to_group, how);
 		return;
 	}
+	unsigned owner;
 	switch (ext.proto) {
 	case IP6_NH_ICMPV6:
+		owner = icmp6_owner(s, m, ext.l4_off);
+		if (owner != STEER_ANY && owner != s->id) {
+			stack_steer_to(s, owner, m, how);
+			return;
+		}
 		stack_count(s, STACK_EV_IP6_DELIVERED);
 		icmp6_input(s, m, ip, ext.l4_off, how);
 		return;

@@ -14,7 +14,9 @@
 #include "stack/steer.h"
 #include "tcp/tcp.h"
 #include "tcp/tcp_priv.h"
+#include "stack/netcfg6.h"
 #include "udp/udp.h"
+#include "../../src/wire/icmp6.h"
 #include "../../src/wire/tcp.h"
 #include "../../src/wire/udp.h"
 
@@ -161,6 +163,72 @@ static void test_udp_goes_to_the_owner_of_its_port(void **state)
 	assert_int_equal(ts_nframes, 1);
 }
 
+/* IPv6 (ip6_input.c's ip6_owner, icmp6_owner): 2001:db8::2, which these tests give port 0,
+ * and the peer 2001:db8::1. */
+static const struct inet_addr steer_local6 = {{0x20, 0x01, 0x0d, 0xb8, [15] = 2}};
+static const struct inet_addr steer_peer6 = {{0x20, 0x01, 0x0d, 0xb8, [15] = 1}};
+
+/* The IPv6 datagram src → dst with next header nh and l4[0..len) (its checksum field at
+ * csum_off filled in) in a frame from A on port 0. */
+static void input6(const struct inet_addr *src, const struct inet_addr *dst, uint8_t nh,
+		   uint8_t *l4, size_t len, size_t csum_off)
+{
+	static uint8_t frame[ETH_HDR_LEN + 256];
+	uint32_t sum = inet_addr_csum_pseudo(src, dst, nh, (uint32_t)len);
+	wire_put_be16(l4 + csum_off, wire_csum_finish(wire_csum_add(sum, l4, len)));
+	struct ip6_repr ip = {.payload_len = (uint16_t)len, .next_header = nh, .hop_limit = 64,
+			      .src = inet_addr_to_v6(src), .dst = inet_addr_to_v6(dst)};
+	ip6_build(dgram, IP6_HDR_LEN, &ip);
+	memcpy(dgram + IP6_HDR_LEN, l4, len);
+	size_t fl = ts_eth_build(frame, &ts_mac_port[0], &ts_mac_a, ETH_TYPE_IPV6, dgram,
+				 IP6_HDR_LEN + len);
+	ts_input_frame(0, frame, fl);
+}
+
+static void add_local6(void)
+{
+	struct ip6_addr a = inet_addr_to_v6(&steer_local6);
+	assert_int_equal(netcfg6_addr_add(&ts_s->cfg, 0, &a, 64, 0), 0);
+}
+
+static void test_udp6_goes_to_the_owner_of_its_port(void **state)
+{
+	(void)state;
+	add_local6();
+	for (uint16_t dport = 7000; dport <= 7001; dport++) {
+		uint8_t l4[UDP_HDR_LEN];
+		struct udp_repr u = {.src_port = 5000, .dst_port = dport, .length = 8};
+		udp_build(l4, sizeof(l4), &u);
+		input6(&steer_peer6, &steer_local6, IP6_NH_UDP, l4, sizeof(l4), UDP_OFF_CSUM);
+	}
+	/* 7001 is worker 1's; 7000 ours (port unreachable from here). */
+	assert_int_equal(nhanded, 1);
+	assert_int_equal(handed[0].worker, 1);
+	assert_int_equal(steer_udp_owner(&steer, 7001), 1);
+}
+
+static void test_icmp6_error_goes_to_the_owner_of_the_udp_port_it_quotes(void **state)
+{
+	(void)state;
+	add_local6();
+	for (uint16_t sport = 7000; sport <= 7001; sport++) {
+		/* Port unreachable quoting our datagram from sport to the peer's 5000. */
+		uint8_t msg[ICMP6_HDR_LEN + IP6_HDR_LEN + UDP_HDR_LEN];
+		struct icmp6_repr ic = {.type = ICMP6_DEST_UNREACH, .code = ICMP6_UNREACH_PORT};
+		icmp6_build_header(msg, ICMP6_HDR_LEN, &ic);
+		struct ip6_repr q = {.payload_len = UDP_HDR_LEN, .next_header = IP6_NH_UDP,
+				     .hop_limit = 64, .src = inet_addr_to_v6(&steer_local6),
+				     .dst = inet_addr_to_v6(&steer_peer6)};
+		ip6_build(msg + ICMP6_HDR_LEN, IP6_HDR_LEN, &q);
+		struct udp_repr u = {.src_port = sport, .dst_port = 5000, .length = 8};
+		udp_build(msg + ICMP6_HDR_LEN + IP6_HDR_LEN, UDP_HDR_LEN, &u);
+		input6(&steer_peer6, &steer_local6, IP6_NH_ICMPV6, msg, sizeof(msg),
+		       ICMP6_OFF_CSUM);
+	}
+	assert_int_equal(nhanded, 1);
+	assert_int_equal(handed[0].worker, 1);
+}
+
 static void test_fragments_meet_then_the_datagram_goes_to_its_owner(void **state)
 {
 	(void)state;
@@ -299,6 +367,11 @@ int main(void)
 			test_echo_request_answered_by_whichever_worker_gets_it, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_udp_goes_to_the_owner_of_its_port, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_udp6_goes_to_the_owner_of_its_port, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_icmp6_error_goes_to_the_owner_of_the_udp_port_it_quotes, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_fragments_meet_then_the_datagram_goes_to_its_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(
