@@ -94,6 +94,12 @@ int ip4_output(struct stack *s, struct rte_mbuf *m, uint8_t proto, uint32_t src,
 	}
 	if (src == 0)
 		src = netcfg_route_source4(&s->cfg, r, dst);
+	if (src == 0) {
+		/* RFC 1122 §3.2.1.3: 0.0.0.0 is a source only while a host learns its address
+		 * (DHCP, which sends to the limited broadcast without this path). */
+		stack_drop(s, STACK_DROP_IP_NO_SOURCE, m);
+		return -EADDRNOTAVAIL;
+	}
 	uint32_t len = rte_pktmbuf_pkt_len(m) + IP4_HDR_MIN_LEN;
 	uint8_t *h = (uint8_t *)rte_pktmbuf_prepend(m, IP4_HDR_MIN_LEN);
 	if (h == NULL || len > IP4_MAX_LEN) {

@@ -171,6 +171,7 @@
 	X(IP_SOURCE_ROUTE,    "ip.source_route",      "LSRR/SSRR option (RFC 7126: dropped)") \
 	X(IP_NOT_OURS,        "ip.not_ours",          "not for us and forwarding is off") \
 	X(IP_NO_ROUTE,        "ip.no_route",          "no route to the destination") \
+	X(IP_NO_SOURCE,       "ip.no_source",         "no address to send from: the route's port has none (RFC 1122 §3.2.1.3: never 0.0.0.0)") \
 	X(FLOW_DROPPED,       "flow.dropped",         "dropped by a flow rule's drop action (flow show counts each rule's hits)") \
 	X(FLOW_STEER_FULL,    "flow.steer_full",      "frame a flow rule steered dropped: the worker's ring was full") \
 	X(FLOW_CLUSTER_GONE,  "flow.cluster_gone",    "frame a flow rule sent to a cluster that has gone (a bug: cluster del waits for the rules)") \

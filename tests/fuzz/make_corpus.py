@@ -667,6 +667,9 @@ def stack_seeds():
         # The address of port 1 goes: its gateway stays, with nothing to ask ARP with.
         "addr_removed": rec(OP_ADDR, F_PORT1 | F_BCAST, (24 - 16) << 8 | 2) + rec(
             OP_PING, PING_VIA_B, 56) + rec(OP_CLOCK, 0, 4000),
+        # Found by the fuzzer: with port 1's address gone, a ping via B waited for ARP with
+        # source 0.0.0.0 and left when an address came back; now refused (ip.no_source).
+        "ping_without_source": bytes.fromhex("3a080254005b65659c9a2323232323238f030fa0"),
         # Large pings to unanswered next hops until the pool (255 mbufs) runs dry, then
         # traffic that needs buffers, then the timeout that frees everything.
         "pool_exhaustion": rec(OP_PEER, 0, 0) + b"".join(
