@@ -35,7 +35,8 @@ def start(lab, extra=()):
     peer = v6_peer(lab)
     d = lab.start_daemon("\n".join(["workers 1",
                                     "port add port0 net_af_xdp0,iface=%s" % peer.root_ifname,
-                                    "ip addr add 10.0.0.2/24 dev port0"] + list(extra)) + "\n")
+                                    "ip addr add 10.0.0.2/24 dev port0"] + list(extra)) + "\n",
+                        dad=True)
     return peer, d
 
 

@@ -415,10 +415,13 @@ class Lab:
             peer.run("ip", "route", "add", "default", "via", gw)
         return peer
 
-    def start_daemon(self, config, name="d", wait=True, netns=None, pidns=False, wrap=()):
+    def start_daemon(self, config, name="d", wait=True, netns=None, pidns=False, wrap=(),
+                     dad=False):
         """A dpstackd on config, in network namespace netns (None: this one), in a PID
-        namespace of its own with pidns, its command line after wrap (setpriv ...)."""
-        d = Daemon(os.path.join(self.tmp, name), config, netns, pidns, wrap)
+        namespace of its own with pidns, its command line after wrap (setpriv ...); its
+        ports skip Duplicate Address Detection unless dad (see without_dad)."""
+        d = Daemon(os.path.join(self.tmp, name), config if dad else without_dad(config),
+                   netns, pidns, wrap)
         self.daemons.append(d)
         self.add_cleanup(d.stop_quietly)
         d.start(wait=wait)
@@ -462,6 +465,21 @@ def one_port_config(root_ifname, addr="10.0.0.2/24", driver="net_af_xdp", extra=
     return "\n".join(list(head) + ["workers 1",
                       "port add port0 %s0,iface=%s" % (driver, root_ifname),
                       "ip addr add %s dev port0" % addr] + list(extra)) + "\n"
+
+
+def without_dad(config):
+    """config with `ip -6 dad-transmits 0` for each port it adds, appended (line numbers
+    stay those of the test's text): the kernel peers run nodad too, and a test that is not
+    about DAD should not wait its second (RFC 4861 RetransTimer) at every start. A config
+    that sets dad-transmits itself keeps its own, and so does a test that asks for DAD."""
+    if not isinstance(config, str) or "dad-transmits" in config:
+        return config
+    ports = [line.split()[2] for line in config.splitlines()
+             if len(line.split()) >= 4 and line.split()[:2] == ["port", "add"]]
+    if not ports:
+        return config
+    tail = "" if config.endswith("\n") else "\n"
+    return config + tail + "".join("ip -6 dad-transmits 0 dev %s\n" % p for p in ports)
 
 
 def dying_with_parent(argv):
