@@ -10,6 +10,22 @@
 
 #include <rte_malloc.h>
 
+static const char *const take_names[] = {
+	[CLUSTER_TAKE_ALL] = "all", [CLUSTER_TAKE_FLOW] = "flow", [CLUSTER_TAKE_REST] = "rest"};
+
+const char *cluster_take_name(enum cluster_take take)
+{
+	return take_names[take];
+}
+
+int cluster_take_parse(const char *name)
+{
+	for (unsigned i = 0; i < sizeof(take_names) / sizeof(take_names[0]); i++)
+		if (strcmp(name, take_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
 struct cluster_mgr *cluster_mgr_create(const struct cluster_ops *ops)
 {
 	if (ops->nb_workers == 0 || ops->nb_workers > DPC_MAX_RINGS)
@@ -123,6 +139,24 @@ bool cluster_mgr_find(struct cluster_mgr *m, const char *name, struct cluster_de
 	return cl != NULL;
 }
 
+bool cluster_mgr_rest_of(struct cluster_mgr *m, uint16_t port, char name[DPC_NAME_LEN])
+{
+	bool found = false;
+	pthread_mutex_lock(&m->lock);
+	for (unsigned k = 0; k < CLUSTER_MAX && !found; k++) {
+		const struct cluster *cl = &m->clusters[k];
+		for (unsigned i = 0; cl->used && cl->def.take == CLUSTER_TAKE_REST &&
+				     i < cl->def.nb_ports && !found; i++) {
+			if (cl->def.ports[i] == port) {
+				strcpy(name, cl->def.name);
+				found = true;
+			}
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	return found;
+}
+
 struct ws_arg {
 	struct cluster_wstate *ws;
 	unsigned slot;
@@ -132,8 +166,7 @@ struct ws_arg {
 static int cluster_install_on(struct cluster_wtab *t, void *arg)
 {
 	struct ws_arg *a = arg;
-	cluster_wtab_install(t, a->ws, a->slot, a->def->ports, a->def->nb_ports,
-			     !a->def->take_flow);
+	cluster_wtab_install(t, a->ws, a->slot, a->def->ports, a->def->nb_ports, a->def->take);
 	return 0;
 }
 
@@ -183,11 +216,15 @@ static int cluster_check(struct cluster_mgr *m, const struct cluster_def *def, c
 			return -ENOSPC;
 		}
 		/* Clusters that take flow share their ports with the stack and with each
-		 * other (each gets what its rules send); one that takes all shares nothing. */
+		 * other (each gets what its rules send), and with the one cluster that takes
+		 * the rest; one that takes all shares nothing. */
 		for (unsigned k = 0; k < CLUSTER_MAX; k++) {
 			const struct cluster *o = &m->clusters[k];
-			bool both_flow = def->take_flow && o->def.take_flow;
-			for (unsigned j = 0; o->used && !both_flow && j < o->def.nb_ports; j++) {
+			bool shared = (def->take == CLUSTER_TAKE_FLOW &&
+				       o->def.take != CLUSTER_TAKE_ALL) ||
+				      (def->take == CLUSTER_TAKE_REST &&
+				       o->def.take == CLUSTER_TAKE_FLOW);
+			for (unsigned j = 0; o->used && !shared && j < o->def.nb_ports; j++) {
 				if (o->def.ports[j] == p) {
 					snprintf(err, errlen, "port %s belongs to cluster '%s'",
 						 m->port_name[p], o->def.name);

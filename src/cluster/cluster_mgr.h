@@ -33,6 +33,10 @@ struct cluster_ops {
 	void *ctx;
 };
 
+const char *cluster_take_name(enum cluster_take take);
+/* The take that name names, or -1. */
+int cluster_take_parse(const char *name);
+
 /* What `cluster add` asks for. */
 struct cluster_def {
 	char name[DPC_NAME_LEN];
@@ -46,7 +50,7 @@ struct cluster_def {
 	char hash_prog[CLUSTER_PROG_SPEC_LEN];      /* hash custom's program */
 	int32_t bounce_port;                        /* -1: no bounce */
 	char filter[CLUSTER_PROG_SPEC_LEN];         /* the bounce's program; "": none */
-	bool take_flow;     /* `take flow`: its ports stay the stack's, flow rules feed it */
+	enum cluster_take take;
 };
 
 /* One consumer, as `cluster show` reports it. */
@@ -98,6 +102,8 @@ void cluster_show(struct cluster_mgr *m, const struct cluster_show_cb *cb);
 /* The definition and slot of the cluster named name. Returns false when there is none. */
 bool cluster_mgr_find(struct cluster_mgr *m, const char *name, struct cluster_def *def,
 		      unsigned *slot);
+/* Whether a cluster takes port's rest (CLUSTER_TAKE_REST); its name into name. */
+bool cluster_mgr_rest_of(struct cluster_mgr *m, uint16_t port, char name[DPC_NAME_LEN]);
 
 /* The port's region exists (a cluster may own it). */
 bool cluster_mgr_has_region(struct cluster_mgr *m, uint16_t port);

@@ -183,15 +183,19 @@ void cluster_place(struct cluster_wstate *ws, uint16_t region, struct rte_mbuf *
 }
 
 void cluster_wtab_install(struct cluster_wtab *t, struct cluster_wstate *ws, unsigned slot,
-			  const uint16_t *ports, unsigned nb_ports, bool take_all)
+			  const uint16_t *ports, unsigned nb_ports, enum cluster_take take)
 {
 	ws->xmit = t->xmit;
 	ws->xmit_ctx = t->xmit_ctx;
 	ws->nb_ports = nb_ports;
 	memcpy(ws->port, ports, nb_ports * sizeof(ports[0]));
 	t->slot[slot] = ws;
-	for (unsigned i = 0; i < nb_ports && take_all; i++)
-		t->port[ports[i]] = (struct cluster_wport){.ws = ws, .region = (uint16_t)i};
+	for (unsigned i = 0; i < nb_ports; i++) {
+		if (take == CLUSTER_TAKE_ALL)
+			t->port[ports[i]] = (struct cluster_wport){.ws = ws, .region = (uint16_t)i};
+		else if (take == CLUSTER_TAKE_REST)
+			t->rest_slot[ports[i]] = (uint8_t)(slot + 1);
+	}
 }
 
 static void cluster_wtab_unlist(struct cluster_wtab *t, struct cluster_wring *r)
@@ -216,9 +220,12 @@ void cluster_wtab_ring_remove(struct cluster_wtab *t, struct cluster_wstate *ws,
 
 void cluster_wtab_remove(struct cluster_wtab *t, struct cluster_wstate *ws)
 {
-	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++)
+	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++) {
 		if (t->port[p].ws == ws)
 			t->port[p] = (struct cluster_wport){0};
+		if (t->rest_slot[p] != 0 && t->slot[t->rest_slot[p] - 1] == ws)
+			t->rest_slot[p] = 0;
+	}
 	for (unsigned i = 0; i < CLUSTER_MAX; i++)
 		if (t->slot[i] == ws)
 			t->slot[i] = NULL;

@@ -87,6 +87,14 @@ struct cluster_wstate {
 	uint64_t unsupported;           /* frames no consumer can read (chained, foreign) */
 };
 
+/* What a cluster takes from its ports (docs/CLUSTERS.md). */
+enum cluster_take {
+	CLUSTER_TAKE_ALL,       /* the ports are the cluster's: the stack never sees them */
+	CLUSTER_TAKE_FLOW,      /* the stack's ports: flow rules send frames to the cluster */
+	CLUSTER_TAKE_REST,      /* the stack's ports: the cluster gets what the stack does not
+				 * own (the exception path, stack/exception.h) */
+};
+
 #define CLUSTER_NO_REGION 0xff
 
 struct cluster_wport {
@@ -96,6 +104,8 @@ struct cluster_wport {
 
 struct cluster_wtab {
 	struct cluster_wport port[NETCFG_MAX_PORTS];   /* ports a cluster takes whole */
+	uint8_t rest_slot[NETCFG_MAX_PORTS];   /* 1 + the slot of the cluster that takes the
+						* port's rest; 0: none */
 	struct cluster_wstate *slot[CLUSTER_MAX];       /* every cluster, by its slot */
 	unsigned nb_rings;
 	struct cluster_wring *rings[CLUSTER_MAX_WRINGS];   /* to reclaim from */
@@ -139,10 +149,11 @@ unsigned cluster_reclaim(struct cluster_wtab *t);
  * frames. */
 unsigned cluster_tx_poll(struct cluster_wtab *t);
 
-/* Changes, run on the worker. ws goes in slot; when it takes its ports whole (take_all),
- * they leave the stack, else frames reach it only through flow rules. */
+/* Changes, run on the worker. ws goes in slot; when it takes its ports whole
+ * (CLUSTER_TAKE_ALL), they leave the stack, else frames reach it through flow rules
+ * (cluster_flow_place) and, with CLUSTER_TAKE_REST, from the stack's exception path. */
 void cluster_wtab_install(struct cluster_wtab *t, struct cluster_wstate *ws, unsigned slot,
-			  const uint16_t *ports, unsigned nb_ports, bool take_all);
+			  const uint16_t *ports, unsigned nb_ports, enum cluster_take take);
 /* Takes ws out: its ports go back to the stack, its rings are reclaimed whole. */
 void cluster_wtab_remove(struct cluster_wtab *t, struct cluster_wstate *ws);
 /* Returns -ENOSPC when the worker feeds too many rings already. */

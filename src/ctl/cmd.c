@@ -80,9 +80,9 @@ static const struct cmd cmds[] = {
 	 "capture PORT [filter EXPR] [count N] [snaplen N] [-w FILE | -] (pcapng; -w is "
 	 "dpstackctl's)"},
 	{"cluster add", cmd_cluster_add,
-	 "cluster add NAME ports PORT[,PORT]... [hash { 5tuple | ip | mac | proto }] "
-	 "consumers N[,N]... [mode { balance | fanout }] [ring N] (consumers attach as "
-	 "NAME@i or NAME@g:i)"},
+	 "cluster add NAME ports PORT[,PORT]... [hash { 5tuple | ip | mac | proto | custom PROG }] "
+	 "[consumers N[,N]... [mode { balance | fanout }] [ring N]] [take { all | flow | rest }] "
+	 "[bounce PORT [filter PROG]] (consumers attach as NAME@i or NAME@g:i)"},
 	{"cluster del", cmd_cluster_del, "cluster del NAME"},
 	{"cluster show", cmd_cluster_show, "cluster show"},
 	{"cluster", cmd_cluster_show, NULL},

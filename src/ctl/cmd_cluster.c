@@ -17,10 +17,15 @@ struct cluster_call {
 	struct cluster_wtab *tab;
 };
 
+/* Runs the change on the worker's table, then tells its stack which ports' rest a cluster
+ * takes (stack/exception.h reads that flag, never the table). */
 static int cluster_call_tramp(struct stack *s, void *arg)
 {
 	struct cluster_call *c = arg;
-	return c->fn(c->tab, c->arg);
+	int rc = c->fn(c->tab, c->arg);
+	for (unsigned p = 0; p < NETCFG_MAX_PORTS; p++)
+		s->rest_port[p] = c->tab->rest_slot[p] != 0;
+	return rc;
 }
 
 static int cluster_run(void *ctx, unsigned w, int (*fn)(struct cluster_wtab *t, void *arg),
@@ -29,7 +34,7 @@ static int cluster_run(void *ctx, unsigned w, int (*fn)(struct cluster_wtab *t, 
 	struct daemon *d = ctx;
 	struct cluster_call c = {.fn = fn, .arg = arg, .tab = &d->workers[w].clusters};
 	if (!d->workers_running)
-		return fn(c.tab, arg);
+		return cluster_call_tramp(d->workers[w].stack, &c);
 	return worker_call(&d->workers[w], cluster_call_tramp, &c);
 }
 
@@ -107,7 +112,7 @@ static int cluster_parse_prog(const char *what, const char *v, char *dst, size_t
 
 /* cluster add NAME ports P[,P...] [hash H | hash custom PROG] [consumers N[,M...]]
  *             [mode balance|fanout] [ring N] [bounce PORT [filter PROG]]
- *             [take all|flow]
+ *             [take all|flow|rest]
  * (consumers or bounce, or both) */
 static int cluster_parse(struct daemon *d, int argc, char **argv, struct cluster_def *def,
 			 struct ctl_out *o)
@@ -161,10 +166,12 @@ static int cluster_parse(struct daemon *d, int argc, char **argv, struct cluster
 				return ctl_error(o, "mode must be balance or fanout, not '%s'", v);
 			mode = v;
 		} else if (strcmp(k, "take") == 0) {
-			if (strcmp(v, "all") != 0 && strcmp(v, "flow") != 0)
-				return ctl_error(o, "take must be all (the ports are the cluster's) "
-						 "or flow (what flow rules send), not '%s'", v);
-			def->take_flow = strcmp(v, "flow") == 0;
+			int take = cluster_take_parse(v);
+			if (take < 0)
+				return ctl_error(o, "take must be all (the ports are the cluster's), "
+						 "flow (what flow rules send) or rest (what the "
+						 "stack does not own), not '%s'", v);
+			def->take = (enum cluster_take)take;
 		} else if (strcmp(k, "ring") == 0) {
 			if (cmd_parse_u32(v, CLUSTER_RING_MIN, CLUSTER_RING_MAX, &def->ring_size,
 					  "ring", o) != 0)
@@ -196,6 +203,14 @@ static int cluster_parse(struct daemon *d, int argc, char **argv, struct cluster
 				 "get every frame each: mode fanout)");
 	}
 	def->fanout = def->nb_groups > 1;
+	for (unsigned i = 0; i < def->nb_ports && def->take == CLUSTER_TAKE_REST; i++) {
+		const struct port *p = &d->ports[def->ports[i]];
+		/* What the stack does not own goes to one place: the kernel interface's host
+		 * would otherwise lose its traffic without a word. */
+		if (p->kernel.ifname[0] != '\0')
+			return ctl_error(o, "take rest: port %s gives what the stack does not own "
+					 "to its kernel interface %s", p->name, p->kernel.ifname);
+	}
 	return 0;
 }
 
@@ -251,7 +266,7 @@ static void show_cluster(void *ctx, const struct cluster_def *def,
 		if (def->hash_prog[0] != '\0')
 			json_str(o, "hash_prog", def->hash_prog);
 		json_str(o, "mode", def->fanout ? "fanout" : "balance");
-		json_str(o, "take", def->take_flow ? "flow" : "all");
+		json_str(o, "take", cluster_take_name(def->take));
 		json_arr_begin(o, "groups");
 		for (unsigned g = 0; g < def->nb_groups; g++)
 			json_u64(o, NULL, def->group_size[g]);
@@ -281,7 +296,7 @@ static void show_cluster(void *ctx, const struct cluster_def *def,
 			ctl_printf(o, "%s%u", g ? "," : "", def->group_size[g]);
 		ctl_printf(o, " ring %u", def->ring_size);
 	}
-	ctl_printf(o, " take %s", def->take_flow ? "flow" : "all");
+	ctl_printf(o, " take %s", cluster_take_name(def->take));
 	if (bounce != NULL)
 		ctl_printf(o, " bounce %s%s%s", bounce, def->filter[0] != '\0' ? " filter " : "",
 			   def->filter);

@@ -119,7 +119,7 @@ static int flow_cluster_check(struct daemon *d, struct flow_rule *r, struct ctl_
 	if (d->clusters == NULL || !cluster_mgr_find(d->clusters, r->cluster, &def, &slot))
 		return ctl_error(o, "flow action cluster: no cluster named '%s' (see cluster "
 				 "show)", r->cluster);
-	if (!def.take_flow)
+	if (def.take == CLUSTER_TAKE_ALL)
 		return ctl_error(o, "flow action cluster: cluster '%s' takes its ports whole, so "
 				 "the stack never judges their frames: add it with 'take flow'",
 				 r->cluster);

@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "config.h"
+#include "cluster/cluster_mgr.h"
 
 struct kernel_attach {
 	struct worker *w;
@@ -37,6 +38,11 @@ int cmd_kernel_if_add(struct daemon *d, uint16_t p, const char *ifname, struct c
 		if (strcmp(d->ports[i].kernel.ifname, ifname) == 0)
 			return ctl_error(o, "kernel interface '%s' is %s's", ifname,
 					 d->ports[i].name);
+	char rest[DPC_NAME_LEN];
+	if (d->clusters != NULL && cluster_mgr_rest_of(d->clusters, p, rest))
+		return ctl_error(o, "cluster '%s' takes what the stack does not own on %s: a "
+				 "kernel interface would take it too (cluster del %s first)", rest,
+				 port->name, rest);
 	if (d->dry_run) {
 		strcpy(port->kernel.ifname, ifname); /* later lines see it, as they would */
 		return 0;

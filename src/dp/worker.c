@@ -16,6 +16,7 @@
 
 #include "acl/acl.h"
 #include "worker_flow.h"
+#include "worker_rest.h"
 #include "gro.h"
 #include "stack/exception.h"
 
@@ -286,7 +287,7 @@ int worker_init(struct worker *w, unsigned index, unsigned lcore, struct port *p
 	sp.steer = steer;
 	sp.ops = (struct stack_ops){.xmit = worker_xmit, .neigh_learnt = worker_neigh_learnt,
 				    .steer = worker_steer, .to_kernel = worker_to_kernel,
-				    .ctx = w};
+				    .to_rest = worker_to_rest, .ctx = w};
 	w->stack = stack_create(&sp);
 	if (w->stack == NULL)
 		return -rte_errno;
@@ -496,10 +497,12 @@ int worker_main(void *arg)
 					rte_prefetch0(rte_pktmbuf_mtod(burst[k + WORKER_PREFETCH], void *));
 				stack_input(w->stack, q->port, burst[k]);
 			}
+			worker_rest_flush(w);
 			got += rx;
 		}
 		got += worker_poll_kernel(w);
 		got += worker_run_handoffs(w);
+		worker_rest_flush(w);
 		got += cluster_reclaim(&w->clusters);
 		got += cluster_tx_poll(&w->clusters);
 		uint64_t t_ports = rte_rdtsc();

@@ -118,6 +118,12 @@ struct worker {
 	struct worker_hooks hooks;
 	struct capture_taps taps;                /* captures of our ports (src/capture) */
 	struct cluster_wtab clusters;            /* ports a cluster owns (src/cluster) */
+	struct worker_rest {                     /* frames for clusters that take the rest,
+						  * until worker_rest_flush (worker_rest.h) */
+		uint16_t n;
+		uint16_t port[WORKER_BURST];
+		struct rte_mbuf *m[WORKER_BURST];
+	} rest;
 	atomic_bool stop;
 	/* Loop statistics, read by the control thread. */
 	struct worker_cycles cycles;

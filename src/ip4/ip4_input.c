@@ -257,6 +257,8 @@ void ip4_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 	/* Our own datagram to an address we no longer have (deleted since it was sent) came
 	 * from no wire and goes to none: its payload may be lent from a socket's memory. */
 	if (!s->cfg.forwarding || (how & STACK_IN_LOOPBACK)) {
+		if (stack_to_rest(s, m))
+			return;
 		stack_drop(s, STACK_DROP_IP_NOT_OURS, m);
 		return;
 	}

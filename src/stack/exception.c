@@ -8,10 +8,26 @@
 /* Frames from a wire carry the length of their Ethernet header in l2_len
  * (stack_input_frame); the stack's own loopback datagrams carry 0 (stack_loopback_drain)
  * and never leave for the kernel, whose answers would go out of a port to nobody. */
+static bool from_wire(const struct rte_mbuf *m)
+{
+	return m->port < NETCFG_MAX_PORTS && m->l2_len != 0 &&
+	       rte_pktmbuf_headroom(m) >= m->l2_len;
+}
+
 static bool exception_wanted(const struct stack *s, const struct rte_mbuf *m)
 {
-	return m->port < NETCFG_MAX_PORTS && s->kernel_port[m->port] && m->l2_len != 0 &&
-	       rte_pktmbuf_headroom(m) >= m->l2_len;
+	return from_wire(m) && s->kernel_port[m->port];
+}
+
+bool stack_to_rest(struct stack *s, struct rte_mbuf *m)
+{
+	if (!from_wire(m) || !s->rest_port[m->port])
+		return false;
+	/* As for the kernel: the Ethernet header is still in front of the data. */
+	rte_pktmbuf_prepend(m, (uint16_t)m->l2_len);
+	stack_count(s, STACK_EV_CLUSTER_REST);
+	s->ops.to_rest(s->ops.ctx, m->port, m);
+	return true;
 }
 
 bool stack_to_kernel(struct stack *s, uint16_t port, struct rte_mbuf *m, enum stack_event why)
@@ -26,6 +42,8 @@ bool stack_to_kernel(struct stack *s, uint16_t port, struct rte_mbuf *m, enum st
 
 bool stack_exception(struct stack *s, struct rte_mbuf *m, enum stack_event why)
 {
+	if (stack_to_rest(s, m))
+		return true;
 	if (!exception_wanted(s, m))
 		return false;
 	/* The input path moves past headers (rte_pktmbuf_adj) and writes nothing in front of

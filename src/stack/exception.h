@@ -26,11 +26,17 @@
 bool stack_to_kernel(struct stack *s, uint16_t port, struct rte_mbuf *m, enum stack_event why);
 
 /* Hands m, a frame received on m->port whose data now starts at some header after the
- * Ethernet one (stack_input_frame noted its length in m->l2_len), whole to the port's
- * kernel interface, counting why. True when it went (or was counted lost there): m is no
- * longer the caller's. False when the port has no kernel interface or m came from no wire:
- * the caller keeps m and drops it as it would have. */
+ * Ethernet one (stack_input_frame noted its length in m->l2_len), whole to the cluster
+ * that takes the port's rest (counted cluster.rest), else to the port's kernel interface,
+ * counting why. True when it went (or was counted lost there): m is no longer the caller's.
+ * False when the port has neither or m came from no wire: the caller keeps m and drops it
+ * as it would have. */
 bool stack_exception(struct stack *s, struct rte_mbuf *m, enum stack_event why);
+
+/* The same for a frame the kernel must not see but a cluster that takes the rest may (a
+ * datagram for another host when the stack does not forward): true when such a cluster
+ * took m. */
+bool stack_to_rest(struct stack *s, struct rte_mbuf *m);
 
 /* The same for a copy of m, which the caller keeps whatever happens (ARP, which both the
  * stack and the kernel must see; ICMP errors, which may concern either). */

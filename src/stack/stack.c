@@ -151,7 +151,13 @@ static void stack_input_frame(struct stack *s, uint16_t port, struct rte_mbuf *m
 	}
 	const struct netcfg_iface *ifc = &s->cfg.ifaces[port];
 	if (!eth_addr_is_multicast(&eth.dst) && !eth_addr_equal(&eth.dst, &ifc->mac)) {
-		stack_drop(s, STACK_DROP_ETH_NOT_OURS, m);
+		/* Another host's frame (a promiscuous port): a cluster that takes the rest
+		 * may want it, the kernel interface (same MAC as ours) would not. */
+		m->port = port;
+		m->l2_len = eth.hdr_len;
+		rte_pktmbuf_adj(m, (uint16_t)eth.hdr_len);
+		if (!stack_to_rest(s, m))
+			stack_drop(s, STACK_DROP_ETH_NOT_OURS, m);
 		return;
 	}
 	if (eth_addr_is_multicast(&eth.src) || eth_addr_equal(&eth.src, &ifc->mac)) {

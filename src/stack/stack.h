@@ -45,6 +45,10 @@ struct stack_ops {
 	 * the port's kernel interface (the exception path, exception.h). Always takes
 	 * ownership of m; counts and frees it itself when the interface's queue is full. */
 	void (*to_kernel)(void *ctx, uint16_t port, struct rte_mbuf *m);
+	/* For the ports marked in stack.rest_port: hands frame m (at its Ethernet header) to
+	 * the cluster that takes what the stack does not own (`cluster add ... take rest`).
+	 * Always takes ownership of m. */
+	void (*to_rest)(void *ctx, uint16_t port, struct rte_mbuf *m);
 	void *ctx;
 };
 
@@ -107,6 +111,9 @@ struct stack {
 	/* The exception path (exception.h): the ports with a kernel interface, set before
 	 * the worker starts, and the bypass rules this worker applies (NULL: none). */
 	bool kernel_port[NETCFG_MAX_PORTS];
+	/* The ports whose rest a cluster takes instead (set by the worker as clusters come and
+	 * go; never with a kernel interface, which `cluster add` refuses). */
+	bool rest_port[NETCFG_MAX_PORTS];
 	const struct bypass_set *bypass;
 	uint64_t events[STACK_EV_COUNT];
 	uint64_t drops[STACK_DROP_COUNT];

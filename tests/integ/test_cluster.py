@@ -62,7 +62,10 @@ def ip4(s):
 
 def make_frame(src_mac, dst_mac, src, dst, proto=17, sport=1000, dport=2000, seq=0):
     payload = MARK + struct.pack("!I", seq)
-    l4 = struct.pack("!HH", sport, dport) + b"\0" * (16 if proto == 6 else 4) + payload
+    if proto == 17:   # a whole UDP header: the stack parses those it is given
+        l4 = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+    else:
+        l4 = struct.pack("!HH", sport, dport) + b"\0" * (16 if proto == 6 else 4) + payload
     total = 20 + len(l4)
     hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, seq & 0xffff, 0, 64, proto, 0,
                       ip4(src), ip4(dst))
@@ -374,6 +377,88 @@ def test_clusters_that_take_flow_share_a_port(cl):
     r = cl.daemon.ctl_result("cluster", "add", "v", "ports", "port0", "consumers", "1")
     assert r.rc == 1 and "belongs to cluster 't'" in r.err, r
     cl.ctl("cluster", "del", "u")
+
+
+def test_cluster_that_takes_the_rest_gets_what_the_stack_does_not_own(cl):
+    """take rest: the stack keeps serving port0 (pings, a UDP echo service) and the
+    cluster's consumer gets, in place, exactly the frames the stack does not own: UDP for
+    no socket (and no port unreachable goes back), a datagram for another host (the stack
+    does not forward), a frame for another MAC, an EtherType the stack does not run."""
+    cl.fresh("take", "rest", "consumers", 1)
+    assert cl.clusters()["t"]["take"] == "rest"
+    cl.ctl("ip", "addr", "add", "10.0.0.2/24", "dev", "port0")
+    cl.ctl("service", "add", "echo", "udp", "7")
+    cl.ctl("ip", "forwarding", "off")   # else datagrams for other hosts are the router's
+    try:
+        p = cl.consumer(PCAPNG, "t@0")
+        cl.wait_attached(1)
+        before = cl.daemon.stats()
+        peer_mac, port_mac = mac_bytes(cl.peer.mac), mac_bytes(cl.daemon.port_mac())
+        other_mac = mac_bytes("02:00:00:00:99:01")
+        rest = ([make_frame(peer_mac, port_mac, "10.0.0.1", "10.0.0.2", 17, 5000 + i, 9999,
+                            seq=i) for i in range(10)] +
+                [make_frame(peer_mac, port_mac, "10.0.0.1", "10.0.0.77", 17, 5000, 7,
+                            seq=20 + i) for i in range(10)] +
+                [make_frame(peer_mac, other_mac, "10.0.0.1", "10.0.0.2", 17, 5000, 7,
+                            seq=40 + i) for i in range(10)] +
+                [port_mac + peer_mac + b"\x88\xb5" + MARK + struct.pack("!I", 60 + i) +
+                 b"\0" * 30 for i in range(10)])
+        owned = [make_frame(peer_mac, port_mac, "10.0.0.1", "10.0.0.2", 17, 5000, 7,
+                            seq=80 + i) for i in range(10)]
+        cl.send([f for pair in zip(rest, owned) for f in pair] + rest[len(owned):])
+        cl.wait_delivered(len(rest))
+        assert cl.peer.ping("10.0.0.2", count=3, interval=0.01, wait=2).received == 3
+        got = [f for f in read_pcapng(stop(p)) if MARK in f]
+        assert sorted(got) == sorted(rest)
+        delta = topo.counters_delta(before, cl.daemon.stats())
+        assert delta.get("cluster.rest") == len(rest), delta
+        assert "icmp.tx_unreach" not in delta, delta
+        assert delta.get("udp.in_datagrams") == len(owned), delta   # the echo service
+        c = cl.clusters()["t"]
+        assert c["unsupported"] == 0 and c["consumers"][0]["delivered"] == len(rest)
+    finally:
+        cl.ctl("ip", "forwarding", "on")
+        cl.ctl("service", "del", "udp", "7")
+        cl.ctl("ip", "addr", "del", "10.0.0.2/24", "dev", "port0")
+        cl.ctl("cluster", "del", "t")
+
+
+@pytest.mark.parametrize("first, second, why", [
+    (["take", "rest"], ["take", "rest"], "port port0 belongs to cluster 't'"),
+    (["take", "rest"], ["take", "all"], "port port0 belongs to cluster 't'"),
+    (["take", "all"], ["take", "rest"], "port port0 belongs to cluster 't'"),
+    (["take", "rest"], ["take", "flow"], None),
+    (["take", "flow"], ["take", "rest"], None),
+])
+def test_one_cluster_takes_a_ports_rest_and_shares_it_with_take_flow(cl, first, second, why):
+    cl.fresh(*(first + ["consumers", 1]))
+    r = cl.daemon.ctl_result("cluster", "add", "u", "ports", "port0", *second, "consumers", 1)
+    if why is None:
+        assert r.rc == 0, r
+        cl.ctl("cluster", "del", "u")
+    else:
+        assert r.rc == 1 and why in r.err, r
+
+
+def test_take_rest_and_a_kernel_interface_exclude_each_other(lab):
+    """What the stack does not own goes to one place: a port with a kernel interface
+    refuses a cluster that takes the rest, and the other way round."""
+    peer = lab.add_peer("10.0.0.1", 24)
+    kif = "dpsr%d" % (os.getpid() % 10000)
+    d = lab.start_daemon("\n".join([
+        "workers 1",
+        "port add port0 net_af_xdp0,iface=%s" % peer.root_ifname,
+        "port add port1 net_af_xdp1,iface=%s kernel %s" % (
+            lab.add_peer("10.0.1.1", 24).root_ifname, kif),
+        "cluster add boot ports port0,port1 consumers 1"]) + "\n")
+    d.ctl("cluster", "del", "boot")
+    r = d.ctl_result("cluster", "add", "r", "ports", "port1", "take", "rest", "consumers", 1)
+    assert r.rc == 1 and "port port1 gives what the stack does not own to its kernel " \
+        "interface %s" % kif in r.err, r
+    d.ctl("cluster", "add", "r", "ports", "port0", "take", "rest", "consumers", 1)
+    r = d.ctl_result("link", "set", "port0", "kernel", kif + "b")
+    assert r.rc == 1 and "cluster 'r' takes what the stack does not own on port0" in r.err, r
+    d.ctl("cluster", "del", "r")
 
 
 @pytest.mark.parametrize("take, words, why", [
