@@ -102,7 +102,7 @@ struct one_ring {
 	struct sent s;
 };
 
-static void one_ring_init(struct one_ring *o)
+static void one_ring_init(struct one_ring *o, enum cluster_take take)
 {
 	memset(o, 0, sizeof(*o));
 	o->sh = aligned_alloc(DPC_CACHE_LINE, dpc_ring_bytes(8));
@@ -115,7 +115,7 @@ static void one_ring_init(struct one_ring *o)
 	o->ws.region_pool[0] = test_pool();
 	o->ws.region_base[0] = 0;
 	const uint16_t ports[2] = {5, 7};
-	cluster_wtab_install(&o->t, &o->ws, 0, ports, 2, true);
+	cluster_wtab_install(&o->t, &o->ws, 0, ports, 2, take);
 	o->r = (struct cluster_wring){.sh = o->sh, .shadow = o->shadow, .mask = 7, .efd = -1};
 	static struct dpc_shm_hdr hdr;
 	doorbell_init(&hdr.bell);
@@ -128,7 +128,7 @@ static void test_marked_frames_are_sent_on_release_the_rest_freed(void **state)
 	(void)state;
 	unsigned base = test_pool_in_use();
 	struct one_ring o;
-	one_ring_init(&o);
+	one_ring_init(&o, CLUSTER_TAKE_ALL);
 	struct rte_mbuf *pkts[4] = {frame(1), frame(2), frame(3), frame(4)};
 	cluster_place(&o.ws, 0, pkts, 4);
 	assert_int_equal(atomic_load(&o.sh->prod), 4);
@@ -206,6 +206,32 @@ static void test_posted_frames_go_out_uncopied_and_slots_return_when_freed(void 
 	assert_int_equal(test_pool_in_use(), base);
 }
 
+/* take rest: the ports stay the stack's (no whole-port owner) and name the cluster's slot
+ * for the worker's exception path, which places through cluster_flow_place; removing the
+ * cluster forgets both. */
+static void test_take_rest_names_the_slot_and_leaves_the_ports_to_the_stack(void **state)
+{
+	(void)state;
+	unsigned base = test_pool_in_use();
+	struct one_ring o;
+	one_ring_init(&o, CLUSTER_TAKE_REST);
+	assert_false(cluster_owns(&o.t, 5) || cluster_owns(&o.t, 7));
+	assert_int_equal(o.t.rest_slot[5], 1);
+	assert_int_equal(o.t.rest_slot[7], 1);
+	assert_int_equal(o.t.rest_slot[6], 0);
+	struct rte_mbuf *pkts[2] = {frame(1), frame(2)};
+	assert_true(cluster_flow_place(&o.t, o.t.rest_slot[7] - 1u, 7, pkts, 2));
+	assert_int_equal(atomic_load(&o.sh->prod), 2);
+	cluster_wtab_remove(&o.t, &o.ws);
+	assert_int_equal(o.t.rest_slot[5], 0);
+	assert_int_equal(o.t.rest_slot[7], 0);
+	struct rte_mbuf *late = frame(3);
+	assert_false(cluster_flow_place(&o.t, 0, 7, &late, 1));
+	rte_pktmbuf_free(late);
+	free(o.sh);
+	assert_int_equal(test_pool_in_use(), base);
+}
+
 static void test_programs_that_cannot_load_say_why(void **state)
 {
 	(void)state;
@@ -233,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_bounce_sends_what_the_filter_passes_and_counts_the_rest),
 		cmocka_unit_test(test_marked_frames_are_sent_on_release_the_rest_freed),
 		cmocka_unit_test(test_posted_frames_go_out_uncopied_and_slots_return_when_freed),
+		cmocka_unit_test(test_take_rest_names_the_slot_and_leaves_the_ports_to_the_stack),
 		cmocka_unit_test(test_programs_that_cannot_load_say_why),
 	};
 	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
