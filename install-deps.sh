@@ -28,6 +28,8 @@ packages=(
   bird2
   # the DHCP server the DHCP client is tested against (tests/integ/test_dhcp.py)
   dnsmasq-base
+  # a second DHCP server, whose leases can be seconds long (the expiry test)
+  busybox
   # the router advertisement daemon SLAAC is tested against (tests/integ/test_slaac.py)
   radvd
   # a real terminal for the monitor's screen (tests/integ/test_monitor.py)
