@@ -57,6 +57,30 @@ int dps_links_table_check_source(const struct chan_links *t, uint32_t addr, uint
 	return link_found ? 0 : -ENODEV;
 }
 
+int dps_links_table_check_source6(const struct chan_links *t, const struct in6_addr *addr,
+				  uint32_t ifindex)
+{
+	int link = -1;
+	for (unsigned i = 0; i < t->nlinks && ifindex != 0; i++)
+		if (t->links[i].ifindex == ifindex)
+			link = (int)i;
+	if (ifindex != 0 && link < 0)
+		return -ENODEV;
+	/* A link-local source means nothing without its link (RFC 4007 §6). */
+	bool link_local = IN6_IS_ADDR_LINKLOCAL(addr);
+	if (ifindex == 0 && link_local)
+		return -EINVAL;
+	if (IN6_IS_ADDR_UNSPECIFIED(addr))
+		return 0;
+	for (unsigned i = 0; i < t->naddrs6; i++) {
+		const struct chan_link_addr6 *a = &t->addrs6[i];
+		if (a->usable && memcmp(a->addr.b, addr->s6_addr, 16) == 0 &&
+		    (!link_local || a->link == link))
+			return 0;
+	}
+	return -EINVAL;
+}
+
 static void dps_put_sin(struct sockaddr *sa, uint32_t addr)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = addr};

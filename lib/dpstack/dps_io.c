@@ -279,17 +279,39 @@ static ssize_t dps_stream_send(struct dps_file *f, const struct iovec *iov, int 
 
 /* ---- datagrams ---- */
 
-/* What sendmsg's control messages ask of the datagram, into its header: IP_PKTINFO's source
- * (checked against the stack's addresses and interfaces, as Linux's routing checks it) and
- * IP_TTL/IP_TOS for this datagram alone. */
+/* Which control messages the datagram's path reads: an AF_INET6 socket's datagram to an
+ * IPv4 peer (given, or the connected one) takes IPv4's (udpv6_sendmsg hands it to
+ * udp_sendmsg). */
+static enum dps_cmsg_path dps_dgram_path(struct dps_file *f, const struct dps_ep *to)
+{
+	if (f->family == AF_INET)
+		return DPS_CMSG_PATH_IP;
+	if (to != NULL)
+		return inet_addr_is_v4(&to->addr) ? DPS_CMSG_PATH_MAPPED : DPS_CMSG_PATH_IP6;
+	if (f->nsocks == 0)
+		return DPS_CMSG_PATH_IP6; /* not connected: EDESTADDRREQ later */
+	struct inet_addr peer = dps_sock(f->at, f->socks[0])->raddr;
+	return inet_addr_is_v4(&peer) ? DPS_CMSG_PATH_MAPPED : DPS_CMSG_PATH_IP6;
+}
+
+/* What sendmsg's control messages ask of the datagram, into its header: IP_PKTINFO's or
+ * IPV6_PKTINFO's source (checked against the stack's addresses and interfaces, as Linux's
+ * routing checks it; the interface is only checked, the stack routes by destination) and
+ * the TTL/hop limit and TOS/traffic class for this datagram alone. */
 static int dps_dgram_cmsgs_in(struct dps_file *f, const struct msghdr *msg,
-			      struct chan_udp_tx_hdr *h)
+			      enum dps_cmsg_path path, struct chan_udp_tx_hdr *h)
 {
 	struct dps_cmsg_send c;
-	int rc = dps_cmsg_parse_send(msg, &c);
+	int rc = dps_cmsg_parse_send(msg, path, &c);
 	if (rc < 0)
 		return rc;
-	if (c.pktinfo && (c.spec_dst != 0 || c.ifindex != 0)) {
+	if (c.pktinfo && path == DPS_CMSG_PATH_IP6) {
+		rc = dps_links_check_source6(f->at, &c.src6, c.ifindex);
+		if (rc < 0)
+			return rc;
+		if (!IN6_IS_ADDR_UNSPECIFIED(&c.src6))
+			memcpy(h->laddr.b, c.src6.s6_addr, sizeof(h->laddr.b));
+	} else if (c.pktinfo && (c.spec_dst != 0 || c.ifindex != 0)) {
 		rc = dps_links_check_source(f->at, c.spec_dst, c.ifindex);
 		if (rc < 0)
 			return rc;
@@ -307,38 +329,38 @@ static ssize_t dps_dgram_send(struct dps_file *f, const struct iovec *iov, int c
 			      const struct sockaddr *to, socklen_t tolen, const struct msghdr *msg)
 {
 	struct chan_udp_tx_hdr h = {0};
-	if (msg != NULL) {
-		int rc = dps_dgram_cmsgs_in(f, msg, &h);
-		if (rc < 0)
-			return rc == -ENOTCONN ? -ENETDOWN : rc;
-	}
+	struct dps_ep ep;
+	int rc;
 	if (to != NULL) {
-		struct dps_ep ep;
-		int rc = dps_ep_in(f->family, to, tolen, &ep);
+		rc = dps_ep_in(f->family, to, tolen, &ep);
 		if (rc < 0)
 			return rc;
 		if (ep.port == 0)
 			return -EINVAL;
-		bool v4 = inet_addr_is_v4(&ep.addr);
-		if (f->family == AF_INET6 && f->v6only && v4)
+		if (f->family == AF_INET6 && f->v6only && inet_addr_is_v4(&ep.addr))
 			return -ENETUNREACH; /* udpv6_sendmsg: an IPv6-only socket's mapped peer */
 		h.raddr = ep.addr;
 		h.rport = ep.port;
 		h.scope = ep.scope;
-		/* Linux refuses a broadcast destination without SO_BROADCAST in sendto itself; the
-		 * worker sends later, so the library asks (from its copy of the stack's subnets).
-		 * Linux routes first: with no route at all it says ENETUNREACH, we EACCES. */
-		if (!f->opts.broadcast && v4) {
-			int b = dps_links_is_broadcast(f->at, htonl(inet_addr_to_v4(&ep.addr)));
-			if (b != 0)
-				return b == -ENOTCONN ? -ENETDOWN : b < 0 ? b : -EACCES;
-		}
+	}
+	if (msg != NULL) {
+		rc = dps_dgram_cmsgs_in(f, msg, dps_dgram_path(f, to != NULL ? &ep : NULL), &h);
+		if (rc < 0)
+			return rc == -ENOTCONN ? -ENETDOWN : rc;
+	}
+	/* Linux refuses a broadcast destination without SO_BROADCAST in sendto itself; the
+	 * worker sends later, so the library asks (from its copy of the stack's subnets).
+	 * Linux routes first: with no route at all it says ENETUNREACH, we EACCES. */
+	if (to != NULL && !f->opts.broadcast && inet_addr_is_v4(&ep.addr)) {
+		int b = dps_links_is_broadcast(f->at, htonl(inet_addr_to_v4(&ep.addr)));
+		if (b != 0)
+			return b == -ENOTCONN ? -ENETDOWN : b < 0 ? b : -EACCES;
 	}
 	size_t len = dps_iov_len(iov, cnt);
 	/* An AF_INET6 socket's IPv4 datagrams are checked by the worker (SO_ERROR). */
 	if (len > (f->family == AF_INET6 ? UDP6_MAX_PAYLOAD : UDP_MAX_PAYLOAD))
 		return -EMSGSIZE;
-	int rc = dps_udp_ensure_open(f);
+	rc = dps_udp_ensure_open(f);
 	if (rc < 0)
 		return rc;
 	if (to == NULL && dps_sock(f->at, f->socks[0])->rport == 0)
@@ -387,13 +409,15 @@ static void dps_dgram_cmsgs(const struct dps_file *f, const struct udp_rx_hdr *h
 			    struct msghdr *msg)
 {
 	struct dps_cmsg_ip_info in = {
+		.v6 = (h->flags & UDP_RXF_V6) != 0,
 		.ifindex = h->ifindex,
 		.spec_dst = htonl(h->spec_dst),
 		.daddr = htonl(h->daddr),
 		.ttl = h->ttl,
 		.tos = h->tos,
 	};
-	dps_cmsg_ip(msg, f->ip.cmsgs, &in);
+	memcpy(in.dst6.s6_addr, h->dst.b, sizeof(in.dst6.s6_addr));
+	dps_cmsg_recv(msg, f->ip.cmsgs, &in);
 }
 
 /* One datagram into iov, its source into *from; msg (recvmsg only, else NULL) gets

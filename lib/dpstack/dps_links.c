@@ -1,7 +1,8 @@
 /* The stack's interfaces and addresses as this process knows them: the table of CHAN_OP_LINKS,
  * asked of worker 0 again only when its generation in the segment header says it changed (one
  * round trip per change, none per call). The interface ioctls answer from it, and sendto asks
- * it whether a destination is a broadcast address that needs SO_BROADCAST. */
+ * it whether a destination is a broadcast address that needs SO_BROADCAST and whether
+ * sendmsg's IP_PKTINFO or IPV6_PKTINFO names one of its addresses. */
 #include <pthread.h>
 #include <string.h>
 
@@ -46,6 +47,13 @@ static int dps_links_refresh(struct dps_attach *at)
 		if (cache.t.addrs[i].link < cache.t.nlinks)
 			cache.t.addrs[n++] = cache.t.addrs[i];
 	cache.t.naddrs = n;
+	if (cache.t.naddrs6 > CHAN_LINK_ADDRS6_MAX)
+		cache.t.naddrs6 = CHAN_LINK_ADDRS6_MAX;
+	n = 0;
+	for (unsigned i = 0; i < cache.t.naddrs6; i++)
+		if (cache.t.addrs6[i].link < cache.t.nlinks)
+			cache.t.addrs6[n++] = cache.t.addrs6[i];
+	cache.t.naddrs6 = n;
 	cache.at = at;
 	cache.at_gen = at->gen;
 	return 0;
@@ -110,6 +118,17 @@ int dps_links_is_broadcast(struct dps_attach *at, uint32_t addr)
 int dps_links_check_source(struct dps_attach *at, uint32_t addr, uint32_t ifindex)
 {
 	return dps_links_ask(at, dps_links_table_check_source, addr, ifindex);
+}
+
+int dps_links_check_source6(struct dps_attach *at, const struct in6_addr *addr,
+			    uint32_t ifindex)
+{
+	int rc = dps_links_read_lock(at);
+	if (rc < 0)
+		return rc;
+	rc = dps_links_table_check_source6(&cache.t, addr, ifindex);
+	pthread_rwlock_unlock(&links_lock);
+	return rc;
 }
 
 void dps_links_after_fork(void)

@@ -4,6 +4,7 @@
 #define DPS_LIB_LINKS_H
 
 #include <stdbool.h>
+#include <netinet/in.h>
 #include <stdint.h>
 
 #include "../../src/chan/chan_shm.h"
@@ -19,6 +20,12 @@ int dps_links_is_broadcast(struct dps_attach *at, uint32_t addr);
  * addresses and ifindex (0: any) one of its interfaces; else Linux's errno (-ENETUNREACH,
  * -EINVAL, -ENODEV), or -errno when the table cannot be had. */
 int dps_links_check_source(struct dps_attach *at, uint32_t addr, uint32_t ifindex);
+/* sendmsg's IPV6_PKTINFO, as Linux's ip6_datagram_send_ctl checks it: -ENODEV for an
+ * ifindex (0: any) that is not one of the stack's interfaces; -EINVAL for a link-local addr
+ * without one, or an addr (:: is any) that is not a usable address of the stack's (a
+ * link-local one: on that interface); else 0, or -errno when the table cannot be had. */
+int dps_links_check_source6(struct dps_attach *at, const struct in6_addr *addr,
+			    uint32_t ifindex);
 /* In a forked child: the lock a thread of the parent may have held is reset. */
 void dps_links_after_fork(void);
 
@@ -26,6 +33,8 @@ void dps_links_after_fork(void);
 /* The same question against a given table (the limited broadcast is not in it). */
 int dps_links_table_is_broadcast(const struct chan_links *t, uint32_t addr);
 int dps_links_table_check_source(const struct chan_links *t, uint32_t addr, uint32_t ifindex);
+int dps_links_table_check_source6(const struct chan_links *t, const struct in6_addr *addr,
+				  uint32_t ifindex);
 /* SIOCGIFCONF, SIOCGIFINDEX, SIOCGIFNAME, SIOCGIFHWADDR, SIOCGIFADDR, SIOCGIFNETMASK,
  * SIOCGIFBRDADDR, SIOCGIFFLAGS, SIOCGIFMTU. */
 bool dps_ifreq_request(unsigned long req);

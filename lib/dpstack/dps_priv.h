@@ -70,10 +70,11 @@ struct dps_attach {
 
 enum dps_kind { DPS_TCP, DPS_LISTEN, DPS_UDP, DPS_EPOLL };
 
-/* Options of level IPPROTO_IP that the library keeps itself (TTL and TOS are in chan_opts);
- * an accepted socket inherits them and an exec carries them, as Linux's socket state. */
+/* Options of levels IPPROTO_IP and IPPROTO_IPV6 that the library keeps itself (TTL and TOS
+ * are in chan_opts); an accepted socket inherits them and an exec carries them, as Linux's
+ * socket state. */
 struct dps_ip_flags {
-	unsigned cmsgs;                 /* DPS_CMSG_*: what recvmsg adds (IP_PKTINFO, ...) */
+	unsigned cmsgs;                 /* DPS_CMSG*: what recvmsg adds (IP_PKTINFO, ...) */
 	bool recverr;                   /* IP_RECVERR, only read back (no error queue) */
 	uint8_t pmtudisc;               /* IP_MTU_DISCOVER + 1, 0: the default; read back only */
 	bool bind_no_port;              /* IP_BIND_ADDRESS_NO_PORT, read back only */

@@ -486,6 +486,13 @@ static int chan_call_links(const struct chan_ctx *x)
 			out->addrs[out->naddrs++] = (struct chan_link_addr){
 				.addr = htonl(a->addr), .link = link_of[a->port], .plen = a->plen};
 	}
+	for (unsigned k = 0; k < NETCFG_MAX_ADDRS6 && out->naddrs6 < CHAN_LINK_ADDRS6_MAX; k++) {
+		const struct netcfg_addr6 *a = &cfg->addrs6[k];
+		if (a->used && a->port < NETCFG_MAX_PORTS && cfg->ifaces[a->port].present)
+			out->addrs6[out->naddrs6++] = (struct chan_link_addr6){
+				.addr = inet_addr_v6(&a->addr), .link = link_of[a->port],
+				.usable = !(a->flags & NETCFG6_UNUSABLE)};
+	}
 	return 0;
 }
 

@@ -48,7 +48,7 @@
 #include "wire/inet_addr.h"
 
 #define CHAN_MAGIC 0x43535044u         /* "DPSC" */
-#define CHAN_VERSION 7u              /* 7: addresses of either family (inet_addr) */
+#define CHAN_VERSION 8u              /* 8: the links table's IPv6 addresses (IPV6_PKTINFO) */
 #define CHAN_MAX_WORKERS 64
 #define CHAN_MAX_PROCS 32              /* processes of one application (fork) */
 #define CHAN_CMD_RING 1024             /* commands in flight per process and worker */
@@ -313,7 +313,7 @@ struct chan_req {
  * the broadcast check of sendto). CHAN_OP_LINKS, on worker 0, answers with this table, and
  * worker 0 keeps chan_seg_hdr.links_gen equal to gen: a library asks again only when the
  * two differ. Port names longer than CHAN_IFNAME_MAX - 1 (IFNAMSIZ) are cut; addresses
- * beyond CHAN_LINK_ADDRS_MAX are left out. */
+ * beyond CHAN_LINK_ADDRS_MAX (CHAN_LINK_ADDRS6_MAX) are left out. */
 #define CHAN_LINKS_MAX 16               /* NETCFG_MAX_PORTS */
 #define CHAN_LINK_ADDRS_MAX 32
 #define CHAN_IFNAME_MAX 16
@@ -326,20 +326,31 @@ struct chan_link {
 	uint8_t up;                     /* administratively (link set up/down) */
 };
 
-/* IPv4 addresses only: what reads this table (the SIOCGIF* ioctls, SIOCGIFCONF, the
- * broadcast and IP_PKTINFO checks) is IPv4's on Linux too; getifaddrs' IPv6 comes from
- * netlink, which the stack does not serve. */
+/* IPv4 addresses: what reads them (the SIOCGIF* ioctls, SIOCGIFCONF, the broadcast and
+ * IP_PKTINFO checks) is IPv4's on Linux too; getifaddrs' IPv6 comes from netlink, which the
+ * stack does not serve. */
 struct chan_link_addr {
 	uint32_t addr;                  /* network order */
 	uint16_t link;                  /* index into chan_links.links */
 	uint8_t plen;
 };
 
+/* IPv6 addresses: for sendmsg's IPV6_PKTINFO check only. */
+#define CHAN_LINK_ADDRS6_MAX 32
+struct chan_link_addr6 {
+	struct inet_addr addr;
+	uint16_t link;                  /* index into chan_links.links */
+	uint8_t usable;                 /* neither tentative nor a DAD failure: a source may
+					 * be it (RFC 4862 §5.4) */
+	uint8_t pad;
+};
+
 struct chan_links {
 	uint32_t gen;
-	uint32_t nlinks, naddrs;
+	uint32_t nlinks, naddrs, naddrs6;
 	struct chan_link links[CHAN_LINKS_MAX];
 	struct chan_link_addr addrs[CHAN_LINK_ADDRS_MAX];
+	struct chan_link_addr6 addrs6[CHAN_LINK_ADDRS6_MAX];
 };
 
 struct chan_attach_reply {

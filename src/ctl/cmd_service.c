@@ -84,6 +84,11 @@ static int service_add_stack(struct stack *s, void *arg)
 	int rc = svc_add(t, op->kind, op->proto, op->port, &op->opts);
 	if (rc == 0)
 		op->added[s->id] = true;
+	/* Every datagram to a UDP port goes to the one worker that owns the port
+	 * (steer_udp_owner), whichever queue it came in on: the others have nothing to serve,
+	 * and their udp_bind says so with -EXDEV. */
+	if (rc == -EXDEV && op->proto == IPPROTO_UDP)
+		return 0;
 	return rc;
 }
 

@@ -2,7 +2,8 @@
 neighbour cache, and an ARP reply reaches only the worker its queue belongs to, so the
 workers tell each other what they learn. Without that, a worker waiting for a reply that
 landed on the other one never resolves its next hop. Deleting one of a subnet's addresses
-keeps the subnet and the neighbours of every worker."""
+keeps the subnet and the neighbours of every worker. A UDP service answers every flow over
+both families from the worker that owns its port."""
 
 import os
 import socket
@@ -99,3 +100,59 @@ def test_two_workers_deleting_one_of_two_subnet_addresses_keeps_traffic_flowing(
     assert not [r for r in d.ctl("ip", "route", "show", json=True)
                 if r["dst"].startswith("10.0.0.")]
     assert not [r for r in d.ctl("neigh", "show", json=True) if r["dst"] == "10.0.0.1"]
+
+
+def udp_exchange_all(peer, dst, port, n):
+    """n datagrams to dst:port from n sockets of the peer's kernel (n source ports, so RSS
+    spreads them over the queues); how many came back whole from dst:port."""
+    def go():
+        fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
+        socks = [socket.socket(fam, socket.SOCK_DGRAM) for _ in range(n)]
+        answered = 0
+        try:
+            for i, s in enumerate(socks):
+                s.settimeout(5)
+                s.sendto(b"flow %d" % i, (dst, port))
+            for i, s in enumerate(socks):
+                try:
+                    data, src = s.recvfrom(64)
+                except socket.timeout:
+                    continue
+                answered += data == b"flow %d" % i and src[:2] == (dst, port)
+        finally:
+            for s in socks:
+                s.close()
+        return answered
+    return topo.in_netns(peer.ns, go, timeout=60)
+
+
+def test_two_workers_udp_services_answer_every_flow_over_both_families(lab):
+    """A UDP service is added on every worker, but the datagrams to a port all go to the
+    worker that owns the port (steer_udp_owner), whichever queue RSS gives them: the other
+    workers have no socket for it. Echo on two ports (one per worker) answers every flow,
+    over IPv4 and IPv6."""
+    stack6, peer6 = "2001:db8::2", "2001:db8::1"
+    s = topo.two_workers(lab, extra_config=(
+        "ip addr add %s/64 dev port0" % stack6, "service add echo udp 7",
+        "service add echo udp 8"))
+    p = s.peer
+    for k in ("accept_dad=0", "accept_ra=0", "disable_ipv6=0"):
+        p.run("sysctl", "-qw", "net.ipv6.conf.%s.%s" % (p.ifname, k))
+    p.run("ip", "-6", "addr", "add", peer6 + "/64", "dev", p.ifname, "nodad")
+    topo.wait_until(lambda: p.ping(stack6, count=1, wait=1).received == 1, timeout=20,
+                    interval=0.1, what="first ping6 answered")
+    rows = {(r["proto"], r["port"]) for r in s.daemon.ctl("service", "show", json=True)}
+    assert {("udp", 7), ("udp", 8)} <= rows, rows
+    for port in (7, 8):
+        for dst in (s.stack_ip, stack6):
+            assert udp_exchange_all(p, dst, port, 32) == 32, (dst, port)
+    # One socket per service, on the worker owning its port; here one on each.
+    rows = s.daemon.ctl("sock", "show", "udp", json=True)
+    owners = {r["local"]: r["worker"] for r in rows}
+    assert sorted(owners) == ["*:7", "*:8"] and set(owners.values()) == {0, 1}, rows
+    # Taken twice is refused (by the owner); deleted, it is gone from every worker.
+    again = s.daemon.ctl_result("service", "add", "echo", "udp", 7)
+    assert again.rc != 0 and "in use" in again.err, (again.rc, again.err)
+    for port in (7, 8):
+        s.daemon.ctl("service", "del", "udp", port)
+    assert s.daemon.ctl("sock", "show", "udp", json=True) == []

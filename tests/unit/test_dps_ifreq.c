@@ -1,5 +1,6 @@
 /* lib/dpstack/dps_ifreq.c: the interface ioctls answered from a table of the stack's ports,
- * as Linux answers them, and which destinations are broadcast addresses. */
+ * as Linux answers them, which destinations are broadcast addresses, and which sources
+ * sendmsg's IP_PKTINFO and IPV6_PKTINFO may name. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -152,6 +153,49 @@ static void pktinfo_source_must_be_ours_and_interface_known(void **state)
 	assert_int_equal(dps_links_table_check_source(&t, inet_addr("10.0.0.2"), 9), -ENODEV);
 }
 
+static struct in6_addr in6(const char *text)
+{
+	struct in6_addr a;
+	assert_int_equal(inet_pton(AF_INET6, text, &a), 1);
+	return a;
+}
+
+static struct chan_link_addr6 addr6(const char *text, uint16_t link, bool usable)
+{
+	struct in6_addr a = in6(text);
+	struct chan_link_addr6 r = {.link = link, .usable = usable};
+	memcpy(r.addr.b, a.s6_addr, sizeof(r.addr.b));
+	return r;
+}
+
+/* As ip6_datagram_send_ctl checks it: the interface first (ENODEV), a link-local source
+ * needs one and must be on it, a source must be one of ours and past DAD (EINVAL). */
+static void pktinfo6_source_checked_as_linux(void **state)
+{
+	(void)state;
+	struct chan_links t = table();
+	t.naddrs6 = 3;
+	t.addrs6[0] = addr6("2001:db8::2", 0, true);
+	t.addrs6[1] = addr6("fe80::1", 0, true);
+	t.addrs6[2] = addr6("2001:db8::5", 2, false); /* tentative */
+	struct in6_addr a;
+	a = in6("2001:db8::2");
+	assert_int_equal(dps_links_table_check_source6(&t, &a, 0), 0);
+	assert_int_equal(dps_links_table_check_source6(&t, &a, 3), 0); /* global: any link */
+	assert_int_equal(dps_links_table_check_source6(&t, &a, 9), -ENODEV);
+	a = in6("::");
+	assert_int_equal(dps_links_table_check_source6(&t, &a, 0), 0);
+	assert_int_equal(dps_links_table_check_source6(&t, &a, 2), 0);
+	a = in6("fe80::1");
+	assert_int_equal(dps_links_table_check_source6(&t, &a, 1), 0);
+	assert_int_equal(dps_links_table_check_source6(&t, &a, 0), -EINVAL);
+	assert_int_equal(dps_links_table_check_source6(&t, &a, 3), -EINVAL); /* not on port2 */
+	a = in6("2001:db8::5");
+	assert_int_equal(dps_links_table_check_source6(&t, &a, 0), -EINVAL);
+	a = in6("2001:db8::99");
+	assert_int_equal(dps_links_table_check_source6(&t, &a, 0), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +205,7 @@ int main(void)
 		cmocka_unit_test(unknown_name_or_index_is_enodev),
 		cmocka_unit_test(broadcast_addresses_of_the_subnets_but_not_of_a_31),
 		cmocka_unit_test(pktinfo_source_must_be_ours_and_interface_known),
+		cmocka_unit_test(pktinfo6_source_checked_as_linux),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -203,6 +203,39 @@ static void test_dps_opt_socket_kind_decides_type_and_tcp_level(void **state)
 	assert_int_equal(get_int(fd_of(state), SOL_SOCKET, SO_ERROR), 0);
 }
 
+/* RFC 3542's receive options and the sticky IPV6_PKTINFO on an AF_INET6 datagram socket,
+ * checked as Linux's do_ipv6_setsockopt; multicast refused as IPv4's (no multicast here). */
+static void test_dps_opt_ipv6_receive_options_and_sticky_pktinfo(void **state)
+{
+	(void)state;
+	struct dps_file *u = dps_file_new(DPS_UDP, -1);
+	assert_non_null(u);
+	u->family = AF_INET6;
+	assert_int_equal(dps_file_install(u), 0);
+	const int recv[] = {IPV6_RECVPKTINFO, IPV6_RECVHOPLIMIT, IPV6_RECVTCLASS,
+			    IPV6_2292PKTINFO, IPV6_2292HOPLIMIT};
+	for (size_t i = 0; i < sizeof(recv) / sizeof(recv[0]); i++) {
+		assert_int_equal(get_int(u->fd, IPPROTO_IPV6, recv[i]), 0);
+		assert_int_equal(set_int(u->fd, IPPROTO_IPV6, recv[i], 9), 0);
+		assert_int_equal(get_int(u->fd, IPPROTO_IPV6, recv[i]), 1);
+		unsigned char one = 1;
+		assert_fails(dps_setsockopt(u->fd, IPPROTO_IPV6, recv[i], &one, 1), EINVAL);
+	}
+	assert_int_equal(set_int(u->fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, 0), 0);
+	assert_int_equal(get_int(u->fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT), 0);
+	assert_int_equal(get_int(u->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO), 1);
+	struct in6_pktinfo pi = {.ipi6_ifindex = 7};
+	assert_int_equal(dps_setsockopt(u->fd, IPPROTO_IPV6, IPV6_PKTINFO, &pi, sizeof(pi)), 0);
+	assert_fails(dps_setsockopt(u->fd, IPPROTO_IPV6, IPV6_PKTINFO, &pi, sizeof(pi) - 1),
+		     EINVAL);
+	socklen_t len = sizeof(pi);
+	assert_fails(dps_getsockopt(u->fd, IPPROTO_IPV6, IPV6_PKTINFO, &pi, &len), ENOPROTOOPT);
+	struct ipv6_mreq mr = {.ipv6mr_interface = 1};
+	assert_fails(dps_setsockopt(u->fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &mr, sizeof(mr)),
+		     ENOPROTOOPT);
+	dps_file_put(dps_file_remove(u->fd));
+}
+
 static void test_dps_opt_epoll_file_is_not_a_socket(void **state)
 {
 	(void)state;
@@ -265,6 +298,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dps_opt_socket_kind_decides_type_and_tcp_level,
 						setup, teardown),
+		cmocka_unit_test(test_dps_opt_ipv6_receive_options_and_sticky_pktinfo),
 		cmocka_unit_test_setup_teardown(test_dps_opt_epoll_file_is_not_a_socket, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dps_opt_fcntl_keeps_only_nonblock_and_cloexec,

@@ -14,14 +14,22 @@ options and errors as Linux gives them.
         an AF_INET6 datagram socket bound to [ADDR]:PORT (dual-stack): prints
         {"bound": getsockname}, then for each of COUNT datagrams {"from": its source,
         "data": it}, sending it back to its source.
+    sock6_probe.py pktinfo PORT COUNT HOPS TCLASS
+        an AF_INET6 datagram socket on [::]:PORT with IPV6_RECVPKTINFO, IPV6_RECVHOPLIMIT,
+        IPV6_RECVTCLASS and IP_PKTINFO (RFC 3542 §6): prints {"bound"}, then for each of
+        COUNT datagrams {"from", "data", "cmsgs": [[level, type, hex of the data], ...]},
+        answering it with sendmsg from the address it came to (IPV6_PKTINFO, as DNS
+        servers answer) with IPV6_HOPLIMIT HOPS and IPV6_TCLASS TCLASS.
     sock6_probe.py options
         IPV6_V6ONLY, IPV6_UNICAST_HOPS and IPV6_TCLASS set and read back; IPV6_V6ONLY after
         bind; a v4-mapped bind and connect of an IPv6-only socket; a bind to a link-local
-        address without a scope: each result or errno name."""
+        address without a scope; the RFC 3542 receive options and the sticky IPV6_PKTINFO;
+        sendmsg's control messages that Linux refuses: each result or errno name."""
 
 import errno
 import json
 import socket
+import struct
 import sys
 
 
@@ -80,6 +88,80 @@ def udp(addr, port, count):
     s.close()
 
 
+def pktinfo(port, count, hops, tclass):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    v6 = socket.IPPROTO_IPV6
+    for opt in (socket.IPV6_RECVPKTINFO, socket.IPV6_RECVHOPLIMIT, socket.IPV6_RECVTCLASS):
+        s.setsockopt(v6, opt, 1)
+    s.setsockopt(socket.IPPROTO_IP, IP_PKTINFO, 1)
+    s.bind(("::", port))
+    out(bound=list(s.getsockname()))
+    for _ in range(count):
+        data, cmsgs, flags, src = s.recvmsg(2048, 256)
+        out(**{"from": list(src), "data": data.decode(), "flags": flags,
+               "cmsgs": [[lv, ty, d.hex()] for lv, ty, d in cmsgs]})
+        info = [d for lv, ty, d in cmsgs if (lv, ty) == (v6, socket.IPV6_PKTINFO)][0]
+        s.sendmsg([data], [(v6, socket.IPV6_PKTINFO, info),
+                           (v6, socket.IPV6_HOPLIMIT, struct.pack("i", hops)),
+                           (v6, socket.IPV6_TCLASS, struct.pack("i", tclass))], 0, src)
+    s.close()
+
+
+IP_PKTINFO = 8  # <linux/in.h>; Python's socket module does not name it
+IPV6_2292PKTINFO, IPV6_2292HOPLIMIT = 2, 8
+
+
+def pktinfo6(addr, ifindex=0):
+    return socket.inet_pton(socket.AF_INET6, addr) + struct.pack("I", ifindex)
+
+
+def sendmsg_errors():
+    """sendmsg's control messages that Linux refuses before routing, so that the answers
+    do not depend on the addresses of the host."""
+    v6 = socket.IPPROTO_IPV6
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    to6, to4 = ("2001:db8::77", 9), ("::ffff:192.0.2.7", 9)
+    cases = {
+        "pktinfo_short": (to6, [(v6, socket.IPV6_PKTINFO, bytes(16))]),
+        "pktinfo_not_ours": (to6, [(v6, socket.IPV6_PKTINFO, pktinfo6("2001:db8::99"))]),
+        "pktinfo_no_such_if": (to6, [(v6, socket.IPV6_PKTINFO, pktinfo6("::", 9999))]),
+        "pktinfo_link_local_no_if": (to6, [(v6, socket.IPV6_PKTINFO, pktinfo6("fe80::1"))]),
+        "pktinfo2292_not_ours": (to6, [(v6, IPV6_2292PKTINFO, pktinfo6("2001:db8::99"))]),
+        "hoplimit_256": (to6, [(v6, socket.IPV6_HOPLIMIT, struct.pack("i", 256))]),
+        "hoplimit_short": (to6, [(v6, socket.IPV6_HOPLIMIT, b"\1")]),
+        "hoplimit2292_minus2": (to6, [(v6, IPV6_2292HOPLIMIT, struct.pack("i", -2))]),
+        "tclass_minus2": (to6, [(v6, socket.IPV6_TCLASS, struct.pack("i", -2))]),
+        "unknown_type": (to6, [(v6, 99, struct.pack("i", 1))]),
+        "mapped_pktinfo_v6_source": (to4, [(v6, socket.IPV6_PKTINFO, pktinfo6("2001:db8::9"))]),
+        "mapped_pktinfo_any": (to4, [(v6, socket.IPV6_PKTINFO, pktinfo6("::"))]),
+        "mapped_pktinfo_short": (to4, [(v6, socket.IPV6_PKTINFO, bytes(12))]),
+    }
+    out(**{k: err(lambda: s.sendmsg([b"x"], c, 0, to)) for k, (to, c) in cases.items()})
+    s.close()
+
+
+def recv_options():
+    v6 = socket.IPPROTO_IPV6
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    names = {"recvpktinfo": socket.IPV6_RECVPKTINFO, "recvhoplimit": socket.IPV6_RECVHOPLIMIT,
+             "recvtclass": socket.IPV6_RECVTCLASS, "pktinfo2292": IPV6_2292PKTINFO,
+             "hoplimit2292": IPV6_2292HOPLIMIT}
+    out(**{k + "_default": s.getsockopt(v6, o) for k, o in names.items()})
+    out(**{k + "_set": err(lambda: s.setsockopt(v6, o, 5)) for k, o in names.items()})
+    out(**{k: s.getsockopt(v6, o) for k, o in names.items()})
+    out(**{k + "_short": err(lambda: s.setsockopt(v6, o, b"\1")) for k, o in names.items()})
+    out(sticky_pktinfo=err(lambda: s.setsockopt(v6, socket.IPV6_PKTINFO, pktinfo6("::1", 7))),
+        sticky_pktinfo_short=err(lambda: s.setsockopt(v6, socket.IPV6_PKTINFO, bytes(16))),
+        sticky_pktinfo_get=err(lambda: s.getsockopt(v6, socket.IPV6_PKTINFO, 20)),
+        hoplimit_get=err(lambda: s.getsockopt(v6, socket.IPV6_HOPLIMIT)),
+        recvpktinfo_off=err(lambda: s.setsockopt(v6, socket.IPV6_RECVPKTINFO, 0)),
+        recvpktinfo_after_off=s.getsockopt(v6, socket.IPV6_RECVPKTINFO))
+    s.close()
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    out(ipv4_socket_recvpktinfo=err(lambda: s.setsockopt(v6, socket.IPV6_RECVPKTINFO, 1)))
+    s.close()
+
+
 def options():
     s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
     v6 = socket.IPPROTO_IPV6
@@ -100,6 +182,8 @@ def options():
     s.bind(("::", 0))
     out(v6only_after_bind=err(lambda: s.setsockopt(v6, socket.IPV6_V6ONLY, 1)))
     s.close()
+    recv_options()
+    sendmsg_errors()
 
 
 def main():
@@ -108,6 +192,8 @@ def main():
         serve(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "udp":
         udp(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif cmd == "pktinfo":
+        pktinfo(*(int(a, 0) for a in sys.argv[2:6]))
     elif cmd == "connect":
         connect(sys.argv[2], int(sys.argv[3]))
     else:
