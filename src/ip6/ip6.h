@@ -147,9 +147,17 @@ void nd_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, si
  * neigh_learn's result. */
 int nd_learn(struct stack *s, uint16_t port, const struct ip6_addr *addr,
 	     const struct eth_addr *mac, unsigned flags);
+/* Sends the Neighbor Discovery message m (data at its ICMPv6 header, checksum zero) to d
+ * with hop limit 255 on the link, counted ev. 0 or -errno (m consumed either way). */
+int nd_send(struct stack *s, struct rte_mbuf *m, struct ip6_out *d, enum stack_event ev);
 /* A Redirect that passed nd_parse (ip6_redirect.c). */
 void nd_redirect_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
 		       const struct nd_repr *nd);
+/* As a router, about to send the transit packet m (ip) back out the port it came in on
+ * by route r: tells its sender of the better first hop (RFC 4861 §8.2) when it is a
+ * neighbour there, under the ICMPv6 error rate limit. m is left as it was. */
+void nd_redirect_send(struct stack *s, const struct rte_mbuf *m, const struct ip6_repr *ip,
+		      const struct route *r);
 /* Solicits target's link-layer address on port: to its solicited-node group when dst is
  * NULL, else to dst (RFC 4861 §7.2.2). */
 void nd_solicit(struct stack *s, uint16_t port, const struct inet_addr *target,

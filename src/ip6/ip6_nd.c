@@ -43,8 +43,7 @@ static struct rte_mbuf *nd_build(struct stack *s, uint8_t type, uint32_t flags,
 	return m;
 }
 
-static int nd_send(struct stack *s, struct rte_mbuf *m, struct ip6_out *d,
-		   enum stack_event ev)
+int nd_send(struct stack *s, struct rte_mbuf *m, struct ip6_out *d, enum stack_event ev)
 {
 	d->next_header = IP6_NH_ICMPV6;
 	d->hop_limit = ND_HOP_LIMIT;

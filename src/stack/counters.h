@@ -57,6 +57,7 @@
 	X(ND_TX_NA,           "nd.tx_na",             "neighbor advertisements sent") \
 	X(ND_TX_DAD,          "nd.tx_dad",            "duplicate address detection probes sent (RFC 4862 §5.4.2)") \
 	X(ND_TX_RS,           "nd.tx_rs",             "router solicitations sent (RFC 4861 §6.3.7)") \
+	X(ND_TX_REDIRECT,     "nd.redirect_tx",       "redirects sent as a router to a neighbour with a better first hop (RFC 4861 §8.2)") \
 	X(MLD_RX_QUERY,       "mld.rx_query",         "MLD queries handed to the control thread") \
 	X(MLD_TX,             "mld.tx",               "MLD reports and done messages sent (RFC 3810, RFC 2710)") \
 	X(ICMP6_TX_ECHO,      "icmp6.tx_echo",        "ICMPv6 echo requests sent (dpstackctl ping)") \
