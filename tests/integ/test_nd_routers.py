@@ -243,3 +243,28 @@ def test_stable_privacy_address_same_after_restart(lab):
     d2 = lab.start_daemon(config, name="d2")
     topo.wait_until(lambda: stable_addrs(d2), 30, interval=0.2, what="a stable address again")
     assert stable_addrs(d2) == first
+
+
+def test_router_redirects_kernel_host_to_better_router(lab):
+    """The stack as a router (RFC 4861 §8.2): the kernel's packet for SERVER comes in and
+    would leave by the same port towards fe80::77, so the kernel is told, and its own route
+    lookup then goes to fe80::77 directly."""
+    peer = lab.add_peer()
+    for key in ("disable_ipv6=0", "accept_dad=0", "accept_ra=0", "accept_redirects=1"):
+        peer.run("sysctl", "-qw", "net.ipv6.conf.%s.%s" % (peer.ifname, key))
+    d = lab.start_daemon("\n".join([
+        "workers 1", "port add port0 net_af_xdp0,iface=%s" % peer.root_ifname,
+        "ip -6 dad-transmits 0 dev port0", "ip addr add 2001:db8:77::2/64 dev port0",
+        "ip -6 forwarding on",
+        "neigh add fe80::77 lladdr 02:00:00:00:00:77 dev port0",
+        "ip -6 route add 2001:db8:f::/48 via fe80::77 dev port0"]) + "\n")
+    stack_ll = eui64_link_local(d.port_mac("port0"))
+    peer.run("ip", "-6", "addr", "add", "2001:db8:77::1/64", "dev", peer.ifname, "nodad")
+    peer.run("ip", "-6", "route", "add", "default", "via", stack_ll, "dev", peer.ifname)
+    assert "via %s" % stack_ll in peer.run("ip", "-6", "route", "get", SERVER).stdout
+    peer.ping(SERVER, count=1, wait=1)  # goes unanswered: fe80::77 is nobody
+    d.wait_counter("nd.redirect_tx", 1)
+    topo.wait_until(lambda: "via fe80::77" in peer.run("ip", "-6", "route", "get",
+                                                       SERVER).stdout,
+                    10, interval=0.1, what="the kernel's route redirected")
+    assert d.counter("ip6.forwarded") >= 1
