@@ -237,6 +237,10 @@ def test_stable_privacy_address_same_after_restart(lab):
     first = stable_addrs(d)
     assert len(first) == 1 and first[0] != slaac_addr(d)  # not the EUI-64 one
     assert autoconf(d)["addrgen"] == "stable-privacy"
+    bad = d.ctl_result("ip", "-6", "addrgen", "random", "dev", "port0")
+    assert bad.rc != 0 and "eui64 or stable-privacy" in bad.err, bad
+    bad = d.ctl_result("ip", "-6", "stable-secret", "not-a-secret")
+    assert bad.rc != 0 and "128 bits" in bad.err, bad
     r = peer.ping(first[0], count=2, interval=0.05, wait=2)
     assert r.received == 2, r
     d.stop()
