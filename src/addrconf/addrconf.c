@@ -53,7 +53,6 @@ void addrconf_port_init(struct addrconf_port *p, uint16_t port, const uint8_t ma
 	p->dad_transmits = ADDRCONF_DAD_TRANSMITS;
 	p->ops = *ops;
 	p->rand = seed | 1;
-	p->router_until = ADDRCONF_NEVER;
 	p->rs_next_ms = ADDRCONF_NEVER;
 	p->mld_version = 2;
 	p->mld_join_next_ms = ADDRCONF_NEVER;
@@ -130,11 +129,36 @@ void addrconf_addr_removed(struct addrconf_port *p, uint64_t now, const struct i
 		addr_forget(p, now, a);
 }
 
+static struct addrconf_addr *slaac_form(struct addrconf_port *p, uint64_t now,
+					const struct ip6_addr *prefix, uint8_t dad_counter);
+
+/* RFC 7217 §6: a stable identifier found duplicate gives way to the next DAD_Counter's, up to
+ * IDGEN_RETRIES times; the address keeps the lifetimes the prefix gave. */
+static bool stable_retry(struct addrconf_port *p, uint64_t now, struct addrconf_addr *a)
+{
+	if (!a->slaac || !a->stable || a->dad_counter >= ADDRCONF_IDGEN_RETRIES)
+		return false;
+	struct addrconf_addr old = *a;
+	p->ops.addr_del(p->ops.ctx, p->port, &a->addr, a->plen);
+	addr_forget(p, now, a);
+	p->counters[ADDRCONF_C_IDGEN_RETRIES]++;
+	struct addrconf_addr *n = slaac_form(p, now, &old.addr, (uint8_t)(old.dad_counter + 1));
+	if (n != NULL) {
+		n->valid_until = old.valid_until;
+		n->preferred_until = old.preferred_until;
+	}
+	return true;
+}
+
 void addrconf_dad_conflict(struct addrconf_port *p, uint64_t now, const struct ip6_addr *addr)
 {
 	struct addrconf_addr *a = addr_find(p, addr);
 	if (a == NULL || a->state != ADDRCONF_TENTATIVE)
 		return;
+	if (stable_retry(p, now, a)) {
+		p->counters[ADDRCONF_C_DAD_FAILED]++;
+		return;
+	}
 	/* §5.4.5: the address is not used; a link-local one found duplicate should also
 	 * stop IPv6 on the port, which we leave to the operator who reads the log. */
 	struct ip6_addr group = ip6_solicited_node(&a->addr);
@@ -169,67 +193,69 @@ static void slaac_refresh(struct addrconf_port *p, uint64_t now, struct addrconf
 	}
 }
 
+/* The address SLAAC formed from the /64 prefix (whatever its identifier), or NULL. */
+static struct addrconf_addr *slaac_find(struct addrconf_port *p, const struct ip6_addr *prefix)
+{
+	for (unsigned i = 0; i < ADDRCONF_MAX_ADDRS; i++) {
+		struct addrconf_addr *a = &p->addrs[i];
+		if (a->used && a->slaac && memcmp(a->addr.b, prefix->b, 8) == 0)
+			return a;
+	}
+	return NULL;
+}
+
+/* Forms, tracks and adds the address of prefix with the port's identifier (lifetimes left
+ * to the caller); NULL when it is the user's already or cannot be added. */
+static struct addrconf_addr *slaac_form(struct addrconf_port *p, uint64_t now,
+					const struct ip6_addr *prefix, uint8_t dad_counter)
+{
+	struct ip6_addr addr = *prefix;
+	ip6_prefix_mask(&addr, SLAAC_PLEN);
+	addrconf_iid_form(p, &addr, dad_counter);
+	if (addr_find(p, &addr) != NULL)
+		return NULL;
+	struct addrconf_addr *a = addr_track(p, now, &addr, SLAAC_PLEN, true);
+	if (a == NULL) {
+		p->counters[ADDRCONF_C_ADDR_TABLE_FULL]++;
+		return NULL;
+	}
+	if (p->ops.addr_add(p->ops.ctx, p->port, &addr, SLAAC_PLEN,
+			    a->state == ADDRCONF_TENTATIVE) != 0) {
+		addr_forget(p, now, a);
+		return NULL;
+	}
+	a->slaac = true;
+	a->stable = p->addrgen == ADDRCONF_ADDRGEN_STABLE_PRIVACY;
+	a->dad_counter = dad_counter;
+	p->counters[ADDRCONF_C_ADDR_FORMED]++;
+	return a;
+}
+
 /* §5.5.3: one Prefix Information option. */
 static void slaac_prefix(struct addrconf_port *p, uint64_t now, const struct nd_prefix *pi)
 {
-	struct ip6_addr addr = pi->prefix;
-	ip6_prefix_mask(&addr, pi->plen);
+	struct ip6_addr prefix = pi->prefix;
+	ip6_prefix_mask(&prefix, pi->plen);
 	/* (a) no A flag, (b) link-local prefix: nothing to form; (c) preferred past valid,
 	 * (d) a prefix that leaves no 64 bits for the identifier: invalid. */
-	if (!(pi->flags & ND_PREFIX_AUTO) || ip6_is_link_local(&addr))
+	if (!(pi->flags & ND_PREFIX_AUTO) || ip6_is_link_local(&prefix))
 		return;
 	if (pi->preferred_lifetime > pi->valid_lifetime || pi->plen != SLAAC_PLEN) {
 		p->counters[ADDRCONF_C_PREFIX_IGNORED]++;
 		return;
 	}
-	ip6_set_eui64(&addr, p->mac);
-	struct addrconf_addr *a = addr_find(p, &addr);
+	struct addrconf_addr *a = slaac_find(p, &prefix);
 	if (a != NULL) {
-		if (a->slaac)
-			slaac_refresh(p, now, a, pi);
+		slaac_refresh(p, now, a, pi);
 		return;
 	}
 	if (pi->valid_lifetime == 0)
 		return;
-	a = addr_track(p, now, &addr, pi->plen, true);
-	if (a == NULL) {
-		p->counters[ADDRCONF_C_ADDR_TABLE_FULL]++;
+	a = slaac_form(p, now, &prefix, 0);
+	if (a == NULL)
 		return;
-	}
-	if (p->ops.addr_add(p->ops.ctx, p->port, &addr, pi->plen,
-			    a->state == ADDRCONF_TENTATIVE) != 0) {
-		addr_forget(p, now, a);
-		return;
-	}
-	a->slaac = true;
 	a->valid_until = lifetime_end(now, pi->valid_lifetime);
 	a->preferred_until = lifetime_end(now, pi->preferred_lifetime);
-	p->counters[ADDRCONF_C_ADDR_FORMED]++;
-}
-
-/* RFC 4861 §6.3.4: the default router, by its lifetime. */
-static void ra_router(struct addrconf_port *p, uint64_t now, const struct ip6_addr *src,
-		      uint16_t lifetime_s)
-{
-	bool same = p->router_present && ip6_addr_equal(&p->router, src);
-	if (p->router_present && !same) {
-		p->counters[ADDRCONF_C_ROUTER_IGNORED]++;
-		return;
-	}
-	if (lifetime_s == 0) {
-		if (same) {
-			p->router_present = false;
-			p->router_until = ADDRCONF_NEVER;
-			p->ops.router(p->ops.ctx, p->port, src, false);
-		}
-		return;
-	}
-	p->router_until = now + (uint64_t)lifetime_s * 1000;
-	if (!same) {
-		p->router_present = true;
-		p->router = *src;
-		p->ops.router(p->ops.ctx, p->port, src, true);
-	}
 }
 
 void addrconf_ra_input(struct addrconf_port *p, uint64_t now, const struct ip6_addr *src,
@@ -250,7 +276,7 @@ void addrconf_ra_input(struct addrconf_port *p, uint64_t now, const struct ip6_a
 		p->hop_limit = hop_limit;
 		p->ops.link(p->ops.ctx, p->port, mtu, hop_limit);
 	}
-	ra_router(p, now, src, ra->router_lifetime);
+	addrconf_router_update(p, now, src, ra->router_lifetime, ra->router_pref);
 	p->counters[ADDRCONF_C_PREFIX_IGNORED] += ra->prefixes_ignored;
 	for (unsigned i = 0; i < ra->nb_prefixes; i++)
 		slaac_prefix(p, now, &ra->prefixes[i]);
@@ -275,8 +301,7 @@ void addrconf_set_autoconf(struct addrconf_port *p, uint64_t now, bool on)
 			addr_forget(p, now, a);
 		}
 	}
-	if (p->router_present)
-		ra_router(p, now, &p->router, 0);
+	addrconf_routers_clear(p, now);
 	if (p->mtu != 0 || p->hop_limit != 0) {
 		p->mtu = 0;
 		p->hop_limit = 0;
@@ -332,10 +357,7 @@ void addrconf_tick(struct addrconf_port *p, uint64_t now)
 	for (unsigned i = 0; i < ADDRCONF_MAX_ADDRS; i++)
 		if (p->addrs[i].used)
 			addr_tick(p, now, &p->addrs[i]);
-	if (p->router_present && p->router_until <= now) {
-		p->counters[ADDRCONF_C_ROUTER_EXPIRED]++;
-		ra_router(p, now, &p->router, 0);
-	}
+	addrconf_router_tick(p, now);
 	if (p->rs_left > 0 && p->rs_next_ms <= now) {
 		p->rs_left--;
 		p->rs_next_ms = p->rs_left > 0 ? now + RTR_SOLICITATION_INTERVAL_MS : ADDRCONF_NEVER;
@@ -352,8 +374,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 uint64_t addrconf_next_ms(const struct addrconf_port *p)
 {
 	uint64_t next = min_u64(addrconf_mld_next_ms(p), p->rs_next_ms);
-	if (p->router_present)
-		next = min_u64(next, p->router_until);
+	next = min_u64(next, addrconf_router_next_ms(p));
 	for (unsigned i = 0; i < ADDRCONF_MAX_ADDRS; i++) {
 		const struct addrconf_addr *a = &p->addrs[i];
 		if (!a->used)

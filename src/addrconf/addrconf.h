@@ -9,11 +9,13 @@
  * the time, and it answers through callbacks, so unit tests run it on a virtual clock. The
  * daemon runs one per port on its control thread (src/ctl/addrconf_run.h).
  *
- * Not done: optimistic DAD (RFC 4429), RFC 7217 stable identifiers and temporary addresses
- * (RFC 8981) (the interface identifier is the modified EUI-64, as the link-local one), more
- * than one default router at a time (a second router is counted and ignored while the first
- * lives), Route Information options (RFC 4191), MLD source lists (no application asks for
- * a source-specific group). */
+ * The Default Router List (RFC 4861 §6.3.4, §6.3.6; preferences of RFC 4191 §2.2, §3.2) and
+ * the redirected destinations (§8.3) are addrconf_router.c's; the interface identifiers
+ * (modified EUI-64, or RFC 7217 stable privacy ones) addrconf_iid.c's.
+ *
+ * Not done: optimistic DAD (RFC 4429), temporary addresses (RFC 8981), Route Information
+ * options (RFC 4191 §2.3), MLD source lists (no application asks for a source-specific
+ * group). */
 #ifndef DPS_ADDRCONF_ADDRCONF_H
 #define DPS_ADDRCONF_ADDRCONF_H
 
@@ -28,6 +30,16 @@
 #define ADDRCONF_RETRANS_MS 1000       /* RFC 4861 §10 RETRANS_TIMER: between DAD probes */
 #define ADDRCONF_DAD_TRANSMITS 1       /* RFC 4862 §5.1 DupAddrDetectTransmits default */
 #define ADDRCONF_MAX_DAD_TRANSMITS 255 /* uint8_t, as probes_left */
+#define ADDRCONF_MAX_ROUTERS 8         /* the Default Router List of a port */
+#define ADDRCONF_MAX_REDIRECTS 64      /* redirected destinations of a port */
+/* How often the routers' reachability is asked for while there is a choice (§6.3.6). */
+#define ADDRCONF_ROUTER_CHECK_MS 1000
+/* A redirected destination's life without a newer Redirect: Linux's
+ * net.ipv6.route.gc_timeout (RFC 4861 §8.3 leaves it open). */
+#define ADDRCONF_REDIRECT_MS (600 * 1000)
+#define ADDRCONF_IDGEN_RETRIES 3       /* RFC 7217 §7: new identifiers after a DAD failure */
+#define ADDRCONF_SECRET_LEN 16         /* RFC 7217 §5: a secret of at least 128 bits */
+#define ADDRCONF_IFNAME_LEN 32
 
 #define ADDRCONF_STATE_LIST(X) \
 	X(TENTATIVE,  "tentative") \
@@ -50,11 +62,17 @@ const char *addrconf_state_str(enum addrconf_state st);
 	X(RS_SENT,         "rs_sent") \
 	X(RA_RX,           "ra_rx") \
 	X(PREFIX_IGNORED,  "prefix_ignored") \
-	X(ROUTER_IGNORED,  "router_ignored") \
+	X(ROUTER_IGNORED,  "router_ignored")  /* the Default Router List full */ \
 	X(ADDR_FORMED,     "addr_formed") \
 	X(ADDR_EXPIRED,    "addr_expired") \
 	X(ADDR_TABLE_FULL, "addr_table_full") \
 	X(ROUTER_EXPIRED,  "router_expired") \
+	X(ROUTER_UNREACHABLE, "router_unreachable") /* a router's neighbour entry failed */ \
+	X(ROUTER_CHANGES,  "router_changes")  /* another router chosen as the default */ \
+	X(REDIRECTS,       "redirects")       /* Redirects applied (RFC 4861 §8.3) */ \
+	X(REDIRECT_FULL,   "redirect_full")   /* ... not, the list full */ \
+	X(REDIRECT_EXPIRED, "redirect_expired") \
+	X(IDGEN_RETRIES,   "idgen_retries")   /* RFC 7217 §6: another identifier after DAD */ \
 	X(MLD_QUERIES,     "mld_queries") \
 	X(MLD_REPORTS,     "mld_reports")
 
@@ -72,12 +90,49 @@ struct addrconf_addr {
 	bool used;
 	bool slaac;                  /* formed from a prefix here (else the user's, or the
 				      * link-local one) */
+	bool stable;                 /* with an RFC 7217 identifier */
+	uint8_t dad_counter;         /* RFC 7217 §5 DAD_Counter it was formed with */
 	struct ip6_addr addr;
 	uint8_t plen;
 	enum addrconf_state state;
 	uint8_t probes_left;         /* DAD probes still to send */
 	uint64_t next_ms;            /* TENTATIVE: the next probe, or the end of DAD */
 	uint64_t valid_until, preferred_until;
+};
+
+/* RFC 4861 §6.3.6: a router is known reachable, unknown ("probably reachable": no entry, or
+ * one still resolving) or known unreachable (its entry failed). */
+enum addrconf_reach { ADDRCONF_REACH_UNKNOWN, ADDRCONF_REACH_YES, ADDRCONF_REACH_NO };
+
+#define ADDRCONF_ADDRGEN_LIST(X) \
+	X(EUI64,          "eui64")          /* RFC 4291 App. A modified EUI-64 */ \
+	X(STABLE_PRIVACY, "stable-privacy") /* RFC 7217 */
+
+enum addrconf_addrgen {
+#define ADDRCONF_ADDRGEN_ENUM(name, text) ADDRCONF_ADDRGEN_##name,
+	ADDRCONF_ADDRGEN_LIST(ADDRCONF_ADDRGEN_ENUM)
+#undef ADDRCONF_ADDRGEN_ENUM
+};
+
+const char *addrconf_addrgen_str(enum addrconf_addrgen g);
+/* 0 and *out for a name of ADDRCONF_ADDRGEN_LIST, or -EINVAL. */
+int addrconf_addrgen_parse(const char *name, enum addrconf_addrgen *out);
+
+/* A router of the Default Router List (§6.3.4). */
+struct addrconf_router {
+	bool used;
+	bool unreachable;    /* its entry failed since it last advertised */
+	int8_t pref;         /* RFC 4191: 1 high, 0 medium, -1 low */
+	struct ip6_addr addr;
+	uint64_t until;
+};
+
+/* A destination a Redirect sent elsewhere (§8.3). */
+struct addrconf_redirect {
+	bool used;
+	struct ip6_addr dst, target;
+	struct ip6_addr router;   /* whose Redirect: it goes with that router */
+	uint64_t until;
 };
 
 struct addrconf_ops {
@@ -94,8 +149,14 @@ struct addrconf_ops {
 	/* addr entered state st (not TENTATIVE: addresses are added in that state). */
 	void (*addr_state)(void *ctx, uint16_t port, const struct ip6_addr *addr,
 			   enum addrconf_state st);
-	/* The default router via gw (link-local) appears or goes. */
+	/* The default router via gw (link-local) is chosen (present) or no longer. */
 	void (*router)(void *ctx, uint16_t port, const struct ip6_addr *gw, bool present);
+	/* What the neighbour cache knows of router gw's reachability (NULL: nothing). */
+	enum addrconf_reach (*router_reach)(void *ctx, uint16_t port, const struct ip6_addr *gw);
+	/* The host route to dst through target (== dst: dst is on the link) a Redirect gave
+	 * appears or goes. Returns 0 or -errno (then it is forgotten here). */
+	int (*redirect)(void *ctx, uint16_t port, const struct ip6_addr *dst,
+			const struct ip6_addr *target, bool present);
 	/* The MTU (0: the port's own) and hop limit (0: the default) a router gave. */
 	void (*link)(void *ctx, uint16_t port, uint16_t mtu, uint8_t hop_limit);
 	void *ctx;
@@ -110,10 +171,17 @@ struct addrconf_port {
 	struct addrconf_ops ops;
 	uint64_t rand;                /* xorshift state: the random delays of RS and MLD */
 	struct addrconf_addr addrs[ADDRCONF_MAX_ADDRS];
-	/* Router Discovery. */
+	/* Interface identifiers of SLAAC addresses (addrconf_iid.c). */
+	enum addrconf_addrgen addrgen;
+	uint8_t secret[ADDRCONF_SECRET_LEN];
+	char ifname[ADDRCONF_IFNAME_LEN];
+	/* Router Discovery: the Default Router List and the one chosen (router_present,
+	 * router), the next reachability check while there is a choice. */
+	struct addrconf_router routers[ADDRCONF_MAX_ROUTERS];
 	bool router_present;
 	struct ip6_addr router;
-	uint64_t router_until;
+	uint64_t router_check_ms;
+	struct addrconf_redirect redirects[ADDRCONF_MAX_REDIRECTS];
 	uint16_t mtu;
 	uint8_t hop_limit;
 	uint8_t rs_left;              /* solicitations still to send */
@@ -149,6 +217,14 @@ void addrconf_dad_conflict(struct addrconf_port *p, uint64_t now, const struct i
  * off. */
 void addrconf_ra_input(struct addrconf_port *p, uint64_t now, const struct ip6_addr *src,
 		       const struct nd_repr *ra);
+/* A Redirect (validated: from the first-hop router src for its destination) (§8.3). */
+void addrconf_redirect_input(struct addrconf_port *p, uint64_t now, const struct ip6_addr *src,
+			     const struct nd_repr *redirect);
+/* Interface identifiers of the addresses formed from now on: mode, the RFC 7217 secret
+ * (ADDRCONF_SECRET_LEN bytes; NULL keeps the one set before) and the port's stable name
+ * (RFC 7217 §5 Net_Iface). */
+void addrconf_set_addrgen(struct addrconf_port *p, enum addrconf_addrgen mode,
+			  const uint8_t *secret, const char *ifname);
 /* A validated MLD query (wire/mld.h). */
 void addrconf_mld_query(struct addrconf_port *p, uint64_t now, const struct mld_query *q);
 /* Turns autoconf on (Router Solicitations start) or off (what it formed and learnt goes). */
@@ -168,6 +244,17 @@ void addrconf_mld_changed(struct addrconf_port *p, uint64_t now, const struct ip
 bool addrconf_mld_member(const struct addrconf_port *p, const struct ip6_addr *group);
 void addrconf_mld_tick(struct addrconf_port *p, uint64_t now);
 uint64_t addrconf_mld_next_ms(const struct addrconf_port *p);
+/* The Default Router List and redirects (addrconf_router.c), for addrconf.c: a router's
+ * advertised lifetime and preference; what to drop with autoconf off; the timers. */
+void addrconf_router_update(struct addrconf_port *p, uint64_t now, const struct ip6_addr *src,
+			    uint16_t lifetime_s, int8_t pref);
+void addrconf_routers_clear(struct addrconf_port *p, uint64_t now);
+void addrconf_router_tick(struct addrconf_port *p, uint64_t now);
+uint64_t addrconf_router_next_ms(const struct addrconf_port *p);
+/* The address of prefix (its first 64 bits) with the port's identifier (addrconf_iid.c),
+ * RFC 7217's with dad_counter in stable-privacy mode. */
+void addrconf_iid_form(const struct addrconf_port *p, struct ip6_addr *addr,
+		       uint8_t dad_counter);
 /* A uniformly random delay in [0, max_ms]. */
 uint64_t addrconf_random_ms(struct addrconf_port *p, uint64_t max_ms);
 

@@ -26,6 +26,9 @@ struct addrconf_run {
 	struct rte_ring *inbox;
 	int efd;
 	struct addrconf_port ports[NETCFG_MAX_PORTS];
+	/* RFC 7217's secret_key: random per run until `ip -6 stable-secret` sets one (then
+	 * the addresses stay the same across restarts). */
+	uint8_t secret[ADDRCONF_SECRET_LEN];
 };
 
 struct addrconf_port *addrconf_run_port(const struct daemon *d, uint16_t port)
@@ -190,6 +193,66 @@ static int ra_route(struct daemon *d, uint16_t port, const struct ip6_addr *gw, 
 	return daemon_apply_netcfg(d, route_del_on, &r);
 }
 
+/* What the workers' neighbour caches know of gw: known unreachable when one saw its entry
+ * fail, reachable when one holds its address and none failed (§6.3.6). */
+struct reach_op {
+	uint16_t port;
+	struct inet_addr gw;
+	bool yes, no;
+};
+
+static int reach_on_worker(struct stack *s, void *arg)
+{
+	struct reach_op *op = arg;
+	struct neigh_info info;
+	if (neigh_lookup(s->neigh, op->port, &op->gw, &info) != 0)
+		return 0;
+	if (info.state == NEIGH_FAILED)
+		op->no = true;
+	else if (info.state != NEIGH_INCOMPLETE)
+		op->yes = true;
+	return 0;
+}
+
+static enum addrconf_reach op_router_reach(void *ctx, uint16_t port, const struct ip6_addr *gw)
+{
+	struct reach_op op = {.port = port, .gw = inet_addr_v6(gw)};
+	(void)daemon_each_worker(ctx, reach_on_worker, &op);
+	return op.no ? ADDRCONF_REACH_NO : op.yes ? ADDRCONF_REACH_YES : ADDRCONF_REACH_UNKNOWN;
+}
+
+/* rtm_protocol's RTPROT_REDIRECT: Linux's mark of a route a Redirect made ("proto
+ * redirect"). */
+#define ROUTE_PROTO_REDIRECT 1
+
+/* The host route to dst a Redirect gave (RFC 4861 §8.3): through target, or to dst on the
+ * link when they are the same. An operator's route to exactly dst is not replaced. */
+static int op_redirect(void *ctx, uint16_t port, const struct ip6_addr *dst,
+		       const struct ip6_addr *target, bool present)
+{
+	struct daemon *d = ctx;
+	bool on_link = ip6_addr_equal(dst, target);
+	struct route r = {.prefix = inet_addr_v6(dst), .plen = 128,
+			  .type = on_link ? ROUTE_CONNECTED : ROUTE_GATEWAY, .port = port,
+			  .gateway = on_link ? inet_addr_any(true) : inet_addr_v6(target),
+			  .proto = ROUTE_PROTO_REDIRECT};
+	char dtext[48], ttext[48];
+	ip6_addr_format(dst, dtext, sizeof(dtext));
+	ip6_addr_format(target, ttext, sizeof(ttext));
+	int rc;
+	if (present) {
+		rc = daemon_apply_netcfg(d, route_add_on, &r);
+	} else {
+		const struct route *cur = route_find(d->master.routes, &r.prefix, 128);
+		rc = cur == NULL || cur->proto != ROUTE_PROTO_REDIRECT || cur->synced
+			     ? -ESRCH : daemon_apply_netcfg(d, route_del_on, &r);
+	}
+	fprintf(stderr, "dpstackd: %s: redirect %s via %s %s%s%s\n", port_name(d, port), dtext,
+		ttext, present ? "applied" : "gone", rc != 0 ? ": " : "",
+		rc != 0 ? strerror(-rc) : "");
+	return rc;
+}
+
 static void op_router(void *ctx, uint16_t port, const struct ip6_addr *gw, bool present)
 {
 	struct daemon *d = ctx;
@@ -250,18 +313,23 @@ int addrconf_run_init(struct daemon *d)
 		free(r);
 		return rc;
 	}
+	for (unsigned k = 0; k < ADDRCONF_SECRET_LEN; k++)
+		r->secret[k] = (uint8_t)rte_rand();
 	d->addrconf = r;
 	struct inbox_op op = {.ring = r->inbox, .fd = r->efd};
 	(void)daemon_each_worker(d, inbox_on_worker, &op);
 	const struct addrconf_ops ops = {
 		.send_dad = op_send_dad, .send_rs = op_send_rs, .send_mld = op_send_mld,
 		.addr_add = op_addr_add, .addr_del = op_addr_del, .addr_state = op_addr_state,
-		.router = op_router, .link = op_link, .ctx = d,
+		.router = op_router, .router_reach = op_router_reach, .redirect = op_redirect,
+		.link = op_link, .ctx = d,
 	};
 	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++) {
 		const struct netcfg_iface *i = &d->master.ifaces[p];
-		if (i->present)
-			addrconf_port_init(&r->ports[p], p, i->mac.b, i->mtu, rte_rand(), &ops);
+		if (!i->present)
+			continue;
+		addrconf_port_init(&r->ports[p], p, i->mac.b, i->mtu, rte_rand(), &ops);
+		addrconf_set_addrgen(&r->ports[p], ADDRCONF_ADDRGEN_EUI64, r->secret, i->name);
 	}
 	/* The addresses the ports came with (their link-local ones) go through DAD too. */
 	for (unsigned k = 0; k < NETCFG_MAX_ADDRS6; k++) {
@@ -315,6 +383,18 @@ void addrconf_run_addr_removed(struct daemon *d, uint16_t port, const struct ip6
 		addrconf_addr_removed(p, dhcp_run_now_ms(), addr);
 }
 
+void addrconf_run_set_secret(struct daemon *d, const uint8_t secret[ADDRCONF_SECRET_LEN])
+{
+	if (d->addrconf == NULL)
+		return;
+	memcpy(d->addrconf->secret, secret, ADDRCONF_SECRET_LEN);
+	for (uint16_t p = 0; p < NETCFG_MAX_PORTS; p++) {
+		struct addrconf_port *ap = addrconf_run_port(d, p);
+		if (ap != NULL)
+			addrconf_set_addrgen(ap, ap->addrgen, secret, NULL);
+	}
+}
+
 const struct addrconf_addr *addrconf_run_addr(const struct daemon *d, uint16_t port,
 					      const struct ip6_addr *addr)
 {
@@ -354,6 +434,9 @@ static void dispatch(struct daemon *d, const struct ip6_ctl_event *ev, uint64_t 
 		break;
 	case IP6_CTL_RA:
 		addrconf_ra_input(p, now, &ev->src, &ev->ra);
+		break;
+	case IP6_CTL_REDIRECT:
+		addrconf_redirect_input(p, now, &ev->src, &ev->ra);
 		break;
 	case IP6_CTL_MLD_QUERY:
 		addrconf_mld_query(p, now, &ev->query);

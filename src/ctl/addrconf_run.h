@@ -38,6 +38,9 @@ const struct addrconf_addr *addrconf_run_addr(const struct daemon *d, uint16_t p
 /* The machines' clock is the DHCP clients' (dhcp_run_now_ms, CLOCK_BOOTTIME: lifetimes run
  * on while a host sleeps). */
 
+/* RFC 7217's secret for every port's stable identifiers formed from now on. */
+void addrconf_run_set_secret(struct daemon *d, const uint8_t secret[ADDRCONF_SECRET_LEN]);
+
 /* port's machine, or NULL (no such port, or no autoconfiguration: --check-config). */
 struct addrconf_port *addrconf_run_port(const struct daemon *d, uint16_t port);
 
@@ -47,8 +50,11 @@ int addrconf_run_timeout_ms(const struct daemon *d, int max_ms);
 void addrconf_run_poll(struct daemon *d);
 
 /* ip -6 autoconf [show] | ip -6 autoconf { on | off } dev PORT |
- * ip -6 dad-transmits N dev PORT (cmd_addrconf.c) */
+ * ip -6 dad-transmits N dev PORT | ip -6 addrgen { eui64 | stable-privacy } dev PORT |
+ * ip -6 stable-secret SECRET (cmd_addrconf.c) */
 int cmd_ip6_autoconf(struct daemon *d, int argc, char **argv, struct ctl_out *o);
 int cmd_ip6_dad_transmits(struct daemon *d, int argc, char **argv, struct ctl_out *o);
+int cmd_ip6_addrgen(struct daemon *d, int argc, char **argv, struct ctl_out *o);
+int cmd_ip6_stable_secret(struct daemon *d, int argc, char **argv, struct ctl_out *o);
 
 #endif

@@ -27,6 +27,8 @@ enum ip6_ctl_kind {
 	IP6_CTL_DAD_CONFLICT,   /* addr, tentative on port, is another node's (RFC 4862 §5.4.3-4) */
 	IP6_CTL_RA,             /* a Router Advertisement from src on an autoconf port */
 	IP6_CTL_MLD_QUERY,      /* an MLD query from src */
+	IP6_CTL_REDIRECT,       /* a valid Redirect (in ra) from src, our first hop for its
+				 * destination (RFC 4861 §8.1) */
 };
 
 struct ip6_ctl_event {
@@ -36,7 +38,7 @@ struct ip6_ctl_event {
 	struct ip6_addr src;
 	struct ip6_addr addr;   /* IP6_CTL_DAD_CONFLICT */
 	struct mld_query query; /* IP6_CTL_MLD_QUERY */
-	struct nd_repr ra;      /* IP6_CTL_RA */
+	struct nd_repr ra;      /* IP6_CTL_RA, IP6_CTL_REDIRECT */
 };
 
 /* What IPv6 keeps per stack instance (stack.ip6). */
@@ -141,6 +143,21 @@ void icmp6_fill_checksum(struct rte_mbuf *m, const struct ip6_out *d);
 
 /* Neighbor Discovery (ip6_nd.c): a validated NS, NA, RS, RA or Redirect in m at msg_off. */
 void nd_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, size_t msg_off);
+/* Learns what addr's owner said its MAC is (flags NEIGH_F_*), telling the other workers:
+ * neigh_learn's result. */
+int nd_learn(struct stack *s, uint16_t port, const struct ip6_addr *addr,
+	     const struct eth_addr *mac, unsigned flags);
+/* Sends the Neighbor Discovery message m (data at its ICMPv6 header, checksum zero) to d
+ * with hop limit 255 on the link, counted ev. 0 or -errno (m consumed either way). */
+int nd_send(struct stack *s, struct rte_mbuf *m, struct ip6_out *d, enum stack_event ev);
+/* A Redirect that passed nd_parse (ip6_redirect.c). */
+void nd_redirect_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
+		       const struct nd_repr *nd);
+/* As a router, about to send the transit packet m (ip) back out the port it came in on
+ * by route r: tells its sender of the better first hop (RFC 4861 §8.2) when it is a
+ * neighbour there, under the ICMPv6 error rate limit. m is left as it was. */
+void nd_redirect_send(struct stack *s, const struct rte_mbuf *m, const struct ip6_repr *ip,
+		      const struct route *r);
 /* Solicits target's link-layer address on port: to its solicited-node group when dst is
  * NULL, else to dst (RFC 4861 §7.2.2). */
 void nd_solicit(struct stack *s, uint16_t port, const struct inet_addr *target,

@@ -61,6 +61,8 @@ void ip6_forward(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
 	}
 	/* No header checksum in IPv6 (RFC 8200 §3): the hop limit changes alone. Hop-by-Hop
 	 * options pass unexamined (RFC 8200 §4.3 lets routers skip them). */
+	if (r->port == m->port)
+		nd_redirect_send(s, m, ip, r); /* RFC 4861 §8.2; the packet still goes on */
 	rte_pktmbuf_mtod(m, uint8_t *)[IP6_OFF_HOP_LIMIT] = (uint8_t)(ip->hop_limit - 1);
 	stack_count(s, STACK_EV_IP6_FORWARDED);
 	struct ip6_out out = {.dst = ip->dst, .port = r->port};

@@ -3,8 +3,8 @@
  * solicitations the cache's state machine asks for. Duplicate Address Detection (RFC 4862
  * §5.4) and Router Discovery on a port with autoconf run on the control thread
  * (src/ctl/addrconf_run.h): here the probes and solicitations it sends, and the news it
- * acts on handed over (ip6_ctl.c). Router Discovery on other ports, and redirects, are
- * counted and go to the kernel beside a port with a kernel interface
+ * acts on handed over (ip6_ctl.c). Redirects are ip6_redirect.c's. Router Discovery on other
+ * ports is counted and goes to the kernel beside a port with a kernel interface
  * (src/stack/exception.h). */
 #include <errno.h>
 #include <string.h>
@@ -43,8 +43,7 @@ static struct rte_mbuf *nd_build(struct stack *s, uint8_t type, uint32_t flags,
 	return m;
 }
 
-static int nd_send(struct stack *s, struct rte_mbuf *m, struct ip6_out *d,
-		   enum stack_event ev)
+int nd_send(struct stack *s, struct rte_mbuf *m, struct ip6_out *d, enum stack_event ev)
 {
 	d->next_header = IP6_NH_ICMPV6;
 	d->hop_limit = ND_HOP_LIMIT;
@@ -121,8 +120,7 @@ static void nd_advertise(struct stack *s, uint16_t port, const struct ip6_addr *
 	(void)nd_send(s, m, &d, STACK_EV_ND_TX_NA);
 }
 
-/* Learns what addr's owner said its MAC is (flags NEIGH_F_*), telling the other workers. */
-static int nd_learn(struct stack *s, uint16_t port, const struct ip6_addr *addr,
+int nd_learn(struct stack *s, uint16_t port, const struct ip6_addr *addr,
 		    const struct eth_addr *mac, unsigned flags)
 {
 	struct inet_addr a = inet_addr_v6(addr);
@@ -212,7 +210,8 @@ void nd_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, si
 	struct nd_repr nd;
 	const uint8_t *msg = rte_pktmbuf_mtod_offset(m, const uint8_t *, msg_off);
 	if (nd_parse(msg, IP6_HDR_LEN + ip->payload_len - msg_off, ip, &nd) != WIRE_OK) {
-		stack_drop(s, STACK_DROP_ND_INVALID, m);
+		stack_drop(s, msg[ICMP6_OFF_TYPE] == ICMP6_REDIRECT ? STACK_DROP_ND_REDIRECT_INVALID
+								     : STACK_DROP_ND_INVALID, m);
 		return;
 	}
 	/* As ARP: the kernel beside us keeps its own neighbour table from the same news. */
@@ -225,6 +224,10 @@ void nd_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, si
 	case ICMP6_NEIGHBOR_ADVERT:
 		nd_advertisement_input(s, m, ip, &nd);
 		return;
+	case ICMP6_REDIRECT:
+		stack_count(s, STACK_EV_ND_RX_ROUTER);
+		nd_redirect_input(s, m, ip, &nd);
+		return;
 	default:
 		stack_count(s, STACK_EV_ND_RX_ROUTER);
 		if (nd.type == ICMP6_ROUTER_ADVERT && m->port < NETCFG_MAX_PORTS &&
@@ -236,8 +239,7 @@ void nd_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip, si
 			rte_pktmbuf_free(m);
 			return;
 		}
-		/* Router Discovery elsewhere, and redirects: the kernel's to act on, where
-		 * there is one. */
+		/* Router Discovery elsewhere: the kernel's to act on, where there is one. */
 		if (!stack_exception(s, m, STACK_EV_KERNEL_IP6))
 			rte_pktmbuf_free(m);
 		return;

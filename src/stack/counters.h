@@ -51,11 +51,13 @@
 	X(ND_RX_NS,           "nd.rx_ns",             "neighbor solicitations received (RFC 4861)") \
 	X(ND_RX_NA,           "nd.rx_na",             "neighbor advertisements received") \
 	X(ND_RX_ROUTER,       "nd.rx_router",         "router solicitations, advertisements and redirects received") \
+	X(ND_RX_REDIRECT,     "nd.redirect_rx",       "valid redirects (RFC 4861 §8.1) handed to the control thread, which reroutes the destination") \
 	X(ND_RX_RA_AUTOCONF,  "nd.rx_ra_autoconf",    "router advertisements handed to a port's autoconfiguration (RFC 4862)") \
 	X(ND_TX_NS,           "nd.tx_ns",             "neighbor solicitations sent") \
 	X(ND_TX_NA,           "nd.tx_na",             "neighbor advertisements sent") \
 	X(ND_TX_DAD,          "nd.tx_dad",            "duplicate address detection probes sent (RFC 4862 §5.4.2)") \
 	X(ND_TX_RS,           "nd.tx_rs",             "router solicitations sent (RFC 4861 §6.3.7)") \
+	X(ND_TX_REDIRECT,     "nd.redirect_tx",       "redirects sent as a router to a neighbour with a better first hop (RFC 4861 §8.2)") \
 	X(MLD_RX_QUERY,       "mld.rx_query",         "MLD queries handed to the control thread") \
 	X(MLD_TX,             "mld.tx",               "MLD reports and done messages sent (RFC 3810, RFC 2710)") \
 	X(ICMP6_TX_ECHO,      "icmp6.tx_echo",        "ICMPv6 echo requests sent (dpstackctl ping)") \
@@ -234,6 +236,9 @@
 	X(ND_ADDR_CONFLICT,   "nd.addr_conflict",     "another host advertises one of our addresses") \
 	X(ND_DAD_CONFLICT,    "nd.dad_conflict",      "solicitation from :: or advertisement for one of our tentative addresses: duplicate (RFC 4862 §5.4.3-4)") \
 	X(ND_TENTATIVE,       "nd.tentative",         "solicitation for one of our tentative addresses, not answered (RFC 4862 §5.4.3)") \
+	X(ND_REDIRECT_INVALID, "nd.redirect_invalid", "redirect failing RFC 4861 §8.1 validation (hop limit, code, length, options, source, target, destination)") \
+	X(ND_REDIRECT_NOT_ROUTER, "nd.redirect_not_router", "redirect not from the first-hop router of its destination (RFC 4861 §8.1)") \
+	X(ND_REDIRECT_FORWARDING, "nd.redirect_forwarding", "redirect ignored: IPv6 forwarding on, a router keeps its routes (RFC 4861 §8.2)") \
 	X(MLD_INVALID,        "mld.invalid",          "MLD query failing validation (RFC 3810 §5.1.14, RFC 2710 §3)") \
 	X(IP6_CTL_FULL,       "ip6.ctl_full",         "DAD, router advertisement or MLD news the control thread's inbox had no room for") \
 	X(TX_NO_MBUF,         "tx.no_mbuf",           "mbuf pool empty") \

@@ -67,6 +67,20 @@ static void nd_take_prefix(const uint8_t *o, struct nd_repr *r)
 	memcpy(p->prefix.b, o + 16, 16);
 }
 
+/* RFC 4191 §2.2: the Prf bits 3-4 of the flags byte; 01 high, 11 low, and 00 as well as the
+ * reserved 10 medium. */
+static int8_t nd_router_pref(uint8_t flags)
+{
+	switch ((flags >> 3) & 3) {
+	case 1:
+		return 1;
+	case 3:
+		return -1;
+	default:
+		return 0;
+	}
+}
+
 static enum wire_status nd_options(const uint8_t *o, size_t len, struct nd_repr *r)
 {
 	while (len > 0) {
@@ -115,6 +129,7 @@ enum wire_status nd_parse(const uint8_t *msg, size_t len, const struct ip6_repr 
 		r.cur_hop_limit = msg[4];
 		r.managed = msg[5] & 0x80;
 		r.other = msg[5] & 0x40;
+		r.router_pref = nd_router_pref(msg[5]);
 		r.router_lifetime = wire_get_be16(msg + 6);
 		r.reachable_ms = wire_get_be32(msg + 8);
 		r.retrans_ms = wire_get_be32(msg + 12);
@@ -149,7 +164,12 @@ enum wire_status nd_parse(const uint8_t *msg, size_t len, const struct ip6_repr 
 		/* §6.1.2, §8.1: routers speak from their link-local address. */
 		if (!ip6_is_link_local(&ip->src))
 			return WIRE_BAD_FIELD;
-		if (type == ICMP6_REDIRECT && ip6_is_multicast(&r.redirect_dst))
+		/* §8.1: a Redirect's destination is not multicast, and its target is a
+		 * router (link-local) or the destination itself, found on the link. */
+		if (type == ICMP6_REDIRECT &&
+		    (ip6_is_multicast(&r.redirect_dst) ||
+		     (!ip6_is_link_local(&r.target) &&
+		      !ip6_addr_equal(&r.target, &r.redirect_dst))))
 			return WIRE_BAD_FIELD;
 		break;
 	case ICMP6_NEIGHBOR_SOLICIT: {

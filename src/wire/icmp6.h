@@ -102,6 +102,8 @@ struct nd_repr {
 	/* RA (§4.2). */
 	uint8_t cur_hop_limit;
 	bool managed, other;
+	int8_t router_pref;        /* RFC 4191 §2.2 Default Router Preference: 1 high, 0
+				    * medium (also the reserved value 10), -1 low */
 	uint16_t router_lifetime;  /* seconds */
 	uint32_t reachable_ms, retrans_ms;
 	/* Options. */
@@ -120,7 +122,9 @@ struct nd_repr {
  * the message (BAD_OPTION), a target that is not multicast (NS, NA), a Router Advertisement
  * from a link-local source, a solicitation from the unspecified address only towards a
  * solicited-node group and without a source link-layer address option, an advertisement to
- * a multicast group not marked solicited (BAD_FIELD). Unknown options are skipped
+ * a multicast group not marked solicited, a Redirect from a source that is not link-local,
+ * to a multicast destination, or with a target neither link-local nor the destination
+ * (§8.1) (BAD_FIELD). Unknown options are skipped
  * (§4.6). */
 enum wire_status nd_parse(const uint8_t *msg, size_t len, const struct ip6_repr *ip,
 			  struct nd_repr *out);

@@ -47,6 +47,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(!ip6_is_multicast(&nd.target));
 		if (nd.type == ICMP6_ROUTER_ADVERT || nd.type == ICMP6_REDIRECT)
 			FUZZ_CHECK(ip6_is_link_local(&ip.src));
+		FUZZ_CHECK(nd.router_pref >= -1 && nd.router_pref <= 1);
+		/* RFC 4861 §8.1: a Redirect's target is a router's link-local address or the
+		 * destination itself, which is never multicast. */
+		if (nd.type == ICMP6_REDIRECT)
+			FUZZ_CHECK(!ip6_is_multicast(&nd.redirect_dst) &&
+				   (ip6_is_link_local(&nd.target) ||
+				    ip6_addr_equal(&nd.target, &nd.redirect_dst)));
 	}
 
 	struct mld_query q;

@@ -148,7 +148,19 @@ def icmp6_seeds():
             bytes([3, 4, 64, 0xc0]) + struct.pack("!II", 86400, 14400) + bytes(4) +
             bytes.fromhex("20010db8000100000000000000000000"))
     ra[4:6] = struct.pack("!H", len(body))
+    # A Redirect (RFC 4861 §4.5) from the router fe80::1: target fe80::5 for
+    # 2001:db8:99::1, with a Target Link-Layer Address option and a Redirected Header option
+    # quoting the start of the datagram that prompted it.
+    redirect = bytearray(ra[:40])
+    rbody = (bytes([137, 0, 0, 0]) + bytes(4) + v6("fe80::5") + v6("2001:db8:99::1") +
+             bytes([2, 1]) + bytes.fromhex("020000000055") +
+             bytes([4, 6]) + bytes(6) + IP6_ECHO_REQUEST[:40])
+    redirect[4:6] = struct.pack("!H", len(rbody))
+    # The advertisement with the high default router preference (RFC 4191 §2.2).
+    ra_high = body[:5] + bytes([0x48]) + body[6:]
     return {
+        "redirect": bytes(redirect) + rbody,
+        "router_advert_pref_high": bytes(ra) + ra_high,
         "echo_request": IP6_ECHO_REQUEST,
         "neighbor_solicit": IP6_NEIGHBOR_SOLICIT,
         "neighbor_advert": IP6_NEIGHBOR_ADVERT,
@@ -483,6 +495,9 @@ def stack6_seeds():
         "ip6_mld_query_v1": rec(OP_IP6, F_BCAST, data=ip6_packet(
             PEER6_LL0, v6("ff02::1"), 0, bytes([58, 0, 5, 2, 0, 0, 1, 0]) +
             icmp6(130, rest=0x03e80000, body=bytes(16)), 1)),
+        # A Redirect from the peer's link-local address for a far destination.
+        "ip6_redirect": rec(OP_IP6, data=ip6_packet(PEER6_LL0, STACK6_LL0, 58, icmp6(
+            137, body=PEER6_LL0 + v6("2001:db8:99::1") + nd_opt(2, MAC_PEER[0])), 255)),
         "ip6_na_unsolicited": rec(OP_IP6, F_BCAST, data=ip6_packet(PEER6_LL0, v6("ff02::1"),
                                   58, icmp6(136, rest=0x20000000,
                                             body=STACK6_0 + nd_opt(2, MAC_PEER[0])), 255)),

@@ -64,20 +64,23 @@ def default_routes(d):
 
 
 class Radvd:
-    """radvd advertising PREFIX on the peer's interface, its log in the lab's directory."""
+    """radvd advertising PREFIX on the peer's interface (anything with ns and ifname), with a
+    default router preference (RFC 4191: low, medium, high), its log in the lab's
+    directory."""
 
-    def __init__(self, lab, peer, lifetime=1800, mtu=1400, hop_limit=42):
+    def __init__(self, lab, peer, lifetime=1800, mtu=1400, hop_limit=42, preference="medium"):
         self.lab, self.peer = lab, peer
-        self.dir = os.path.join(lab.tmp, "radvd")
+        self.dir = os.path.join(lab.tmp, "radvd-" + peer.ifname)
         os.makedirs(self.dir, exist_ok=True)
         self.conf = os.path.join(self.dir, "radvd.conf")
         with open(self.conf, "w") as f:
             f.write("interface %s {\n AdvSendAdvert on;\n MinRtrAdvInterval 3;\n"
                     " MaxRtrAdvInterval 4;\n AdvDefaultLifetime %d;\n AdvLinkMTU %d;\n"
-                    " AdvCurHopLimit %d;\n prefix %s/64 {\n  AdvOnLink on;\n"
+                    " AdvCurHopLimit %d;\n AdvDefaultPreference %s;\n"
+                    " prefix %s/64 {\n  AdvOnLink on;\n"
                     "  AdvAutonomous on;\n  AdvValidLifetime 3600;\n"
                     "  AdvPreferredLifetime 1800;\n };\n};\n"
-                    % (peer.ifname, lifetime, mtu, hop_limit, PREFIX))
+                    % (peer.ifname, lifetime, mtu, hop_limit, preference, PREFIX))
         argv = ["radvd", "-n", "-C", self.conf, "-p", os.path.join(self.dir, "pid"),
                 "-m", "stderr", "-d", "1"]
         self.proc = topo.NsProcess(lab, peer.ns, argv, os.path.join(self.dir, "log"))

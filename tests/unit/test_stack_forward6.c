@@ -1,8 +1,9 @@
 /* IPv6 forwarding between the two ports (src/ip6/ip6_forward.c): the hop limit (the only
  * byte a router changes), routes of every type, the ICMPv6 errors of a router (time
  * exceeded, no route, beyond scope, Packet Too Big with the next-hop MTU, address
- * unreachable after Neighbor Discovery failed) with their sources and quotes, and the
- * packets no router passes on. The fixture's IPv4 topology with IPv6 beside it:
+ * unreachable after Neighbor Discovery failed) with their sources and quotes, the
+ * packets no router passes on, and Redirects to a neighbour whose packet goes back out the
+ * port it came in on (RFC 4861 §8.2). The fixture's IPv4 topology with IPv6 beside it:
  *   port 0  2001:db8:a::2/64 fe80::2   neighbour A 2001:db8:a::1
  *   port 1  2001:db8:b::2/64           neighbour B 2001:db8:b::1 */
 #include <setjmp.h>
@@ -340,6 +341,68 @@ static void test_forward6_unresolved_next_hop_fails_address_unreachable(void **s
 	assert_int_equal(ts_s->drops[STACK_DROP_NEIGH_FAILED], 1);
 }
 
+/* A route to 2001:db8:99::/48 back out port 0, via gw with MAC mac there. */
+static void add_far_route_on_port0(const struct ip6_addr *gw, const struct eth_addr *mac)
+{
+	static const struct ip6_addr far_net = {{0x20, 0x01, 0x0d, 0xb8, 0, 0x99}};
+	struct inet_addr g = inet_addr_v6(gw);
+	assert_int_equal(neigh_add_static(ts_s->neigh, 0, &g, mac), 0);
+	struct route r = {.prefix = inet_addr_v6(&far_net), .plen = 48, .type = ROUTE_GATEWAY,
+			  .port = 0, .gateway = g};
+	assert_int_equal(netcfg_route_add(&ts_s->cfg, &r), 0);
+}
+
+/* RFC 4861 §8.2: neighbour A's packet leaves by the port it came in on, towards a router on
+ * A's own link: A is told (a Redirect from our link-local address with the target's MAC and
+ * the packet quoted), and the packet still goes on. */
+static void test_forward6_same_port_redirects_sender_to_better_router(void **state)
+{
+	(void)state;
+	static const struct ip6_addr better = {{0xfe, 0x80, [15] = 5}};
+	static const struct eth_addr better_mac = {{0x02, 0, 0, 0, 0, 0x55}};
+	add_far_route_on_port0(&better, &better_mac);
+	size_t n = from_a(&far, 64, 100);
+	assert_int_equal(ts_nframes, 2);
+	struct ip6_repr ip;
+	const uint8_t *l3 = expect_ip6(0, 0, &ts_mac_a, &ip);
+	assert_int_equal(ip.hop_limit, 255);
+	assert_true(ip6_is_link_local(&ip.src)); /* the port's (§8.2) */
+	assert_memory_equal(ip.dst.b, a6.b, 16);
+	const uint8_t *msg = l3 + IP6_HDR_LEN;
+	uint32_t pseudo = wire_csum_pseudo6(ip.src.b, ip.dst.b, IP6_NH_ICMPV6, ip.payload_len);
+	struct icmp6_repr ic;
+	assert_int_equal(icmp6_parse(msg, ip.payload_len, pseudo, true, &ic), WIRE_OK);
+	struct nd_repr nd;
+	assert_int_equal(nd_parse(msg, ip.payload_len, &ip, &nd), WIRE_OK);
+	assert_int_equal(nd.type, ICMP6_REDIRECT);
+	assert_memory_equal(nd.target.b, better.b, 16);
+	assert_memory_equal(nd.redirect_dst.b, far.b, 16);
+	assert_true(nd.has_target_lladdr);
+	assert_memory_equal(nd.target_lladdr.b, better_mac.b, 6);
+	/* §4.6.3: the Redirected Header option quotes the packet in whole 8-byte units. */
+	assert_int_equal(msg[48], ND_OPT_REDIRECTED);
+	assert_int_equal(msg[49] * 8, 8 + (n & ~(size_t)7));
+	assert_memory_equal(msg + 56, dgram, IP6_HDR_LEN);
+	l3 = expect_ip6(1, 0, &better_mac, &ip);
+	assert_int_equal(ip.hop_limit, 63);
+	assert_int_equal(ts_s->events[STACK_EV_ND_TX_REDIRECT], 1);
+	assert_int_equal(ts_s->events[STACK_EV_IP6_FORWARDED], 1);
+}
+
+/* A better router known only by a global address cannot be a Redirect's target (§8.2). */
+static void test_forward6_same_port_global_gateway_no_redirect(void **state)
+{
+	(void)state;
+	static const struct ip6_addr gw = {{0x20, 0x01, 0x0d, 0xb8, 0, 0xa, [15] = 9}};
+	static const struct eth_addr gw_mac = {{0x02, 0, 0, 0, 0, 0x59}};
+	add_far_route_on_port0(&gw, &gw_mac);
+	from_a(&far, 64, 100);
+	assert_int_equal(ts_nframes, 1);
+	struct ip6_repr ip;
+	expect_ip6(0, 0, &gw_mac, &ip);
+	assert_int_equal(ts_s->events[STACK_EV_ND_TX_REDIRECT], 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup6, ts_teardown)
@@ -360,6 +423,8 @@ int main(void)
 		T(test_forward6_off_drops_not_ours),
 		T(test_forward6_expiring_icmp6_error_gets_no_error),
 		T(test_forward6_unresolved_next_hop_fails_address_unreachable),
+		T(test_forward6_same_port_redirects_sender_to_better_router),
+		T(test_forward6_same_port_global_gateway_no_redirect),
 	};
 	return cmocka_run_group_tests(tests, test_eal_group_setup, NULL);
 }

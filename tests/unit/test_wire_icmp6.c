@@ -279,6 +279,20 @@ static void test_router_advert(void **state)
 	d.msg[16] = 200;
 	assert_int_equal(nd_exact(&d, d.msg_len, &nd), WIRE_OK);
 	assert_int_equal(nd.mtu, 0);
+	/* RFC 4191 §2.2 Prf, bits 3-4 of the flags: 00 medium, 01 high, 11 low, the reserved
+	 * 10 read as medium. */
+	assert_int_equal(nd.router_pref, 0);
+	static const struct {
+		uint8_t flags;
+		int8_t pref;
+	} prf[] = {{0x48, 1}, {0x18, -1}, {0x10, 0}, {0x40, 0}};
+	for (unsigned i = 0; i < sizeof(prf) / sizeof(prf[0]); i++) {
+		router_advert(&d, 0);
+		d.msg[5] = prf[i].flags;
+		checksum(&d);
+		assert_int_equal(nd_exact(&d, d.msg_len, &nd), WIRE_OK);
+		assert_int_equal(nd.router_pref, prf[i].pref);
+	}
 }
 
 int main(void)
