@@ -18,7 +18,6 @@ IPv6 addresses run on the stack, against the Linux kernel over IPv6 and IPv4 at 
 import hashlib
 import json
 import os
-import subprocess
 import socket
 import sys
 import threading
@@ -27,6 +26,7 @@ import pytest
 
 import topo
 from test_ipv6 import PEER6, STACK6, v6_port
+from test_offload import transfer  # nc through the shim, the receiver's SHA-256
 # test_preload's fixtures: programs (skips when the shim is not built), work (no
 # application may be left after a test).
 from test_preload import (MB, iperf3_json, need, nginx_argv, nginx_conf, peer_run, program,
@@ -264,25 +264,9 @@ def test_two_nc_move_16_mb_over_the_stacks_ipv6_address_in_segments_above_the_po
         st, work):
     need("nc")
     data = os.urandom(16 << 20)
-    path = str(work / "received")
     before = st.daemon.stats()
-    with open(path, "wb") as out:
-        rx = subprocess.Popen(["nc", "-l", STACK6, "7011"], env=stack_env(st), stdout=out)
-    try:
-        topo.wait_until(lambda: any(s["state"] == "LISTEN" and s["local"].endswith(":7011")
-                                    for s in st.daemon.ctl("sock", "show", json=True)),
-                        30, what="nc listening")
-        tx = subprocess.Popen(["nc", "-N", STACK6, "7011"], env=stack_env(st),
-                              stdin=subprocess.PIPE)
-        tx.communicate(data, timeout=120)
-        rx.wait(timeout=120)
-    finally:
-        if rx.poll() is None:
-            rx.kill()
-            rx.wait()
-    assert tx.returncode == 0
-    with open(path, "rb") as f:
-        assert hashlib.sha256(f.read()).hexdigest() == hashlib.sha256(data).hexdigest()
+    digest, n = transfer(st.daemon, st.daemon, STACK6, 7011, data)
+    assert n == len(data) and digest == hashlib.sha256(data).hexdigest()
     delta = topo.counters_delta(before, st.daemon.stats())
     # Port-sized segments (MSS 1440) would take 11651 for the data alone, ACKs besides:
     # the loopback path sends what the writer wrote, up to 64 KB a segment.
