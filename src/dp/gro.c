@@ -96,9 +96,9 @@ static bool gro_parse(struct stack *s, struct rte_mbuf *m, struct gro_seg *g)
 		return false;
 	g->eth = frame;
 	g->ip = frame + eth.hdr_len;
-	if (eth.ethertype == ETH_TYPE_IPV4 ? !gro_parse_ip4(m, g, len - eth.hdr_len)
-	    : eth.ethertype == ETH_TYPE_IPV6 ? !gro_parse_ip6(g, len - eth.hdr_len)
-					     : true)
+	bool tcp = eth.ethertype == ETH_TYPE_IPV4 ? gro_parse_ip4(m, g, len - eth.hdr_len)
+		   : eth.ethertype == ETH_TYPE_IPV6 && gro_parse_ip6(g, len - eth.hdr_len);
+	if (!tcp)
 		return false;
 	const struct route *r = route_lookup(s->cfg.routes, &g->dst);
 	if (r == NULL || r->type != ROUTE_LOCAL)
@@ -119,12 +119,13 @@ static bool gro_mergeable(struct rte_mbuf *m, const struct gro_seg *g)
 	uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 	if (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 		return false;
-	uint32_t tcp_len = g->ip_len - (uint32_t)(g->tcp - g->ip);
-	if (l4 != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-	    wire_csum_finish(wire_csum_add(inet_addr_csum_pseudo(&g->src, &g->dst, IP4_PROTO_TCP,
-								 tcp_len),
-					   g->tcp, tcp_len)) != 0)
-		return false;
+	if (l4 != RTE_MBUF_F_RX_L4_CKSUM_GOOD) {
+		uint32_t tcp_len = g->ip_len - (uint32_t)(g->tcp - g->ip);
+		/* TCP is protocol 6 in both families' pseudo-headers. */
+		uint32_t pseudo = inet_addr_csum_pseudo(&g->src, &g->dst, IP4_PROTO_TCP, tcp_len);
+		if (wire_csum_finish(wire_csum_add(pseudo, g->tcp, tcp_len)) != 0)
+			return false;
+	}
 	m->ol_flags = (m->ol_flags & ~(RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK)) |
 		      RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 	return true;

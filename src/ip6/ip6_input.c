@@ -108,8 +108,7 @@ static bool ip6_ext_walk_mbuf(struct rte_mbuf *m, const struct ip6_repr *ip, boo
 		*st = ip6_ext_walk(rte_pktmbuf_mtod(m, const uint8_t *), view, to_group, ext);
 		if (view == len || (*st == WIRE_OK && !ext->has_frag))
 			return true;
-		/* Compare before subtracting: the first segment's room from its data on. */
-		size_t room = m->buf_len >= m->data_off ? (size_t)(m->buf_len - m->data_off) : 0;
+		size_t room = (size_t)(m->buf_len - m->data_off); /* data_off <= buf_len */
 		if (room <= view || !mbuf_pullup(m, (uint32_t)RTE_MIN(len, room)))
 			return false;
 	}

@@ -8,9 +8,9 @@ bool mbuf_pullup(struct rte_mbuf *m, uint32_t n)
 		n = rte_pktmbuf_pkt_len(m);
 	if (rte_pktmbuf_data_len(m) >= n)
 		return true;
-	/* Compare before subtracting: the first segment's room from its data on. */
+	/* The first segment's room from its data on (data_off never exceeds buf_len). */
 	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1 ||
-	    (uint32_t)m->buf_len - m->data_off < n)
+	    (uint32_t)(m->buf_len - m->data_off) < n)
 		return false;
 	while (rte_pktmbuf_data_len(m) < n) {
 		struct rte_mbuf *next = m->next;
