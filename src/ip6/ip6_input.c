@@ -6,6 +6,7 @@
 
 #include "stack/exception.h"
 #include "stack/inet_hdr.h"
+#include "stack/mbuf_pullup.h"
 #include "stack/stack_internal.h"
 #include "stack/steer.h"
 #include "wire/bytes.h"
@@ -92,17 +93,42 @@ static void ip6_to_transport(struct stack *s, struct rte_mbuf *m, const struct i
 	s->by_ip_proto[ext->proto]->l4_input(s, m, &h, to_group);
 }
 
+/* Walks m's extension headers in its first segment (ip6_ext_walk reads one view) into
+ * *ext and *st. A chain's first segment may end inside them, and a fragment's checks need
+ * the datagram's whole length: then as many bytes as the segment has room for are pulled
+ * into it (mbuf_pullup) and the walk tried again, so that a header chain split across
+ * segments is read whole and never past a segment's end. False when the headers cannot
+ * be gathered in one segment (the caller drops the datagram). */
+static bool ip6_ext_walk_mbuf(struct rte_mbuf *m, const struct ip6_repr *ip, bool to_group,
+			      struct ip6_ext_info *ext, enum wire_status *st)
+{
+	size_t len = (size_t)IP6_HDR_LEN + ip->payload_len;
+	for (;;) {
+		size_t view = RTE_MIN(len, (size_t)rte_pktmbuf_data_len(m));
+		*st = ip6_ext_walk(rte_pktmbuf_mtod(m, const uint8_t *), view, to_group, ext);
+		if (view == len || (*st == WIRE_OK && !ext->has_frag))
+			return true;
+		size_t room = (size_t)(m->buf_len - m->data_off); /* data_off <= buf_len */
+		if (room <= view || !mbuf_pullup(m, (uint32_t)RTE_MIN(len, room)))
+			return false;
+	}
+}
+
 /* The extension headers walked, fragments reassembled, the datagram handed to its upper
- * layer. m is contiguous, or (reassembled) a chain whose first segment holds every header
- * up to the upper layer's: RFC 7112 made the first fragment carry them all. */
+ * layer. m is one segment or a chain: received (GRO's merged TCP segments), looped back
+ * (our own segments, their payload lent), or reassembled. TCP and UDP read their headers
+ * with rte_pktmbuf_read; ICMPv6 and reassembly view the first segment, which holds every
+ * header up to the upper layer's once the walk succeeded. */
 static void ip6_deliver(struct stack *s, struct rte_mbuf *m, struct ip6_repr *ip, bool to_group,
 			unsigned how)
 {
-	const uint8_t *h = rte_pktmbuf_mtod(m, const uint8_t *);
-	size_t len = RTE_MIN((size_t)IP6_HDR_LEN + ip->payload_len,
-			     (size_t)rte_pktmbuf_data_len(m));
 	struct ip6_ext_info ext;
-	if (ip6_ext_walk(h, len, to_group, &ext) != WIRE_OK) {
+	enum wire_status st;
+	if (!ip6_ext_walk_mbuf(m, ip, to_group, &ext, &st)) {
+		stack_drop(s, STACK_DROP_IP6_TRUNCATED, m);
+		return;
+	}
+	if (st != WIRE_OK) {
 		ext_refused(s, m, &ext);
 		return;
 	}
@@ -148,18 +174,14 @@ static void ip6_deliver(struct stack *s, struct rte_mbuf *m, struct ip6_repr *ip
 void ip6_input(struct stack *s, struct rte_mbuf *m, unsigned how)
 {
 	stack_count(s, STACK_EV_IP6_RX);
-	/* The parsers here read one contiguous view: a chain is gathered into one mbuf (GRO's
-	 * chains are TCP over IPv4). One of our own datagrams to one of our addresses may be
-	 * too large for that (UDP's, up to 64 KB): its first segment holds every header. */
-	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0 &&
-	    (!(how & STACK_IN_LOOPBACK) || rte_pktmbuf_data_len(m) < IP6_HDR_LEN)) {
+	/* The fixed header in the first segment, read there; the rest of the chain is compared
+	 * by length only (ip6_parse). */
+	if (!mbuf_pullup(m, IP6_HDR_LEN)) {
 		stack_drop(s, STACK_DROP_IP6_TRUNCATED, m);
 		return;
 	}
 	struct ip6_repr ip;
-	const uint8_t *h = rte_pktmbuf_mtod(m, const uint8_t *);
-	size_t view = m->nb_segs > 1 ? rte_pktmbuf_pkt_len(m) : rte_pktmbuf_data_len(m);
-	switch (ip6_parse(h, view, &ip)) {
+	switch (ip6_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_pkt_len(m), &ip)) {
 	case WIRE_OK:
 		break;
 	case WIRE_TRUNCATED:

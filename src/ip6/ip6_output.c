@@ -29,12 +29,9 @@ static const struct route *ip6_route(struct stack *s, const struct ip6_out *d, i
 	return r;
 }
 
-int ip6_source_for(struct stack *s, struct ip6_out *d)
+/* ip6_source_for with d's route r already looked up (ip6_route). */
+static int ip6_source_by_route(struct stack *s, struct ip6_out *d, const struct route *r)
 {
-	int err;
-	const struct route *r = ip6_route(s, d, &err);
-	if (err != 0)
-		return err;
 	if (r != NULL && d->port == NETCFG_PORT_ANY)
 		d->port = r->port;
 	if (!ip6_is_unspecified(&d->src) || d->from_unspecified)
@@ -48,6 +45,13 @@ int ip6_source_for(struct stack *s, struct ip6_out *d)
 		return 0;
 	}
 	return netcfg6_source_for(&s->cfg, d->port, &d->dst, &d->src) ? 0 : -EADDRNOTAVAIL;
+}
+
+int ip6_source_for(struct stack *s, struct ip6_out *d)
+{
+	int err;
+	const struct route *r = ip6_route(s, d, &err);
+	return err != 0 ? err : ip6_source_by_route(s, d, r);
 }
 
 uint16_t ip6_route_mtu(const struct stack *s, const struct route *r, uint16_t port)
@@ -125,7 +129,7 @@ int ip6_output(struct stack *s, struct rte_mbuf *m, const struct ip6_out *d)
 	const struct route *r = ip6_route(s, d, &err);
 	struct ip6_out out = *d;
 	if (err == 0)
-		err = ip6_source_for(s, &out);
+		err = ip6_source_by_route(s, &out, r); /* one route lookup per datagram */
 	if (err != 0) {
 		stack_drop(s, STACK_DROP_IP6_NO_ROUTE, m);
 		return err;

@@ -204,7 +204,7 @@
 	X(ICMP_RATE_LIMITED,  "icmp.rate_limited",    "ICMP error not sent: rate limit (RFC 1812 §4.3.2.8)") \
 	X(ICMP_ERROR_SUPPRESSED, "icmp.error_suppressed", "no ICMP error about an ICMP error, fragment or broadcast (RFC 1122 §3.2.2)") \
 	X(ICMP_BAD_QUOTE,     "icmp.bad_quote",       "ICMP error not quoting the start of a datagram we sent") \
-	X(IP6_TRUNCATED,      "ip6.truncated",        "shorter than an IPv6 header") \
+	X(IP6_TRUNCATED,      "ip6.truncated",        "shorter than an IPv6 header, or a chain whose headers do not fit its first segment") \
 	X(IP6_BAD_VERSION,    "ip6.bad_version",      "version field is not 6") \
 	X(IP6_BAD_LENGTH,     "ip6.bad_length",       "payload length zero or past the frame") \
 	X(IP6_BAD_FIELD,      "ip6.bad_field",        "multicast, loopback or IPv4-mapped source, unspecified destination, unspecified source on a forwarding path") \

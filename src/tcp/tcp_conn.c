@@ -467,13 +467,8 @@ uint32_t tcp_path_mtu(struct stack *s, const struct inet_addr *raddr, uint16_t s
 		      bool *local)
 {
 	if (!inet_addr_is_v4(raddr)) {
-		/* Segments to our own IPv6 addresses are sized and built as for a port: IPv6
-		 * input reads one contiguous view (ip6_input gathers a chain into one mbuf),
-		 * so the 64 KB lent chains of IPv4's loopback would not pass it. */
 		struct ip6_addr dst = inet_addr_to_v6(raddr);
-		uint32_t mtu = ip6_path_mtu(s, &dst, scope, local);
-		*local = false;
-		return mtu;
+		return ip6_path_mtu(s, &dst, scope, local);
 	}
 	const struct route *r = route_lookup4(s->cfg.routes, inet_addr_to_v4(raddr));
 	*local = r != NULL && r->type == ROUTE_LOCAL;

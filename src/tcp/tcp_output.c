@@ -49,8 +49,9 @@ static uint32_t tcp_seg_chain(struct stack *s, struct rte_mbuf *m, const struct 
  * One copy instead of two, and no 2 KB mbuf per 2 KB of data. The bytes stay put until
  * acknowledged, which cannot happen before that delivery; a connection whose send FIFO
  * goes first takes its segments out of the queue (tcp_conn_buffers_free). Lent mbufs
- * never reach a port (ip4_input) nor another worker (ip4_steer_away copies them). Returns
- * the bytes lent: fewer than len when mbufs ran out. */
+ * never reach a port (a loopback datagram is never forwarded, in either family) nor
+ * another worker (stack_steer_to copies them). Returns the bytes lent: fewer than len
+ * when mbufs ran out. */
 static uint32_t tcp_seg_lend(struct stack *s, struct rte_mbuf *m, const struct fifo *f,
 			     uint32_t off, uint32_t len, struct rte_mbuf_ext_shared_info *lend)
 {

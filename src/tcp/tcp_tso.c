@@ -9,7 +9,8 @@
 #include "wire/ipv4.h"
 
 /* The largest TSO payload that still fits an IPv4 datagram's 16-bit length with the
- * longest TCP header. */
+ * longest TCP header; an IPv6 payload length (RFC 8200 §3), which leaves the fixed header
+ * out, holds it too, so one bound serves both families. */
 #define TCP_TSO_PAYLOAD_MAX (IP4_MAX_LEN - IP4_HDR_MIN_LEN - TCP_HDR_MAX_LEN)
 /* A paced connection's segment is what the pacing rate sends in about 1 ms (Linux's
  * tcp_tso_autosize with sk_pacing_shift 10): a bigger one would leave as one burst. */
@@ -17,9 +18,10 @@
 
 uint32_t tcp_tso_max(const struct tcp_conn *c, uint32_t mss)
 {
-	if (!inet_addr_is_v4(&c->sk.raddr))
-		return mss; /* TSO is offered for IPv4 only so far (port_offload.c) */
-	const struct route *r = route_lookup4(c->s->cfg.routes, inet_addr_to_v4(&c->sk.raddr));
+	/* Either family: our segments carry no IPv6 extension headers (ip6_output writes the
+	 * fixed header alone), which is what a port's TSO for IPv6 can cut. A link-local peer
+	 * has no route to name its port: its segments stay MSS-sized. */
+	const struct route *r = route_lookup(c->s->cfg.routes, &c->sk.raddr);
 	if (r == NULL || (r->type != ROUTE_CONNECTED && r->type != ROUTE_GATEWAY))
 		return mss; /* ours (loopback segments are up to 64 KB anyway) or no way out */
 	uint64_t max = c->s->tx_caps[r->port].tso_max;

@@ -36,7 +36,11 @@
  *  11 IP6    data is an IPv6 datagram, framed as IP but with F_BCAST to the all-nodes MAC
  *            33:33:00:00:00:01; unless F_NOFIX the payload length is set from the data and
  *            an ICMPv6 message right after the fixed header gets its checksum.
- *  12-15     as IP.
+ *  12 IP6C   as IP6, but the frame fed as a chain: its first 78 bytes in one segment (as
+ *            many as stack_input wants of a chain's first segment to keep it as it is), the
+ *            rest in 8-byte segments, so that IPv6 input meets extension headers and
+ *            transport headers split across segments (GRO's and loopback chains).
+ *  13-15     as IP.
  *
  * Port 1 has a kernel interface (the exception path): what the stack does not own there goes
  * to fuzz_to_kernel, which checks it is a received frame made whole again.
@@ -104,8 +108,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 enum fuzz_kind {
 	OP_IP, OP_ARP, OP_RAW, OP_CLOCK, OP_PING, OP_NEIGH, OP_PEER, OP_MTU, OP_LINK, OP_FWD,
-	OP_ADDR, OP_IP6,
+	OP_ADDR, OP_IP6, OP_IP6_CHAIN,
 };
+/* OP_IP6_CHAIN's segments: stack_input's STACK_RX_HDR_ROOM (Ethernet, a VLAN tag, the
+ * longest IPv4 header), then small ones. */
+#define CHAIN_FIRST_SEG (ETH_HDR_LEN + 4 + 60)
+#define CHAIN_SEG 8
 #define F_PORT1 0x1
 #define F_BCAST 0x2
 #define F_OTHER 0x4
@@ -166,9 +174,10 @@ static uint8_t frame_buf[ETH_HDR_LEN + IP4_MAX_LEN];
 
 /* --- mbufs --- */
 
-/* An mbuf chain holding buf[0..len) in segments of at most seg bytes (0: as large as fit);
- * NULL when the pool runs dry (then the frame is simply not sent). */
-static struct rte_mbuf *make_mbuf(const uint8_t *buf, size_t len, size_t seg)
+/* An mbuf chain holding buf[0..len) in segments of at most seg bytes (0: as large as fit),
+ * the first of at most first bytes (0: seg); NULL when the pool runs dry (then the frame is
+ * simply not sent). */
+static struct rte_mbuf *make_mbuf(const uint8_t *buf, size_t len, size_t first, size_t seg)
 {
 	struct rte_mbuf *head = NULL;
 	size_t pos = 0;
@@ -181,8 +190,9 @@ static struct rte_mbuf *make_mbuf(const uint8_t *buf, size_t len, size_t seg)
 			rte_pktmbuf_free(head);
 			return NULL;
 		}
-		if (seg != 0 && n > seg)
-			n = seg;
+		size_t most = head == NULL && first != 0 ? first : seg;
+		if (most != 0 && n > most)
+			n = most;
 		if (n > rte_pktmbuf_tailroom(m))
 			n = rte_pktmbuf_tailroom(m);
 		memcpy(rte_pktmbuf_append(m, (uint16_t)n), buf + pos, n);
@@ -198,10 +208,10 @@ static struct rte_mbuf *make_mbuf(const uint8_t *buf, size_t len, size_t seg)
 	return head;
 }
 
-static void feed_frame(uint16_t port, const uint8_t *frame, size_t len, size_t seg,
-		       uint64_t ol_flags)
+static void feed_frame(uint16_t port, const uint8_t *frame, size_t len, size_t first,
+		       size_t seg, uint64_t ol_flags)
 {
-	struct rte_mbuf *m = make_mbuf(frame, len, seg);
+	struct rte_mbuf *m = make_mbuf(frame, len, first, seg);
 
 	if (m == NULL)
 		return;
@@ -292,7 +302,7 @@ static void peer_drain(void)
 		f = peer_q[peer_head];
 		peer_head = (peer_head + 1) % PEER_QUEUE;
 		peer_count--;
-		feed_frame(f.port, f.data, f.len, 0, 0);
+		feed_frame(f.port, f.data, f.len, 0, 0, 0);
 	}
 	peer_head = peer_count = 0;
 }
@@ -528,12 +538,13 @@ static void op_frame(unsigned kind, unsigned flags, const uint8_t *data, size_t 
 {
 	static const struct eth_addr all_nodes = {{0x33, 0x33, 0, 0, 0, 1}};
 	uint16_t port = (flags & F_PORT1) ? 1 : 0;
+	bool ip6 = kind == OP_IP6 || kind == OP_IP6_CHAIN;
 	struct eth_repr eth = {
 		.dst = !(flags & F_BCAST) ? mac_port[port]
-		       : kind == OP_IP6   ? all_nodes : eth_addr_broadcast,
+		       : ip6              ? all_nodes : eth_addr_broadcast,
 		.src = (flags & F_OTHER) ? mac_other : mac_peer[port],
 		.ethertype = kind == OP_ARP ? ETH_TYPE_ARP
-			     : kind == OP_IP6 ? ETH_TYPE_IPV6 : ETH_TYPE_IPV4,
+			     : ip6 ? ETH_TYPE_IPV6 : ETH_TYPE_IPV4,
 	};
 
 	if (kind == OP_RAW) {
@@ -545,7 +556,7 @@ static void op_frame(unsigned kind, unsigned flags, const uint8_t *data, size_t 
 			note_icmp(data + ETH_HDR_LEN, len - ETH_HDR_LEN);
 		if (flags & F_NOFIX)
 			ip_tainted = true;
-		feed_frame(port, data, len, (flags & F_BCAST) ? 64 : 0, ol);
+		feed_frame(port, data, len, 0, (flags & F_BCAST) ? 64 : 0, ol);
 		return;
 	}
 	eth_build(frame_buf, ETH_HDR_LEN, &eth);
@@ -555,9 +566,11 @@ static void op_frame(unsigned kind, unsigned flags, const uint8_t *data, size_t 
 			fix_ipv4(frame_buf + ETH_HDR_LEN, len);
 		note_icmp(frame_buf + ETH_HDR_LEN, len);
 	}
-	if (kind == OP_IP6 && !(flags & F_NOFIX))
+	if (ip6 && !(flags & F_NOFIX))
 		fix_ipv6(frame_buf + ETH_HDR_LEN, len);
-	feed_frame(port, frame_buf, ETH_HDR_LEN + len, 0, 0);
+	bool chain = kind == OP_IP6_CHAIN;
+	feed_frame(port, frame_buf, ETH_HDR_LEN + len, chain ? CHAIN_FIRST_SEG : 0,
+		   chain ? CHAIN_SEG : 0, 0);
 }
 
 static void advance(uint64_t ms)
@@ -612,11 +625,12 @@ static void run_record(uint8_t op, uint16_t arg, const uint8_t *data, size_t len
 	unsigned kind = op & 0x0f, flags = op >> 4;
 	uint16_t port = (flags & F_PORT1) ? 1 : 0;
 
-	if (kind > OP_IP6)
+	if (kind > OP_IP6_CHAIN)
 		kind = OP_IP;
 	switch (kind) {
 	case OP_IP:
 	case OP_IP6:
+	case OP_IP6_CHAIN:
 	case OP_ARP:
 	case OP_RAW:
 		op_frame(kind, flags, data, len);

@@ -362,7 +362,7 @@ def tcp_seeds():
 # --- fuzz_stack: records "op:u8 arg:be16 [arg bytes]", op = kind | flags << 4 ---------------
 
 OP_IP, OP_ARP, OP_RAW, OP_CLOCK, OP_PING, OP_NEIGH, OP_PEER, OP_MTU, OP_LINK, OP_FWD, \
-    OP_ADDR, OP_IP6 = range(12)
+    OP_ADDR, OP_IP6, OP_IP6_CHAIN = range(13)
 F_PORT1, F_BCAST, F_OTHER, F_NOFIX = 1, 2, 4, 8
 PEER_ARP, PEER_ECHO, PEER_ALT_MAC = 1, 2, 4
 # Indexes into fuzz_stack.c's ping_dst[].
@@ -518,6 +518,12 @@ def stack6_seeds():
                                                           tcp_segment(0x10, payload=b"x"))),
         "ip6_tcp_after_dstopts": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 60, bytes(
             [6, 0, 1, 4, 0, 0, 0, 0]) + tcp_segment(0x02))),
+        # The same as chains of small segments (OP_IP6_CHAIN): a SYN whose options cross
+        # segments, an echo behind a 32-byte Hop-by-Hop header that crosses them.
+        "ip6_chain_tcp_syn": rec(OP_IP6_CHAIN, data=ip6_packet(PEER6_0, STACK6_0, 6, tcp_segment(
+            0x02, bytes.fromhex("020405a00402080a000013880000000001030307"), seq=7))),
+        "ip6_chain_hop_by_hop": rec(OP_IP6_CHAIN, data=ip6_packet(PEER6_0, STACK6_0, 0, bytes(
+            [58, 3, 1, 28]) + bytes(28) + echo6)),
         "ip6_udp": rec(OP_IP6, data=ip6_packet(PEER6_0, STACK6_0, 17,
                                                struct.pack("!HHHH", 5353, 9, 12, 0) + b"dpst")),
         # UDP over IPv6 to the echo socket on [::]:7: answered; with a zero checksum (kept:

@@ -7,7 +7,8 @@ the MTU counted by the vhost port's own size histogram (xstats), the checksums t
 left to the port verified in software by the receiving stack (tcp.bad_checksum stays 0
 while virtio-user's receive path hands it frames whose sums vhost finished from our
 pseudo-header sums), segments merged by GRO on receive, and with `link set PORT offload off`
-every frame again within the MTU."""
+every frame again within the MTU. The same over IPv6 (issue 17): TSO segments cut by the
+port, checksums left to it with the IPv6 pseudo-header, and GRO merging on receive."""
 
 import hashlib
 import os
@@ -20,6 +21,7 @@ import topo
 
 PRELOAD = os.path.join(topo.BUILD, "lib", "preload", "libdpstack_preload.so")
 A_IP, B_IP = "10.77.0.1", "10.77.0.2"
+A_IP6, B_IP6 = "fd77::1", "fd77::2"
 SIZE = 16 << 20
 # virtio's size histogram of what it put on the ring (vhost repeats xstat names, so its own
 # histogram is not one JSON object; its basic counters give the mean size instead).
@@ -28,14 +30,15 @@ BIG_FRAMES = "tx_q0_size_1519_max_packets"
 pytestmark = pytest.mark.skipif(shutil.which("nc") is None, reason="nc is not installed")
 
 
-def config(port, addr, main_lcore, prefix):
+def config(port, addr, addr6, main_lcore, prefix):
     # Two DPDK processes share the vhost-user memory: --no-huge keeps it in memfd segments.
     # Each worker on a CPU of its own (the other's main lcore is the control thread).
     return "\n".join(["eal -l 0-1 --main-lcore %d --no-huge -m 512 --file-prefix %s" %
                       (main_lcore, prefix),
                       "workers 1",
                       "port add port0 %s" % port,
-                      "ip addr add %s/24 dev port0" % addr]) + "\n"
+                      "ip addr add %s/24 dev port0" % addr,
+                      "ip addr add %s/64 dev port0" % addr6]) + "\n"
 
 
 @pytest.fixture(scope="module")
@@ -47,12 +50,15 @@ def pair():
     try:
         sock = os.path.join(lab.tmp, "vhost.sock")
         prefix = "%s%soff" % (topo.PREFIX, topo.PID_HEX)
-        b = lab.start_daemon(config("net_vhost0,iface=%s,tso=1" % sock, B_IP, 0,
+        b = lab.start_daemon(config("net_vhost0,iface=%s,tso=1" % sock, B_IP, B_IP6, 0,
                                     prefix + "b"), name="b")
-        a = lab.start_daemon(config("net_virtio_user0,path=%s,queues=1" % sock, A_IP, 1,
+        a = lab.start_daemon(config("net_virtio_user0,path=%s,queues=1" % sock, A_IP, A_IP6, 1,
                                     prefix + "a"), name="a")
         topo.wait_until(lambda: a.ctl_result("ping", B_IP, "count", 1).rc == 0, 10,
                         what="a ping through virtio-user/vhost")
+        # IPv6 once both addresses passed duplicate address detection.
+        topo.wait_until(lambda: a.ctl_result("ping", "-6", B_IP6, "count", 1).rc == 0, 15,
+                        what="a ping -6 through virtio-user/vhost")
         yield a, b
         a.stop()  # the virtio-user side first: the vhost server outlives its client
     finally:
@@ -109,11 +115,20 @@ def test_link_show_names_the_offloads_each_port_has(pair):
     assert "tso" in a.ctl("link", "show").split("offload tx:")[1].split("\n")[0]
 
 
-def test_virtio_user_sends_tso_segments_that_arrive_whole_and_intact(pair):
+# Each family in turn: the address to reach and a port of its own.
+FAMILIES = [pytest.param(4, id="ipv4"), pytest.param(6, id="ipv6")]
+
+
+def addr(family, side):
+    return {(4, "a"): A_IP, (4, "b"): B_IP, (6, "a"): A_IP6, (6, "b"): B_IP6}[family, side]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_virtio_user_sends_tso_segments_that_arrive_whole_and_intact(pair, family):
     a, b = pair
     data = os.urandom(SIZE)
     tso0, big0, (pk0, by0) = a.counter("tcp.tso_segs"), xstat(a, BIG_FRAMES), rx_frames(b)
-    digest, n = transfer(a, b, B_IP, 5301, data)
+    digest, n = transfer(a, b, addr(family, "b"), 5300 + family, data)
     assert n == SIZE and digest == hashlib.sha256(data).hexdigest()
     assert a.counter("tcp.tso_segs") > tso0
     assert xstat(a, BIG_FRAMES) > big0, "virtio-user sent no frame over 1518 bytes"
@@ -123,13 +138,15 @@ def test_virtio_user_sends_tso_segments_that_arrive_whole_and_intact(pair):
         assert a.counter(name) == 0 and b.counter(name) == 0, name
 
 
-def test_vhost_checksum_offload_verified_by_the_receiving_stack(pair):
+@pytest.mark.parametrize("family", FAMILIES)
+def test_vhost_checksum_offload_verified_by_the_receiving_stack(pair, family):
     a, b = pair
     data = os.urandom(SIZE)
     merged0 = a.counter("gro.merged")
-    digest, n = transfer(b, a, A_IP, 5302, data)
+    digest, n = transfer(b, a, addr(family, "a"), 5310 + family, data)
     assert n == SIZE and digest == hashlib.sha256(data).hexdigest()
-    # virtio-user without GUEST_CSUM: vhost finished b's partial sums, a checked each one.
+    # virtio-user without GUEST_CSUM: vhost finished b's partial sums (over the IPv4 or
+    # IPv6 pseudo-header), a checked each one, and GRO merged what arrived in order.
     assert a.counter("tcp.bad_checksum") == 0
     assert a.counter("gro.merged") > merged0
 
@@ -141,7 +158,7 @@ def test_offload_off_keeps_frames_within_the_mtu(pair):
         assert not a.ctl("link", "show", json=True)[0]["offloads"]["tx_in_use"]
         data = os.urandom(SIZE // 4)
         tso0, big0 = a.counter("tcp.tso_segs"), xstat(a, BIG_FRAMES)
-        digest, n = transfer(a, b, B_IP, 5303, data)
+        digest, n = transfer(a, b, B_IP, 5320, data)
         assert n == len(data) and digest == hashlib.sha256(data).hexdigest()
         assert a.counter("tcp.tso_segs") == tso0
         assert xstat(a, BIG_FRAMES) == big0

@@ -11,8 +11,11 @@ IPv6 addresses run on the stack, against the Linux kernel over IPv6 and IPv4 at 
    peers on a dual-stack listener, IPV6_V6ONLY refusing IPv4, a dual-stack datagram socket
    answering both families, the option checks (compared
    with the same program on kernel sockets), and two programs talking over the stack's own
-   IPv6 address (app to app), while ::1 stays on the kernel."""
+   IPv6 address (app to app), while ::1 stays on the kernel;
+5. a big transfer between two unmodified nc on the stack over its own IPv6 address: the
+   loopback path both families share (segments up to 64 KB, payload lent, no checksums)."""
 
+import hashlib
 import json
 import os
 import socket
@@ -23,6 +26,7 @@ import pytest
 
 import topo
 from test_ipv6 import PEER6, STACK6, v6_port
+from test_offload import transfer  # nc through the shim, the receiver's SHA-256
 # test_preload's fixtures: programs (skips when the shim is not built), work (no
 # application may be left after a test).
 from test_preload import (MB, iperf3_json, need, nginx_argv, nginx_conf, peer_run, program,
@@ -254,3 +258,18 @@ def _echo_once(srv):
     c, _ = srv.accept()
     c.sendall(c.makefile("rb").readline())
     c.close()
+
+
+def test_two_nc_move_16_mb_over_the_stacks_ipv6_address_in_segments_above_the_port_mtu(
+        st, work):
+    need("nc")
+    data = os.urandom(16 << 20)
+    before = st.daemon.stats()
+    digest, n = transfer(st.daemon, st.daemon, STACK6, 7011, data)
+    assert n == len(data) and digest == hashlib.sha256(data).hexdigest()
+    delta = topo.counters_delta(before, st.daemon.stats())
+    # Port-sized segments (MSS 1440) would take 11651 for the data alone, ACKs besides:
+    # the loopback path sends what the writer wrote, up to 64 KB a segment.
+    assert delta.get("tcp.out_segs", 0) < (16 << 20) // 1440 // 2, delta
+    assert delta.get("ip.loopback_full", 0) == 0, delta
+    assert not any(k.startswith("ip6.") and k in st.daemon.stats()["drops"] for k in delta), delta

@@ -1,6 +1,7 @@
 /* TCP between two sockets of one stack (10.0.0.2 to itself): the whole life of a connection
  * without a frame leaving; segments of up to 64 KB whose payload is lent from the sender's
- * send FIFO (tcp_seg_lend) until the loopback queue delivers them; the abort that takes lent
+ * send FIFO (tcp_seg_lend) until the loopback queue delivers them, to the stack's own IPv4
+ * and IPv6 addresses alike (one path for both families); the abort that takes lent
  * segments back out of the queue; the connection to itself, which copies instead. */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,18 +22,33 @@ struct lb_pair {
 	struct tcp_conn *listener, *client, *server;
 };
 
-static void lb_open(struct lb_pair *p)
+/* The stack's own IPv6 address, added to port 0 by the tests that use it. */
+static const struct inet_addr own6 = {{0x20, 0x01, 0x0d, 0xb8, [15] = 2}};
+
+static void lb_add_own6(void)
 {
-	p->listener = tp_listen(4);
+	struct ip6_addr a = inet_addr_to_v6(&own6);
+	assert_int_equal(netcfg6_addr_add(&ts_s->cfg, 0, &a, 64, 0), 0);
+}
+
+/* A listener on the wildcard of dst's family, a client connected to dst, and the server
+ * end it accepted. */
+static void lb_open_to(struct lb_pair *p, const struct inet_addr *dst)
+{
 	struct tcp_sockopts o;
 	tcp_sockopts_default(&o);
-	assert_int_equal(tcp_connect(ts_s, INET_ADDR_V4(0), 0, INET_ADDR_V4(TS_ADDR0), TP_LPORT, &o,
-		&tp_owner, &p->client),
-			 0);
+	struct inet_addr any = inet_addr_any(!inet_addr_is_v4(dst));
+	assert_int_equal(tcp_listen(ts_s, &any, TP_LPORT, 4, &o, &tp_owner, &p->listener), 0);
+	assert_int_equal(tcp_connect(ts_s, &any, 0, dst, TP_LPORT, &o, &tp_owner, &p->client), 0);
 	tp_advance(1);
 	assert_int_equal(tcp_conn_state(p->client), TCP_ESTABLISHED);
 	p->server = tcp_accept(p->listener, &tp_owner);
 	assert_non_null(p->server);
+}
+
+static void lb_open(struct lb_pair *p)
+{
+	lb_open_to(p, INET_ADDR_V4(TS_ADDR0));
 }
 
 /* Closes all three and lets TIME-WAIT pass: nothing may be left of them. */
@@ -102,11 +118,12 @@ static void test_connect_to_own_address_transfers_and_closes(void **state)
 	assert_int_equal(ts_s->tcp->nconns, 0);
 }
 
-static void test_payload_lent_until_delivered_and_received_exactly(void **state)
+/* Sends LB_BYTES from client to server of p, open to dst, checking that each write is
+ * lent and waits in the loopback queue, and that segments are 64 KB ones. */
+static void lb_lent_transfer(const struct inet_addr *dst)
 {
-	(void)state;
 	struct lb_pair p;
-	lb_open(&p);
+	lb_open_to(&p, dst);
 	uint8_t *out = lb_pattern(LB_BYTES), *in = malloc(LB_BYTES);
 	uint64_t segs0 = ts_s->events[STACK_EV_TCP_OUT_SEGS];
 	size_t sent = 0;
@@ -129,6 +146,19 @@ static void test_payload_lent_until_delivered_and_received_exactly(void **state)
 	free(out);
 	free(in);
 	lb_close(&p);
+}
+
+static void test_payload_lent_until_delivered_and_received_exactly(void **state)
+{
+	(void)state;
+	lb_lent_transfer(INET_ADDR_V4(TS_ADDR0));
+}
+
+static void test_payload_to_own_ipv6_address_lent_in_64k_segments_as_over_ipv4(void **state)
+{
+	(void)state;
+	lb_add_own6();
+	lb_lent_transfer(&own6);
 }
 
 static void test_abort_takes_its_lent_segments_out_of_the_queue(void **state)
@@ -181,25 +211,15 @@ static void test_connection_to_itself_copies_what_it_sends(void **state)
 }
 
 
-/* To the stack's own IPv6 address: sized as for the port and copied (IPv6 input reads one
- * contiguous view), through the loopback queue all the same; a listener on :: takes it. */
+/* To the stack's own IPv6 address, both ways, through the loopback queue; a listener on
+ * :: takes it. */
 static void test_connect_to_own_ipv6_address_transfers_both_ways(void **state)
 {
 	(void)state;
-	const struct inet_addr own = {{0x20, 0x01, 0x0d, 0xb8, [15] = 2}};
-	struct ip6_addr own6 = inet_addr_to_v6(&own);
-	assert_int_equal(netcfg6_addr_add(&ts_s->cfg, 0, &own6, 64, 0), 0);
-	struct tcp_sockopts o;
-	tcp_sockopts_default(&o);
-	struct inet_addr any6 = inet_addr_any(true);
+	lb_add_own6();
 	struct lb_pair p;
-	assert_int_equal(tcp_listen(ts_s, &any6, TP_LPORT, 4, &o, &tp_owner, &p.listener), 0);
-	assert_int_equal(tcp_connect(ts_s, &any6, 0, &own, TP_LPORT, &o, &tp_owner, &p.client), 0);
-	tp_advance(1);
-	assert_int_equal(tcp_conn_state(p.client), TCP_ESTABLISHED);
-	p.server = tcp_accept(p.listener, &tp_owner);
-	assert_non_null(p.server);
-	assert_memory_equal(tcp_sock(p.server)->raddr.b, own.b, 16);
+	lb_open_to(&p, &own6);
+	assert_memory_equal(tcp_sock(p.server)->raddr.b, own6.b, 16);
 	uint8_t *out = lb_pattern(LB_BYTES), *in = malloc(LB_BYTES);
 	assert_non_null(in);
 	for (int dir = 0; dir < 2; dir++) {
@@ -231,6 +251,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_connect_to_own_address_transfers_and_closes, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_connect_to_own_ipv6_address_transfers_both_ways, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_payload_lent_until_delivered_and_received_exactly, tp_setup, tp_teardown),
+		cmocka_unit_test_setup_teardown(test_payload_to_own_ipv6_address_lent_in_64k_segments_as_over_ipv4, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_abort_takes_its_lent_segments_out_of_the_queue, tp_setup, tp_teardown),
 		cmocka_unit_test_setup_teardown(test_connection_to_itself_copies_what_it_sends, tp_setup, tp_teardown),
 	};
