@@ -395,7 +395,7 @@ static void test_ten_thousand_rules(void **state)
 	struct acl_rule *rules = calloc(N, sizeof(*rules));
 	assert_non_null(rules);
 	for (uint32_t i = 0; i < N; i++) {
-		rules[i] = rule_of("deny proto udp dport 5", i + 1);
+		rules[i] = rule_of("deny family ipv4 proto udp dport 5", i + 1);
 		rules[i].src = IP(172, 16, i / 250, i % 250);
 		rules[i].src_len = 32;
 		rules[i].dport_lo = rules[i].dport_hi = (uint16_t)(1024 + i);
