@@ -126,6 +126,7 @@ def test_forward_hook_filters_routed_ipv6(router6):
         input_only = add(d, "acl", "deny", "src", rt.a_ip, "hook", "input")
         r = rt.a.ping(rt.b_ip, count=3, interval=0.05, wait=2)
         assert r.received == 3 and acl_hits(d, input_only) == 0, r
+        d.ctl("acl", "del", input_only)
         rid = add(d, "acl", "deny", "src", rt.a_ip, "hook", "forward")
         before = d.stats()
         r = rt.a.ping(rt.b_ip, count=5, interval=0.05, wait=1)
