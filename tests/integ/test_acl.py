@@ -209,7 +209,8 @@ def test_show_text_and_json_agree(acl):
               "1000-2000", "dport", 53, "dev", "port0")
     j = rules(d)
     assert j == [{"id": rid, "prio": 5, "action": "deny", "hook": "input,forward",
-                  "dev": "port0", "proto": 17, "src": "192.0.2.0/24", "sport_min": 1000,
+                  "dev": "port0", "proto": 17, "family": "ipv4", "src": "192.0.2.0/24",
+                  "sport_min": 1000,
                   "sport_max": 2000, "dport_min": 53, "dport_max": 53,
                   "match": "proto udp src 192.0.2.0/24 sport 1000-2000 dport 53",
                   "hits": 0}]
