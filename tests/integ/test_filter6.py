@@ -6,6 +6,8 @@ IPv6 the stack routes between two kernels; a bypass rule hands IPv6 for one of t
 ports to the kernel interface; flow rules drop and steer IPv6 by prefix and port; `sock show`
 tells the IPv6 wildcard from IPv4's."""
 
+import os
+
 import pytest
 
 import test_exception
@@ -255,3 +257,35 @@ def test_sock_show_tells_ipv6_wildcard_from_ipv4(v6):
             if r["state"] == "LISTEN" and r["local"].endswith(":%d" % HTTP_PORT)]
     assert [(r["local"], r["peer"]) for r in rows] == [("[::]:%d" % HTTP_PORT, "[::]:*")]
     assert "[::]:%d" % HTTP_PORT in v6.daemon.ctl("sock", "show")
+
+
+def test_config_file_ipv6_rules_load_and_bad_ones_are_named_at_their_line(lab):
+    """acl and flow lines with IPv6 prefixes in the config file: the good ones load with the
+    daemon (as `acl show` and `flow show` print them), the bad ones are named at their line
+    by --check-config."""
+    path = os.path.join(lab.tmp, "filter6.conf")
+    with open(path, "w") as f:
+        f.write("workers 1\nport add port0 net_ring0\n"
+                "acl add deny src 2001:db8:1::/48 proto tcp dport 22\n"
+                "acl add deny src 2001:db8::1/32\n"
+                "flow add drop dst 2001:db8::/32 proto udp\n"
+                "flow add drop src 10.0.0.0/8 dst 2001:db8::1\n")
+    env = dict(os.environ, DPSTACK_CTL=os.path.join(lab.tmp, "c.sock"),
+               DPSTACK_SOCK=os.path.join(lab.tmp, "a.sock"))
+    p = topo.run([topo.DPSTACKD, "--check-config", path], check=False, env=env)
+    assert p.returncode == 1, p
+    err = p.stderr.splitlines()
+    assert err[0] == "%s:4: src '2001:db8::1/32' has host bits set (did you mean " \
+                     "2001:db8::/32?)" % path, p
+    assert err[1].startswith("%s:6: " % path) and "a rule matches one family" in err[1], p
+    peer = lab.add_peer("10.0.0.1", 24)
+    d = lab.start_daemon(topo.one_port_config(peer.root_ifname, extra=[
+        "acl add deny src 2001:db8:1::/48 proto tcp dport 22",
+        "acl add permit family ipv6 proto icmpv6",
+        "flow add drop dst 2001:db8::/32 proto udp"]))
+    shown = d.ctl("acl", "show", json=True)["rules"]
+    assert [r["match"] for r in shown] == ["proto tcp src 2001:db8:1::/48 dport 22",
+                                           "family ipv6 proto icmpv6"], shown
+    assert [r["family"] for r in shown] == ["ipv6", "ipv6"]
+    flows = d.ctl("flow", "show", json=True)["rules"]
+    assert [r["match"] for r in flows] == ["proto udp dst 2001:db8::/32"], flows
