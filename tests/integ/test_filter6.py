@@ -289,3 +289,20 @@ def test_config_file_ipv6_rules_load_and_bad_ones_are_named_at_their_line(lab):
     assert [r["family"] for r in shown] == ["ipv6", "ipv6"]
     flows = d.ctl("flow", "show", json=True)["rules"]
     assert [r["match"] for r in flows] == ["proto udp dst 2001:db8::/32"], flows
+
+
+def test_net_tap_is_offered_ipv6_flow_rules(lab):
+    """An IPv6 steer rule goes to rte_flow as ETH / IPV6 / TCP (net_tap, the one virtual PMD
+    here with rte_flow): on this machine's kernel the PMD refuses flower rules, so the rule
+    stays in software saying which port refused and why, as test_flow's IPv4 rules do."""
+    ifname = "%s%st6" % (topo.PREFIX, topo.PID_HEX)
+    cpus = sorted(os.sched_getaffinity(0))
+    d = lab.start_daemon("\n".join([
+        "eal --lcores=0@%d,1@%d,2@%d" % (cpus[0], cpus[0], cpus[1 % len(cpus)]),
+        "workers 2",
+        "port add port0 net_tap0,iface=%s" % ifname,
+        "flow add steer 1 src 2001:db8::/32 proto tcp dport 80"]) + "\n")
+    rule = test_flow.rules(d)[0]
+    assert rule["where"] in ("hw", "sw"), rule
+    if rule["where"] == "sw":
+        assert rule["why_sw"].startswith("port0: rte_flow: "), rule
