@@ -52,8 +52,8 @@ int acl_rule_order(const struct acl_rule *a, const struct acl_rule *b);
 typedef int acl_port_lookup(void *ctx, const char *name);
 
 /* Parses the words of `acl add` (after "add"):
- *   [prio N] { permit | deny } [family { ipv4 | ipv6 }] [proto { tcp | udp | icmp | icmpv6 | N }]
- *   [src PREFIX] [dst PREFIX] [sport P[-P]] [dport P[-P]] [flags FLAGS[/MASK]] [dev PORT]
+ *   [prio N] { permit | deny } [family { ipv4 | ipv6 }]
+ *   [proto { tcp | udp | icmp | icmpv6 | N }] [src PREFIX] [dst PREFIX] [sport P[-P]] [dport P[-P]] [flags FLAGS[/MASK]] [dev PORT]
  *   [hook { input | forward }[,...]]
  * in any order after the action (prio too). PREFIXes are IPv4 or IPv6, both of one family,
  * which the rule then judges alone (family, when given, must agree); a rule with neither

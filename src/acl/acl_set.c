@@ -158,7 +158,8 @@ static int set_build_ctx(struct rte_acl_ctx **ctx, const struct acl_layout *l,
 	if (taken == 0)
 		return 0;
 	char name[RTE_ACL_NAMESIZE];
-	snprintf(name, sizeof(name), "dps_acl%u_%u", l->family, atomic_fetch_add(&acl_set_serial, 1));
+	snprintf(name, sizeof(name), "dps_acl%u_%u", l->family,
+		 atomic_fetch_add(&acl_set_serial, 1));
 	struct rte_acl_param param = {
 		.name = name, .socket_id = (int)rte_socket_id(),
 		.rule_size = (uint32_t)rule_size, .max_rule_num = taken,

@@ -1,7 +1,7 @@
-/* A compiled rule set: the rules of one moment built into an rte_acl context, with a hit
- * counter per rule and worker: an rte_acl context per family, as their keys differ. The control thread builds a set off-line and hands the
- * workers a pointer to it (acl.h); its rules never change once built, so every packet is
- * judged by one whole set. Each hook is an rte_acl category: one classification gives a
+/* A compiled rule set: the rules of one moment built into rte_acl contexts (one per family,
+ * as their keys differ), with a hit counter per rule and worker. The control thread builds
+ * a set off-line and hands the workers a pointer to it (acl.h); its rules never change once
+ * built, so every packet is judged by one whole set. Each hook is an rte_acl category: one classification gives a
  * datagram's verdict at every hook. */
 #ifndef DPS_ACL_SET_H
 #define DPS_ACL_SET_H

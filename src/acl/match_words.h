@@ -18,8 +18,8 @@
 /* A decimal number from 0 to max, nothing else (no sign, no blanks, no hex). */
 bool match_num(const char *s, unsigned long max, unsigned long *out);
 
-/* "tcp", "udp", "icmp", "icmpv6" or a number from 0 to 255. Returns 0, or -1 with a message naming key
- * in err. */
+/* "tcp", "udp", "icmp", "icmpv6" or a number from 0 to 255. Returns 0, or -1 with a message
+ * naming key in err. */
 int match_proto(const char *key, const char *val, int16_t *proto, char *err, size_t cap);
 
 /* An IPv4 address (a /32) or ADDR/LEN, host bits clear (as `ip route`). Returns 0, or -1
