@@ -1,10 +1,11 @@
 """The packet filters over IPv6 (issue 17) against the Linux kernel: an ACL rule on an IPv6
 prefix stops ping6 and TCP from one of the peer's addresses while another passes, with every
 datagram counted on its rule and as acl6.denied; a rule without an address judges both
-families (as an nftables inet table's) and `family` narrows it; the forward hook filters
-IPv6 the stack routes between two kernels; a bypass rule hands IPv6 for one of the stack's
-ports to the kernel interface; flow rules drop and steer IPv6 by prefix and port; `sock show`
-tells the IPv6 wildcard from IPv4's."""
+families (as an nftables inet table's) and `family` narrows it; a bypass rule hands IPv6
+for one of the stack's ports to the kernel interface; flow rules drop and steer IPv6 by
+prefix and port; IPv6 rules load from the config file; `sock show` tells the IPv6 wildcard
+from IPv4's. The forward hook over IPv6 is test_acl.py's, run on both routers; an IPv6 flow
+rule offered to rte_flow is test_flow.py's net_tap test."""
 
 import os
 
@@ -121,49 +122,6 @@ def test_acl_bad_ipv6_rules_refused_naming_the_word(v6, words, word):
     assert acl_rules(v6.daemon) == []
 
 
-def test_forward_hook_filters_routed_ipv6(router6):
-    rt, d = router6, router6.daemon
-    d.ctl("acl", "flush")
-    try:
-        input_only = add(d, "acl", "deny", "src", rt.a_ip, "hook", "input")
-        r = rt.a.ping(rt.b_ip, count=3, interval=0.05, wait=2)
-        assert r.received == 3 and acl_hits(d, input_only) == 0, r
-        d.ctl("acl", "del", input_only)
-        rid = add(d, "acl", "deny", "src", rt.a_ip, "hook", "forward")
-        before = d.stats()
-        r = rt.a.ping(rt.b_ip, count=5, interval=0.05, wait=1)
-        assert r.received == 0, r
-        assert acl_hits(d, rid) == 5
-        assert delta(d, before, "acl6.denied") == 5
-        assert delta(d, before, "ip6.forwarded") == 0
-        # B's own address on the stack is input, not forward: still answered.
-        r = rt.a.ping(rt.b_stack_ip, count=2, interval=0.05, wait=2)
-        assert r.received == 2, r
-        d.ctl("acl", "del", rid)
-        r = rt.a.ping(rt.b_ip, count=3, interval=0.05, wait=2)
-        assert r.received == 3, r
-    finally:
-        d.ctl("acl", "flush")
-
-
-# A TCP server on an IPv6 address answering each connection with its tag and what it got.
-TAG_SERVER6 = r"""
-import socket, sys
-s = socket.socket(socket.AF_INET6)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.listen(16)
-print("listening", flush=True)
-while True:
-    c, _ = s.accept()
-    c.settimeout(5)
-    try:
-        c.sendall(sys.argv[3].encode() + b":" + c.recv(100))
-    except OSError:
-        pass
-    c.close()
-"""
-
 HOST6, PEER6_EXC = "fd00:db8::2", "fd00:db8::1"
 
 
@@ -181,7 +139,7 @@ def test_bypass_rule_hands_ipv6_to_the_kernel_interface(lab):
     e.ctl("ip", "addr", "add", HOST6 + "/64", "dev", "port0")
     topo.wait_until(lambda: p.ping(HOST6, count=1, wait=1).received == 1, timeout=20,
                     interval=0.2, what="ping6 answered")
-    e.spawn(e.host_ns, TAG_SERVER6, HOST6, port, "kernel6")
+    e.spawn(e.host_ns, test_exception.TAG_SERVER, HOST6, port, "kernel6")
 
     def ask6(text):
         return p.run("/usr/bin/python3", "-c", test_exception.TCP_ASK, HOST6, port,
@@ -290,19 +248,3 @@ def test_config_file_ipv6_rules_load_and_bad_ones_are_named_at_their_line(lab):
     flows = d.ctl("flow", "show", json=True)["rules"]
     assert [r["match"] for r in flows] == ["proto udp dst 2001:db8::/32"], flows
 
-
-def test_net_tap_is_offered_ipv6_flow_rules(lab):
-    """An IPv6 steer rule goes to rte_flow as ETH / IPV6 / TCP (net_tap, the one virtual PMD
-    here with rte_flow): on this machine's kernel the PMD refuses flower rules, so the rule
-    stays in software saying which port refused and why, as test_flow's IPv4 rules do."""
-    ifname = "%s%st6" % (topo.PREFIX, topo.PID_HEX)
-    cpus = sorted(os.sched_getaffinity(0))
-    d = lab.start_daemon("\n".join([
-        "eal --lcores=0@%d,1@%d,2@%d" % (cpus[0], cpus[0], cpus[1 % len(cpus)]),
-        "workers 2",
-        "port add port0 net_tap0,iface=%s" % ifname,
-        "flow add steer 1 src 2001:db8::/32 proto tcp dport 80"]) + "\n")
-    rule = test_flow.rules(d)[0]
-    assert rule["where"] in ("hw", "sw"), rule
-    if rule["where"] == "sw":
-        assert rule["why_sw"].startswith("port0: rte_flow: "), rule

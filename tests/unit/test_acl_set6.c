@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "test_acl_rules.h"
 #include "test_eal.h"
 #include "../../src/acl/acl.h"
 #include "../../src/acl/bypass_set.h"
@@ -186,29 +187,6 @@ static void test_key_cut_transport_and_refused_chain_have_no_ports(void **state)
 	struct acl_key6 k = key_of(&p);
 	assert_int_equal(k.proto, IP6_NH_HOPOPTS);
 	assert_int_equal(k.l4, 0);
-}
-
-/* Ports "port0" to "port9". */
-static int port_by_name(void *ctx, const char *name)
-{
-	(void)ctx;
-	return strncmp(name, "port", 4) == 0 && name[4] >= '0' && name[4] <= '9' &&
-			       name[5] == '\0' ? name[4] - '0' : -1;
-}
-
-static struct acl_rule rule_of(const char *line, uint32_t id)
-{
-	char copy[256], err[200];
-	char *words[32];
-	int n = 0;
-	snprintf(copy, sizeof(copy), "%s", line);
-	for (char *w = strtok(copy, " "); w != NULL && n < 32; w = strtok(NULL, " "))
-		words[n++] = w;
-	struct acl_rule r;
-	if (acl_rule_parse(n, words, port_by_name, NULL, &r, err, sizeof(err)) != 0)
-		fail_msg("'%s': %s", line, err);
-	r.id = id;
-	return r;
 }
 
 static struct acl_set *build(const char *const *lines, uint32_t n)
