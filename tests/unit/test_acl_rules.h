@@ -1,6 +1,7 @@
 /* What the ACL set tests (test_acl_set.c, test_acl_set6.c) share: rules written as the
- * operator writes them, parsed by the real grammar, on ports "port0" to "port9". Include
- * after cmocka.h. */
+ * operator writes them, parsed by the real grammar, on ports "port0" to "port9"; and a
+ * per-test setup and teardown that check every mbuf of test_pool() came back. Include after
+ * cmocka.h. */
 #ifndef DPS_TEST_ACL_RULES_H
 #define DPS_TEST_ACL_RULES_H
 
@@ -8,6 +9,23 @@
 #include <string.h>
 
 #include "../../src/acl/acl_rule.h"
+#include "test_eal.h"
+
+static unsigned pool_baseline;
+
+static int setup(void **state)
+{
+	(void)state;
+	pool_baseline = test_pool_in_use();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(test_pool_in_use(), pool_baseline);
+	return 0;
+}
 
 static inline int port_by_name(void *ctx, const char *name)
 {

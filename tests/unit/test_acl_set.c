@@ -24,22 +24,6 @@
 #define PEER IP(10, 0, 0, 1)
 #define US IP(10, 0, 0, 2)
 
-static unsigned pool_baseline;
-
-static int setup(void **state)
-{
-	(void)state;
-	pool_baseline = test_pool_in_use();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(test_pool_in_use(), pool_baseline);
-	return 0;
-}
-
 struct pkt {
 	uint8_t proto;
 	uint32_t src, dst;

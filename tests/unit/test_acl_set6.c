@@ -21,22 +21,6 @@
 #include "../../src/wire/ipv6.h"
 #include "../../src/wire/tcp.h"
 
-static unsigned pool_baseline;
-
-static int setup(void **state)
-{
-	(void)state;
-	pool_baseline = test_pool_in_use();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(test_pool_in_use(), pool_baseline);
-	return 0;
-}
-
 /* What goes between the fixed header and the transport header. */
 enum ext_kind { EXT_NONE, EXT_HOP_DST, EXT_FRAG_FIRST, EXT_FRAG_LATER, EXT_HOP_TWICE };
 
