@@ -1,5 +1,5 @@
 /* The ACL as the packet path sees it: a classification of each RX burst, and one call at
- * each hook of the IPv4 path.
+ * each hook of the IPv4 and IPv6 paths.
  *
  * Publication: each worker's stack holds a pointer to the set it judges with
  * (struct stack.acl, NULL when there are no rules). The control thread builds a new set
@@ -15,7 +15,8 @@
  * datagram's key up among that burst's results. A verdict depends only on the set and the
  * key, so a result found there is right whatever happened to the packet in between; a
  * datagram not found (reassembled, from another worker or from our own loopback, or
- * changed) is classified alone. */
+ * changed) is classified alone. IPv6 datagrams are always classified alone, at the hook:
+ * their key needs the extension header walk, which the stack makes there anyway. */
 #ifndef DPS_ACL_H
 #define DPS_ACL_H
 
@@ -32,6 +33,12 @@
 bool acl_set_denies(const struct acl_set *set, unsigned worker, uint8_t hook,
 		    const struct rte_mbuf *m, const struct ip4_repr *ip);
 
+/* The same for the IPv6 datagram m (at its IPv6 header, parsed into ip; ext its extension
+ * headers walked, or NULL to walk them here). */
+bool acl_set_denies6(const struct acl_set *set, unsigned worker, uint8_t hook,
+		     const struct rte_mbuf *m, const struct ip6_repr *ip,
+		     const struct ip6_ext_info *ext);
+
 /* Classifies the IPv4 frames of an RX burst (Ethernet frames received on our port dev) for
  * worker's next hooks. Frames that are not untagged IPv4 with a valid header are left to
  * the hooks (which see them only if the stack accepts them). */
@@ -43,6 +50,13 @@ static inline bool acl_ip4_denies(const struct acl_set *set, unsigned worker, ui
 				  const struct rte_mbuf *m, const struct ip4_repr *ip)
 {
 	return set != NULL && acl_set_denies(set, worker, hook, m, ip);
+}
+
+static inline bool acl_ip6_denies(const struct acl_set *set, unsigned worker, uint8_t hook,
+				  const struct rte_mbuf *m, const struct ip6_repr *ip,
+				  const struct ip6_ext_info *ext)
+{
+	return set != NULL && acl_set_denies6(set, worker, hook, m, ip, ext);
 }
 
 static inline void acl_rx_burst(const struct acl_set *set, unsigned worker, uint16_t dev,

@@ -17,6 +17,17 @@ static const uint32_t *burst_lookup(struct acl_burst *b, const struct acl_key *k
 	return NULL;
 }
 
+/* The verdict at hook among a key's slots, counting the hit on the rule that gave it. */
+static bool set_verdict(const struct acl_set *set, unsigned worker, uint8_t hook,
+			const uint32_t *slots)
+{
+	uint32_t slot = slots[acl_hook_category(hook)];
+	if (slot == ACL_NO_MATCH)
+		return false;
+	set->hits[worker * set->stride + slot]++;
+	return set->deny[slot];
+}
+
 bool acl_set_denies(const struct acl_set *set, unsigned worker, uint8_t hook,
 		    const struct rte_mbuf *m, const struct ip4_repr *ip)
 {
@@ -31,11 +42,20 @@ bool acl_set_denies(const struct acl_set *set, unsigned worker, uint8_t hook,
 		acl_set_classify(set, &k, alone, 1);
 		slots = alone;
 	}
-	uint32_t slot = slots[acl_hook_category(hook)];
-	if (slot == ACL_NO_MATCH)
+	return set_verdict(set, worker, hook, slots);
+}
+
+bool acl_set_denies6(const struct acl_set *set, unsigned worker, uint8_t hook,
+		     const struct rte_mbuf *m, const struct ip6_repr *ip,
+		     const struct ip6_ext_info *ext)
+{
+	if (worker >= set->nb_workers || set->ctx6 == NULL)
 		return false;
-	set->hits[worker * set->stride + slot]++;
-	return set->deny[slot];
+	struct acl_key6 key;
+	uint32_t slots[ACL_CATEGORIES];
+	acl_key6_build(&key, m, ip, ext, m->port);
+	acl_set_classify6(set, &key, slots);
+	return set_verdict(set, worker, hook, slots);
 }
 
 void acl_set_classify_burst(const struct acl_set *set, unsigned worker, uint16_t dev,

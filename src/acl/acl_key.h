@@ -12,6 +12,7 @@
 #include <rte_mbuf.h>
 
 #include "wire/ipv4.h"
+#include "wire/ipv6.h"
 
 #define ACL_KEY_DEV_NONE 0xff    /* not from a port (the stack's own loopback datagrams) */
 
@@ -33,5 +34,28 @@ struct acl_key {
  * on port dev (our port index; anything above 254: none). */
 void acl_key_build(struct acl_key *k, const struct rte_mbuf *m, uint32_t l3_off,
 		   const struct ip4_repr *ip, uint16_t dev);
+
+/* The same for IPv6 (the layout of DPDK's l3fwd-acl: each 128-bit address as four 32-bit
+ * words, a field each). proto is the upper layer the extension header walk reached (a
+ * chain it could not walk leaves the header it stopped at, and no ports). */
+struct acl_key6 {
+	uint8_t proto;
+	uint8_t unused[3];
+	uint8_t src[16];
+	uint8_t dst[16];
+	uint16_t sport;          /* big-endian; 0 unless l4 */
+	uint16_t dport;
+	uint8_t tcp_flags;
+	uint8_t dev;
+	uint8_t l4;              /* 1: ports present; 0: a later fragment, a header cut short,
+				  * or an extension header chain not walked */
+	uint8_t unused2;
+};
+
+/* The key of the IPv6 datagram at the data of m (contiguous up to its upper-layer header,
+ * as the stack holds it), parsed into ip, its extension headers walked into ext (NULL: not
+ * walked here, walked now), received on port dev. */
+void acl_key6_build(struct acl_key6 *k, const struct rte_mbuf *m, const struct ip6_repr *ip,
+		    const struct ip6_ext_info *ext, uint16_t dev);
 
 #endif

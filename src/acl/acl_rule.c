@@ -21,6 +21,8 @@ struct rule_parser {
 	char *err;
 	size_t cap;
 	bool seen_ports, seen_flags, seen_proto;
+	const char *family_word;  /* the word that fixed the rule's family, for the message
+				   * when another disagrees */
 };
 
 __attribute__((format(printf, 2, 3))) static int parse_error(struct rule_parser *p,
@@ -49,14 +51,49 @@ static int parse_proto(struct rule_parser *p, const char *key, const char *val)
 	return match_proto(key, val, &p->r->proto, p->err, p->cap);
 }
 
+static const char *family_name(uint8_t family)
+{
+	return family == ACL_FAMILY_IP6 ? "IPv6" : "IPv4";
+}
+
+/* A rule judges one family or both: every word that names one must name the same. */
+static int set_family(struct rule_parser *p, const char *key, const char *val, uint8_t family)
+{
+	if (p->r->family != ACL_FAMILY_ANY && p->r->family != family)
+		return parse_error(p, "%s '%s' is %s but %s made the rule %s: a rule judges one "
+				   "family", key, val, family_name(family), p->family_word,
+				   family_name(p->r->family));
+	p->r->family = family;
+	p->family_word = key;
+	return 0;
+}
+
+static int parse_family(struct rule_parser *p, const char *key, const char *val)
+{
+	if (strcmp(val, "ipv4") == 0)
+		return set_family(p, key, val, ACL_FAMILY_IP4);
+	if (strcmp(val, "ipv6") == 0)
+		return set_family(p, key, val, ACL_FAMILY_IP6);
+	return parse_error(p, "%s must be ipv4 or ipv6, not '%s'", key, val);
+}
+
+static int parse_address(struct rule_parser *p, const char *key, const char *val,
+			 uint32_t *addr4, struct ip6_addr *addr6, uint8_t *len)
+{
+	uint8_t family;
+	if (match_prefix_inet(key, val, &family, addr4, addr6, len, p->err, p->cap) != 0)
+		return -1;
+	return set_family(p, key, val, family == 6 ? ACL_FAMILY_IP6 : ACL_FAMILY_IP4);
+}
+
 static int parse_src(struct rule_parser *p, const char *key, const char *val)
 {
-	return match_prefix(key, val, &p->r->src, &p->r->src_len, p->err, p->cap);
+	return parse_address(p, key, val, &p->r->src, &p->r->src6, &p->r->src_len);
 }
 
 static int parse_dst(struct rule_parser *p, const char *key, const char *val)
 {
-	return match_prefix(key, val, &p->r->dst, &p->r->dst_len, p->err, p->cap);
+	return parse_address(p, key, val, &p->r->dst, &p->r->dst6, &p->r->dst_len);
 }
 
 static int parse_sport(struct rule_parser *p, const char *key, const char *val)
@@ -146,6 +183,7 @@ static const struct rule_keyword keywords[] = {
 	{"prio", parse_prio},   {"proto", parse_proto}, {"src", parse_src},
 	{"dst", parse_dst},     {"sport", parse_sport}, {"dport", parse_dport},
 	{"flags", parse_flags}, {"dev", parse_dev},     {"hook", parse_hook},
+	{"family", parse_family},
 };
 
 int acl_rule_parse(int argc, char **argv, acl_port_lookup *port_by_name, void *ctx,
@@ -179,8 +217,8 @@ int acl_rule_parse(int argc, char **argv, acl_port_lookup *port_by_name, void *c
 		       strcmp(argv[i], keywords[k].name) != 0)
 			k++;
 		if (k == sizeof(keywords) / sizeof(keywords[0]))
-			return parse_error(&p, "unknown match '%s' (proto, src, dst, sport, dport, "
-					   "flags, dev, hook or prio)", argv[i]);
+			return parse_error(&p, "unknown match '%s' (family, proto, src, dst, "
+					   "sport, dport, flags, dev, hook or prio)", argv[i]);
 		if (seen & (1u << k))
 			return parse_error(&p, "'%s' given twice", argv[i]);
 		seen |= 1u << k;
@@ -229,9 +267,18 @@ char *acl_rule_match_format(const struct acl_rule *r, char *buf, size_t cap)
 {
 	char f1[40], f2[40];
 	buf[0] = '\0';
-	size_t len = match_append_proto(buf, cap, 0, r->proto);
-	len = match_append_prefix(buf, cap, len, "src", r->src, r->src_len);
-	len = match_append_prefix(buf, cap, len, "dst", r->dst, r->dst_len);
+	size_t len = 0;
+	if (r->family != ACL_FAMILY_ANY && r->src_len == 0 && r->dst_len == 0)
+		len = match_append(buf, cap, len, " family %s",
+				   r->family == ACL_FAMILY_IP6 ? "ipv6" : "ipv4");
+	len = match_append_proto(buf, cap, len, r->proto);
+	if (r->family == ACL_FAMILY_IP6) {
+		len = match_append_prefix6(buf, cap, len, "src", &r->src6, r->src_len);
+		len = match_append_prefix6(buf, cap, len, "dst", &r->dst6, r->dst_len);
+	} else {
+		len = match_append_prefix(buf, cap, len, "src", r->src, r->src_len);
+		len = match_append_prefix(buf, cap, len, "dst", r->dst, r->dst_len);
+	}
 	len = match_append_ports(buf, cap, len, "sport", r->sport_lo, r->sport_hi);
 	len = match_append_ports(buf, cap, len, "dport", r->dport_lo, r->dport_hi);
 	if (r->flags_mask != 0) {

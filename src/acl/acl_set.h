@@ -1,7 +1,7 @@
-/* A compiled rule set: the rules of one moment built into an rte_acl context, with a hit
- * counter per rule and worker. The control thread builds a set off-line and hands the
- * workers a pointer to it (acl.h); its rules never change once built, so every packet is
- * judged by one whole set. Each hook is an rte_acl category: one classification gives a
+/* A compiled rule set: the rules of one moment built into rte_acl contexts (one per family,
+ * as their keys differ), with a hit counter per rule and worker. The control thread builds
+ * a set off-line and hands the workers a pointer to it (acl.h); its rules never change once
+ * built, so every packet is judged by one whole set. Each hook is an rte_acl category: one classification gives a
  * datagram's verdict at every hook. */
 #ifndef DPS_ACL_SET_H
 #define DPS_ACL_SET_H
@@ -35,7 +35,8 @@ struct acl_burst {
 } __attribute__((aligned(64)));
 
 struct acl_set {
-	struct rte_acl_ctx *ctx;
+	struct rte_acl_ctx *ctx;         /* IPv4 rules and rules of both families; NULL: none */
+	struct rte_acl_ctx *ctx6;        /* IPv6 rules and rules of both families; NULL: none */
 	uint32_t nb_rules;
 	uint32_t *ids;           /* slot -> rule id */
 	uint8_t *deny;           /* slot -> the rule denies */
@@ -45,7 +46,8 @@ struct acl_set {
 	struct acl_burst *bursts;        /* [worker]: written only by that worker */
 };
 
-/* Builds a set from rules[0..n) (n >= 1) for nb_workers workers. Rule i gets slot i.
+/* Builds a set from rules[0..n) (n >= 1) for nb_workers workers. Rule i gets slot i, in the
+ * context of its family, or in both when it judges both (acl_rule.h).
  * Returns NULL with a message in err when rte_acl cannot build it (memory). */
 struct acl_set *acl_set_build(const struct acl_rule *rules, uint32_t n, unsigned nb_workers,
 			      char *err, size_t cap);
@@ -60,6 +62,9 @@ int acl_rule_index_order(const void *a, const void *b, void *arg);
 #define ACL_NO_MATCH UINT32_MAX
 void acl_set_classify(const struct acl_set *set, const struct acl_key *const *keys,
 		      uint32_t *slots, uint32_t n);
+
+/* The same for one IPv6 key (the IPv6 hooks classify each datagram alone). */
+void acl_set_classify6(const struct acl_set *set, const struct acl_key6 *key, uint32_t *slots);
 
 /* The hits of slot summed over the workers (read while they count: each 64-bit counter is
  * read whole, the sum is a moment's view). */

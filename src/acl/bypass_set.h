@@ -46,12 +46,20 @@ void bypass_set_free(struct bypass_set *set);
 /* The hits of rule i summed over the workers. */
 uint64_t bypass_set_hits(const struct bypass_set *set, uint32_t i);
 
-/* Whether rule r matches key k (r->deny and r->hooks are not looked at). */
+/* Whether rule r matches key k (r->deny and r->hooks are not looked at): a rule of the
+ * other family never does, one of both families may. */
 bool bypass_rule_matches(const struct acl_rule *r, const struct acl_key *k);
+bool bypass_rule_matches6(const struct acl_rule *r, const struct acl_key6 *k);
 
 /* Whether a rule of set names datagram m (IP header at its data, parsed into ip, m->port its
  * port), counting the hit on the first such rule in worker's row. */
 bool bypass_set_matches(const struct bypass_set *set, unsigned worker,
 			const struct rte_mbuf *m, const struct ip4_repr *ip);
+
+/* The same for the IPv6 datagram m (at its IPv6 header, parsed into ip, its extension
+ * headers walked into ext). */
+bool bypass_set_matches6(const struct bypass_set *set, unsigned worker,
+			 const struct rte_mbuf *m, const struct ip6_repr *ip,
+			 const struct ip6_ext_info *ext);
 
 #endif

@@ -30,9 +30,11 @@ int match_proto(const char *key, const char *val, int16_t *proto, char *err, siz
 		v = MATCH_PROTO_UDP;
 	else if (strcmp(val, "icmp") == 0)
 		v = MATCH_PROTO_ICMP;
+	else if (strcmp(val, "icmpv6") == 0)
+		v = MATCH_PROTO_ICMPV6;
 	else if (!match_num(val, 255, &v)) {
-		snprintf(err, cap, "%s must be tcp, udp, icmp or a number from 0 to 255, not '%s'",
-			 key, val);
+		snprintf(err, cap, "%s must be tcp, udp, icmp, icmpv6 or a number from 0 to 255, "
+			 "not '%s'", key, val);
 		return -1;
 	}
 	*proto = (int16_t)v;
@@ -54,6 +56,41 @@ int match_prefix(const char *key, const char *val, uint32_t *addr, uint8_t *len,
 		return -1;
 	}
 	return 0;
+}
+
+static int match_prefix6(const char *key, const char *val, struct ip6_addr *addr, uint8_t *len,
+			 char *err, size_t cap)
+{
+	if (ip6_prefix_parse(val, addr, len) != 0) {
+		snprintf(err, cap, "%s '%s' is not an IPv6 address or ADDR/LEN prefix", key, val);
+		return -1;
+	}
+	struct ip6_addr net = *addr;
+	ip6_prefix_mask(&net, *len);
+	if (!ip6_addr_equal(&net, addr)) {
+		char text[48];
+		snprintf(err, cap, "%s '%s' has host bits set (did you mean %s/%u?)", key, val,
+			 ip6_addr_format(&net, text, sizeof(text)), *len);
+		return -1;
+	}
+	return 0;
+}
+
+int match_prefix_inet(const char *key, const char *val, uint8_t *family, uint32_t *addr4,
+		      struct ip6_addr *addr6, uint8_t *len, char *err, size_t cap)
+{
+	/* Every IPv6 text form has a colon (RFC 4291 §2.2), no IPv4 one does. */
+	if (strchr(val, ':') != NULL) {
+		*family = 6;
+		return match_prefix6(key, val, addr6, len, err, cap);
+	}
+	*family = 4;
+	if (ip4_prefix_parse(val, addr4, len) != 0) {
+		snprintf(err, cap, "%s '%s' is not an IPv4 or IPv6 address or ADDR/LEN prefix", key,
+			 val);
+		return -1;
+	}
+	return match_prefix(key, val, addr4, len, err, cap);
 }
 
 int match_port_range(const char *key, const char *val, uint16_t *lo, uint16_t *hi, char *err,
@@ -100,6 +137,7 @@ size_t match_append_proto(char *buf, size_t cap, size_t len, int16_t proto)
 	case MATCH_PROTO_TCP: return match_append(buf, cap, len, " proto tcp");
 	case MATCH_PROTO_UDP: return match_append(buf, cap, len, " proto udp");
 	case MATCH_PROTO_ICMP: return match_append(buf, cap, len, " proto icmp");
+	case MATCH_PROTO_ICMPV6: return match_append(buf, cap, len, " proto icmpv6");
 	default: return proto < 0 ? len : match_append(buf, cap, len, " proto %d", proto);
 	}
 }
@@ -111,6 +149,16 @@ size_t match_append_prefix(char *buf, size_t cap, size_t len, const char *key, u
 	if (plen == 0)
 		return len;
 	return match_append(buf, cap, len, " %s %s/%u", key, ip4_addr_format(addr, a, sizeof(a)),
+			    plen);
+}
+
+size_t match_append_prefix6(char *buf, size_t cap, size_t len, const char *key,
+			    const struct ip6_addr *addr, uint8_t plen)
+{
+	char a[48];
+	if (plen == 0)
+		return len;
+	return match_append(buf, cap, len, " %s %s/%u", key, ip6_addr_format(addr, a, sizeof(a)),
 			    plen);
 }
 

@@ -91,23 +91,25 @@ static const struct cmd cmds[] = {
 	{"cluster show", cmd_cluster_show, "cluster show"},
 	{"cluster", cmd_cluster_show, NULL},
 	{"acl add", cmd_acl_add,
-	 "acl add [prio N] { permit | deny } [proto { tcp | udp | icmp | N }] [src PREFIX] "
-	 "[dst PREFIX] [sport P[-P]] [dport P[-P]] [flags FLAGS[/MASK]] [dev PORT] "
-	 "[hook { input | forward }[,...]]"},
+	 "acl add [prio N] { permit | deny } [family { ipv4 | ipv6 }] "
+	 "[proto { tcp | udp | icmp | icmpv6 | N }] [src PREFIX] [dst PREFIX] [sport P[-P]] "
+	 "[dport P[-P]] [flags FLAGS[/MASK]] [dev PORT] [hook { input | forward }[,...]] "
+	 "(IPv4 or IPv6 prefixes; without one, both families)"},
 	{"acl del", cmd_acl_del, "acl del ID"},
 	{"acl flush", cmd_acl_flush, "acl flush"},
 	{"acl show", cmd_acl_show, "acl show"},
 	{"acl", cmd_acl_show, NULL},
 	{"flow add", cmd_flow_add,
 	 "flow add [prio N] { drop | steer WORKER | kernel | cluster NAME } [dev PORT] "
-	 "[ethertype { ipv4 | arp | ipv6 | N }] [proto { tcp | udp | icmp | N }] [src PREFIX] "
-	 "[dst PREFIX] [sport P[-P]] [dport P[-P]]"},
+	 "[ethertype { ipv4 | arp | ipv6 | N }] [proto { tcp | udp | icmp | icmpv6 | N }] "
+	 "[src PREFIX] [dst PREFIX] [sport P[-P]] [dport P[-P]] (IPv4 or IPv6 prefixes)"},
 	{"flow del", cmd_flow_del, "flow del ID"},
 	{"flow show", cmd_flow_show, "flow show"},
 	{"flow", cmd_flow_show, NULL},
 	{"bypass add", cmd_bypass_add,
-	 "bypass add [proto { tcp | udp | icmp | N }] [src PREFIX] [dst PREFIX] [sport P[-P]] "
-	 "[dport P[-P]] [flags FLAGS[/MASK]] [dev PORT] (to the port's kernel interface)"},
+	 "bypass add [family { ipv4 | ipv6 }] [proto { tcp | udp | icmp | icmpv6 | N }] "
+	 "[src PREFIX] [dst PREFIX] [sport P[-P]] [dport P[-P]] [flags FLAGS[/MASK]] [dev PORT] "
+	 "(to the port's kernel interface)"},
 	{"bypass del", cmd_bypass_del, "bypass del ID"},
 	{"bypass show", cmd_bypass_show, "bypass show"},
 	{"bypass", cmd_bypass_show, NULL},
@@ -221,14 +223,27 @@ uint64_t cmd_drop_total(const struct daemon *d, enum stack_drop reason)
 	return sum;
 }
 
+/* "ADDR/LEN" under key. */
+static void json_prefix_text(struct ctl_out *o, const char *key, const char *addr, uint8_t len)
+{
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%s/%u", addr, len);
+	json_str(o, key, buf);
+}
+
 void cmd_json_prefix(struct ctl_out *o, const char *key, uint32_t addr, uint8_t len)
 {
-	char buf[24];
-	if (len == 0)
-		return;
-	ip4_addr_format(addr, buf, sizeof(buf));
-	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/%u", len);
-	json_str(o, key, buf);
+	char text[16];
+	if (len != 0)
+		json_prefix_text(o, key, ip4_addr_format(addr, text, sizeof(text)), len);
+}
+
+void cmd_json_prefix6(struct ctl_out *o, const char *key, const struct ip6_addr *addr,
+		      uint8_t len)
+{
+	char text[48];
+	if (len != 0)
+		json_prefix_text(o, key, ip6_addr_format(addr, text, sizeof(text)), len);
 }
 
 const char *cmd_strerror(int err)

@@ -111,6 +111,8 @@ int cmd_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out, cons
 uint64_t cmd_drop_total(const struct daemon *d, enum stack_drop reason);
 /* "key": "A.B.C.D/LEN" in a JSON object; nothing for the prefix that matches all (len 0). */
 void cmd_json_prefix(struct ctl_out *o, const char *key, uint32_t addr, uint8_t len);
+void cmd_json_prefix6(struct ctl_out *o, const char *key, const struct ip6_addr *addr,
+		      uint8_t len);
 /* Human-readable errno for command errors ("File exists" is not what a user wants). */
 const char *cmd_strerror(int err);
 

@@ -127,13 +127,21 @@ static void acl_rule_json(struct daemon *d, struct ctl_out *o, const struct acl_
 
 void cmd_acl_match_json(struct daemon *d, struct ctl_out *o, const struct acl_rule *r)
 {
-	char buf[160];
+	char buf[256];
 	if (r->dev != ACL_DEV_ANY)
 		json_str(o, "dev", d->master.ifaces[r->dev].name);
 	if (r->proto != ACL_PROTO_ANY)
 		json_u64(o, "proto", (uint64_t)r->proto);
-	cmd_json_prefix(o, "src", r->src, r->src_len);
-	cmd_json_prefix(o, "dst", r->dst, r->dst_len);
+	json_str(o, "family", r->family == ACL_FAMILY_IP4   ? "ipv4"
+			      : r->family == ACL_FAMILY_IP6 ? "ipv6"
+							    : "any");
+	if (r->family == ACL_FAMILY_IP6) {
+		cmd_json_prefix6(o, "src", &r->src6, r->src_len);
+		cmd_json_prefix6(o, "dst", &r->dst6, r->dst_len);
+	} else {
+		cmd_json_prefix(o, "src", r->src, r->src_len);
+		cmd_json_prefix(o, "dst", r->dst, r->dst_len);
+	}
 	json_u64(o, "sport_min", r->sport_lo);
 	json_u64(o, "sport_max", r->sport_hi);
 	json_u64(o, "dport_min", r->dport_lo);
@@ -160,6 +168,7 @@ int cmd_acl_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	if (o->json) {
 		json_obj_begin(o, NULL);
 		json_u64(o, "denied", cmd_drop_total(d, STACK_DROP_ACL_DENIED));
+		json_u64(o, "denied6", cmd_drop_total(d, STACK_DROP_ACL6_DENIED));
 		json_arr_begin(o, "rules");
 	} else {
 		ctl_printf(o, "%-6s %-5s %-6s %-13s %-8s %-44s %s\n", "ID", "PRIO", "ACTION",
@@ -172,7 +181,7 @@ int cmd_acl_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			acl_rule_json(d, o, r, hits);
 			continue;
 		}
-		char hooks[32], match[160];
+		char hooks[32], match[256];
 		ctl_printf(o, "%-6" PRIu32 " %-5u %-6s %-13s %-8s %-44s %" PRIu64 "\n", r->id,
 			   r->prio, r->deny ? "deny" : "permit",
 			   acl_hooks_format(r->hooks, hooks, sizeof(hooks)),
@@ -183,8 +192,10 @@ int cmd_acl_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		json_arr_end(o);
 		json_obj_end(o);
 	} else {
-		ctl_printf(o, "%" PRIu32 " rules; denied %" PRIu64 " packets (acl.denied)\n",
-			   t->nb_rules, cmd_drop_total(d, STACK_DROP_ACL_DENIED));
+		ctl_printf(o, "%" PRIu32 " rules; denied %" PRIu64 " IPv4 datagrams (acl.denied), "
+			   "%" PRIu64 " IPv6 (acl6.denied)\n", t->nb_rules,
+			   cmd_drop_total(d, STACK_DROP_ACL_DENIED),
+			   cmd_drop_total(d, STACK_DROP_ACL6_DENIED));
 	}
 	free(order);
 	return 0;

@@ -83,8 +83,8 @@ int cmd_bypass_add(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 		for (const char *const *w = not_here; *w != NULL; w++)
 			if (strcmp(argv[i], *w) == 0)
 				return ctl_error(o, "bypass add: '%s' is an ACL word; a bypass rule "
-						    "only matches (proto, src, dst, sport, dport, "
-						    "flags, dev)", argv[i]);
+						    "only matches (family, proto, src, dst, sport, "
+						    "dport, flags, dev)", argv[i]);
 	char *words[DPSTACK_CTL_MAX_WORDS + 1];
 	if (argc + 1 > (int)(sizeof(words) / sizeof(words[0])))
 		return ctl_error(o, "bypass add: too many words");
@@ -159,7 +159,7 @@ int cmd_bypass_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			json_obj_end(o);
 			continue;
 		}
-		char match[160];
+		char match[256];
 		ctl_printf(o, "%-6" PRIu32 " %-8s %-44s %" PRIu64 "\n", r->id,
 			   r->dev == ACL_DEV_ANY ? "any" : d->master.ifaces[r->dev].name,
 			   acl_rule_match_format(r, match, sizeof(match)), bypass_hits(t, i));

@@ -236,7 +236,7 @@ static void flow_rule_json(struct daemon *d, struct ctl_out *o, const struct flo
 			   uint64_t hits)
 {
 	const struct flow_rule *r = &e->r;
-	char buf[200];
+	char buf[256];
 	json_obj_begin(o, NULL);
 	json_u64(o, "id", r->id);
 	json_u64(o, "prio", r->prio);
@@ -251,8 +251,13 @@ static void flow_rule_json(struct daemon *d, struct ctl_out *o, const struct flo
 		json_u64(o, "ethertype", (uint64_t)r->m.ethertype);
 	if (r->m.proto != FLOW_ANY)
 		json_u64(o, "proto", (uint64_t)r->m.proto);
-	cmd_json_prefix(o, "src", r->m.src, r->m.src_len);
-	cmd_json_prefix(o, "dst", r->m.dst, r->m.dst_len);
+	if (r->m.ethertype == FLOW_ETHERTYPE_IPV6) {
+		cmd_json_prefix6(o, "src", &r->m.src6, r->m.src_len);
+		cmd_json_prefix6(o, "dst", &r->m.dst6, r->m.dst_len);
+	} else {
+		cmd_json_prefix(o, "src", r->m.src, r->m.src_len);
+		cmd_json_prefix(o, "dst", r->m.dst, r->m.dst_len);
+	}
 	json_u64(o, "sport_min", r->m.sport_lo);
 	json_u64(o, "sport_max", r->m.sport_hi);
 	json_u64(o, "dport_min", r->m.dport_lo);
@@ -285,7 +290,7 @@ int cmd_flow_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 			flow_rule_json(d, o, e, flow_hits(t, i));
 			continue;
 		}
-		char action[48], match[200];
+		char action[48], match[256];
 		ctl_printf(o, "%-6" PRIu32 " %-5u %-12s %-8s %-44s %-5s %" PRIu64 "\n", e->r.id,
 			   e->r.prio, flow_action_format(&e->r, action, sizeof(action)),
 			   e->r.m.dev == FLOW_ANY ? "any" : d->master.ifaces[e->r.m.dev].name,

@@ -93,11 +93,17 @@ static int sock_collect(struct stack *s, void *arg)
 	return 0;
 }
 
-/* ss's forms: 10.0.0.2:80, [2001:db8::2]:80, *:80 for either wildcard. */
-static void sock_addr(char *buf, size_t len, const struct inet_addr *addr, uint16_t port)
+/* ss's forms: 10.0.0.2:80, [2001:db8::2]:80, and for the wildcards *:80 (IPv4's) and
+ * [::]:80 (IPv6's, which also hears IPv4 unless the socket is IPv6-only), so the two are
+ * told apart. v6: the socket's family (a peer not yet known has the family's wildcard). */
+static void sock_addr(char *buf, size_t len, const struct inet_addr *addr, uint16_t port,
+		      bool v6)
 {
 	char ip[64] = "*", num[8] = "*";
-	if (!inet_addr_is_any(addr)) {
+	if (inet_addr_is_any(addr)) {
+		if (v6)
+			snprintf(ip, sizeof(ip), "[::]");
+	} else {
 		char text[48];
 		inet_addr_format(addr, text, sizeof(text));
 		snprintf(ip, sizeof(ip), inet_addr_is_v4(addr) ? "%s" : "[%s]", text);
@@ -129,8 +135,9 @@ int cmd_sock_show(struct daemon *d, int argc, char **argv, struct ctl_out *o)
 	for (size_t i = 0; i < l.n; i++) {
 		const struct sock_row *r = &l.rows[i];
 		char local[72], peer[72];
-		sock_addr(local, sizeof(local), &r->laddr, r->lport);
-		sock_addr(peer, sizeof(peer), &r->raddr, r->rport);
+		bool v6 = !inet_addr_is_v4(&r->laddr);
+		sock_addr(local, sizeof(local), &r->laddr, r->lport, v6);
+		sock_addr(peer, sizeof(peer), &r->raddr, r->rport, v6);
 		const char *proto = r->proto == IPPROTO_TCP ? "tcp" : "udp";
 		if (o->json) {
 			json_obj_begin(o, NULL);

@@ -27,6 +27,7 @@ struct flow_hw_spec {
 	struct rte_flow_item items[4];
 	struct rte_flow_item_eth eth, eth_mask;
 	struct rte_flow_item_ipv4 ip, ip_mask;
+	struct rte_flow_item_ipv6 ip6, ip6_mask;
 	struct rte_flow_item_tcp tcp, tcp_mask;
 	struct rte_flow_item_udp udp, udp_mask;
 	struct rte_flow_action actions[3];
@@ -38,6 +39,40 @@ struct flow_hw_spec {
 static bool ports_have_hw_form(uint16_t lo, uint16_t hi)
 {
 	return lo == hi || (lo == 0 && hi == 65535);
+}
+
+/* An IPv6 prefix as an rte_flow address and mask. */
+static void hw_prefix6(const struct ip6_addr *a, uint8_t len, uint8_t *addr, uint8_t *mask)
+{
+	struct ip6_addr m;
+	memset(m.b, 0xff, sizeof(m.b));
+	ip6_prefix_mask(&m, len);
+	memcpy(addr, a->b, 16);
+	memcpy(mask, m.b, 16);
+}
+
+/* The IP item of s for m at items[k]: IPv4's, or IPv6's (whose proto is the fixed header's
+ * Next Header, as the software key reads it). */
+static void hw_ip_item(struct flow_hw_spec *s, const struct flow_match *m, unsigned k)
+{
+	bool proto = m->proto != FLOW_ANY;
+	if (m->ethertype == FLOW_ETHERTYPE_IPV6) {
+		hw_prefix6(&m->src6, m->src_len, s->ip6.hdr.src_addr, s->ip6_mask.hdr.src_addr);
+		hw_prefix6(&m->dst6, m->dst_len, s->ip6.hdr.dst_addr, s->ip6_mask.hdr.dst_addr);
+		s->ip6.hdr.proto = proto ? (uint8_t)m->proto : 0;
+		s->ip6_mask.hdr.proto = proto ? 0xff : 0;
+		s->items[k] = (struct rte_flow_item){.type = RTE_FLOW_ITEM_TYPE_IPV6,
+						     .spec = &s->ip6, .mask = &s->ip6_mask};
+		return;
+	}
+	s->ip.hdr.src_addr = rte_cpu_to_be_32(m->src);
+	s->ip_mask.hdr.src_addr = rte_cpu_to_be_32(m->src_len ? ~0u << (32 - m->src_len) : 0);
+	s->ip.hdr.dst_addr = rte_cpu_to_be_32(m->dst);
+	s->ip_mask.hdr.dst_addr = rte_cpu_to_be_32(m->dst_len ? ~0u << (32 - m->dst_len) : 0);
+	s->ip.hdr.next_proto_id = proto ? (uint8_t)m->proto : 0;
+	s->ip_mask.hdr.next_proto_id = proto ? 0xff : 0;
+	s->items[k] = (struct rte_flow_item){.type = RTE_FLOW_ITEM_TYPE_IPV4, .spec = &s->ip,
+					     .mask = &s->ip_mask};
 }
 
 /* Fills s from r. Returns 0, or -1 with why: what rte_flow cannot say. */
@@ -66,20 +101,8 @@ static int flow_hw_spec_fill(struct flow_hw_spec *s, const struct flow_rule *r, 
 		s->items[k].mask = &s->eth_mask;
 	}
 	k++;
-	if (m->ethertype == FLOW_ETHERTYPE_IPV4) {
-		s->items[k].type = RTE_FLOW_ITEM_TYPE_IPV4;
-		s->ip.hdr.src_addr = rte_cpu_to_be_32(m->src);
-		s->ip_mask.hdr.src_addr = rte_cpu_to_be_32(m->src_len ? ~0u << (32 - m->src_len) : 0);
-		s->ip.hdr.dst_addr = rte_cpu_to_be_32(m->dst);
-		s->ip_mask.hdr.dst_addr = rte_cpu_to_be_32(m->dst_len ? ~0u << (32 - m->dst_len) : 0);
-		if (m->proto != FLOW_ANY) {
-			s->ip.hdr.next_proto_id = (uint8_t)m->proto;
-			s->ip_mask.hdr.next_proto_id = 0xff;
-		}
-		s->items[k].spec = &s->ip;
-		s->items[k].mask = &s->ip_mask;
-		k++;
-	}
+	if (m->ethertype == FLOW_ETHERTYPE_IPV4 || m->ethertype == FLOW_ETHERTYPE_IPV6)
+		hw_ip_item(s, m, k++);
 	if (m->proto == MATCH_PROTO_TCP || m->proto == MATCH_PROTO_UDP) {
 		struct rte_udp_hdr *spec = m->proto == MATCH_PROTO_UDP ? &s->udp.hdr : NULL;
 		struct rte_udp_hdr *mask = m->proto == MATCH_PROTO_UDP ? &s->udp_mask.hdr : NULL;

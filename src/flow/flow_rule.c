@@ -29,6 +29,8 @@ struct parse {
 	char *err;
 	size_t cap;
 	bool seen_ports, seen_ip, seen_ethertype;
+	uint8_t prefix_family;      /* 4 or 6 once a prefix was read, else 0 */
+	const char *prefix_word;
 };
 
 __attribute__((format(printf, 2, 3))) static int fail(struct parse *p, const char *fmt, ...)
@@ -95,16 +97,48 @@ static int parse_proto(struct parse *p, const char *key, const char *val)
 	return match_proto(key, val, &p->r->m.proto, p->err, p->cap);
 }
 
+/* An IPv4 or IPv6 prefix; both prefixes of a rule are of one family. */
+static int parse_prefix(struct parse *p, const char *key, const char *val, uint32_t *addr4,
+			struct ip6_addr *addr6, uint8_t *len)
+{
+	uint8_t family;
+	p->seen_ip = true;
+	if (match_prefix_inet(key, val, &family, addr4, addr6, len, p->err, p->cap) != 0)
+		return -1;
+	if (p->prefix_family != 0 && p->prefix_family != family)
+		return fail(p, "%s '%s' is IPv%u but %s is IPv%u: a rule matches one family", key,
+			    val, family, p->prefix_word, p->prefix_family);
+	p->prefix_family = family;
+	p->prefix_word = key;
+	return 0;
+}
+
 static int parse_src(struct parse *p, const char *key, const char *val)
 {
-	p->seen_ip = true;
-	return match_prefix(key, val, &p->r->m.src, &p->r->m.src_len, p->err, p->cap);
+	return parse_prefix(p, key, val, &p->r->m.src, &p->r->m.src6, &p->r->m.src_len);
 }
 
 static int parse_dst(struct parse *p, const char *key, const char *val)
 {
-	p->seen_ip = true;
-	return match_prefix(key, val, &p->r->m.dst, &p->r->m.dst_len, p->err, p->cap);
+	return parse_prefix(p, key, val, &p->r->m.dst, &p->r->m.dst6, &p->r->m.dst_len);
+}
+
+/* The EtherType the IP matches imply: the prefixes' family, else the one given, else IPv4
+ * (the grammar before IPv6 came). */
+static int settle_ip_ethertype(struct parse *p)
+{
+	struct flow_match *m = &p->r->m;
+	int32_t want = p->prefix_family == 6 ? FLOW_ETHERTYPE_IPV6
+		       : p->prefix_family == 4 ? FLOW_ETHERTYPE_IPV4
+		       : p->seen_ethertype && m->ethertype == FLOW_ETHERTYPE_IPV6
+			       ? FLOW_ETHERTYPE_IPV6
+			       : FLOW_ETHERTYPE_IPV4;
+	if (p->seen_ethertype && m->ethertype != want)
+		return fail(p, "proto, src and dst match %s: they need ethertype %s (or none)",
+			    want == FLOW_ETHERTYPE_IPV6 ? "IPv6" : "IPv4",
+			    want == FLOW_ETHERTYPE_IPV6 ? "ipv6" : "ipv4");
+	m->ethertype = want;
+	return 0;
 }
 
 static int parse_sport(struct parse *p, const char *key, const char *val)
@@ -200,12 +234,8 @@ int flow_rule_parse(int argc, char **argv, const struct flow_parse_env *env,
 	}
 	if (p.seen_ports && out->m.proto != MATCH_PROTO_TCP && out->m.proto != MATCH_PROTO_UDP)
 		return fail(&p, "sport and dport need proto tcp or udp");
-	if (p.seen_ip) {
-		if (p.seen_ethertype && out->m.ethertype != FLOW_ETHERTYPE_IPV4)
-			return fail(&p, "proto, src and dst match IPv4: they need ethertype ipv4 "
-				    "(or none)");
-		out->m.ethertype = FLOW_ETHERTYPE_IPV4;
-	}
+	if (p.seen_ip)
+		return settle_ip_ethertype(&p);
 	return 0;
 }
 
@@ -221,7 +251,9 @@ char *flow_match_format(const struct flow_match *m, char *buf, size_t cap)
 	buf[0] = '\0';
 	size_t len = 0;
 	bool ip = m->proto != FLOW_ANY || m->src_len != 0 || m->dst_len != 0;
-	if (m->ethertype != FLOW_ANY && !ip) {
+	bool ip6 = m->ethertype == FLOW_ETHERTYPE_IPV6;
+	/* IPv4 is implied by IP matches; IPv6 by an IPv6 prefix, or said. */
+	if (m->ethertype != FLOW_ANY && (!ip || (ip6 && m->src_len == 0 && m->dst_len == 0))) {
 		size_t i = 0;
 		while (i < sizeof(ethertypes) / sizeof(ethertypes[0]) &&
 		       ethertypes[i].type != m->ethertype)
@@ -232,8 +264,13 @@ char *flow_match_format(const struct flow_match *m, char *buf, size_t cap)
 					     (unsigned)m->ethertype);
 	}
 	len = match_append_proto(buf, cap, len, m->proto);
-	len = match_append_prefix(buf, cap, len, "src", m->src, m->src_len);
-	len = match_append_prefix(buf, cap, len, "dst", m->dst, m->dst_len);
+	if (ip6) {
+		len = match_append_prefix6(buf, cap, len, "src", &m->src6, m->src_len);
+		len = match_append_prefix6(buf, cap, len, "dst", &m->dst6, m->dst_len);
+	} else {
+		len = match_append_prefix(buf, cap, len, "src", m->src, m->src_len);
+		len = match_append_prefix(buf, cap, len, "dst", m->dst, m->dst_len);
+	}
 	len = match_append_ports(buf, cap, len, "sport", m->sport_lo, m->sport_hi);
 	len = match_append_ports(buf, cap, len, "dport", m->dport_lo, m->dport_hi);
 	if (len == 0)

@@ -1,5 +1,6 @@
 /* One flow filter rule as the operator wrote it (`flow add`): what it matches — input port,
- * EtherType, and for IPv4 the protocol, source and destination prefixes and port ranges —
+ * EtherType, and for IPv4 or IPv6 the protocol, source and destination prefixes and port
+ * ranges —
  * and the one thing done with the frames it matches. Pure C (no DPDK): the CLI parses into
  * this, `flow show` prints it back, and unit tests and the fuzzer check both without an EAL. */
 #ifndef DPS_FLOW_RULE_H
@@ -8,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "wire/ipv6.h"
 
 /* The actions, with their names in the grammar (one list, so the parser, `flow show` and the
  * packet path never drift). kernel hands the frame to its port's kernel interface
@@ -33,16 +36,20 @@ const char *flow_action_name(enum flow_action a);
 #define FLOW_PRIO_MAX 65535
 #define FLOW_ANY (-1)               /* dev, ethertype, proto: not matched */
 #define FLOW_ETHERTYPE_IPV4 0x0800
+#define FLOW_ETHERTYPE_IPV6 0x86dd
 #define FLOW_NAME_LEN 32            /* a cluster's name, with its NUL */
 
 /* What a rule matches: every field given must hold (an empty match takes every frame). */
 struct flow_match {
 	int32_t dev;                /* input port index, or FLOW_ANY */
-	int32_t ethertype;          /* the frame's EtherType field, or FLOW_ANY; IPv4 whenever
-				     * an IP field is matched */
-	int16_t proto;              /* IPv4 protocol number, or FLOW_ANY */
+	int32_t ethertype;          /* the frame's EtherType field, or FLOW_ANY; IPv4 or IPv6
+				     * whenever an IP field is matched, and the family of the
+				     * fields below */
+	int16_t proto;              /* the IP header's protocol (IPv6: its Next Header, as a
+				     * NIC's flow table reads it), or FLOW_ANY */
 	uint8_t src_len, dst_len;   /* 0: any */
-	uint32_t src, dst;          /* host order, host bits clear */
+	uint32_t src, dst;          /* IPv4: host order, host bits clear */
+	struct ip6_addr src6, dst6; /* IPv6: host bits clear */
 	uint16_t sport_lo, sport_hi;        /* inclusive; 0-65535: any */
 	uint16_t dport_lo, dport_hi;
 };
@@ -73,8 +80,9 @@ struct flow_parse_env {
  *   [ethertype { ipv4 | arp | ipv6 | N }] [proto { tcp | udp | icmp | N }] [src PREFIX]
  *   [dst PREFIX] [sport P[-P]] [dport P[-P]]
  * the matches in any order after the action (prio too). Ports need proto tcp or udp; IP
- * matches need ethertype ipv4 (implied when not given). Returns 0, or -1 with a one-line
- * message naming the word at fault in err. */
+ * matches need ethertype ipv4 or ipv6: an IPv6 prefix implies ipv6, otherwise ipv4 is
+ * implied when none is given. Returns 0, or -1 with a one-line message naming the word at
+ * fault in err. */
 int flow_rule_parse(int argc, char **argv, const struct flow_parse_env *env,
 		    struct flow_rule *out, char *err, size_t cap);
 

@@ -113,6 +113,18 @@ uint16_t ip6_route_mtu(const struct stack *s, const struct route *r, uint16_t po
 void ip6_link_send(struct stack *s, const struct ip6_out *out, const struct route *r,
 		   struct rte_mbuf *m);
 
+/* A STACK_IN_* bit of IPv6's own: the datagram was judged by the input filters on the
+ * worker that received it, then steered to the worker that owns its flow, whose ip6_input
+ * takes it again; judged once, it is counted once. */
+#define IP6_IN_FILTERED 0x100
+
+/* The ACL and bypass rules (ip6_filter.c) at input (ip6's datagram to us, whole, its
+ * extension headers walked into ext; how its STACK_IN_* bits) and forward. True when m was
+ * taken: dropped (counted acl6.denied) or handed to the kernel interface (kernel.bypass6). */
+bool ip6_filter_input(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
+		      const struct ip6_ext_info *ext, unsigned how);
+bool ip6_filter_forward(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip);
+
 /* Forwarding (ip6_forward.c): the datagram m (at its IPv6 header, validated into ip),
  * received on m->port (how: STACK_IN_*) for a unicast address not ours, sent on as a
  * router does, or answered with an ICMPv6 error and dropped, counted either way. */

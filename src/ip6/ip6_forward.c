@@ -44,6 +44,8 @@ void ip6_forward(struct stack *s, struct rte_mbuf *m, const struct ip6_repr *ip,
 		stack_drop(s, STACK_DROP_IP6_NO_ROUTE, m);
 		return;
 	}
+	if (ip6_filter_forward(s, m, ip))
+		return;
 	/* RFC 4291 §2.5.6: a link-local source never leaves its link; RFC 4443 §3.1 code 2 tells
 	 * the sender, a neighbour, from our link-local address on that port. */
 	if (ip6_is_link_local(&ip->src) && r->port != m->port) {

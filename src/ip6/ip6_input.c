@@ -141,6 +141,9 @@ static void ip6_deliver(struct stack *s, struct rte_mbuf *m, struct ip6_repr *ip
 		ip6_deliver(s, m, ip, to_group, how);
 		return;
 	}
+	if (ip6_filter_input(s, m, ip, &ext, how))
+		return;
+	how |= IP6_IN_FILTERED;
 	unsigned owner;
 	switch (ext.proto) {
 	case IP6_NH_ICMPV6:

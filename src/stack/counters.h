@@ -144,7 +144,8 @@
 	X(KERNEL_UDP,         "kernel.udp_no_socket", "UDP datagrams for no socket of the stack, passed to the kernel interface") \
 	X(KERNEL_IP6,         "kernel.ip6",           "IPv6 datagrams not for the stack (the kernel's addresses and groups), and copies of Neighbor Discovery, passed to the kernel interface") \
 	X(KERNEL_FLOW,        "kernel.flow",          "frames a flow rule's kernel action passed to the kernel interface") \
-	X(KERNEL_BYPASS,      "kernel.bypass",        "datagrams a bypass rule sent to the kernel interface") \
+	X(KERNEL_BYPASS,      "kernel.bypass",        "IPv4 datagrams a bypass rule sent to the kernel interface") \
+	X(KERNEL_BYPASS6,     "kernel.bypass6",       "IPv6 datagrams a bypass rule sent to the kernel interface") \
 	X(CLUSTER_REST,       "cluster.rest",         "frames the stack does not own handed to the cluster that takes the port's rest")
 
 #define STACK_DROP_LIST(X) \
@@ -179,7 +180,8 @@
 	X(FLOW_STEER_FULL,    "flow.steer_full",      "frame a flow rule steered dropped: the worker's ring was full") \
 	X(FLOW_CLUSTER_GONE,  "flow.cluster_gone",    "frame a flow rule sent to a cluster that has gone (a bug: cluster del waits for the rules)") \
 	X(CLUSTER_REST_GONE,  "cluster.rest_gone",    "frame for the cluster that takes the port's rest after it had gone (a bug: changes wait for the flush)") \
-	X(ACL_DENIED,         "acl.denied",           "denied by an ACL rule (acl show counts each rule's hits)") \
+	X(ACL_DENIED,         "acl.denied",           "IPv4 datagram denied by an ACL rule (acl show counts each rule's hits)") \
+	X(ACL6_DENIED,        "acl6.denied",          "IPv6 datagram denied by an ACL rule (acl show counts each rule's hits)") \
 	X(IP_TTL_EXPIRED,     "ip.ttl_expired",       "TTL reached zero while forwarding") \
 	X(IP_FRAG_NEEDED,     "ip.frag_needed",       "DF set and larger than the next-hop MTU") \
 	X(IP_FRAG_FAILED,     "ip.frag_failed",       "could not fragment (no buffers)") \

@@ -120,13 +120,29 @@ def test_dev_and_hook_input_rules(acl):
     assert hits(d, forward_only) == 0
 
 
-def test_forward_hook_filters_routed_traffic_not_the_stacks_own(router):
+@pytest.fixture(params=[4, 6], ids=["ipv4", "ipv6"])
+def any_router(request):
+    """The routers of conftest, IPv4's and IPv6's (topo.Router, Router6)."""
+    return request.getfixturevalue("router" if request.param == 4 else "router6")
+
+
+def test_forward_hook_filters_routed_traffic_not_the_stacks_own(any_router):
+    router = any_router
     d = router.daemon
+    six = "6" if router.family == 6 else ""
     try:
-        rid = add(d, "deny", "proto", "icmp", "dst", "%s/32" % router.b_ip, "hook", "forward")
+        dst = "%s/%d" % (router.b_ip, router.host_plen)
+        input_only = add(d, "deny", "dst", dst, "hook", "input")
+        router.a.ping(router.b_ip, count=2, interval=0.01, wait=2)
+        assert hits(d, input_only) == 0
+        d.ctl("acl", "del", input_only)
+        rid = add(d, "deny", "dst", dst, "hook", "forward")
+        before = d.stats()
         r = router.a.ping(router.b_ip, count=4, interval=0.01, wait=1)
         assert r.received == 0, r
         assert hits(d, rid) == 4
+        assert d.counter("acl%s.denied" % six) - d.counter("acl%s.denied" % six, before) == 4
+        assert d.counter("ip%s.forwarded" % six) == d.counter("ip%s.forwarded" % six, before)
         # The stack's own address on the far side is input, not forward.
         r = router.a.ping(router.b_stack_ip, count=3, interval=0.01, wait=2)
         assert r.received == 3, r
@@ -209,7 +225,8 @@ def test_show_text_and_json_agree(acl):
               "1000-2000", "dport", 53, "dev", "port0")
     j = rules(d)
     assert j == [{"id": rid, "prio": 5, "action": "deny", "hook": "input,forward",
-                  "dev": "port0", "proto": 17, "src": "192.0.2.0/24", "sport_min": 1000,
+                  "dev": "port0", "proto": 17, "family": "ipv4", "src": "192.0.2.0/24",
+                  "sport_min": 1000,
                   "sport_max": 2000, "dport_min": 53, "dport_max": 53,
                   "match": "proto udp src 192.0.2.0/24 sport 1000-2000 dport 53",
                   "hits": 0}]

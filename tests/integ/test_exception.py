@@ -27,10 +27,11 @@ ECHO_PORT = 7           # the stack's echo service
 KERNEL_PORT = 2222      # a kernel server on the host side
 PRELOAD = os.path.join(topo.BUILD, "lib", "preload", "libdpstack_preload.so")
 
-# A TCP server that answers each connection with its tag and the first bytes it got.
+# A TCP server that answers each connection with its tag and the first bytes it got, on an
+# IPv4 or IPv6 address.
 TAG_SERVER = r"""
 import socket, sys
-s = socket.socket()
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((sys.argv[1], int(sys.argv[2])))
 s.listen(16)

@@ -356,7 +356,10 @@ def test_config_file_rules_and_check_config(lab):
         "%s: 2 error(s)" % path], p
 
 
-def test_net_tap_offers_rules_to_rte_flow_and_says_why_not(lab):
+@pytest.mark.parametrize("steer_match", ["proto tcp dport 80",
+                                         "src 2001:db8::/32 proto tcp dport 80"],
+                         ids=["ipv4", "ipv6"])
+def test_net_tap_offers_rules_to_rte_flow_and_says_why_not(lab, steer_match):
     """net_tap is the one virtual PMD here with rte_flow (as TC flower rules): each rule goes
     through rte_flow_validate and rte_flow_create. This machine's kernel has no multiq qdisc
     for the PMD's flower rules, so the PMD refuses them and every rule stays in software,
@@ -369,7 +372,7 @@ def test_net_tap_offers_rules_to_rte_flow_and_says_why_not(lab):
         "workers 2",
         "port add port0 net_tap0,iface=%s" % ifname,
         "ip addr add 198.51.100.2/24 dev port0",
-        "flow add steer 1 proto tcp dport 80",
+        "flow add steer 1 " + steer_match,
         "flow add drop proto udp sport 1000-2000"]) + "\n")
     steer, ranged = rules(d)
     assert steer["where"] in ("hw", "sw") and ranged["where"] == "sw", (steer, ranged)

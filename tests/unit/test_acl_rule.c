@@ -105,6 +105,29 @@ static void test_protocols_by_name_and_number(void **state)
 	assert_int_equal(parse_ok("deny proto tcp prio 12").prio, 12);
 }
 
+/* IPv6 prefixes make an IPv6 rule; no address makes a rule of both families (as a rule of
+ * an nftables inet table); family alone picks one. */
+static void test_families_from_prefixes_or_family_word(void **state)
+{
+	(void)state;
+	struct acl_rule r = parse_ok("deny proto tcp src 2001:db8::/32 dst 2001:db8:0:1::1 dport 22");
+	assert_int_equal(r.family, ACL_FAMILY_IP6);
+	struct ip6_addr want;
+	assert_int_equal(ip6_addr_parse("2001:db8::", &want), 0);
+	assert_memory_equal(r.src6.b, want.b, 16);
+	assert_int_equal(r.src_len, 32);
+	assert_int_equal(ip6_addr_parse("2001:db8:0:1::1", &want), 0);
+	assert_memory_equal(r.dst6.b, want.b, 16);
+	assert_int_equal(r.dst_len, 128);
+	assert_int_equal(parse_ok("deny src ::/0").family, ACL_FAMILY_IP6);
+	assert_int_equal(parse_ok("deny src ::/0").src_len, 0);
+	assert_int_equal(parse_ok("deny src 10.0.0.0/8").family, ACL_FAMILY_IP4);
+	assert_int_equal(parse_ok("deny proto tcp dport 22").family, ACL_FAMILY_ANY);
+	assert_int_equal(parse_ok("deny family ipv6").family, ACL_FAMILY_IP6);
+	assert_int_equal(parse_ok("deny family ipv4 dst 10.0.0.1").family, ACL_FAMILY_IP4);
+	assert_int_equal(parse_ok("deny proto icmpv6").proto, 58);
+}
+
 static void assert_rules_equal(const struct acl_rule *a, const struct acl_rule *b)
 {
 	assert_int_equal(a->prio, b->prio);
@@ -114,6 +137,9 @@ static void assert_rules_equal(const struct acl_rule *a, const struct acl_rule *
 	assert_int_equal(a->src_len, b->src_len);
 	assert_int_equal(a->dst, b->dst);
 	assert_int_equal(a->dst_len, b->dst_len);
+	assert_int_equal(a->family, b->family);
+	assert_memory_equal(a->src6.b, b->src6.b, 16);
+	assert_memory_equal(a->dst6.b, b->dst6.b, 16);
 	assert_int_equal(a->sport_lo, b->sport_lo);
 	assert_int_equal(a->sport_hi, b->sport_hi);
 	assert_int_equal(a->dport_lo, b->dport_lo);
@@ -136,6 +162,11 @@ static void test_match_text_reads_back_as_the_same_rule(void **state)
 		"deny proto tcp flags FIN,SYN,RST,PSH,ACK,URG,ECE,CWR",
 		"deny proto 132",
 		"deny src 0.0.0.0/1",
+		"deny proto tcp src 2001:db8::/32 dport 22",
+		"deny proto icmpv6 dst 2001:db8:1::7/128",
+		"deny src ::/1 dst fe80::/10",
+		"deny family ipv6 proto udp dport 53",
+		"deny family ipv4",
 	};
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
 		struct acl_rule a = parse_ok(lines[i]);
@@ -205,6 +236,17 @@ static void test_bad_rules_refused_naming_the_word(void **state)
 		{"deny dev port9", "'port9'"},
 		{"deny hook output", "'output'"},
 		{"deny hook input,", "'input,'"},
+		{"deny src 2001:db8::/129", "'2001:db8::/129' is not an IPv6"},
+		{"deny src 2001:db8:::1", "'2001:db8:::1'"},
+		{"deny dst 2001:db8::1/32", "did you mean 2001:db8::/32"},
+		{"deny src 10.0.0.0/8 dst 2001:db8::/32", "dst '2001:db8::/32' is IPv6 but src"},
+		{"deny dst ::/0 src 10.0.0.1", "src '10.0.0.1' is IPv4 but dst"},
+		{"deny family ipv4 src 2001:db8::/32", "is IPv6 but family made the rule IPv4"},
+		{"deny src 2001:db8::/32 family ipv4", "family 'ipv4' is IPv4 but src"},
+		{"deny family ip6", "'ip6'"},
+		{"deny family ipv6 family ipv6", "'family' given twice"},
+		{"deny proto icmp6", "'icmp6'"},
+		{"deny src 10.0.0.0/8x", "'10.0.0.0/8x' is not an IPv4 or IPv6"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct acl_rule r;
@@ -245,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_deny_alone_matches_everything_everywhere),
 		cmocka_unit_test(test_every_field_parsed),
 		cmocka_unit_test(test_protocols_by_name_and_number),
+		cmocka_unit_test(test_families_from_prefixes_or_family_word),
 		cmocka_unit_test(test_match_text_reads_back_as_the_same_rule),
 		cmocka_unit_test(test_format_never_overruns_a_small_buffer),
 		cmocka_unit_test(test_bad_rules_refused_naming_the_word),

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "test_acl_rules.h"
 #include "test_eal.h"
 #include "../../src/acl/acl.h"
 #include "../../src/acl/acl_table.h"
@@ -22,22 +23,6 @@
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 #define PEER IP(10, 0, 0, 1)
 #define US IP(10, 0, 0, 2)
-
-static unsigned pool_baseline;
-
-static int setup(void **state)
-{
-	(void)state;
-	pool_baseline = test_pool_in_use();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(test_pool_in_use(), pool_baseline);
-	return 0;
-}
 
 struct pkt {
 	uint8_t proto;
@@ -74,29 +59,6 @@ static struct rte_mbuf *make(const struct pkt *p, struct ip4_repr *ip)
 	m->port = p->port;
 	assert_int_equal(ip4_parse(b, 20 + l4_len, true, ip), WIRE_OK);
 	return m;
-}
-
-/* Ports "port0" to "port9". */
-static int port_by_name(void *ctx, const char *name)
-{
-	(void)ctx;
-	return strncmp(name, "port", 4) == 0 && name[4] >= '0' && name[4] <= '9' &&
-			       name[5] == '\0' ? name[4] - '0' : -1;
-}
-
-static struct acl_rule rule_of(const char *line, uint32_t id)
-{
-	char copy[256], err[200];
-	char *words[32];
-	int n = 0;
-	snprintf(copy, sizeof(copy), "%s", line);
-	for (char *w = strtok(copy, " "); w != NULL && n < 32; w = strtok(NULL, " "))
-		words[n++] = w;
-	struct acl_rule r;
-	if (acl_rule_parse(n, words, port_by_name, NULL, &r, err, sizeof(err)) != 0)
-		fail_msg("'%s': %s", line, err);
-	r.id = id;
-	return r;
 }
 
 /* A set of the rules lines[0..n), ids 1..n, for workers workers. */
@@ -395,7 +357,7 @@ static void test_ten_thousand_rules(void **state)
 	struct acl_rule *rules = calloc(N, sizeof(*rules));
 	assert_non_null(rules);
 	for (uint32_t i = 0; i < N; i++) {
-		rules[i] = rule_of("deny proto udp dport 5", i + 1);
+		rules[i] = rule_of("deny family ipv4 proto udp dport 5", i + 1);
 		rules[i].src = IP(172, 16, i / 250, i % 250);
 		rules[i].src_len = 32;
 		rules[i].dport_lo = rules[i].dport_hi = (uint16_t)(1024 + i);

@@ -47,10 +47,10 @@ static void test_key_of_a_udp_frame(void **state)
 	flow_key_parse(f, sizeof(f), 3, &k);
 	assert_int_equal(k.port, 3);
 	assert_int_equal(k.ethertype, 0x0800);
-	assert_true(k.ip4 && k.l4);
+	assert_true(k.ip && k.l4);
 	assert_int_equal(k.proto, 17);
-	assert_int_equal(k.src, IP(10, 0, 0, 1));
-	assert_int_equal(k.dst, IP(10, 0, 0, 2));
+	assert_int_equal(k.src[3], IP(10, 0, 0, 1));
+	assert_int_equal(k.dst[3], IP(10, 0, 0, 2));
 	assert_int_equal(k.sport, 1234);
 	assert_int_equal(k.dport, 80);
 }
@@ -69,7 +69,7 @@ static void test_key_at_every_truncation_reads_only_what_is_there(void **state)
 		flow_key_parse(copy, len, 0, &k);
 		free(copy);
 		assert_int_equal(k.ethertype, len >= 14 ? 0x0800 : 0);
-		assert_int_equal(k.ip4, len >= 14 + 20);
+		assert_int_equal(k.ip, len >= 14 + 20);
 		assert_int_equal(k.l4, len >= 14 + 20 + 4);
 	}
 }
@@ -84,10 +84,10 @@ static void test_key_of_fragments_and_other_frames(void **state)
 	assert_true(k.l4);
 	make_frame(f, 17, 0x0010);            /* a later fragment: no ports */
 	flow_key_parse(f, sizeof(f), 0, &k);
-	assert_true(k.ip4 && !k.l4);
+	assert_true(k.ip && !k.l4);
 	make_frame(f, 1, 0);                  /* ICMP: no ports */
 	flow_key_parse(f, sizeof(f), 0, &k);
-	assert_true(k.ip4 && !k.l4);
+	assert_true(k.ip && !k.l4);
 	make_frame(f, 17, 0);
 	f[14] = 0x46;                         /* IHL 6: the ports move 4 bytes on */
 	flow_key_parse(f, sizeof(f), 0, &k);
@@ -95,14 +95,14 @@ static void test_key_of_fragments_and_other_frames(void **state)
 	assert_int_equal(k.dport, 0);
 	f[14] = 0x44;                         /* IHL 4: not a header */
 	flow_key_parse(f, sizeof(f), 0, &k);
-	assert_false(k.ip4);
+	assert_false(k.ip);
 	f[14] = 0x65;                         /* version 6 behind an IPv4 EtherType */
 	flow_key_parse(f, sizeof(f), 0, &k);
-	assert_false(k.ip4);
+	assert_false(k.ip);
 	f[12] = 0x08, f[13] = 0x06;           /* ARP */
 	flow_key_parse(f, sizeof(f), 0, &k);
 	assert_int_equal(k.ethertype, 0x0806);
-	assert_false(k.ip4);
+	assert_false(k.ip);
 }
 
 static struct flow_rule rule(const char *line)
@@ -162,6 +162,91 @@ static void test_each_match_field(void **state)
 	assert_true(holds("drop proto tcp", &k));
 	assert_false(holds("drop proto tcp dport 80", &k));
 	assert_true(holds("drop proto tcp dport 0-65535", &k));
+}
+
+#define FRAME6_LEN (14 + 40 + 8)
+
+/* An Ethernet frame carrying IPv6 from 2001:db8:1::1 to 2001:db8:2::2 with Next Header nh,
+ * ports 1234 -> 80 after the fixed header. */
+static void make_frame6(uint8_t *f, uint8_t nh)
+{
+	memset(f, 0, FRAME6_LEN);
+	f[12] = 0x86, f[13] = 0xdd;
+	uint8_t *ip = f + 14;
+	ip[0] = 0x60;
+	ip[5] = 8;
+	ip[6] = nh;
+	ip[8] = 0x20, ip[9] = 0x01, ip[10] = 0x0d, ip[11] = 0xb8, ip[13] = 1, ip[23] = 1;
+	ip[24] = 0x20, ip[25] = 0x01, ip[26] = 0x0d, ip[27] = 0xb8, ip[29] = 2, ip[39] = 2;
+	uint8_t *l4 = ip + 40;
+	l4[0] = 1234 >> 8, l4[1] = 1234 & 0xff;
+	l4[2] = 0, l4[3] = 80;
+}
+
+static void test_key_of_ipv6_frames_at_every_truncation(void **state)
+{
+	(void)state;
+	uint8_t f[FRAME6_LEN];
+	make_frame6(f, 6);
+	struct flow_key k;
+	flow_key_parse(f, sizeof(f), 2, &k);
+	assert_true(k.ip && k.l4);
+	assert_int_equal(k.proto, 6);
+	assert_int_equal(k.src[0], 0x20010db8);
+	assert_int_equal(k.src[1], 0x00010000);
+	assert_int_equal(k.src[3], 1);
+	assert_int_equal(k.dst[1], 0x00020000);
+	assert_int_equal(k.dst[3], 2);
+	assert_int_equal(k.sport, 1234);
+	assert_int_equal(k.dport, 80);
+	for (size_t len = 0; len < sizeof(f); len++) {
+		uint8_t *cut = malloc(len ? len : 1);
+		memcpy(cut, f, len);
+		flow_key_parse(cut, len, 0, &k);
+		assert_int_equal(k.ip, len >= 14 + 40);
+		assert_int_equal(k.l4, len >= 14 + 40 + 4);
+		free(cut);
+	}
+	/* A fragment header first: its number, no ports (as a NIC reads the header). */
+	make_frame6(f, 44);
+	flow_key_parse(f, sizeof(f), 0, &k);
+	assert_true(k.ip && !k.l4);
+	assert_int_equal(k.proto, 44);
+	/* Version 4 in an IPv6 EtherType: no IP key. */
+	make_frame6(f, 6);
+	f[14] = 0x40;
+	flow_key_parse(f, sizeof(f), 0, &k);
+	assert_false(k.ip);
+}
+
+static void test_ipv6_match_fields_and_families_apart(void **state)
+{
+	(void)state;
+	uint8_t f[FRAME6_LEN];
+	make_frame6(f, 6);
+	struct flow_key k;
+	flow_key_parse(f, sizeof(f), 0, &k);
+	assert_true(holds("drop", &k));
+	assert_true(holds("drop ethertype ipv6", &k));
+	assert_true(holds("drop ethertype ipv6 proto tcp dport 80", &k));
+	assert_false(holds("drop proto tcp dport 80", &k));      /* IPv4 implied */
+	assert_true(holds("drop src 2001:db8:1::/48 dst 2001:db8:2::2", &k));
+	assert_true(holds("drop src 2001:db8::/32 proto tcp sport 1234", &k));
+	assert_false(holds("drop src 2001:db8:1::2", &k));
+	assert_false(holds("drop dst 2001:db8:3::/48", &k));
+	assert_true(holds("drop dst 2001:db8:2::2/127", &k));
+	assert_true(holds("drop dst 2001:db8:2::/126", &k));
+	assert_false(holds("drop dst 2001:db8:2::4/126", &k));
+	assert_false(holds("drop dst 2001:db8:2::/128", &k));
+	assert_true(holds("drop src ::/0", &k));
+	assert_false(holds("drop src 0.0.0.0/0", &k));
+	/* The IPv4 frame from 10.0.0.1 meets none of the IPv6 rules. */
+	uint8_t f4[FRAME_LEN];
+	make_frame(f4, 6, 0);
+	flow_key_parse(f4, sizeof(f4), 0, &k);
+	assert_false(holds("drop src ::/0", &k));
+	assert_false(holds("drop ethertype ipv6 proto tcp", &k));
+	assert_true(holds("drop src 10.0.0.1", &k));
 }
 
 static void test_set_first_match_decides_and_counts_per_worker(void **state)
@@ -239,6 +324,8 @@ int main(void)
 		cmocka_unit_test(test_key_at_every_truncation_reads_only_what_is_there),
 		cmocka_unit_test(test_key_of_fragments_and_other_frames),
 		cmocka_unit_test(test_each_match_field),
+		cmocka_unit_test(test_key_of_ipv6_frames_at_every_truncation),
+		cmocka_unit_test(test_ipv6_match_fields_and_families_apart),
 		cmocka_unit_test(test_set_first_match_decides_and_counts_per_worker),
 		cmocka_unit_test(test_table_holds_at_most_flow_max_rules),
 	};

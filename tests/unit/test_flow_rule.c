@@ -98,6 +98,14 @@ static void test_every_field_and_action_parsed(void **state)
 	assert_int_equal(r.m.ethertype, 0x86dd);
 	r = parse_ok("drop ethertype ipv4 proto 47");
 	assert_int_equal(r.m.proto, 47);
+	r = parse_ok("drop src 2001:db8::/32 proto tcp");
+	assert_int_equal(r.m.ethertype, 0x86dd);
+	assert_int_equal(r.m.src_len, 32);
+	assert_int_equal(r.m.src6.b[1], 0x01);
+	assert_int_equal(r.m.src6.b[3], 0xb8);
+	r = parse_ok("drop ethertype ipv6 proto udp");
+	assert_int_equal(r.m.ethertype, 0x86dd);
+	assert_int_equal(parse_ok("drop proto udp").m.ethertype, 0x0800);
 }
 
 static void test_match_text_reads_back_as_the_same_rule(void **state)
@@ -110,6 +118,10 @@ static void test_match_text_reads_back_as_the_same_rule(void **state)
 		"drop ethertype 0x88cc",
 		"drop proto icmp",
 		"drop proto 132",
+		"steer 1 proto tcp src 2001:db8::/32 dport 443",
+		"drop dst 2001:db8:2::2/128",
+		"drop ethertype ipv6 proto icmpv6",
+		"drop ethertype ipv6 proto udp dport 53",
 	};
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
 		struct flow_rule r = parse_ok(lines[i]);
@@ -153,6 +165,11 @@ static void test_bad_rules_refused_naming_the_word(void **state)
 		{"prio 1 drop prio 2", "'prio' given twice"},
 		{"prio 70000 drop", "70000"},
 		{"prio x drop", "'x'"},
+		{"drop src 2001:db8::/129", "2001:db8::/129"},
+		{"drop dst 2001:db8::1/64", "did you mean 2001:db8::/64"},
+		{"drop src 10.0.0.0/8 dst 2001:db8::1", "dst '2001:db8::1' is IPv6 but src is IPv4"},
+		{"drop ethertype ipv4 src 2001:db8::1", "ethertype ipv6"},
+		{"drop ethertype ipv6 src 10.0.0.1", "ethertype ipv4"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct flow_rule r;
