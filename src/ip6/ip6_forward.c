@@ -16,6 +16,14 @@ static bool ip6_transit_martian(struct stack *s, struct rte_mbuf *m, const struc
 		stack_drop(s, STACK_DROP_IP6_BAD_FIELD, m);
 		return true;
 	}
+	/* One of our own addresses as the source of a datagram from the wire is a spoof or a
+	 * loop: IPv4's rule (RFC 1812 §5.3.7, ip4_input), kept to transit here because a node
+	 * that holds our address must still reach us (its advertisement is how DAD finds the
+	 * conflict, RFC 4862 §5.4.4). */
+	if (netcfg6_local(&s->cfg, m->port, &ip->src) != NULL) {
+		stack_drop(s, STACK_DROP_IP6_BAD_FIELD, m);
+		return true;
+	}
 	/* RFC 4291 §2.5.3, §2.5.5.2: ::1 and IPv4-mapped addresses are never on a wire. A
 	 * unicast destination in a link-layer multicast frame was not sent to us as a router
 	 * (RFC 1812 §5.3.4's rule, which Linux's ip6_forward applies to IPv6 too). */

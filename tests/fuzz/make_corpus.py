@@ -691,6 +691,11 @@ def stack_seeds():
         # Found by the fuzzer: with port 1's address gone, a ping via B waited for ARP with
         # source 0.0.0.0 and left when an address came back; now refused (ip.no_source).
         "ping_without_source": bytes.fromhex("3a080254005b65659c9a2323232323238f030fa0"),
+        # Found by the fuzzer: a datagram from port 0's wire with port 1's IPv6 address as
+        # its source was forwarded as if ours; now dropped as a spoof (ip6.bad_field).
+        "forward6_own_source": bytes.fromhex(
+            "0b003460000000000c114020010db800010000000000000000000220010db800000000000000"
+            "000000000120010db80bad0000000000000000000114e90009000c000064707374"),
         # Large pings to unanswered next hops until the pool (255 mbufs) runs dry, then
         # traffic that needs buffers, then the timeout that frees everything.
         "pool_exhaustion": rec(OP_PEER, 0, 0) + b"".join(
