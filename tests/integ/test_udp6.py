@@ -168,6 +168,6 @@ def test_dual_stack_echo_serves_both_families_at_once(v6):
 
 def test_sock_show_lists_the_dual_stack_socket(v6):
     rows = [r for r in v6.daemon.ctl("sock", "show", "udp", json=True)
-            if r["local"] == "*:%d" % ECHO_PORT]
+            if r["local"] == "[::]:%d" % ECHO_PORT]
     assert len(rows) == 1, rows
-    assert rows[0]["state"] == "UNCONN" and rows[0]["peer"] == "*:*", rows
+    assert rows[0]["state"] == "UNCONN" and rows[0]["peer"] == "[::]:*", rows

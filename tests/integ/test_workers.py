@@ -149,7 +149,7 @@ def test_two_workers_udp_services_answer_every_flow_over_both_families(lab):
     # One socket per service, on the worker owning its port; here one on each.
     rows = s.daemon.ctl("sock", "show", "udp", json=True)
     owners = {r["local"]: r["worker"] for r in rows}
-    assert sorted(owners) == ["*:7", "*:8"] and set(owners.values()) == {0, 1}, rows
+    assert sorted(owners) == ["[::]:7", "[::]:8"] and set(owners.values()) == {0, 1}, rows
     # Taken twice is refused (by the owner); deleted, it is gone from every worker.
     again = s.daemon.ctl_result("service", "add", "echo", "udp", 7)
     assert again.rc != 0 and "in use" in again.err, (again.rc, again.err)
