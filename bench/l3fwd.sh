@@ -67,7 +67,11 @@ build_dpdk_l3fwd() {
 	if grep -q "$offload" "$main"; then
 		sed -i "s/$offload/offloads = 0,/" "$main"
 	fi
-	echo "building DPDK's l3fwd in $L3FWD_BUILD/l3fwd" >&2
+	if [ -x "$bin" ]; then
+		echo "DPDK's l3fwd: reusing $bin" >&2
+	else
+		echo "DPDK's l3fwd: building it in $L3FWD_BUILD/l3fwd" >&2
+	fi
 	if ! nice make -s -j2 -C "$L3FWD_BUILD/l3fwd" >"$L3FWD_BUILD/make.log" 2>&1 ||
 		[ ! -x "$bin" ]; then
 		tail -20 "$L3FWD_BUILD/make.log" >&2
