@@ -114,9 +114,13 @@ forwarder_ready() {
 # the forwarder has stopped (DPDK 22.11's memif receiver crashes if its peer leaves first).
 generate() { # FORWARDER FAMILY
 	local fwd=$1 f=$2 s sizes=
-	for s in $SIZES; do sizes+="${sizes:+,}$(family_size "$f" "$s")"; done
+	for s in $SIZES; do
+		s=$(family_size "$f" "$s")
+		# "64 65" are both IPv6's 66: measured once.
+		[[ ",$sizes," == *",$s,"* ]] || sizes+="${sizes:+,}$s"
+	done
 	local want
-	want=$(echo "$SIZES" | wc -w)
+	want=$(echo "$sizes" | tr , '\n' | wc -l)
 	rm -f "$work/gen.out"
 	"$BUILD/bench/dps-pktgen" -l 0 --no-pci $mem_args --vdev="$client0" --vdev="$client1" \
 		-- --dst-mac $DUT_MAC --src-ip "$(src_ip "$f")" --dst-ip "$(dst_ip "$f")" \
