@@ -14,7 +14,7 @@ packages=(
   # the arm64 cross build and its unit tests under emulation (tests/arm64.sh); the arm64
   # packages it builds against are unpacked by scripts/arm64-sysroot.sh (below)
   gcc-aarch64-linux-gnu qemu-user debootstrap
-  # DPDK 22.11 LTS: libraries, PMDs, testpmd/dumpcap, docs with the examples
+  # DPDK 22.11 LTS: libraries, PMDs, testpmd/dumpcap
   libdpdk-dev dpdk dpdk-dev
   # capture filters: libpcap compiles tcpdump expressions (src/capture)
   libpcap-dev
@@ -40,6 +40,9 @@ packages=(
   libssl-dev openssl
   # unmodified programs on the preload shim (tests/integ/test_preload.py, bench/preload.sh)
   nginx-light redis-server redis-tools sockperf wrk
+  # benchmarks: the sources of DPDK's own examples; bench/l3fwd.sh builds l3fwd from them
+  # when it runs (files only, nothing is built at install)
+  dpdk-doc
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -3,8 +3,8 @@
 #  1. dps-acl-bench (bench/acl_classify.c): the forward hook on real frames in mbufs, each
 #     datagram classified alone and with the RX burst classified in one call first, as the
 #     worker does; ns per packet, medians of 7 runs.
-#  2. dpstackd routing 64-byte UDP frames between two memif ports (bench/l3fwd.sh, no
-#     testpmd) with no rule, 10 and 10,000 rules, ROUNDS rounds alternating between them;
+#  2. dpstackd routing 64-byte UDP frames between two memif ports (bench/l3fwd.sh with
+#     CEILING=0: no testpmd, no DPDK l3fwd) with no rule, 10 and 10,000 rules, ROUNDS rounds alternating between them;
 #     Mpps, medians, and the ratio to no ACL. Every rule but one never matches the flow
 #     (other sources and ports, as in a real list); the last permits its source, so every
 #     packet walks the whole set and counts a hit.
@@ -42,9 +42,9 @@ done
 for r in $(seq 1 "$ROUNDS"); do
 	for n in "${sizes[@]}"; do
 		echo "round $r/$ROUNDS: dpstackd forwarding with $n ACL rules" >&2
-		CEILING=0 ROUNDS=1 SECONDS_PER_RUN=$SECONDS_PER_RUN BUILD=$BUILD \
+		CEILING=0 ROUNDS=1 SECONDS_PER_RUN=$SECONDS_PER_RUN BUILD=$BUILD SIZES=64 \
 			FAMILIES=4 EXTRA_CONF=$work/rules-$n.conf OUT=$work/fwd-$n.json bench/l3fwd.sh >/dev/null
-		mpps=$(python3 -c "import json; print(json.load(open('$work/fwd-$n.json'))['dpstackd_mpps'][0])")
+		mpps=$(python3 -c "import json; print(json.load(open('$work/fwd-$n.json'))['results'][0]['dpstackd_mpps'][0])")
 		runs[$n]="${runs[$n]} $mpps"
 	done
 done
